@@ -1,0 +1,3 @@
+"""OracleLadder: milestone roadmaps, student probes and a deterministic verifier."""
+
+__version__ = "0.1.0"

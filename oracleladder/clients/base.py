@@ -1,0 +1,47 @@
+"""The one request/response shape every provider speaks, and the cache key of a call."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+
+class ChatRequest(BaseModel):
+    """A chat call, fully determined: two equal requests must give one cache key."""
+
+    provider: str  # "openai", "anthropic", "local", ... (instructor's provider/model convention)
+    model: str
+    messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": ...}]
+    params: dict[str, Any] = Field(default_factory=dict)  # temperature, max_tokens, top_p, seed, ...
+    k: int = 0  # attempt index: K samples of one prompt are K different calls
+    response_schema: dict[str, Any] | None = None  # JSON schema for structured output, if any
+
+    def key(self) -> str:
+        """sha256 over the canonical JSON of everything that determines the answer."""
+        payload = json.dumps(
+            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ChatResult(BaseModel):
+    """What a provider returned for one call."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+
+
+class Provider(Protocol):
+    """One backend. Raise a `clients.errors` exception on failure; retries happen above this."""
+
+    name: str
+
+    async def complete(self, request: ChatRequest) -> ChatResult: ...
+
+    async def aclose(self) -> None: ...

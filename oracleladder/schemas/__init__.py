@@ -1,0 +1,37 @@
+"""Typed data of the protocol: problems, milestones, families, reports, rollouts, verdicts."""
+
+from .models import (
+    CONDITIONS,
+    CheckResult,
+    CodeProblem,
+    CodeTest,
+    Condition,
+    Family,
+    FamilyReport,
+    MathProblem,
+    Milestone,
+    Provenance,
+    Rollout,
+    Verdict,
+    to_released,
+)
+from .types import AnswerSchema, Label, MilestoneType
+
+__all__ = [
+    "CONDITIONS",
+    "AnswerSchema",
+    "CheckResult",
+    "CodeProblem",
+    "CodeTest",
+    "Condition",
+    "Family",
+    "FamilyReport",
+    "Label",
+    "MathProblem",
+    "Milestone",
+    "MilestoneType",
+    "Provenance",
+    "Rollout",
+    "Verdict",
+    "to_released",
+]

@@ -1,0 +1,184 @@
+"""Pydantic models of the data that flows through the toolkit.
+
+Families keep the OracleLadder release's record fields under their released names, so that
+import followed by export gives back every record field for field; provenance that the release
+does not carry (teacher, prompt hash, granularity, attempts) lives beside them and is written
+only by our own exports.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .types import AnswerSchema, Label, MilestoneType
+
+DEFAULT_NOTE = "ACCEPT IF equivalent final answer is present."
+
+
+class MathProblem(BaseModel):
+    """One parent problem given to the teacher."""
+
+    pid: str
+    problem: str
+    answer: str
+    solution: str | None = None
+    choices: dict[str, str] | None = None  # multiple-choice options by letter, when the problem has them
+
+
+class CodeTest(BaseModel):
+    """A stdin/stdout case (LiveCodeBench style)."""
+
+    input: str
+    output: str
+
+
+class CodeProblem(BaseModel):
+    """A code-generation parent: stdin/stdout cases or a HumanEval-style test function."""
+
+    pid: str
+    statement: str
+    entry_point: str | None = None  # function problems name the function under test
+    tests: list[CodeTest] = Field(default_factory=list)
+    test_code: str | None = None  # HumanEval `check(candidate)` source
+    reference: str | None = None
+
+
+class Milestone(BaseModel):
+    """A standalone sub-goal with a checkable gold answer (released fields first)."""
+
+    model_config = ConfigDict(use_enum_values=False)
+
+    prompt: str
+    answer: str
+    note: str = DEFAULT_NOTE
+    type: MilestoneType
+    pre_train_phat: float | None = None
+    # Compiled milestones also know their schema and the bare description the teacher wrote.
+    answer_schema: AnswerSchema | None = None
+    description: str | None = None
+
+
+class Provenance(BaseModel):
+    """Where a family came from: a teacher run here, or the release."""
+
+    source: str = "release"  # "release" or the teacher model string
+    prompt_hash: str | None = None
+    granularity: Literal["coarse", "default", "fine"] | None = None
+    attempts: int | None = None
+
+
+class Family(BaseModel):
+    """A milestone family: tested milestones plus the private INTEGRATE step."""
+
+    pid: str
+    parent_prompt: str
+    parent_answer: str
+    parent_note: str = DEFAULT_NOTE
+    milestones: list[Milestone]
+    parent_answer_corrected: str | None = None
+    correction_note: str | None = None
+    milestone_gold_invalid: list[int] | None = None
+    integrate: Milestone | None = None  # produced by the teacher, never shown to students
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    def reference_answer(self, use_corrections: bool = False) -> str:
+        if use_corrections and self.parent_answer_corrected is not None:
+            return self.parent_answer_corrected
+        return self.parent_answer
+
+    def tested(self, use_corrections: bool = False) -> list[tuple[int, Milestone]]:
+        """Tested milestones with their index; corrections drop milestones whose gold is invalid."""
+        invalid = set(self.milestone_gold_invalid or []) if use_corrections else set()
+        return [
+            (i, m)
+            for i, m in enumerate(self.milestones)
+            if m.type is not MilestoneType.INTEGRATE and i not in invalid
+        ]
+
+
+RELEASED_FAMILY_FIELDS = (
+    "pid",
+    "parent_prompt",
+    "parent_answer",
+    "parent_note",
+    "milestones",
+    "parent_answer_corrected",
+    "correction_note",
+    "milestone_gold_invalid",
+)
+RELEASED_MILESTONE_FIELDS = ("prompt", "answer", "note", "type", "pre_train_phat")
+
+
+def to_released(family: Family) -> dict[str, Any]:
+    """The release's record for a family: its fields only, absent optional fields left out."""
+    record = family.model_dump(mode="json", include=set(RELEASED_FAMILY_FIELDS), exclude_none=True)
+    record["milestones"] = [
+        m.model_dump(mode="json", include=set(RELEASED_MILESTONE_FIELDS), exclude_none=True)
+        for m in family.milestones
+    ]
+    return {k: record[k] for k in RELEASED_FAMILY_FIELDS if k in record}
+
+
+class CheckResult(BaseModel):
+    """One validator's verdict on one milestone or family."""
+
+    check: str
+    passed: bool
+    reason: str = ""
+    milestone: int | None = None  # index into Family.milestones; None for family-level checks
+
+
+class FamilyReport(BaseModel):
+    """Every check run on one family."""
+
+    pid: str
+    checks: list[CheckResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+
+class Verdict(BaseModel):
+    """The verifier's decision on one response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: Label
+    reason: str
+    extracted: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.label is Label.ACCEPT
+
+
+Condition = Literal[
+    "C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random", "C2_generic", "C3_mismatched"
+]
+CONDITIONS: tuple[Condition, ...] = (
+    "C1_direct",
+    "C2_descriptions",
+    "C3_gold_answers",
+    "C2_random",
+    "C2_generic",
+    "C3_mismatched",
+)
+
+
+class Rollout(BaseModel):
+    """One student attempt at a milestone (stage0) or a parent condition, with its verdict."""
+
+    run_id: str
+    student: str
+    pid: str
+    target: str  # a condition name, or "m<index>" for a Stage 0 milestone
+    k: int
+    call_key: str
+    response: str
+    verdict: Verdict
