@@ -1,0 +1,52 @@
+"""Deterministic answer verifier: strict cascade (the release's) and extended mode; no LLM judge."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+from oracleladder.schemas.types import AnswerSchema
+
+from .core import Verdict, verify_inprocess
+from .equivalence import equivalent
+from .parse import ParseError, infer_schema, parse_answer
+from .pool import VerifierPool, shared_pool
+
+# math-verify warns on every call that its own timeout is off; ours is the worker kill.
+logging.getLogger("math_verify").setLevel(logging.ERROR)
+
+__all__ = ["verify", "answers_equivalent", "verify_many", "Verdict", "VerifierPool",
+           "parse_answer", "ParseError", "infer_schema", "verify_inprocess"]
+
+
+def verify(response: str, gold: str, *, extended: bool = False, note: str = "",
+           schema: AnswerSchema | None = None, problem: str = "", timeout_s: float = 5.0,
+           in_process: bool = False) -> Verdict:
+    """Grade one response. Runs in the shared worker pool (hard timeout) unless `in_process`."""
+    kwargs = dict(response=response, gold=gold, extended=extended, note=note, schema=schema, problem=problem)
+    if in_process:
+        return verify_inprocess(**kwargs)
+    return shared_pool(timeout_s).verify_sync(**kwargs)
+
+
+def answers_equivalent(a: str, b: str, *, extended: bool = True) -> bool:
+    """The grading equivalence on two bare answers (used by the leak validator), in process."""
+    return equivalent(a, b, extended=extended)
+
+
+def _item(x: Any) -> dict[str, Any]:
+    if isinstance(x, dict):
+        return {k: x[k] for k in ("response", "gold", "extended", "note", "schema", "problem") if k in x}
+    response, gold = x
+    return {"response": response, "gold": gold}
+
+
+def verify_many(items: Sequence[Any], *, workers: int | None = None, timeout_s: float = 5.0,
+                extended: bool | None = None) -> list[Verdict]:
+    """Grade many items on every core; `extended` (if given) applies to items that do not set it."""
+    jobs = [_item(x) for x in items]
+    if extended is not None:
+        for j in jobs:
+            j.setdefault("extended", extended)
+    with VerifierPool(workers, timeout_s) as pool:
+        return pool.map(jobs)

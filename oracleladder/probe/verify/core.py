@@ -1,0 +1,51 @@
+"""One verification, in the calling process: the cascade without process isolation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracleladder.schemas.types import AnswerSchema, Label
+
+from .equivalence import equivalent
+from .extract import all_boxed, strip_reasoning
+from .normalize import normalize
+from .parse import ParseError, parse_answer
+from .screen import screen
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: Label
+    reason: str
+    extracted: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.label is Label.ACCEPT
+
+
+def verify_inprocess(response: str, gold: str, *, extended: bool = False, note: str = "",
+                     schema: AnswerSchema | None = None, problem: str = "") -> Verdict:
+    """The cascade: reasoning strip -> last box -> normalize -> schema parse -> equivalence."""
+    del note  # the release's grading notes are all "accept if equivalent"; nothing rule-bearing to read
+    boxes = all_boxed(strip_reasoning(response))
+    if not boxes:
+        return Verdict(Label.NOT_ACCEPT, "no boxed", None)
+    pred = boxes[-1]
+    why = screen(pred)
+    if why:
+        return Verdict(Label.NOT_ACCEPT, f"parse error: {why}", pred[:200])
+    if schema is not None:
+        try:
+            parse_answer(pred, schema)
+        except ParseError as e:
+            if schema is not AnswerSchema.MCQ_STRING or not problem:
+                return Verdict(Label.NOT_ACCEPT, f"parse error: {e}", pred)
+    if equivalent(gold, pred, extended=extended, problem=problem):
+        return Verdict(Label.ACCEPT, "equivalent", pred)
+    if len(boxes) > 1:  # a compound answer spread over several boxes; the last box alone is partial
+        for k in range(2, min(len(boxes), 6) + 1):
+            joined = ", ".join(normalize(b) for b in boxes[-k:])
+            if equivalent(gold, joined, extended=True, problem=problem):
+                return Verdict(Label.ACCEPT, f"equivalent over {k} boxes", joined)
+    return Verdict(Label.NOT_ACCEPT, "not equivalent", pred)

@@ -1,0 +1,183 @@
+"""Answer equivalence: the strict cascade and the extended rules, shared by grading and leak checks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sympy
+from math_verify import verify as mv_verify
+
+from .normalize import mcq_letter, normalize, strip_thousands
+from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
+
+_OPTION = re.compile(r"\(([A-E])\)\s*(.+?)(?=\s*\([A-E]\)|$)", re.S)
+
+
+_PROBES = (sympy.Rational(37, 100), sympy.Rational(113, 100), sympy.Rational(29, 10))
+
+
+def _clearly_different(g: Any, p: Any) -> bool:
+    """Numeric disproof before symbolic proof: equal expressions agree at every probe point.
+
+    math-verify's simplify() dominates grading time and most wrong answers are far off, so a
+    relative gap over 5% (loose, to leave rounded decimals to math-verify) rejects them cheaply.
+    """
+    if not all(isinstance(x, sympy.Expr) for x in (g, p)):
+        return False
+    syms = sorted(g.free_symbols | p.free_symbols, key=str)
+    if len(syms) > 4:
+        return False
+    for probe in _PROBES:
+        env = {s: probe + i for i, s in enumerate(syms)}
+        try:
+            a, b = complex(g.subs(env).evalf(15)), complex(p.subs(env).evalf(15))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return False
+        if not all(map(lambda z: z == z and abs(z) != float("inf"), (a, b))) or a.imag or b.imag:
+            return False
+        if abs(a - b) <= 0.05 * max(abs(a), abs(b)) + 1e-9:
+            return False
+    return True
+
+
+def _mv(g: Any, p: Any) -> bool:
+    if _clearly_different(g, p):
+        return False
+    return bool(mv_verify(g, p, timeout_seconds=None))
+
+
+def _to_set(o: Any) -> sympy.Set | None:
+    """Solution set over the reals of an inequality, interval or union; None for other objects."""
+    if isinstance(o, sympy.Set) and not isinstance(o, sympy.FiniteSet):
+        return o
+    if isinstance(o, (sympy.core.relational.Relational, sympy.And, sympy.Or)) and not isinstance(o, sympy.Eq):
+        syms = o.free_symbols
+        if len(syms) == 1:
+            try:
+                return o.as_set()
+            except Exception:  # as_set raises on relations it cannot solve
+                return None
+    return None
+
+
+def _eq_diff(o: Any) -> Any:
+    return sympy.simplify(o.lhs - o.rhs)
+
+
+def _atom_extended(g: Any, p: Any) -> bool:
+    """Extended rules on two parsed single answers."""
+    if isinstance(g, sympy.Eq) and isinstance(p, sympy.Eq):
+        dg, dp = _eq_diff(g), _eq_diff(p)
+        if dp != 0 and dg != 0:
+            ratio = sympy.simplify(dg / dp)
+            if not ratio.free_symbols and ratio != 0:
+                return True  # same equation up to rearrangement or a constant factor
+    for a, b in ((g, p), (p, g)):
+        if isinstance(a, sympy.Eq) and isinstance(a.lhs, sympy.Symbol) and not isinstance(b, sympy.Eq):
+            if _mv(a.rhs, b) if a is g else _mv(b, a.rhs):
+                return True  # labelled value against a bare value
+    sg, sp = _to_set(g), _to_set(p)
+    if sg is not None and sp is not None:
+        try:
+            return bool(sympy.simplify(sg.symmetric_difference(sp)) == sympy.S.EmptySet)
+        except Exception:
+            return False
+    return False
+
+
+def _atom(g: str, p: str, extended: bool) -> bool:
+    if normalize(g) == normalize(p):
+        return True
+    if extended:
+        g, p = strip_thousands(g), strip_thousands(p)
+    try:
+        pg, pp = sym(g), sym(p)
+    except ParseError:
+        return False
+    if _mv(pg, pp):
+        return True
+    return extended and _atom_extended(pg, pp)
+
+
+def _parts(s: str) -> list[str]:
+    t = s.strip()
+    if is_ordered_tuple(t):
+        return split_top(t[1:-1], ",")
+    return split_top(t)
+
+
+def _match_parts(gp: list[str], pp: list[str], ordered: bool, extended: bool) -> bool:
+    if len(gp) != len(pp):
+        return False
+    ga = [as_assignment(x) for x in gp]
+    pa = [as_assignment(x) for x in pp]
+    if all(ga) and all(pa):
+        gd, pd = dict(ga), dict(pa)  # type: ignore[arg-type]
+        if set(gd) == set(pd):  # same names: match by variable name
+            return all(_atom(gd[k], pd[k], extended) for k in gd)
+        if set(gd) & set(pd):
+            return False  # some names shared, some not: a different variable
+        # disjoint names (x_1 vs x): fall through to matching values by position
+    labelled_both = all(ga) and all(pa)
+    gv = [a[1] if a else x for a, x in zip(ga, gp)] if extended or labelled_both else gp
+    pv = [a[1] if a else x for a, x in zip(pa, pp)] if extended or labelled_both else pp
+    if ordered:
+        return all(_atom(a, b, extended) for a, b in zip(gv, pv))
+    left = list(pv)  # unordered list: greedy one-to-one matching
+    for a in gv:
+        hit = next((i for i, b in enumerate(left) if _atom(a, b, extended)), None)
+        if hit is None:
+            return False
+        left.pop(hit)
+    return True
+
+
+def _mcq_value(letter: str, problem: str) -> str | None:
+    for m in _OPTION.finditer(problem):
+        if m.group(1) == letter:
+            return m.group(2).strip().rstrip(".;,").strip("$ ")
+    return None
+
+
+_LABELLED_TUPLE = re.compile(r"^\((.+?)\)\s*=\s*(\(.+\))$", re.S)
+
+
+def _unpack_labelled_tuple(s: str) -> str:
+    """`(x, y) = (7.5, 12.5)` -> `x=7.5, y=12.5`, so it is graded as labelled values in order."""
+    m = _LABELLED_TUPLE.match(s.strip())
+    if not m or not is_ordered_tuple(m.group(2)):
+        return s
+    names, values = split_top(m.group(1), ","), split_top(m.group(2).strip()[1:-1], ",")
+    if len(names) != len(values) or not all(re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?'?", n) for n in names):
+        return s
+    return ", ".join(f"{n}={v}" for n, v in zip(names, values))
+
+
+def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bool:
+    """Is `pred` (a bare answer) the gold answer? Order counts where the gold is ordered."""
+    g, p = normalize(gold), normalize(pred)
+    if not g or not p:
+        return False
+    if g == p:
+        return True
+    gl = mcq_letter(g)
+    if gl is not None and (len(g) <= 3 or g.startswith("(")):
+        pl = mcq_letter(p)
+        if pl is not None:
+            return pl == gl
+        if extended and problem:
+            value = _mcq_value(gl, problem)
+            return value is not None and _atom(value, p, extended)
+        if len(g) <= 3:
+            return False
+        g = g[g.index(")") + 1:].strip()  # gold like "(C) 3.15 m": grade the value
+    p = _unpack_labelled_tuple(p)
+    gp, pp = _parts(g), _parts(p)
+    ordered = is_ordered_tuple(g) or (len(gp) > 1 and all(as_assignment(x) for x in gp))
+    if len(gp) > 1 or len(pp) > 1:
+        if _match_parts(gp, pp, ordered, extended):
+            return True
+        if ordered:
+            return False  # math-verify compares tuples and assignment lists as sets; order must count here
+    return _atom(g, p, extended)
