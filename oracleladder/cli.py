@@ -131,29 +131,33 @@ def compare() -> None:
 
 
 @app.command()
-def demo(store: StoreOpt = Path("demo.sqlite")) -> None:
-    """The pipeline on the embedded default model and the embedded sample families, offline."""
-    n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release"))
-    console.print(f"imported {n} sample families into {store}")
-    asyncio.run(_demo_local_call(store))
+def demo() -> None:
+    """The pipeline so far on the embedded default model and sample families, offline.
+
+    Until the store and the prober land, it reads the sample families, asks the embedded model
+    one milestone, and grades the answer.
+    """
+    families = _load_families(Path(str(DEMO_FAMILIES)))
+    console.print(f"read {len(families)} sample families from the OracleLadder release")
+    asyncio.run(_demo_local_call(families[0]))
 
 
-async def _demo_local_call(store_path: Path) -> None:
-    from .clients import Client, ChatRequest
-    from .store import Store
+async def _demo_local_call(family: Family) -> None:
+    from .clients.base import ChatRequest
+    from .clients.local import DEFAULT_MODEL, LocalProvider
+    from .probe.prompts import stage0_prompt
+    from .probe.verify import verify as run_verify
 
-    store = await Store.open(store_path)
-    families = await store.families()
-    family = families[0]
     index, milestone = family.tested()[0]
-    async with Client.for_model("local", store=store) as client:
-        result = await client.complete(
-            ChatRequest(provider="local", model="smollm2-135m-instruct",
-                        messages=[{"role": "user", "content": milestone.prompt}],
-                        params={"max_tokens": 128, "temperature": 0.0})
-        )
-    await store.close()
-    console.print(f"local model on milestone {index} of {family.pid}:\n{result.text}")
+    provider = LocalProvider()
+    request = ChatRequest(provider="local", model=DEFAULT_MODEL, messages=stage0_prompt(milestone),
+                          params={"max_tokens": 256, "temperature": 0.0})
+    with console.status("local model answering one milestone"):
+        result = await provider.complete(request)
+    await provider.aclose()
+    verdict = run_verify(result.text, milestone.answer)
+    console.print(f"milestone {index} of {family.pid} ({result.tokens_out} tokens):\n{result.text}")
+    console.print(f"gold {milestone.answer!r}: {verdict.label.value} ({verdict.reason})")
 
 
 if __name__ == "__main__":
