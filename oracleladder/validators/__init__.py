@@ -1,0 +1,111 @@
+"""Deterministic milestone validators (paper Algorithm 1, Appendices P.2, T, W).
+
+Each check is a small pure function returning CheckResult(s) whose reason a teacher can act on:
+
+* ``schema``                 -- gold parses under its declared/inferred answer schema (schema.py);
+* ``atomicity``              -- gold is one value/expression/equation/... without prose (atomicity.py);
+* ``leak``                   -- gold does not restate the parent answer (leak.py, ``leak_level``);
+* ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
+* ``standalone_symbols``     -- every gold symbol is defined by the milestone or problem;
+* ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py).
+
+``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+from oracleladder.schemas.models import CheckResult, Family, FamilyReport
+
+from ._text import milestone_description
+from .atomicity import atomicity_problem, check_atomicity
+from .family import check_count, check_duplicates, check_integrate
+from .leak import check_leak, leak_level
+from .schema import check_schema
+from .standalone import check_reference, check_symbols, independent_solve_check
+
+__all__ = ["check_family", "summarize", "render_errors", "leak_level", "atomicity_problem",
+           "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
+           "check_count", "check_duplicates", "check_integrate", "independent_solve_check",
+           "family_leak_level"]
+
+_LEVEL_ORDER = ("strict", "trivial", "equivalent")
+
+
+def check_family(family: Family, *, use_corrections: bool = False) -> FamilyReport:
+    """Run every deterministic check on one family."""
+    ref = family.reference_answer(use_corrections)
+    checks: list[CheckResult] = []
+    for i, m in family.tested(use_corrections):
+        checks.append(check_schema(m, i))
+        checks.append(check_atomicity(m, i))
+        checks.append(check_leak(m, ref, i))
+        checks.append(check_reference(m, i))
+        checks.append(check_symbols(m, family, i))
+    checks.append(check_count(family, use_corrections))
+    checks.extend(check_duplicates(family, use_corrections))
+    checks.append(check_integrate(family, use_corrections))
+    return FamilyReport(pid=family.pid, checks=checks)
+
+
+def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:
+    """The narrowest leak level reached by any tested milestone of the family (None if none leaks)."""
+    ref = family.reference_answer(use_corrections)
+    levels = [leak_level(m.answer, ref) for _, m in family.tested(use_corrections)]
+    hit = [lv for lv in levels if lv]
+    return min(hit, key=_LEVEL_ORDER.index) if hit else None
+
+
+def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
+              use_corrections: bool = False) -> dict[str, Any]:
+    """Totals over a set of families (reports in the same order as families)."""
+    by_pid = {f.pid: f for f in families}
+    golds = [m.answer for f in families for _, m in f.tested(use_corrections)]
+    atomic = [c for r in reports for c in r.checks if c.check == "atomicity"]
+    per_level = Counter()
+    for f in families:
+        per_level[family_leak_level(f, use_corrections)] += 1
+    failures = Counter(c.check for r in reports for c in r.failures())
+    leak_fail = Counter()
+    for r in reports:
+        for c in r.failures():
+            if c.check == "leak":
+                leak_fail[c.reason.split(")")[0].removeprefix("leak (")] += 1
+    strict = per_level["strict"]
+    return {
+        "families": len(families),
+        "families_passed": sum(r.passed for r in reports),
+        "milestones": len(golds),
+        "atomic_share": (sum(c.passed for c in atomic) / len(atomic)) if atomic else None,
+        "median_gold_length": statistics.median(len(g) for g in golds) if golds else None,
+        "leak_families": {  # cumulative, as in the paper's Appendix S counts
+            "strict": strict,
+            "strict_plus_trivial": strict + per_level["trivial"],
+            "equivalent": strict + per_level["trivial"] + per_level["equivalent"],
+        },
+        "leak_milestones_by_level": dict(leak_fail),
+        "failures_by_check": dict(sorted(failures.items())),
+        "unknown_reports": [r.pid for r in reports if r.pid not in by_pid],
+    }
+
+
+def render_errors(report: FamilyReport, family: Family | None = None) -> str:
+    """Re-ask message for the teacher: every failing check, by milestone number, with its reason."""
+    fails = report.failures()
+    if not fails:
+        return f"Family {report.pid}: all checks passed."
+    lines = [f"The milestone family for problem {report.pid} failed {len(fails)} check(s). Fix each and return "
+             "the whole family again:"]
+    for c in fails:
+        if c.milestone is None:
+            lines.append(f"- Family [{c.check}]: {c.reason}")
+            continue
+        where = f"Milestone {c.milestone + 1}"
+        if family is not None and 0 <= c.milestone < len(family.milestones):
+            desc = " ".join(milestone_description(family.milestones[c.milestone]).split())
+            where += f" ({desc[:160]}{'...' if len(desc) > 160 else ''})"
+        lines.append(f"- {where} [{c.check}]: {c.reason}")
+    return "\n".join(lines)
