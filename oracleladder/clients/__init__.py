@@ -1,0 +1,32 @@
+"""Async LLM client layer: providers (openai, anthropic, OpenAI-compatible base_url, local) and the
+shared runner (cache, limits, retries, usage, structured outputs)."""
+
+from .base import ChatRequest, ChatResult, Provider
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigurationError,
+    MissingAPIKey,
+    PermanentError,
+    ProviderError,
+    RateLimitError,
+    TransientError,
+    UnknownProvider,
+)
+from .providers import (
+    KNOWN_PROVIDERS,
+    AnthropicProvider,
+    OpenAIProvider,
+    OpenAIRawProvider,
+    make_provider,
+    parse_model,
+)
+from .runner import PRICES, CallCache, Client, MemoryCache, RateLimiter, Usage, make_client, price_of
+
+__all__ = [
+    "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError",
+    "ConfigurationError", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
+    "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
+    "OpenAIRawProvider", "make_provider", "parse_model", "PRICES", "CallCache", "Client",
+    "MemoryCache", "RateLimiter", "Usage", "make_client", "price_of",
+]

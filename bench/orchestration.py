@@ -1,0 +1,149 @@
+"""Orchestration benchmark: N calls against the loopback server (own process) at fixed latency and
+concurrency through the full Client, vs the ideal N x latency / concurrency and a raw aiohttp
+baseline measured in the same run; then a fully cached rerun that must make zero requests.
+
+    python bench/orchestration.py [--n 2000] [--latency 0.1] [--concurrency 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from oracleladder.clients import ChatRequest, MemoryCache, make_client  # noqa: E402
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, int]:
+    port_file = tempfile.mktemp(prefix="loopback-port-")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oracleladder.testing.loopback", "--port", "0", "--latency", str(latency),
+         "--max-lifetime", "600", "--port-file", port_file],
+        cwd=ROOT, stdout=subprocess.DEVNULL,
+    )
+    for _ in range(200):
+        if os.path.exists(port_file):
+            port = int(open(port_file).read())
+            os.unlink(port_file)
+            return proc, port
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("loopback server did not start")
+
+
+def stats(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
+        return json.loads(r.read())
+
+
+def reset(port: int) -> None:
+    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/reset", method="POST"), timeout=5).read()
+
+
+def requests_for(n: int, tag: str) -> list[ChatRequest]:
+    return [ChatRequest(provider="openai", model="bench-model",
+                        messages=[{"role": "user", "content": f"{tag} problem {i}: what is {i} + {i}?"}],
+                        params={"temperature": 0.0, "max_tokens": 64}) for i in range(n)]
+
+
+async def raw_baseline(port: int, n: int, conc: int) -> float:
+    import aiohttp
+
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    sem = asyncio.Semaphore(conc)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        async def one(i: int) -> str:
+            async with sem:
+                body = {"model": "bench-model", "messages": [{"role": "user", "content": f"raw {i}"}]}
+                async with s.post(url, json=body) as r:
+                    return (await r.json())["choices"][0]["message"]["content"]
+
+        t0 = time.perf_counter()
+        out = await asyncio.gather(*(one(i) for i in range(n)))
+        dt = time.perf_counter() - t0
+    assert len(out) == n
+    return dt
+
+
+async def open_cache(tmpdir: str):
+    try:
+        from oracleladder.store import Store  # type: ignore[attr-defined]
+    except ImportError:
+        return MemoryCache(), "MemoryCache (oracleladder.store.Store not available yet)", None
+    store = await Store.open(os.path.join(tmpdir, "bench.sqlite"))
+    return store, "SQLite Store (temp file)", store
+
+
+async def client_run(port: int, n: int, conc: int, transport: str, tag: str, cache) -> tuple[float, float, object]:
+    c = make_client("openai/bench-model", base_url=f"http://127.0.0.1:{port}/v1", transport=transport,
+                    concurrency=conc, cache=cache)
+    reqs = requests_for(n, tag)
+    c0, t0 = cpu(), time.perf_counter()
+    res = await asyncio.gather(*(c.complete(r) for r in reqs))
+    dt, dcpu = time.perf_counter() - t0, cpu() - c0
+    assert len(res) == n and all(r.text.startswith("echo:") for r in res)
+    await c.aclose()
+    return dt, dcpu, c.usage
+
+
+async def main_async(a) -> None:
+    n, lat, conc = a.n, a.latency, a.concurrency
+    ideal = n * lat / conc
+    proc, port = start_server(lat)
+    tmp = tempfile.mkdtemp(prefix="ladder-bench-")
+    try:
+        print(f"N={n} latency={lat * 1000:.0f}ms concurrency={conc} cores={os.cpu_count()} "
+              f"ideal={ideal:.2f}s (server: separate process on 127.0.0.1:{port})")
+        await raw_baseline(port, 64, conc)  # warm-up
+        reset(port)
+        dt = await raw_baseline(port, n, conc)
+        print(f"  raw aiohttp baseline           wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal")
+
+        for transport in a.transports:
+            cache, cache_name, store = await open_cache(tmp)
+            reset(port)
+            tag = f"t-{transport}"
+            dt, dcpu, usage = await client_run(port, n, conc, transport, tag, cache)
+            s = stats(port)
+            print(f"  Client transport={transport:<8} wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal  "
+                  f"client CPU {dcpu:5.2f}s ({dcpu / n * 1000:.2f} ms/call)  server requests {s['total']}  "
+                  f"cache: {cache_name}")
+            reset(port)
+            dt2, dcpu2, usage2 = await client_run(port, n, conc, transport, tag, cache)
+            s2 = stats(port)
+            print(f"    cached rerun                 wall {dt2:6.3f}s  {n / dt2:8.0f} items/s  "
+                  f"server requests {s2['total']}  cache hits {usage2.cache_hits}/{usage2.calls}")
+            if store is not None:
+                await store.close()
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--transports", nargs="+", default=["aiohttp", "sdk"])
+    asyncio.run(main_async(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Errors raised by providers and the client runner.
+
+Transient errors are retried by :class:`oracleladder.clients.runner.Client`; everything else is raised
+at once. Messages never contain API keys.
+"""
+
+from __future__ import annotations
+
+
+class ProviderError(RuntimeError):
+    """Base class of every client-layer failure."""
+
+    status: int | None = None
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class TransientError(ProviderError):
+    """Worth retrying: 429, 5xx, timeouts, dropped connections, malformed bodies."""
+
+    retry_after: float | None = None
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class RateLimitError(TransientError):
+    status = 429
+
+
+class ServerError(TransientError):
+    pass
+
+
+class RequestTimeout(TransientError):
+    pass
+
+
+class ConnectionDropped(TransientError):
+    pass
+
+
+class MalformedResponse(TransientError):
+    pass
+
+
+class PermanentError(ProviderError):
+    """Not worth retrying: the same request will fail the same way."""
+
+
+class AuthenticationError(PermanentError):
+    status = 401
+
+
+class BadRequestError(PermanentError):
+    status = 400
+
+
+class ConfigurationError(ProviderError, ValueError):
+    """Bad model string, unknown provider, missing API key."""
+
+
+class MissingAPIKey(ConfigurationError):
+    def __init__(self, provider: str, env_var: str) -> None:
+        super().__init__(
+            f"no API key for provider {provider!r}: set the environment variable {env_var} "
+            f"(or pass api_key=...)"
+        )
+        self.env_var = env_var
+
+
+class UnknownProvider(ConfigurationError):
+    def __init__(self, provider: str, known: list[str]) -> None:
+        super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
+        self.known = known
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent/unparsable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        import email.utils
+        import time
+
+        dt = email.utils.parsedate_to_datetime(value)
+        return max(0.0, dt.timestamp() - time.time())
+    except Exception:
+        return None
+
+
+def classify_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
+    """Map an HTTP status to the right error class."""
+    if status == 429:
+        return RateLimitError(message, status=status, retry_after=retry_after)
+    if status in (408, 409) or status >= 500:
+        return ServerError(message, status=status, retry_after=retry_after)
+    if status in (401, 403):
+        return AuthenticationError(message, status=status)
+    return BadRequestError(message, status=status)

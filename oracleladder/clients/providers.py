@@ -1,0 +1,325 @@
+"""Concrete providers: OpenAI (official SDK, aiohttp transport), Anthropic (official SDK), any
+OpenAI-compatible server via ``base_url`` (SDK or raw aiohttp transport), and the embedded ``local``.
+
+Providers make exactly one HTTP request per ``complete`` call (SDK retries are disabled) and map
+failures to :mod:`oracleladder.clients.errors`; retries, limits and the cache live in the runner.
+API keys are held only by the SDK client objects: never logged, never put in a ChatRequest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from .base import ChatRequest, ChatResult, Provider
+from .errors import (
+    ConnectionDropped,
+    MalformedResponse,
+    MissingAPIKey,
+    RequestTimeout,
+    UnknownProvider,
+    classify_status,
+    parse_retry_after,
+)
+
+KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
+API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
+DEFAULT_ANTHROPIC_MAX_TOKENS = 1024
+DEFAULT_TIMEOUT_S = 120.0
+
+# params that go straight through to the OpenAI chat-completions body
+_OPENAI_PARAMS = {
+    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "n",
+    "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
+    "top_k", "min_p", "repetition_penalty",
+}
+_ANTHROPIC_PARAMS = {"temperature", "top_p", "top_k", "max_tokens", "stop_sequences", "thinking"}
+
+
+def parse_model(model: str) -> tuple[str, str]:
+    """``"openai/gpt-5.4" -> ("openai", "gpt-5.4")``; ``"local" -> ("local", default model)``.
+
+    Only the first ``/`` splits, so ``"openai/meta-llama/Llama-3-8B"`` keeps the HF-style model id.
+    """
+    model = (model or "").strip()
+    if not model:
+        raise UnknownProvider("", KNOWN_PROVIDERS)
+    provider, sep, name = model.partition("/")
+    provider = provider.lower()
+    if provider not in KNOWN_PROVIDERS:
+        raise UnknownProvider(provider, KNOWN_PROVIDERS)
+    if not name:
+        if provider == "local":
+            return "local", DEFAULT_LOCAL_MODEL
+        raise UnknownProvider(f"{model} (no model name after '{provider}/')", KNOWN_PROVIDERS)
+    return provider, name
+
+
+def _resolve_key(provider: str, api_key: str | None, base_url: str | None) -> str:
+    if api_key:
+        return api_key
+    env = API_KEY_ENV[provider]
+    key = os.environ.get(env)
+    if key:
+        return key
+    if base_url:  # OpenAI-compatible servers (vLLM, SGLang, Ollama, llama.cpp) rarely need one
+        return "not-needed"
+    raise MissingAPIKey(provider, env)
+
+
+def _openai_body(request: ChatRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": request.model, "messages": request.messages}
+    for k, v in request.params.items():
+        if k in _OPENAI_PARAMS or k.startswith("extra_"):
+            body[k] = v
+    if request.response_schema is not None and "response_format" not in body:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": str(request.response_schema.get("title") or "response"),
+                "schema": request.response_schema,
+            },
+        }
+    return body
+
+
+def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise TypeError("content is not a string")
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=text,
+            tokens_in=int(usage.get("prompt_tokens") or 0),
+            tokens_out=int(usage.get("completion_tokens") or 0),
+            latency_s=latency,
+            finish_reason=choice.get("finish_reason"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
+
+
+class OpenAIProvider:
+    """OpenAI or any OpenAI-compatible server, through the official ``AsyncOpenAI`` SDK on aiohttp."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        name: str = "openai",
+    ) -> None:
+        import openai
+
+        self.name = name
+        self.base_url = base_url
+        self._openai = openai
+        self._client = openai.AsyncOpenAI(
+            api_key=_resolve_key("openai", api_key, base_url),
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=openai.DefaultAioHttpClient(timeout=timeout),
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        o = self._openai
+        body = _openai_body(request)
+        t0 = time.perf_counter()
+        try:
+            raw = await self._client.chat.completions.with_raw_response.create(**body)
+            status = raw.http_response.status_code
+            data = json.loads(raw.http_response.content)
+        except o.APITimeoutError:
+            raise RequestTimeout("request timed out") from None
+        except o.APIStatusError as e:
+            ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
+            raise classify_status(e.status_code, f"{self.name} HTTP {e.status_code}: {_short(e)}", ra) from None
+        except o.APIConnectionError as e:
+            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
+        except (ValueError, o.APIResponseValidationError) as e:
+            raise MalformedResponse(f"malformed body: {type(e).__name__}") from None
+        if status >= 400:
+            raise classify_status(status, f"{self.name} HTTP {status}")
+        return _result_from_openai_dict(data, time.perf_counter() - t0)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class OpenAIRawProvider:
+    """OpenAI chat-completions over a bare ``aiohttp`` session: the lowest-overhead transport.
+
+    Meant for OpenAI-compatible servers at high concurrency (see docs/PERFORMANCE-NOTES.md).
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        name: str = "openai",
+        connection_limit: int = 0,
+    ) -> None:
+        self.name = name
+        self.base_url = (base_url or "https://api.openai.com/v1").rstrip("/")
+        self._url = self.base_url + "/chat/completions"
+        self._headers = {
+            "Authorization": f"Bearer {_resolve_key('openai', api_key, base_url)}",
+            "Content-Type": "application/json",
+        }
+        self._timeout = timeout
+        self._limit = connection_limit
+        self._session: Any = None
+
+    def _get_session(self) -> Any:
+        if self._session is None or self._session.closed:
+            import aiohttp
+
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._limit),
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            )
+        return self._session
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        import asyncio
+
+        import aiohttp
+
+        session = self._get_session()
+        payload = json.dumps(_openai_body(request), ensure_ascii=False).encode()
+        t0 = time.perf_counter()
+        try:
+            async with session.post(self._url, data=payload, headers=self._headers) as resp:
+                raw = await resp.read()
+                if resp.status >= 400:
+                    ra = parse_retry_after(resp.headers.get("Retry-After"))
+                    raise classify_status(resp.status, f"{self.name} HTTP {resp.status}: {raw[:200]!r}", ra)
+        except asyncio.TimeoutError:
+            raise RequestTimeout("request timed out") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise MalformedResponse("malformed body: not JSON") from None
+        return _result_from_openai_dict(data, time.perf_counter() - t0)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+class AnthropicProvider:
+    """Anthropic messages API through the official ``AsyncAnthropic`` SDK (aiohttp transport)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        import anthropic
+
+        self._anthropic = anthropic
+        kw: dict[str, Any] = {}
+        if hasattr(anthropic, "DefaultAioHttpClient"):
+            kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=_resolve_key("anthropic", api_key, None),
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            **kw,
+        )
+
+    @staticmethod
+    def body(request: ChatRequest) -> dict[str, Any]:
+        system = [m["content"] for m in request.messages if m.get("role") == "system"]
+        msgs = [{"role": m["role"], "content": m["content"]} for m in request.messages if m.get("role") != "system"]
+        if request.response_schema is not None:
+            system.append(
+                "Answer with a single JSON object matching this JSON schema, and nothing else:\n"
+                + json.dumps(request.response_schema)
+            )
+        body: dict[str, Any] = {"model": request.model, "messages": msgs}
+        if system:
+            body["system"] = "\n\n".join(system)
+        for k, v in request.params.items():
+            if k in _ANTHROPIC_PARAMS:
+                body[k] = v
+            elif k == "stop":
+                body["stop_sequences"] = [v] if isinstance(v, str) else list(v)
+        body.setdefault("max_tokens", DEFAULT_ANTHROPIC_MAX_TOKENS)
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        a = self._anthropic
+        t0 = time.perf_counter()
+        try:
+            raw = await self._client.messages.with_raw_response.create(**self.body(request))
+            data = json.loads(raw.http_response.content)
+        except a.APITimeoutError:
+            raise RequestTimeout("request timed out") from None
+        except a.APIStatusError as e:
+            ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
+            raise classify_status(e.status_code, f"anthropic HTTP {e.status_code}: {_short(e)}", ra) from None
+        except a.APIConnectionError as e:
+            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
+        except (ValueError, a.APIResponseValidationError) as e:
+            raise MalformedResponse(f"malformed body: {type(e).__name__}") from None
+        try:
+            text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+            usage = data.get("usage") or {}
+            return ChatResult(
+                text=text,
+                tokens_in=int(usage.get("input_tokens") or 0),
+                tokens_out=int(usage.get("output_tokens") or 0),
+                latency_s=time.perf_counter() - t0,
+                finish_reason=data.get("stop_reason"),
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise MalformedResponse(f"malformed messages body: {e!r}") from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _short(e: Exception) -> str:
+    s = str(e)
+    return s if len(s) <= 300 else s[:300] + "..."
+
+
+def make_provider(
+    provider: str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    transport: str = "sdk",
+    **local_kwargs: Any,
+) -> Provider:
+    """Build the provider named ``provider`` ("openai", "anthropic", "local").
+
+    ``transport="aiohttp"`` picks the bare-aiohttp OpenAI transport instead of the SDK.
+    """
+    provider = provider.lower()
+    if provider == "openai":
+        cls = OpenAIRawProvider if transport == "aiohttp" else OpenAIProvider
+        return cls(api_key=api_key, base_url=base_url, timeout=timeout)
+    if provider == "anthropic":
+        return AnthropicProvider(api_key=api_key, base_url=base_url, timeout=timeout)
+    if provider == "local":
+        from .local import LocalProvider  # lazy: pulls llama.cpp only when asked for
+
+        return LocalProvider(**local_kwargs)
+    raise UnknownProvider(provider, KNOWN_PROVIDERS)

@@ -1,0 +1,401 @@
+"""The one runner every teacher/student worker calls: cache, limits, retries, usage accounting,
+and instructor-based structured outputs whose every raw attempt is a cached ChatRequest."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from .base import ChatRequest, ChatResult, Provider
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+
+from .errors import ProviderError, TransientError
+
+M = TypeVar("M", bound=BaseModel)
+
+# USD per 1M tokens (input, output). Unknown model -> cost None.
+PRICES: dict[str, tuple[float, float]] = {
+    "openai/gpt-5.4": (1.25, 10.0),
+    "openai/gpt-5": (1.25, 10.0),
+    "openai/gpt-5-mini": (0.25, 2.0),
+    "openai/gpt-4.1": (2.0, 8.0),
+    "openai/gpt-4.1-mini": (0.4, 1.6),
+    "openai/gpt-4o": (2.5, 10.0),
+    "openai/gpt-4o-mini": (0.15, 0.6),
+    "anthropic/claude-opus-4-1": (15.0, 75.0),
+    "anthropic/claude-sonnet-4-5": (3.0, 15.0),
+    "anthropic/claude-haiku-4-5": (1.0, 5.0),
+    "local/smollm2-135m-instruct": (0.0, 0.0),
+}
+
+
+def price_of(provider: str, model: str, tokens_in: int, tokens_out: int,
+             prices: dict[str, tuple[float, float]] | None = None) -> float | None:
+    p = (prices or PRICES).get(f"{provider}/{model}")
+    if p is None:
+        return None
+    return (tokens_in * p[0] + tokens_out * p[1]) / 1e6
+
+
+class CallCache(Protocol):
+    """The slice of ``oracleladder.store.Store`` the runner needs."""
+
+    async def get_call(self, key: str) -> ChatResult | None: ...
+
+    async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
+                       error: str | None = None, run_id: str | None = None) -> None: ...
+
+
+class MemoryCache:
+    """In-process CallCache (tests, one-off scripts). Errors are remembered but never served."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, ChatResult] = {}
+        self.errors: dict[str, str] = {}
+
+    async def get_call(self, key: str) -> ChatResult | None:
+        return self.results.get(key)
+
+    async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
+                       error: str | None = None, run_id: str | None = None) -> None:
+        k = request.key()
+        if result is not None:
+            self.results[k] = result
+            self.errors.pop(k, None)
+        elif error is not None:
+            self.errors[k] = error
+
+
+@dataclass
+class Usage:
+    """Counters for one run (one Client)."""
+
+    requests: int = 0  # HTTP attempts actually sent (including retried ones)
+    calls: int = 0  # complete() calls
+    cache_hits: int = 0
+    successes: int = 0
+    failures: int = 0
+    retries: int = 0
+    rate_limited: int = 0  # 429s seen
+    cooldown_waits: int = 0  # sends that had to wait for the shared 429 cool-down
+    cooldown_wait_s: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = 0.0
+    by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, provider: str, model: str, r: ChatResult,
+            prices: dict[str, tuple[float, float]] | None = None) -> None:
+        self.tokens_in += r.tokens_in
+        self.tokens_out += r.tokens_out
+        c = price_of(provider, model, r.tokens_in, r.tokens_out, prices)
+        name = f"{provider}/{model}"
+        m = self.by_model.get(name)
+        if m is None:
+            m = self.by_model[name] = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
+        m["requests"] += 1
+        m["tokens_in"] += r.tokens_in
+        m["tokens_out"] += r.tokens_out
+        if c is None:
+            m["cost_usd"] = None
+            self.cost_usd = None
+        else:
+            if m["cost_usd"] is not None:
+                m["cost_usd"] += c
+            if self.cost_usd is not None:
+                self.cost_usd += c
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["by_model"] = {k: dict(v) for k, v in self.by_model.items()}
+        return d
+
+
+class RateLimiter:
+    """Token bucket shared by every worker of a Client: ``rate`` units per minute, burst ``rate``."""
+
+    def __init__(self, per_minute: float, burst: float | None = None) -> None:
+        self.rate_s = per_minute / 60.0
+        self.capacity = burst if burst is not None else per_minute
+        self.tokens = self.capacity
+        self.t = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.t) * self.rate_s)
+        self.t = now
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        amount = min(amount, self.capacity)
+        async with self._lock:  # FIFO: a big request is not starved by small ones
+            while True:
+                self._refill()
+                if self.tokens >= amount:
+                    self.tokens -= amount
+                    return
+                await asyncio.sleep((amount - self.tokens) / self.rate_s)
+
+    def adjust(self, delta: float) -> None:
+        """Charge (delta > 0) or refund (delta < 0) after the real cost is known."""
+        self._refill()
+        self.tokens = min(self.capacity, self.tokens - delta)
+
+
+_schema_var: contextvars.ContextVar[tuple[ChatRequest, dict[str, Any]] | None] = contextvars.ContextVar(
+    "oracleladder_structured", default=None
+)
+_INSTRUCTOR_DROP = {"model", "messages", "response_format", "stream", "tools", "tool_choice",
+                    "response_model", "max_retries", "validation_context", "context", "strict", "hooks"}
+
+
+class Client:
+    """Runner over one Provider.
+
+    ``await client.complete(request)`` -> cached result if stored, else a rate-limited, retried
+    provider call whose result (or final error) is stored. Safe to share across many workers.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        cache: CallCache | None = None,
+        concurrency: int = 64,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        max_attempts: int = 6,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        default_cooldown: float = 1.0,
+        run_id: str | None = None,
+        prices: dict[str, tuple[float, float]] | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.cache = cache
+        self.concurrency = concurrency
+        self._sem = asyncio.Semaphore(concurrency)
+        self._rpm = RateLimiter(rpm) if rpm else None
+        self._tpm = RateLimiter(tpm) if tpm else None
+        self.max_attempts = max(1, max_attempts)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.default_cooldown = default_cooldown
+        self.run_id = run_id
+        self.prices = prices
+        self.model = model
+        self.usage = Usage()
+        self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
+        self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
+        self._instructor: Any = None
+
+    # ---------------------------------------------------------------- building requests
+    def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
+                response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
+        """Convenience: a ChatRequest for this client's provider and model."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
+                           messages=messages, params=params, k=k, response_schema=response_schema)
+
+    # ---------------------------------------------------------------- the call
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        self.usage.calls += 1
+        key = request.key()
+        if self.cache is not None:
+            hit = await self.cache.get_call(key)
+            if hit is not None:
+                self.usage.cache_hits += 1
+                return hit
+        fut = self._inflight.get(key)
+        if fut is not None:  # the same call already in flight: share its answer
+            self.usage.cache_hits += 1
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            result = await self._call_with_retries(request)
+        except BaseException as e:
+            if not fut.done():
+                fut.set_exception(e)
+                fut.exception()  # mark retrieved
+            if isinstance(e, ProviderError):
+                self.usage.failures += 1
+                if self.cache is not None:
+                    await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
+                                              run_id=self.run_id)
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        fut.set_result(result)
+        self.usage.successes += 1
+        self.usage.add(request.provider, request.model, result, self.prices)
+        if self.cache is not None:
+            await self.cache.put_call(request, result, run_id=self.run_id)
+        return result
+
+    def _tenacity_wait(self, state: Any) -> float:
+        err = state.outcome.exception()
+        if isinstance(err, TransientError) and err.retry_after is not None:
+            return err.retry_after + random.uniform(0, 0.1 * max(err.retry_after, 0.05))
+        cap = min(self.backoff_max, self.backoff_base * (2 ** (state.attempt_number - 1)))
+        return random.uniform(0, cap)  # exponential backoff, full jitter
+
+    def _before_sleep(self, state: Any) -> None:
+        self.usage.retries += 1
+
+    async def _wait_cooldown(self) -> None:
+        waited = False
+        t0 = time.monotonic()
+        while True:
+            d = self._cooldown_until - time.monotonic()
+            if d <= 0:
+                break
+            waited = True
+            await asyncio.sleep(d)
+        if waited:
+            self.usage.cooldown_waits += 1
+            self.usage.cooldown_wait_s += time.monotonic() - t0
+
+    async def _attempt(self, request: ChatRequest, est: float) -> ChatResult:
+        async with self._sem:
+            await self._wait_cooldown()
+            if self._rpm:
+                await self._rpm.acquire(1)
+            if self._tpm:
+                await self._tpm.acquire(est)
+            await self._wait_cooldown()
+            self.usage.requests += 1
+            try:
+                result = await self.provider.complete(request)
+            except TransientError as e:
+                if e.status == 429:
+                    self.usage.rate_limited += 1
+                    cool = e.retry_after if e.retry_after is not None else self.default_cooldown
+                    self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
+                raise
+        if self._tpm:
+            self._tpm.adjust(result.tokens_in + result.tokens_out - est)
+        return result
+
+    async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
+        est = self._estimate_tokens(request) if self._tpm else 0.0
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._tenacity_wait,
+            retry=retry_if_exception_type(TransientError),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        try:
+            return await retrying(self._attempt, request, est)
+        except TransientError as e:
+            raise type(e)(f"{e} (gave up after {self.max_attempts} attempts)", status=e.status,
+                          retry_after=e.retry_after) from e
+
+    @staticmethod
+    def _estimate_tokens(request: ChatRequest) -> float:
+        chars = sum(len(m.get("content") or "") for m in request.messages)
+        return chars / 4 + float(request.params.get("max_tokens") or 256)
+
+    # ---------------------------------------------------------------- structured outputs
+    async def _instructor_create(self, **kwargs: Any) -> Any:
+        """openai-style create() for instructor: each attempt is one cached ChatRequest."""
+        from openai.types.chat import ChatCompletion
+
+        ctx = _schema_var.get()
+        if ctx is None:
+            raise RuntimeError("_instructor_create called outside Client.structured")
+        base, schema = ctx
+        messages = []
+        for m in kwargs.get("messages", []):
+            c = m.get("content")
+            if not isinstance(c, str):  # list-of-parts content -> plain text
+                c = "".join(p.get("text", "") for p in (c or []) if isinstance(p, dict))
+            messages.append({"role": m["role"], "content": c})
+        params = dict(base.params)
+        for k, v in kwargs.items():
+            if k not in _INSTRUCTOR_DROP and v is not None:
+                params[k] = v
+        req = ChatRequest(provider=base.provider, model=base.model, messages=messages, params=params,
+                          k=base.k, response_schema=schema)
+        r = await self.complete(req)
+        return ChatCompletion.model_validate({
+            "id": "ladder-" + req.key()[:16],
+            "object": "chat.completion",
+            "created": 0,
+            "model": req.model,
+            "choices": [{"index": 0, "finish_reason": _openai_finish(r.finish_reason),
+                         "message": {"role": "assistant", "content": r.text}}],
+            "usage": {"prompt_tokens": r.tokens_in, "completion_tokens": r.tokens_out,
+                      "total_tokens": r.tokens_in + r.tokens_out},
+        })
+
+    async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:
+        """Parse the answer into ``response_model``; instructor re-asks on invalid JSON / validation
+        errors (at most ``max_retries`` re-asks). Every raw attempt goes through ``complete``."""
+        import instructor
+
+        if self._instructor is None:
+            mode = instructor.Mode.JSON
+            self._instructor = instructor.AsyncInstructor(
+                client=None, create=instructor.patch(create=self._instructor_create, mode=mode), mode=mode
+            )
+        token = _schema_var.set((request, response_model.model_json_schema()))
+        try:
+            return await self._instructor.chat.completions.create(
+                model=request.model,
+                messages=[dict(m) for m in request.messages],
+                response_model=response_model,
+                max_retries=max_retries,
+            )
+        finally:
+            _schema_var.reset(token)
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def _openai_finish(reason: str | None) -> str:
+    if reason in ("stop", "length", "tool_calls", "content_filter", "function_call"):
+        return reason
+    if reason == "max_tokens":
+        return "length"
+    return "stop"
+
+
+def make_client(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: CallCache | None = None,
+    transport: str = "sdk",
+    timeout: float = 120.0,
+    **client_kwargs: Any,
+) -> Client:
+    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client."""
+    from .providers import make_provider, parse_model
+
+    provider_name, model_name = parse_model(model)
+    provider = make_provider(provider_name, api_key=api_key, base_url=base_url, timeout=timeout,
+                             transport=transport)
+    return Client(provider, cache=cache, model=model_name, **client_kwargs)
+
+
+__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",
+           "price_of"]

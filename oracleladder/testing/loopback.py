@@ -1,0 +1,366 @@
+"""A real aiohttp HTTP server on 127.0.0.1 speaking the OpenAI chat-completions
+(``POST /v1/chat/completions``) and Anthropic messages (``POST /v1/messages``) wire formats, for tests
+and benchmarks. Answers come from a script; latency and faults are injectable; requests are counted.
+
+Use it three ways:
+
+* ``async with LoopbackServer(script=...) as srv:`` inside a running loop;
+* ``with LoopbackServer(...) as srv:`` runs it in a background thread (sync tests, benchmarks);
+* ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process.
+
+``GET /stats`` returns the counters as JSON, ``POST /reset`` zeroes them. It always stops by itself
+after ``max_lifetime`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import hashlib
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from aiohttp import web
+
+Script = Callable[[list[dict[str, Any]], dict[str, Any]], str] | dict[str, str] | list[str] | None
+
+
+@dataclass
+class Faults:
+    """Fractions in [0, 1] of requests answered with each fault (drawn from a seeded RNG)."""
+
+    p429: float = 0.0
+    p500: float = 0.0
+    hang: float = 0.0
+    malformed: float = 0.0
+    drop: float = 0.0
+    retry_after: float | None = 0.2  # seconds in the Retry-After header of a 429 (None: no header)
+    hang_s: float = 30.0
+    fail_first: int = 0  # deterministic: the first N requests fail with `fail_first_kind`
+    fail_first_kind: str = "429"  # "429" | "500" | "hang" | "malformed" | "drop" | "401"
+
+    def draw(self, rng: random.Random, n: int) -> str | None:
+        if n <= self.fail_first:
+            return self.fail_first_kind
+        x = rng.random()
+        for kind, p in (("429", self.p429), ("500", self.p500), ("hang", self.hang),
+                        ("malformed", self.malformed), ("drop", self.drop)):
+            if x < p:
+                return kind
+            x -= p
+        return None
+
+
+def _last_user(messages: list[dict[str, Any]]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                return "".join(p.get("text", "") for p in c if isinstance(p, dict))
+            return str(c)
+    return ""
+
+
+def _ntok(s: str) -> int:
+    return max(1, len(s) // 4)
+
+
+class LoopbackServer:
+    def __init__(
+        self,
+        script: Script = None,
+        *,
+        latency: float = 0.0,
+        faults: Faults | None = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        api_key: str | None = None,
+        seed: int = 0,
+        max_lifetime: float = 300.0,
+    ) -> None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the loopback server binds loopback addresses only")
+        self.script = script
+        self._queue = collections.deque(script) if isinstance(script, list) else None
+        self.latency = latency
+        self.faults = faults or Faults()
+        self.host = host
+        self.port = port
+        self.api_key = api_key  # if set, requests with another key get 401
+        self.rng = random.Random(seed)
+        self.max_lifetime = max_lifetime
+        self.reset()
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_evt: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._lifetime_handle: asyncio.TimerHandle | None = None
+
+    # ------------------------------------------------------------------ counters
+    def reset(self) -> None:
+        self.total = 0
+        self.faulted = 0
+        self.by_kind: collections.Counter[str] = collections.Counter()
+        self.by_body: collections.Counter[str] = collections.Counter()
+        self.by_prompt: collections.Counter[str] = collections.Counter()
+        self.ok_by_prompt: collections.Counter[str] = collections.Counter()
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "faulted": self.faulted,
+            "ok": self.total - self.faulted,
+            "by_kind": dict(self.by_kind),
+            "distinct_bodies": len(self.by_body),
+            "max_per_body": max(self.by_body.values(), default=0),
+            "ok_by_prompt": dict(self.ok_by_prompt),
+            "by_prompt": dict(self.by_prompt),
+        }
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    # ------------------------------------------------------------------ answering
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        s = self.script
+        if self._queue is not None:
+            return self._queue.popleft() if self._queue else "EMPTY QUEUE"
+        if callable(s):
+            return s(messages, body)
+        prompt = _last_user(messages)
+        if isinstance(s, dict):
+            for sub, ans in s.items():
+                if sub in prompt:
+                    return ans
+            return s.get("*", "no scripted answer")
+        return "echo: " + prompt
+
+    async def _common(self, request: web.Request, kind: str) -> tuple[dict[str, Any] | None, web.StreamResponse | None]:
+        raw = await request.read()
+        self.total += 1
+        n = self.total
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self.faulted += 1
+            return None, web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
+        self.by_body[hashlib.sha1(raw).hexdigest()] += 1
+        self.by_prompt[_last_user(body.get("messages") or [])] += 1
+        if self.api_key is not None:
+            got = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
+            if got != self.api_key:
+                self.faulted += 1
+                self.by_kind["401"] += 1
+                return None, web.json_response(
+                    {"error": {"type": "authentication_error", "message": "invalid api key"}}, status=401)
+        fault = self.faults.draw(self.rng, n)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if fault is None:
+            return body, None
+        self.faulted += 1
+        self.by_kind[fault] += 1
+        if fault == "429":
+            headers = {}
+            if self.faults.retry_after is not None:
+                headers["Retry-After"] = f"{self.faults.retry_after:g}"
+            return None, web.json_response(
+                {"error": {"type": "rate_limit_error", "message": "rate limited (loopback)"}},
+                status=429, headers=headers)
+        if fault == "500":
+            return None, web.json_response({"error": {"type": "server_error", "message": "boom"}}, status=500)
+        if fault == "401":
+            return None, web.json_response({"error": {"type": "authentication_error", "message": "bad key"}}, status=401)
+        if fault == "hang":
+            await asyncio.sleep(self.faults.hang_s)
+            return None, web.json_response({"error": {"message": "hung"}}, status=504)
+        if fault == "malformed":
+            return None, web.Response(body=b'{"id": "x", "choices": [{"mess', content_type="application/json")
+        if fault == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            return None, web.Response(status=500)
+        raise AssertionError(fault)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body, err = await self._common(request, "openai")
+        if err is not None:
+            return err
+        assert body is not None
+        messages = body.get("messages") or []
+        text = self.answer(messages, body)
+        self.ok_by_prompt[_last_user(messages)] += 1
+        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
+        pout = _ntok(text)
+        return web.json_response({
+            "id": f"chatcmpl-loop{self.total}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "loopback"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                         "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
+        })
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        body, err = await self._common(request, "anthropic")
+        if err is not None:
+            return err
+        assert body is not None
+        messages = list(body.get("messages") or [])
+        if body.get("system"):
+            messages = [{"role": "system", "content": body["system"]}] + messages
+        text = self.answer(messages, body)
+        self.ok_by_prompt[_last_user(messages)] += 1
+        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
+        pout = _ntok(text)
+        return web.json_response({
+            "id": f"msg_loop{self.total}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "loopback"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": pin, "output_tokens": pout},
+        })
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats())
+
+    async def _reset(self, request: web.Request) -> web.Response:
+        self.reset()
+        return web.json_response({"ok": True})
+
+    # ------------------------------------------------------------------ lifecycle (async)
+    async def start(self) -> "LoopbackServer":
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/stats", self._stats)
+        app.router.add_post("/reset", self._reset)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, reuse_address=True)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._stop_evt = asyncio.Event()
+        self._lifetime_handle = asyncio.get_running_loop().call_later(self.max_lifetime, self._stop_evt.set)
+        return self
+
+    async def stop(self) -> None:
+        if self._lifetime_handle is not None:
+            self._lifetime_handle.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def serve_until_stopped(self) -> None:
+        """Start, then run until max_lifetime (or stop_soon())."""
+        if self._runner is None:
+            await self.start()
+        assert self._stop_evt is not None
+        await self._stop_evt.wait()
+        await self.stop()
+
+    async def __aenter__(self) -> "LoopbackServer":
+        return await self.start()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ lifecycle (thread)
+    def _thread_main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self.start())
+            self._started.set()
+            loop.run_until_complete(self.serve_until_stopped())
+        finally:
+            self._started.set()
+            loop.close()
+
+    def start_in_thread(self) -> "LoopbackServer":
+        self._thread = threading.Thread(target=self._thread_main, name="loopback-server", daemon=True)
+        self._thread.start()
+        if not self._started.wait(10):
+            raise RuntimeError("loopback server did not start")
+        if self._runner is None:
+            raise RuntimeError("loopback server failed to start")
+        return self
+
+    def stop_thread(self) -> None:
+        if self._loop is not None and self._stop_evt is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._stop_evt.set)
+            self._thread.join(10)
+
+    def __enter__(self) -> "LoopbackServer":
+        return self.start_in_thread()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop_thread()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="OpenAI/Anthropic wire-format loopback server")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--p429", type=float, default=0.0)
+    ap.add_argument("--p500", type=float, default=0.0)
+    ap.add_argument("--hang", type=float, default=0.0)
+    ap.add_argument("--malformed", type=float, default=0.0)
+    ap.add_argument("--drop", type=float, default=0.0)
+    ap.add_argument("--retry-after", type=float, default=0.2)
+    ap.add_argument("--fail-first", type=int, default=0)
+    ap.add_argument("--fail-first-kind", default="429")
+    ap.add_argument("--api-key", default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-lifetime", type=float, default=300.0)
+    ap.add_argument("--port-file", default=None, help="write the bound port here once listening")
+    a = ap.parse_args(argv)
+    faults = Faults(p429=a.p429, p500=a.p500, hang=a.hang, malformed=a.malformed, drop=a.drop,
+                    retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind)
+    srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
+                         max_lifetime=a.max_lifetime)
+
+    async def run() -> None:
+        await srv.start()
+        print(f"LISTENING {srv.port}", flush=True)
+        if a.port_file:
+            import os
+
+            tmp = a.port_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(str(srv.port))
+            os.replace(tmp, a.port_file)
+        await srv.serve_until_stopped()
+
+    try:
+        import uvloop  # type: ignore
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

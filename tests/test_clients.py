@@ -1,0 +1,246 @@
+"""Client layer against a real loopback HTTP server (OpenAI + Anthropic wire formats)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from oracleladder.clients import (
+    AuthenticationError,
+    ChatRequest,
+    Client,
+    MemoryCache,
+    MissingAPIKey,
+    UnknownProvider,
+    make_client,
+    make_provider,
+    parse_model,
+)
+from oracleladder.testing import Faults, LoopbackServer
+
+
+def test_parse_model():
+    assert parse_model("openai/gpt-5.4") == ("openai", "gpt-5.4")
+    assert parse_model("anthropic/claude-haiku-4-5") == ("anthropic", "claude-haiku-4-5")
+    assert parse_model("openai/meta-llama/Llama-3.1-8B") == ("openai", "meta-llama/Llama-3.1-8B")
+    assert parse_model("local")[0] == "local" and parse_model("local")[1]
+    assert parse_model("local/foo") == ("local", "foo")
+
+
+def test_unknown_provider_lists_known():
+    with pytest.raises(UnknownProvider) as ei:
+        parse_model("mistral/large")
+    msg = str(ei.value)
+    for p in ("openai", "anthropic", "local"):
+        assert p in msg
+
+
+@pytest.mark.parametrize("provider,env", [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+def test_missing_key_names_variable(monkeypatch, provider, env):
+    monkeypatch.delenv(env, raising=False)
+    with pytest.raises(MissingAPIKey) as ei:
+        make_provider(provider)
+    assert env in str(ei.value)
+
+
+def test_openai_compatible_key_optional(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    make_provider("openai", base_url="http://127.0.0.1:9/v1")  # no error
+
+
+@pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
+async def test_openai_round_trip(transport):
+    async with LoopbackServer({"capital": "Paris"}) as srv:
+        c = make_client("openai/gpt-4o-mini", base_url=srv.openai_base_url, api_key="sk-test",
+                        transport=transport)
+        r = await c.complete(c.request("What is the capital of France?", temperature=0))
+        await c.aclose()
+    assert r.text == "Paris" and r.tokens_in > 0 and r.tokens_out > 0 and r.finish_reason == "stop"
+    assert c.usage.tokens_in == r.tokens_in and c.usage.cost_usd is not None and c.usage.cost_usd > 0
+
+
+async def test_openai_compatible_without_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    async with LoopbackServer() as srv:
+        c = make_client("openai/Qwen/Qwen3-8B", base_url=srv.openai_base_url)
+        r = await c.complete(c.request("hello"))
+        await c.aclose()
+    assert r.text == "echo: hello"
+    assert c.usage.cost_usd is None  # unknown model -> cost None
+
+
+async def test_anthropic_round_trip():
+    seen = []
+
+    def script(messages, body):
+        seen.append(body)
+        return "Bonjour"
+
+    async with LoopbackServer(script) as srv:
+        c = make_client("anthropic/claude-haiku-4-5", base_url=srv.anthropic_base_url, api_key="sk-ant")
+        r = await c.complete(c.request([{"role": "system", "content": "be brief"},
+                                        {"role": "user", "content": "hi"}], max_tokens=50))
+        await c.aclose()
+    assert r.text == "Bonjour" and r.tokens_in > 0 and r.tokens_out > 0
+    assert seen[0]["system"] == "be brief" and seen[0]["max_tokens"] == 50
+    assert seen[0]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+async def test_cache_hit_makes_no_request():
+    cache = MemoryCache()
+    async with LoopbackServer() as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
+        req = c.request("same", temperature=0.0)
+        a = await c.complete(req)
+        b = await c.complete(ChatRequest(**req.model_dump()))
+        assert srv.total == 1
+        await c.aclose()
+    assert a == b and c.usage.cache_hits == 1 and c.usage.requests == 1
+
+
+async def test_401_raises_immediately():
+    async with LoopbackServer(api_key="right") as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, api_key="wrong", max_attempts=5)
+        t0 = time.monotonic()
+        with pytest.raises(AuthenticationError) as ei:
+            await c.complete(c.request("x"))
+        await c.aclose()
+        assert srv.total == 1  # not retried
+    assert "401" in str(ei.value) and "wrong" not in str(ei.value)  # key never echoed
+    assert time.monotonic() - t0 < 2
+
+
+async def test_anthropic_401():
+    async with LoopbackServer(api_key="right") as srv:
+        c = make_client("anthropic/claude-haiku-4-5", base_url=srv.anthropic_base_url, api_key="nope")
+        with pytest.raises(AuthenticationError):
+            await c.complete(c.request("x"))
+        await c.aclose()
+        assert srv.total == 1
+
+
+async def test_retry_after_and_shared_cooldown():
+    # the first request gets a 429 with Retry-After: 0.5; every worker must wait it out
+    async with LoopbackServer(latency=0.05, faults=Faults(fail_first=1, retry_after=0.5)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, concurrency=8)
+        first = asyncio.create_task(c.complete(c.request("first")))
+        await asyncio.sleep(0.15)  # first has its 429 by now; cool-down until ~t+0.55
+        t_start = time.monotonic()
+        others = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(8)))
+        t_others = time.monotonic() - t_start
+        r1 = await first
+        await c.aclose()
+    assert r1.text == "echo: first" and len(others) == 8
+    assert c.usage.rate_limited == 1 and c.usage.retries == 1
+    assert c.usage.cooldown_waits >= 8  # the other workers waited for the shared cool-down
+    assert c.usage.cooldown_wait_s > 8 * 0.3
+    assert t_others >= 0.35  # they could not send before the cool-down passed
+
+
+async def test_500_calls_with_20pct_faults_all_finish():
+    faults = Faults(p429=0.1, p500=0.1, retry_after=0.01)
+    async with LoopbackServer(latency=0.001, faults=faults, seed=1) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, concurrency=32, max_attempts=10,
+                        backoff_base=0.01, cache=MemoryCache())
+        results = await asyncio.gather(*(c.complete(c.request(f"item {i}")) for i in range(500)))
+        await c.aclose()
+        st = srv.stats()
+    assert [r.text for r in results] == [f"echo: item {i}" for i in range(500)]
+    assert st["by_kind"].get("429", 0) > 30 and st["by_kind"].get("500", 0) > 30
+    assert st["ok"] == 500  # no call answered twice
+    assert c.usage.successes == 500 and c.usage.failures == 0
+
+
+@pytest.mark.parametrize("kind", ["malformed", "drop", "hang", "500"])
+async def test_each_transient_fault_retried(kind):
+    async with LoopbackServer(faults=Faults(fail_first=2, fail_first_kind=kind, hang_s=5)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, timeout=0.5, backoff_base=0.01)
+        r = await c.complete(c.request("x"))
+        await c.aclose()
+        assert srv.total == 3
+    assert r.text == "echo: x" and c.usage.retries == 2
+
+
+async def test_gives_up_after_max_attempts_and_stores_error():
+    class RecordingCache(MemoryCache):
+        pass
+
+    cache = RecordingCache()
+    async with LoopbackServer(faults=Faults(p500=1.0)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, max_attempts=3, backoff_base=0.01,
+                        cache=cache)
+        req = c.request("x")
+        with pytest.raises(Exception) as ei:
+            await c.complete(req)
+        await c.aclose()
+        assert srv.total == 3
+    assert "3 attempts" in str(ei.value)
+    assert req.key() in cache.errors and req.key() not in cache.results
+
+
+class Answer(BaseModel):
+    value: int
+    unit: str
+
+
+async def test_structured_reasks_invalid_json():
+    answers = ['{"value": "oops', '{"value": 42, "unit": "m"}']
+    async with LoopbackServer(answers) as srv:
+        cache = MemoryCache()
+        c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
+        req = c.request("How far?")
+        out = await c.structured(req, Answer, max_retries=2)
+        assert out.model_dump() == {"value": 42, "unit": "m"} and srv.total == 2
+        # rerun: both raw attempts come from the cache, no request
+        srv.reset()
+        c2 = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
+        srv._queue.extend(['{"value": 1, "unit": "x"}'])
+        out2 = await c2.structured(req, Answer, max_retries=2)
+        assert out2.model_dump() == out.model_dump() and srv.total == 0
+        await c.aclose()
+        await c2.aclose()
+    assert len(cache.results) == 2
+
+
+async def test_structured_reasks_validation_error_anthropic():
+    answers = ['{"value": 1}', '{"value": 2, "unit": "s"}']
+    async with LoopbackServer(answers) as srv:
+        c = make_client("anthropic/claude-haiku-4-5", base_url=srv.anthropic_base_url, api_key="k")
+        out = await c.structured(c.request("t?"), Answer, max_retries=1)
+        await c.aclose()
+    assert out.model_dump() == {"value": 2, "unit": "s"} and isinstance(out, Answer)
+
+
+async def test_inflight_dedupe():
+    async with LoopbackServer(latency=0.05) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        rs = await asyncio.gather(*(c.complete(c.request("dup")) for _ in range(5)))
+        await c.aclose()
+        assert srv.total == 1
+    assert len({r.text for r in rs}) == 1
+
+
+async def test_rpm_limit_spaces_requests():
+    async with LoopbackServer() as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, rpm=600)  # 10/s, burst 600
+        c._rpm.tokens = 0  # start empty so the rate shows
+        t0 = time.monotonic()
+        await asyncio.gather(*(c.complete(c.request(f"r{i}")) for i in range(5)))
+        await c.aclose()
+    assert time.monotonic() - t0 >= 0.4
+
+
+def test_thread_mode_and_key_not_in_request():
+    with LoopbackServer() as srv:
+        async def go():
+            c = make_client("openai/m", base_url=srv.openai_base_url, api_key="sk-secret-123")
+            r = await c.complete(c.request("t"))
+            await c.aclose()
+            return c, r
+        c, r = asyncio.run(go())
+        assert srv.total == 1
+    assert "sk-secret-123" not in c.request("t").model_dump_json()
+    assert r.text == "echo: t"
