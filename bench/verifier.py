@@ -15,7 +15,7 @@ from math_verify import parse, verify
 
 from oracleladder.probe.verify import VerifierPool, verify_inprocess
 
-DATA = Path("/work/shared/data/responses_sample.jsonl")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses_sample.jsonl"  # ../shared beside the repo
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from oracleladder.probe.verify import verify_many
 
-DATA = Path("/work/shared/data/responses_sample.jsonl")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses_sample.jsonl"  # ../shared beside the repo
 READINGS: dict[str, str] = {
     "d5e3b091-c9e0-44f8-9285-b8eee8df8493:C3_gold:0": "ours-right: the tail ends in a closed \\boxed{} giving w=-8, x=-12/5, y=12/5, z=8 in gold order (named or as an ordered 4-tuple); the release's no_boxed contradicts the text",
     "d5e3b091-c9e0-44f8-9285-b8eee8df8493:C3_gold:1": "ours-right: the tail ends in a closed \\boxed{} giving w=-8, x=-12/5, y=12/5, z=8 in gold order (named or as an ordered 4-tuple); the release's no_boxed contradicts the text",

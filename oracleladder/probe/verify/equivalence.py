@@ -86,13 +86,30 @@ def _atom_extended(g: Any, p: Any) -> bool:
     return False
 
 
+_DISJUNCTION = re.compile(r"\\text\{\s*or\s*\}|\\lor|\\vee|\bor\b")
+
+
+def _sym_extended(s: str) -> Any:
+    """Parse, reading `x<1 or x>2` as the disjunction of its parts (a union of solution sets).
+
+    Only relations are joined: `4 or 9/4` is a list of values, handled as a compound answer.
+    """
+    parts = [x for x in _DISJUNCTION.split(s) if x.strip()]
+    if len(parts) > 1:
+        parsed = [sym(x) for x in parts]
+        if all(isinstance(x, sympy.core.relational.Relational) for x in parsed):
+            return sympy.Or(*parsed)
+    return sym(s)
+
+
 def _atom(g: str, p: str, extended: bool) -> bool:
     if normalize(g) == normalize(p):
         return True
     if extended:
         g, p = strip_thousands(g), strip_thousands(p)
+    parse = _sym_extended if extended else sym
     try:
-        pg, pp = sym(g), sym(p)
+        pg, pp = parse(g), parse(p)
     except ParseError:
         return False
     if _mv(pg, pp):

@@ -11,7 +11,9 @@ _MCQ_PREFIX = re.compile(r"^\(?([A-E])\)\s*")
 
 def normalize(ans: str) -> str:
     s = ans.strip()
-    s = s.replace("\n", " ").replace("\\!", "").replace("\\,", "").replace("\\;", "").replace("\\ ", " ")
+    s = s.replace("\n", " ")
+    # LaTeX thin spaces go; a row break `\\` followed by a blank must stay a row break.
+    s = re.sub(r"(?<!\\)\\[!,; ]", lambda m: " " if m.group(0).endswith(" ") else "", s)
     s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     s = s.replace("\\left", "").replace("\\right", "")
     s = s.replace("\\displaystyle", "")
