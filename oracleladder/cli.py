@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from .schemas import Family, to_released
 from .schemas.jsonl import InputError, read_jsonl, write_jsonl
@@ -23,7 +24,7 @@ DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 
 
 def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 

@@ -53,3 +53,32 @@ def test_bad_lines_name_file_line_and_field(tmp_path: Path, shared_data: Path) -
     typed.write_text(json.dumps(record) + "\n")
     with pytest.raises(InputError, match=r"typed\.jsonl:1: field 'milestones\.0\.type'"):
         list(read_jsonl(typed, Family))
+
+
+def test_cli_import_then_export_gives_back_every_record(tmp_path: Path, shared_data: Path) -> None:
+    from typer.testing import CliRunner
+
+    from oracleladder.cli import app
+
+    source = shared_data / "families_sample.jsonl"
+    store, out = tmp_path / "exp.sqlite", tmp_path / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["import", str(source), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["export", "--out", str(out), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    originals = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert exported == originals
+
+
+def test_cli_import_reports_the_bad_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from oracleladder.cli import app
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"pid": "x"}\n')
+    result = CliRunner().invoke(app, ["import", str(bad), "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2
+    assert "bad.jsonl:1: field 'parent_prompt': Field required" in result.output

@@ -1,0 +1,24 @@
+"""The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
+
+from .schema import MIGRATIONS, SCHEMA_VERSION
+from .sqlite import (
+    DEFAULT_STORE,
+    CallRecord,
+    CompileAttempt,
+    RunRecord,
+    Store,
+    StoreError,
+    StoreVersionError,
+)
+
+__all__ = [
+    "DEFAULT_STORE",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "CallRecord",
+    "CompileAttempt",
+    "RunRecord",
+    "Store",
+    "StoreError",
+    "StoreVersionError",
+]

@@ -1,0 +1,115 @@
+"""The store's versioned schema: an ordered list of migration steps, applied on open.
+
+The schema version lives in SQLite's ``PRAGMA user_version``. Migration ``i`` (0-based) takes a
+store from version ``i`` to ``i + 1``; ``SCHEMA_VERSION`` is the number of migrations. Never edit
+a released step: append a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # v1: the initial schema.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS calls (
+            key           TEXT PRIMARY KEY,
+            provider      TEXT NOT NULL,
+            model         TEXT NOT NULL,
+            request       TEXT NOT NULL,
+            response      TEXT,
+            tokens_in     INTEGER NOT NULL DEFAULT 0,
+            tokens_out    INTEGER NOT NULL DEFAULT 0,
+            latency_s     REAL NOT NULL DEFAULT 0,
+            finish_reason TEXT,
+            error         TEXT,
+            run_id        TEXT,
+            created_at    TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id)",
+        """
+        CREATE TABLE IF NOT EXISTS problems (
+            pid        TEXT PRIMARY KEY,
+            kind       TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS families (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            family      TEXT NOT NULL,
+            released    TEXT NOT NULL,
+            created_at  TEXT NOT NULL,
+            updated_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS families_source ON families(source)",
+        """
+        CREATE TABLE IF NOT EXISTS compile_attempts (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            attempt     INTEGER NOT NULL,
+            plan        TEXT,
+            errors      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity, attempt)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS reports (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            report      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS rollouts (
+            student    TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            call_key   TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            response   TEXT NOT NULL,
+            label      TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            extracted  TEXT,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, pid, target, k, call_key)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
+        """
+        CREATE TABLE IF NOT EXISTS runs (
+            id          TEXT PRIMARY KEY,
+            kind        TEXT NOT NULL,
+            config      TEXT NOT NULL,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT,
+            status      TEXT NOT NULL,
+            tokens_in   INTEGER NOT NULL DEFAULT 0,
+            tokens_out  INTEGER NOT NULL DEFAULT 0,
+            cost_usd    REAL,
+            usage       TEXT
+        )
+        """,
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
