@@ -10,6 +10,15 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.markup import escape
 
 from .schemas import Family, to_released
@@ -113,16 +122,128 @@ def compile() -> None:  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     _not_yet("compile", 4)
 
 
-@app.command()
-def probe() -> None:
-    """Probe a student: Stage 0 and the ladder (issue 5)."""
-    _not_yet("probe", 5)
+BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
+ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
+SourceOpt = Annotated[str, typer.Option(help="Which families: 'release' or a teacher model string.")]
+
+
+def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None):
+    from .clients import ConfigurationError, make_client
+
+    try:
+        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm)
+    except ConfigurationError as exc:
+        _fail(str(exc))
+        raise
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+    )
+
+
+async def _probe(config, store_path: Path, source: str, base_url: str | None,
+                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
+    from .probe.runner import plan_jobs, run_probe
+    from .probe.verify import VerifierPool
+    from .store import Store
+
+    store = await Store.open(store_path)
+    try:
+        families = await store.families(source=source)
+        if not families:
+            _fail(f"{store_path} holds no families from source '{source}'; run `ladder import` or `ladder compile` first")
+        families = families[:limit] if limit else families
+        client = _client(config.student, store, base_url, concurrency, rpm, tpm)
+        run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
+        status = "interrupted"
+        try:
+            with VerifierPool() as pool, _progress() as progress:
+                task = progress.add_task(f"probe {config.student}", total=len(plan_jobs(families, config)))
+                await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
+                                workers=concurrency, on_done=lambda _: progress.advance(task))
+            status = "done"
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+        return {"run_id": run_id, "families": len(families), **client.usage.as_dict()}
+    finally:
+        await store.close()
 
 
 @app.command()
-def report() -> None:
-    """Outcome and taxonomy tables, controls, CIs, plots (issue 5)."""
-    _not_yet("report", 5)
+def probe(
+    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 8,
+    conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help="A condition to run (repeat the option); default all six.")] = None,
+    stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
+    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
+    source: SourceOpt = "release",
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N families.")] = None,
+    use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
+    extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 64,
+    rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
+    tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+) -> None:
+    """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
+    from .probe.runner import ProbeConfig
+    from .schemas import CONDITIONS
+
+    chosen = tuple(conditions or CONDITIONS)
+    unknown = [c for c in chosen if c not in CONDITIONS]
+    if unknown:
+        _fail(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
+    config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                         temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
+    summary = asyncio.run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit))
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+        console.print(f"run {summary['run_id']}: {summary['families']} families, "
+                      f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out")
+
+
+async def _results(store_path: Path, student: str, source: str, use_corrections: bool):
+    from .probe.runner import collect_results
+    from .store import Store
+
+    store = await Store.open(store_path)
+    try:
+        families = await store.families(source=source)
+        rollouts = await store.rollouts(student=student)
+    finally:
+        await store.close()
+    if not rollouts:
+        _fail(f"{store_path} holds no rollouts of student '{student}'; run `ladder probe --student {student}` first")
+    return collect_results(families, rollouts, use_corrections=use_corrections)
+
+
+@app.command()
+def report(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
+    threshold: Annotated[int, typer.Option("--threshold", help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
+    from .probe.report import write_report
+
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    students = {name: asyncio.run(_results(store, name, source, use_corrections)) for name in student}
+    write_report(students, out, tau=threshold)
+    console.print(f"report written to {out}/")
 
 
 @app.command()
@@ -132,33 +253,25 @@ def compare() -> None:
 
 
 @app.command()
-def demo() -> None:
-    """The pipeline so far on the embedded default model and sample families, offline.
+def demo(
+    store: StoreOpt = Path("demo.sqlite"),
+    out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
+    families: Annotated[int, typer.Option(help="How many of the embedded sample families to probe.")] = 4,
+    k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 2,
+    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 128,
+) -> None:
+    """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
+    from .probe.report import write_report
+    from .probe.runner import ProbeConfig
 
-    Until the store and the prober land, it reads the sample families, asks the embedded model
-    one milestone, and grades the answer.
-    """
-    families = _load_families(Path(str(DEMO_FAMILIES)))
-    console.print(f"read {len(families)} sample families from the OracleLadder release")
-    asyncio.run(_demo_local_call(families[0]))
-
-
-async def _demo_local_call(family: Family) -> None:
-    from .clients.base import ChatRequest
-    from .clients.local import DEFAULT_MODEL, LocalProvider
-    from .probe.prompts import stage0_prompt
-    from .probe.verify import verify as run_verify
-
-    index, milestone = family.tested()[0]
-    provider = LocalProvider()
-    request = ChatRequest(provider="local", model=DEFAULT_MODEL, messages=stage0_prompt(milestone),
-                          params={"max_tokens": 256, "temperature": 0.0})
-    with console.status("local model answering one milestone"):
-        result = await provider.complete(request)
-    await provider.aclose()
-    verdict = run_verify(result.text, milestone.answer)
-    console.print(f"milestone {index} of {family.pid} ({result.tokens_out} tokens):\n{result.text}")
-    console.print(f"gold {milestone.answer!r}: {verdict.label.value} ({verdict.reason})")
+    n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release"))
+    console.print(f"imported {n} sample families from the OracleLadder release into {store}")
+    config = ProbeConfig(student="local", k=k, max_tokens=max_tokens, temperature=0.7)
+    summary = asyncio.run(_probe(config, store, "release", None, 2, None, None, families))
+    console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
+                  f"{summary['cache_hits']} from the cache")
+    write_report({"local": asyncio.run(_results(store, "local", "release", False))}, out, tau=1)
+    console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 
 if __name__ == "__main__":

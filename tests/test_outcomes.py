@@ -4,7 +4,7 @@ T, F = True, False
 
 
 def test_alg3_tau1_tau3():
-    lad = {"C1": [F] * 8, "C2": [T, F, F, F, F, F, F, F], "C3": [T, T, T, F, F, F, F, F]}
+    lad = {"C1_direct": [F] * 8, "C2_descriptions": [T, F, F, F, F, F, F, F], "C3_gold_answers": [T, T, T, F, F, F, F, F]}
     assert parent_outcome(lad, 1) is Outcome.ROADMAP_NEEDED
     assert parent_outcome(lad, 3) is Outcome.ANSWERS_NEEDED
     assert parent_outcome(lad, 4) is Outcome.UNRECOVERED
@@ -13,7 +13,7 @@ def test_alg3_tau1_tau3():
 def test_taxonomy_small():
     s0 = {"m1": [T] + [F] * 7, "m2": [F] * 8}
     assert not milestone_test(s0) and milestone_test(s0, "fraction")
-    fam = FamilyResults("p", s0, {"C1": [F] * 8, "C2": [F] * 8, "C3": [T] * 2 + [F] * 6})
+    fam = FamilyResults("p", s0, {"C1_direct": [F] * 8, "C2_descriptions": [F] * 8, "C3_gold_answers": [T] * 2 + [F] * 6})
     assert classify(fam, 1) is Gap.MISSING_MS
     assert classify(fam, 3) is Gap.CAPABILITY
     assert classify(fam, 1, "fraction") is Gap.MS_EXEC

@@ -7,8 +7,8 @@ T, F = True, False
 
 
 def test_write_report(tmp_path):
-    fams = [FamilyResults("a", {"m": [T]}, {"C1": [T], "C2": [F], "C3": [F]}),
-            FamilyResults("b", {"m": [T]}, {"C1": [F], "C2": [F], "C3": [F]})]
+    fams = [FamilyResults("a", {"m": [T]}, {"C1_direct": [T], "C2_descriptions": [F], "C3_gold_answers": [F]}),
+            FamilyResults("b", {"m": [T]}, {"C1_direct": [F], "C2_descriptions": [F], "C3_gold_answers": [F]})]
     write_report({"s1": fams}, tmp_path)
     d = json.loads((tmp_path / "report.json").read_text())
     assert d["s1"]["taxonomy"]["Direct"] == 1 and d["s1"]["taxonomy"]["Composition-gap"] == 1

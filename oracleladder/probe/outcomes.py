@@ -28,7 +28,7 @@ class Gap(str, Enum):
 class FamilyResults:
     pid: str
     stage0: dict[str, list[bool]] = field(default_factory=dict)  # tested (non-Integrate) milestones
-    ladder: dict[str, list[bool]] = field(default_factory=dict)  # C1, C2, C3, C2_random, ...
+    ladder: dict[str, list[bool]] = field(default_factory=dict)  # keyed by condition name (schemas.CONDITIONS)
 
 
 def solve_rate(rolls: list[bool]) -> float:
@@ -53,11 +53,11 @@ def solved(rolls: list[bool], tau: int = 1) -> bool:
 
 def parent_outcome(ladder: dict[str, list[bool]], tau: int = 1) -> Outcome:
     """Algorithm 3: first of C1, C2, C3 with >= tau correct."""
-    if solved(ladder.get("C1", []), tau):
+    if solved(ladder.get("C1_direct", []), tau):
         return Outcome.DIRECT
-    if solved(ladder.get("C2", []), tau):
+    if solved(ladder.get("C2_descriptions", []), tau):
         return Outcome.ROADMAP_NEEDED
-    if solved(ladder.get("C3", []), tau):
+    if solved(ladder.get("C3_gold_answers", []), tau):
         return Outcome.ANSWERS_NEEDED
     return Outcome.UNRECOVERED
 

@@ -8,6 +8,7 @@ only by our own exports.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -144,10 +145,9 @@ class FamilyReport(BaseModel):
         return [c for c in self.checks if not c.passed]
 
 
-class Verdict(BaseModel):
-    """The verifier's decision on one response."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class Verdict:
+    """The verifier's decision on one response (a dataclass: cheap to send between processes)."""
 
     label: Label
     reason: str

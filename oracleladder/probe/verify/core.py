@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from oracleladder.schemas.models import Verdict
 from oracleladder.schemas.types import AnswerSchema, Label
 
 from .equivalence import equivalent
@@ -11,17 +10,6 @@ from .extract import all_boxed, strip_reasoning
 from .normalize import normalize
 from .parse import ParseError, parse_answer
 from .screen import screen
-
-
-@dataclass(frozen=True)
-class Verdict:
-    label: Label
-    reason: str
-    extracted: str | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.label is Label.ACCEPT
 
 
 def verify_inprocess(response: str, gold: str, *, extended: bool = False, note: str = "",

@@ -1,0 +1,131 @@
+"""The async prober: Stage 0 and the parent ladder, every rollout cached, graded and stored.
+
+Generation and grading are pipelined: each worker hands its response to the verifier pool and
+goes on, so the pool grades while the next calls are in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..clients import ChatRequest, Client
+from ..schemas import CONDITIONS, Condition, Family, Rollout
+from ..store import Store
+from .outcomes import FamilyResults
+from .prompts import condition_prompt, stage0_prompt
+from .verify import VerifierPool
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    student: str  # provider/model string, also the student's name in the store
+    k: int = 8
+    conditions: tuple[Condition, ...] = CONDITIONS
+    stage0: bool = True
+    max_tokens: int = 4096
+    temperature: float = 1.0
+    seed: int = 0  # draws the controls' substitute content
+    use_corrections: bool = False
+    extended: bool = False
+
+
+@dataclass(frozen=True)
+class _Job:
+    family: Family
+    target: str  # condition name, or "m<index>" for a Stage 0 milestone
+    k: int
+    messages: list[dict[str, str]]
+    gold: str
+
+
+def plan_jobs(families: Sequence[Family], config: ProbeConfig) -> list[_Job]:
+    """Every rollout the run needs, in a stable order."""
+    jobs: list[_Job] = []
+    for family in families:
+        if config.stage0:
+            for index, milestone in family.tested(config.use_corrections):
+                msgs = stage0_prompt(milestone)
+                jobs += [_Job(family, f"m{index}", k, msgs, milestone.answer) for k in range(config.k)]
+        gold = family.reference_answer(config.use_corrections)
+        for condition in config.conditions:
+            msgs, _ = condition_prompt(
+                family, condition, families, seed=config.seed, use_corrections=config.use_corrections
+            )
+            jobs += [_Job(family, condition, k, msgs, gold) for k in range(config.k)]
+    return jobs
+
+
+async def run_probe(
+    families: Sequence[Family],
+    config: ProbeConfig,
+    *,
+    client: Client,
+    store: Store,
+    pool: VerifierPool,
+    run_id: str,
+    workers: int = 64,
+    on_done: Callable[[Rollout], None] | None = None,
+) -> int:
+    """Run every job; returns the number of rollouts stored. Safe to rerun: cached calls are free.
+
+    Rollouts are stored as they are graded (the store commits in small groups), so a crash loses
+    at most the calls in flight, and those come back from the call cache if they had finished.
+    """
+    provider, model = client.provider.name, client.model or "default"
+    queue: asyncio.Queue[_Job] = asyncio.Queue()
+    for job in plan_jobs(families, config):
+        queue.put_nowait(job)
+    done = 0
+
+    async def worker() -> None:
+        nonlocal done
+        while True:
+            try:
+                job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            request = ChatRequest(
+                provider=provider,
+                model=model,
+                messages=job.messages,
+                params={"temperature": config.temperature, "max_tokens": config.max_tokens},
+                k=job.k,
+            )
+            result = await client.complete(request)
+            verdict = await pool.verify(
+                result.text, job.gold, extended=config.extended, problem=job.family.parent_prompt
+            )
+            rollout = Rollout(
+                run_id=run_id, student=config.student, pid=job.family.pid, target=job.target,
+                k=job.k, call_key=request.key(), response=result.text, verdict=verdict,
+            )
+            await store.put_rollout(rollout, wait=False)
+            done += 1
+            if on_done:
+                on_done(rollout)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+    finally:
+        await store.flush()  # rollouts are queued without waiting; make them durable before returning
+    return done
+
+
+def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *, use_corrections: bool = False) -> list[FamilyResults]:
+    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition."""
+    by_family: dict[str, dict[str, dict[int, bool]]] = {}
+    for r in rollouts:
+        by_family.setdefault(r.pid, {}).setdefault(r.target, {})[r.k] = r.verdict.accepted
+    results = []
+    for family in families:
+        targets = by_family.get(family.pid)
+        if not targets:
+            continue
+        def rolls(target: str) -> list[bool]:
+            return [ok for _, ok in sorted(targets.get(target, {}).items())]
+        stage0 = {f"m{i}": rolls(f"m{i}") for i, _ in family.tested(use_corrections)}
+        ladder = {c: rolls(c) for c in CONDITIONS if c in targets}
+        results.append(FamilyResults(family.pid, stage0, ladder))
+    return results

@@ -1,0 +1,118 @@
+"""A probe against the loopback server with a scripted student whose answers per prompt are known.
+
+Each prompt (a milestone alone, or a family under one condition) is answered correctly on its
+first n calls and wrongly after, so every family's K verdicts, outcome and five-way label can be
+derived by hand and compared with what the prober stored.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from pathlib import Path
+
+from oracleladder.clients import make_client
+from oracleladder.probe.outcomes import Gap, Outcome, classify, parent_outcome
+from oracleladder.probe.prompts import condition_prompt, description, stage0_prompt
+from oracleladder.probe.runner import ProbeConfig, collect_results, run_probe
+from oracleladder.probe.verify import VerifierPool, verify_inprocess
+from oracleladder.schemas import CONDITIONS, Family
+from oracleladder.schemas.jsonl import read_jsonl
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+
+K = 3
+WRONG = r"I think it is \boxed{987654321}."
+
+# correct answers out of K, per family (by position) and target; everything unlisted is 0
+PLAN = {
+    0: {"C1_direct": 3, "m*": 3},
+    1: {"C2_descriptions": 1, "C3_gold_answers": 3, "m*": 3},
+    2: {"m*": 1},
+    3: {"C3_gold_answers": 2, "m0": 3},
+}
+EXPECTED = {  # (tau, family position) -> (outcome, five-way label)
+    (1, 0): (Outcome.DIRECT, Gap.DIRECT),
+    (1, 1): (Outcome.ROADMAP_NEEDED, Gap.ROADMAP),
+    (1, 2): (Outcome.UNRECOVERED, Gap.COMPOSITION),
+    (1, 3): (Outcome.ANSWERS_NEEDED, Gap.MISSING_MS),
+    (3, 0): (Outcome.DIRECT, Gap.DIRECT),
+    (3, 1): (Outcome.ANSWERS_NEEDED, Gap.MS_EXEC),
+    (3, 2): (Outcome.UNRECOVERED, Gap.COMPOSITION),
+    (3, 3): (Outcome.UNRECOVERED, Gap.CAPABILITY),
+}
+
+
+def _gradable(family: Family) -> bool:
+    """Families whose own golds the verifier accepts when boxed (some released golds are garbled)."""
+    golds = [family.parent_answer] + [m.answer for _, m in family.tested()]
+    return len(family.tested()) >= 2 and all(verify_inprocess(f"\\boxed{{{g}}}", g).accepted for g in golds)
+
+
+async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, shared_data: Path) -> None:
+    pool_families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)]
+    families = pool_families[:4]
+    assert len(families) == 4
+
+    # every user prompt the probe will send -> (correct answer, how many of K calls get it)
+    script: dict[str, tuple[str, int]] = {}
+    for pos, family in enumerate(families):
+        plan = PLAN[pos]
+        for index, milestone in family.tested():
+            n = plan.get(f"m{index}", plan.get("m*", 0))
+            script[stage0_prompt(milestone)[1]["content"]] = (milestone.answer, n)
+        for condition in CONDITIONS:
+            msgs, borrowed = condition_prompt(family, condition, families, seed=7)
+            assert family.pid not in borrowed
+            script[msgs[1]["content"]] = (family.parent_answer, plan.get(condition, 0))
+    seen: collections.Counter[str] = collections.Counter()
+    lock = threading.Lock()
+
+    def student(messages: list[dict], body: dict) -> str:
+        user = messages[-1]["content"]
+        gold, n_correct = script[user]
+        with lock:
+            i = seen[user]
+            seen[user] += 1
+        return f"Done: \\boxed{{{gold}}}" if i < n_correct else WRONG
+
+    config = ProbeConfig(student="openai/scripted", k=K, seed=7, max_tokens=64)
+    async with LoopbackServer(script=student) as server:
+        store = await Store.open(tmp_path / "probe.sqlite")
+        client = make_client("openai/scripted", base_url=server.openai_base_url, cache=store, concurrency=8)
+        with VerifierPool(workers=2) as pool:
+            stored = await run_probe(families, config, client=client, store=store, pool=pool, run_id="r1", workers=8)
+        rollouts = await store.rollouts(student="openai/scripted")
+        await client.aclose()
+        await store.close()
+
+    n_milestones = sum(len(f.tested()) for f in families)
+    assert stored == len(rollouts) == K * (n_milestones + len(CONDITIONS) * len(families))
+    results = collect_results(families, rollouts)
+    for (tau, pos), (outcome, label) in EXPECTED.items():
+        fam = results[pos]
+        assert fam.pid == families[pos].pid
+        assert parent_outcome(fam.ladder, tau) is outcome, (tau, pos)
+        assert classify(fam, tau) is label, (tau, pos)
+    # controls: C2_random and C3_mismatched never carry the family's own roadmap content
+    for family in families:
+        own = [description(m) for _, m in family.tested()]
+        rand, _ = condition_prompt(family, "C2_random", families, seed=7)
+        assert not any(d in rand[1]["content"] for d in own)
+        mism, donors = condition_prompt(family, "C3_mismatched", families, seed=7)
+        assert donors and family.pid not in donors
+
+
+async def test_rerun_is_served_from_the_cache(tmp_path: Path, shared_data: Path) -> None:
+    families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)][:3]
+    config = ProbeConfig(student="openai/echo", k=2, conditions=("C1_direct", "C2_generic"), stage0=False)
+    path = tmp_path / "cache.sqlite"
+    async with LoopbackServer(script=lambda messages, body: WRONG) as server:
+        for attempt in range(2):
+            store = await Store.open(path)
+            client = make_client("openai/echo", base_url=server.openai_base_url, cache=store)
+            with VerifierPool(workers=1) as pool:
+                await run_probe(families, config, client=client, store=store, pool=pool, run_id=f"r{attempt}")
+            await client.aclose()
+            await store.close()
+            assert server.total == 2 * 2 * len(families)  # the second run asked nothing
