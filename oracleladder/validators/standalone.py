@@ -33,6 +33,7 @@ _REFS = [
     r"\b(?:previous|preceding|prior|earlier|last|above|next|following|other)\s+(?:milestones?|steps?|results?|parts?|answers?|questions?|sub-?goals?)\b",
     r"\b(?:milestone|step|part|sub-?goal)\s*[#(]?\s*(?:\d+|[a-d]\))",
     r"\b(?:from|in|see|using|use|as|by)\s+(?:the\s+)?above\b",
+    r"\b(?:results?|expressions?|equations?|answers?|values?|formulas?)\s+(?:from\s+|given\s+)?above\b",
     r"\babove\s+(?:result|expression|equation|answer|value|formula|identity|relation)s?\b",
     r"\b(?:found|computed|obtained|derived|shown)\s+(?:earlier|before|previously)\b",
     r"\bpreviously\s+(?:found|computed|obtained|derived)\b",
