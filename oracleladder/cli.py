@@ -116,12 +116,6 @@ def _not_yet(command: str, issue: int) -> None:
     _fail(f"`ladder {command}` is not implemented yet (tracked in issue {issue}).", code=3)
 
 
-@app.command()
-def compile() -> None:  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    """Compile milestone families with a teacher (issue 4)."""
-    _not_yet("compile", 4)
-
-
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
 ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
 SourceOpt = Annotated[str, typer.Option(help="Which families: 'release' or a teacher model string.")]
@@ -171,6 +165,109 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict()}
     finally:
         await store.close()
+
+
+async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
+                   concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
+                   independent_solve: bool) -> dict:
+    from collections import Counter
+
+    from .compiler.loop import Compiler
+    from .probe.verify import VerifierPool
+    from .schemas import MathProblem
+    from .store import Store
+
+    try:
+        problems = list(read_jsonl(problems_path, MathProblem))
+    except InputError as exc:
+        _fail(str(exc))
+    store = await Store.open(store_path)
+    try:
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm)
+        run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
+                                                   "max_attempts": max_attempts, "problems": str(problems_path)})
+        status = "interrupted"
+        try:
+            with VerifierPool() as pool, _progress() as progress:
+                task = progress.add_task(f"compile with {teacher}", total=len(problems))
+                compiler = Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
+                                    independent_solve=independent_solve)
+                outcomes = await compiler.compile_all(problems, concurrency=concurrency,
+                                                      on_done=lambda _: progress.advance(task))
+            status = "done"
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+    finally:
+        await store.close()
+    failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes if not o.ok}
+    return {
+        "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
+        "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
+        "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
+        "failures": failed, **client.usage.as_dict(),
+    }
+
+
+@app.command()
+def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
+    problems: Annotated[Path, typer.Argument(help="JSONL of problems: pid, problem, answer, optional solution.")],
+    teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
+    granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
+    domain: Annotated[str, typer.Option(help="math or code.")] = "math",
+    max_attempts: Annotated[int, typer.Option("--max-attempts", help="Teacher attempts per problem.")] = 3,
+    independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 16,
+    rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
+    tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    if granularity not in ("coarse", "default", "fine"):
+        _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
+    if domain != "math":
+        _fail("`--domain code` is not wired into the compiler yet (issue 6); math only for now", code=3)
+    summary = asyncio.run(_compile(problems, teacher, store, granularity, max_attempts, concurrency,
+                                   base_url, rpm, tpm, independent_solve))
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
+    console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
+                  f"{summary['attempts_per_family']}; tokens {summary['tokens_in']} in / {summary['tokens_out']} out; "
+                  f"cost {cost}", highlight=False, markup=False)
+    for pid, errs in summary["failures"].items():
+        console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
+
+
+@app.command()
+def check(
+    families: Annotated[Path, typer.Argument(help="Families in the released record format.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+) -> None:
+    """Run every deterministic validator on existing families."""
+    from .validators import check_family, family_leak_level, summarize
+
+    loaded = _load_families(families)
+    reports = [check_family(f, use_corrections=use_corrections) for f in loaded]
+    totals = summarize(reports, loaded, use_corrections=use_corrections)
+    if as_json:
+        for family, report in zip(loaded, reports):
+            typer.echo(json.dumps({
+                "pid": report.pid, "passed": report.passed,
+                "leak_level": family_leak_level(family, use_corrections=use_corrections),
+                "checks": [c.model_dump(mode="json") for c in report.checks],
+            }))
+        typer.echo(json.dumps({"totals": totals}))
+        return
+    for report in reports:
+        for c in report.failures():
+            where = f"m{c.milestone}" if c.milestone is not None else "family"
+            console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
+    console.print_json(json.dumps(totals))
 
 
 @app.command()

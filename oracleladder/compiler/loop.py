@@ -1,0 +1,115 @@
+"""Algorithm 1: compile one problem into a validated family, re-asking the teacher on errors.
+
+Every attempt (its plan and its validator errors) is stored, so a failed problem can be read
+afterwards, and a resumed run replays cached teacher calls instead of paying for them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from instructor.core.exceptions import InstructorError
+
+from ..clients import Client, ProviderError
+from ..probe.prompts import messages as student_messages
+from ..probe.verify import VerifierPool
+from ..prompts import load
+from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
+from ..store import Store
+from ..validators import check_family, independent_solve_check, render_errors
+from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+
+
+@dataclass
+class CompileOutcome:
+    pid: str
+    family: Family | None
+    attempts: int
+    errors: list[CheckResult] = field(default_factory=list)  # the last attempt's failures
+
+    @property
+    def ok(self) -> bool:
+        return self.family is not None
+
+
+@dataclass
+class Compiler:
+    """One teacher, one store, one verifier pool: compiles problems with the retry-on-error loop."""
+
+    client: Client
+    store: Store
+    pool: VerifierPool
+    granularity: Granularity = "default"
+    max_attempts: int = 3
+    independent_solve: bool = True
+
+    @property
+    def source(self) -> str:
+        return f"{self.client.provider.name}/{self.client.model}"
+
+    async def _solve_alone(self, family: Family, attempt: int) -> list[CheckResult]:
+        """T.solve(M_i): the teacher answers each milestone from its student-facing prompt only."""
+
+        async def solve(prompt: str) -> str:
+            request = self.client.request(student_messages(prompt), k=attempt, temperature=0.0)
+            return (await self.client.complete(request)).text
+
+        async def grade(response: str, gold: str):
+            return await self.pool.verify(response, gold)
+
+        return list(await asyncio.gather(
+            *(independent_solve_check(m, solve, grade, index=i) for i, m in family.tested())
+        ))
+
+    async def compile(self, problem: MathProblem) -> CompileOutcome:
+        messages, version = teacher_messages(problem, self.granularity)
+        errors: list[CheckResult] = []
+        for attempt in range(self.max_attempts):
+            plan = await self.client.structured(self.client.request(messages, temperature=0.0), TeacherPlan)
+            provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
+                                    attempts=attempt + 1)
+            family = to_family(plan, problem, provenance)
+            errors = plan_errors(plan) or check_family(family).failures()
+            if not errors and self.independent_solve:
+                errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
+            await self.store.put_compile_attempt(
+                problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),
+                errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
+                granularity=self.granularity,
+            )
+            if not errors:
+                await self.store.put_family(family)
+                return CompileOutcome(problem.pid, family, attempt + 1)
+            report = FamilyReport(pid=problem.pid, checks=errors)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": plan.model_dump_json()},
+                {"role": "user", "content": load("teacher_retry").render(errors=render_errors(report, family))},
+            ]
+        return CompileOutcome(problem.pid, None, self.max_attempts, errors)
+
+    async def compile_all(
+        self,
+        problems: Sequence[MathProblem],
+        *,
+        concurrency: int = 16,
+        on_done: Callable[[CompileOutcome], None] | None = None,
+    ) -> list[CompileOutcome]:
+        """Compile every problem with bounded concurrency; a failing problem never stops the run."""
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(problem: MathProblem) -> CompileOutcome:
+            async with gate:
+                await self.store.put_problem(problem)
+                try:
+                    outcome = await self.compile(problem)
+                except (ProviderError, InstructorError) as exc:  # retries spent: record and go on
+                    reason = f"teacher call failed: {type(exc).__name__}: {exc}"[:2000]
+                    outcome = CompileOutcome(problem.pid, None, 0, [CheckResult(check="teacher", passed=False, reason=reason)])
+            if on_done:
+                on_done(outcome)
+            return outcome
+
+        return list(await asyncio.gather(*(one(p) for p in problems)))
