@@ -160,13 +160,14 @@ def test_sigkill_resume_no_repeat(tmp_path):
         assert b"DONE" in w2.stdout, w2.stderr.decode()[-2000:]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats") as r:
             s = json.loads(r.read())
-        # every prompt answered; a prompt answered twice only if the kill hit it in flight
-        # (request sent but answer not yet stored) -- at most the in-flight window (concurrency 8)
+        # every prompt answered; a prompt answered twice only if the kill hit it before its answer
+        # was committed: the 8 requests in flight plus answers waiting for their group commit
+        # (the writer commits every few ms, so under load up to about one more window of 8)
         assert set(s["ok_by_prompt"]) == {f"item {i}" for i in range(n)}
         assert all(s["ok_by_prompt"][p] == 1 for p in stored)  # no stored answer asked again
         repeats = sum(v - 1 for v in s["ok_by_prompt"].values())
-        assert repeats <= 8, repeats
-        assert s["total"] < n + 8 + 1
+        assert repeats <= 16, repeats
+        assert s["total"] <= n + 16
     finally:
         proc.terminate()
         proc.wait(5)

@@ -6,6 +6,7 @@ Programs are graded only by running them in the sandbox (`oracleladder.sandbox.r
 from __future__ import annotations
 
 import ast
+import threading
 import gzip
 import json
 import textwrap
@@ -164,18 +165,33 @@ def _run_stdio(problem: CodeProblem, program: str, timeout_s: float, memory_mb: 
                        cases=results, isolation=res[0][1] if res else "")
 
 
+# CPython 3.11 can raise "AST constructor recursion depth mismatch" when threads build ASTs at
+# once (the validators run in a thread pool), so this package parses and unparses under one lock.
+_AST_LOCK = threading.RLock()
+
+
+def ast_parse(src: str) -> ast.Module:
+    with _AST_LOCK:
+        return ast.parse(src)
+
+
+def ast_unparse(node: ast.AST) -> str:
+    with _AST_LOCK:
+        return ast.unparse(node)
+
+
 def _instrument_check(test_code: str, marker: str) -> tuple[str, int]:
     """Rewrite `def check(candidate)` so each top-level statement holding an assert is a case:
     it reports pass, or fail with expected versus actual (for `assert X == Y`) / the traceback."""
-    tree = ast.parse(test_code)
+    tree = ast_parse(test_code)
     lines: list[str] = []
     n_cases = 0
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "check":
-            args = ast.unparse(node.args)
+            args = ast_unparse(node.args)
             lines.append(f"def check({args}):")
             for stmt in node.body:
-                src = ast.unparse(stmt)
+                src = ast_unparse(stmt)
                 has_assert = any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
                 if not has_assert:
                     lines.append(textwrap.indent(src, "    "))
@@ -189,13 +205,13 @@ def _instrument_check(test_code: str, marker: str) -> tuple[str, int]:
                 cmp = None
                 if (isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare)
                         and len(stmt.test.ops) == 1 and isinstance(stmt.test.ops[0], ast.Eq)):
-                    cmp = (ast.unparse(stmt.test.left), ast.unparse(stmt.test.comparators[0]))
+                    cmp = (ast_unparse(stmt.test.left), ast_unparse(stmt.test.comparators[0]))
                 if cmp:
                     lines.append(f"        __ol_fail({idx}, {src!r}, __ol_e, lambda: ({cmp[0]}), lambda: ({cmp[1]}))")
                 else:
                     lines.append(f"        __ol_fail({idx}, {src!r}, __ol_e, None, None)")
         else:
-            lines.append(ast.unparse(node))
+            lines.append(ast_unparse(node))
     return "\n".join(lines) + "\n", n_cases
 
 

@@ -17,14 +17,14 @@ from oracleladder.sandbox import run
 from oracleladder.schemas.models import CheckResult, CodeProblem, FamilyReport
 
 from .packet import CodePacket, Helper
-from .problems import MAX_CASES, run_tests
+from .problems import MAX_CASES, ast_parse, ast_unparse, run_tests
 
 MIN_ASSERTS = 2
 
 
 def _parse(src: str, what: str) -> tuple[ast.Module | None, str]:
     try:
-        return ast.parse(src), ""
+        return ast_parse(src), ""
     except SyntaxError as e:
         return None, f"{what} does not parse: {e.msg} (line {e.lineno}: {(e.text or '').strip()!r})"
 
@@ -54,7 +54,7 @@ def _signature_def(sig: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     if not s.endswith(":"):
         s += ":"
     try:
-        tree = ast.parse(s + "\n    pass\n")
+        tree = ast_parse(s + "\n    pass\n")
     except SyntaxError:
         return None
     node = tree.body[0] if tree.body else None
@@ -62,8 +62,8 @@ def _signature_def(sig: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
 
 
 def _def_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    ret = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    return f"def {node.name}({ast.unparse(node.args)}){ret}:"
+    ret = f" -> {ast_unparse(node.returns)}" if node.returns else ""
+    return f"def {node.name}({ast_unparse(node.args)}){ret}:"
 
 
 def check_signature(h: Helper, index: int) -> CheckResult:
@@ -73,7 +73,7 @@ def check_signature(h: Helper, index: int) -> CheckResult:
         return CheckResult(check=name, passed=False, milestone=index,
                            reason=f"signature {h.signature!r} is not a valid def line")
     try:
-        gold = ast.parse(h.gold)
+        gold = ast_parse(h.gold)
     except SyntaxError as e:
         return CheckResult(check=name, passed=False, milestone=index, reason=f"gold does not parse: {e.msg}")
     defs = [n for n in gold.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == h.name]
