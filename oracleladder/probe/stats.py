@@ -38,3 +38,54 @@ def bootstrap_order(a: Sequence[bool], b: Sequence[bool], n_resamples: int = 100
     idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
     frac = float(np.mean(x[idx].sum(1) > y[idx].sum(1)))
     return {"frac_a_gt_b": frac, "n_resamples": n_resamples, "seed": seed}
+
+
+def _label(x) -> str:
+    return x.value if hasattr(x, "value") else str(x)
+
+
+def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence | None = None) -> dict:
+    """Paired label transitions (Table 38): counts[a][b] = families labelled a first and b second.
+
+    Labels may be Enum members (their value is used) or strings. `labels` fixes the row/column
+    order; by default Enum order when the inputs are Enum members, else first appearance.
+    """
+    if len(a_labels) != len(b_labels):
+        raise ValueError("paired inputs must have equal length")
+    a = [_label(x) for x in a_labels]
+    b = [_label(x) for x in b_labels]
+    if labels is None:
+        first = next(iter(list(a_labels) + list(b_labels)), None)
+        if first is not None and hasattr(type(first), "__members__"):
+            labels = [m.value for m in type(first)]
+        else:
+            labels = list(dict.fromkeys(a + b))
+    else:
+        labels = [_label(x) for x in labels]
+    extra = (set(a) | set(b)) - set(labels)
+    if extra:
+        raise ValueError(f"labels not in order list: {sorted(extra)}")
+    counts = {r: {c: 0 for c in labels} for r in labels}
+    for x, y in zip(a, b):
+        counts[x][y] += 1
+    return {
+        "labels": list(labels),
+        "counts": counts,
+        "row_totals": {r: sum(counts[r].values()) for r in labels},
+        "col_totals": {c: sum(counts[r][c] for r in labels) for c in labels},
+        "n": len(a),
+        "same": sum(counts[r][r] for r in labels),
+    }
+
+
+def threshold_sweep(families: Sequence, taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
+    """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
+    from .outcomes import Outcome, parent_outcome
+
+    out: dict[int, dict[str, int]] = {}
+    for tau in taus:
+        row = {o.value: 0 for o in Outcome}
+        for f in families:
+            row[parent_outcome(f.ladder, tau).value] += 1
+        out[int(tau)] = row
+    return out
