@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.markup import escape
 
-from .schemas import Family, to_released
+from .schemas import Family, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_jsonl, write_jsonl
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="OracleLadder: where does LLM reasoning fail?")
@@ -112,13 +112,23 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-def _not_yet(command: str, issue: int) -> None:
-    _fail(f"`ladder {command}` is not implemented yet (tracked in issue {issue}).", code=3)
-
-
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
 ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
-SourceOpt = Annotated[str, typer.Option(help="Which families: 'release' or a teacher model string.")]
+SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
+
+
+async def _roadmap_set(store, name: str) -> list[Family]:
+    """The families of one roadmap set, refusing an empty or unknown set by name."""
+    try:
+        source, granularity = parse_roadmap_set(name)
+    except ValueError as exc:
+        _fail(str(exc))
+    families = await store.families(source=source, granularity=granularity)
+    if not families:
+        known = ", ".join(await store.sources()) or "none"
+        _fail(f"{store.path} holds no families of roadmap set '{name}' (sources in the store: {known}); "
+              "run `ladder import` or `ladder compile` first")
+    return families
 
 
 def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None):
@@ -146,9 +156,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
 
     store = await Store.open(store_path)
     try:
-        families = await store.families(source=source)
-        if not families:
-            _fail(f"{store_path} holds no families from source '{source}'; run `ladder import` or `ladder compile` first")
+        families = await _roadmap_set(store, source)
         families = families[:limit] if limit else families
         client = _client(config.student, store, base_url, concurrency, rpm, tpm)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
@@ -310,18 +318,20 @@ def probe(
 
 
 async def _results(store_path: Path, student: str, source: str, use_corrections: bool):
+    """The families of a roadmap set and the student's results on them."""
     from .probe.runner import collect_results
     from .store import Store
 
     store = await Store.open(store_path)
     try:
-        families = await store.families(source=source)
-        rollouts = await store.rollouts(student=student)
+        families = await _roadmap_set(store, source)
+        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
     finally:
         await store.close()
     if not rollouts:
-        _fail(f"{store_path} holds no rollouts of student '{student}'; run `ladder probe --student {student}` first")
-    return collect_results(families, rollouts, use_corrections=use_corrections)
+        _fail(f"{store_path} holds no rollouts of student '{student}' on families from '{source}'; "
+              f"run `ladder probe --student {student} --source {source}` first")
+    return families, collect_results(families, rollouts, use_corrections=use_corrections)
 
 
 @app.command()
@@ -338,15 +348,33 @@ def report(
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    students = {name: asyncio.run(_results(store, name, source, use_corrections)) for name in student}
+    students = {name: asyncio.run(_results(store, name, source, use_corrections))[1] for name in student}
     write_report(students, out, tau=threshold)
     console.print(f"report written to {out}/")
 
 
 @app.command()
-def compare() -> None:
-    """Compare two teachers or granularities (issue 5)."""
-    _not_yet("compare", 5)
+def compare(
+    a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
+    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
+    student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
+    from .probe.compare import compare as run_compare, write_compare
+    from .validators.atomicity import atomicity_problem
+
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    families_a, results_a = asyncio.run(_results(store, student, a, use_corrections))
+    families_b, results_b = asyncio.run(_results(store, student, b, use_corrections))
+    k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
+    result = run_compare(families_a, families_b, results_a, results_b,
+                         is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
+    write_compare(result, out, name_a=a, name_b=b)
+    console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
 
 
 @app.command()
@@ -367,7 +395,7 @@ def demo(
     summary = asyncio.run(_probe(config, store, "release", None, 2, None, None, families))
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
-    write_report({"local": asyncio.run(_results(store, "local", "release", False))}, out, tau=1)
+    write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1)
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 

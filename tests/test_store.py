@@ -387,3 +387,27 @@ async def test_cached_get_rate(tmp_path: Path) -> None:
         rate = len(keys) / (time.perf_counter() - t)
         assert all(g is not None for g in got)
         assert rate >= 2000, f"{rate:.0f} cached gets/s"
+
+
+async def test_v1_rollouts_survive_the_source_migration(tmp_path: Path) -> None:
+    """A store written at schema v1 opens at the current version with its rollouts intact."""
+    import sqlite3
+
+    from oracleladder.store.schema import MIGRATIONS
+
+    path = tmp_path / "v1.sqlite"
+    con = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        con.execute(statement)
+    con.execute(
+        "INSERT INTO rollouts (student, pid, target, k, call_key, run_id, response, label, reason, extracted, created_at)"
+        " VALUES ('s', 'p', 'C1_direct', 0, 'key', 'r', 'text', 'ACCEPT', 'equivalent', '1', 'now')"
+    )
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    async with Store.open(path) as store:
+        assert store.schema_version == SCHEMA_VERSION >= 2
+        [rollout] = await store.rollouts(student="s")
+        assert (rollout.source, rollout.target, rollout.verdict.accepted) == ("release", "C1_direct", True)
+        assert await store.rollouts(student="s", source="openai/t") == []

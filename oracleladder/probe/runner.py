@@ -100,6 +100,7 @@ async def run_probe(
             rollout = Rollout(
                 run_id=run_id, student=config.student, pid=job.family.pid, target=job.target,
                 k=job.k, call_key=request.key(), response=result.text, verdict=verdict,
+                source=job.family.provenance.roadmap_set,
             )
             await store.put_rollout(rollout, wait=False)
             done += 1

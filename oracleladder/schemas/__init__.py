@@ -13,6 +13,7 @@ from .models import (
     Provenance,
     Rollout,
     Verdict,
+    parse_roadmap_set,
     to_released,
 )
 from .types import AnswerSchema, Label, MilestoneType
@@ -33,5 +34,6 @@ __all__ = [
     "Provenance",
     "Rollout",
     "Verdict",
+    "parse_roadmap_set",
     "to_released",
 ]

@@ -69,6 +69,19 @@ class Provenance(BaseModel):
     granularity: Literal["coarse", "default", "fine"] | None = None
     attempts: int | None = None
 
+    @property
+    def roadmap_set(self) -> str:
+        """The name of the set this family belongs to: `source`, or `source@coarse|fine`."""
+        return self.source if self.granularity in (None, "default") else f"{self.source}@{self.granularity}"
+
+
+def parse_roadmap_set(name: str) -> tuple[str, str | None]:
+    """`openai/gpt-5.4@fine` -> ("openai/gpt-5.4", "fine"); a bare source leaves granularity open."""
+    source, _, granularity = name.partition("@")
+    if granularity and granularity not in ("coarse", "default", "fine"):
+        raise ValueError(f"unknown granularity '{granularity}' in '{name}'; known: coarse, default, fine")
+    return source, granularity or None
+
 
 class Family(BaseModel):
     """A milestone family: tested milestones plus the private INTEGRATE step."""
@@ -182,3 +195,4 @@ class Rollout(BaseModel):
     call_key: str
     response: str
     verdict: Verdict
+    source: str = "release"  # the roadmap set (family source) the rollout probed

@@ -110,6 +110,36 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v2: rollouts know which roadmap set (family source) they probed, so one student probed on
+    # two teachers' roadmaps of the same problems keeps both (SQLite cannot alter a primary key).
+    (
+        """
+        CREATE TABLE rollouts_v2 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL DEFAULT 'release',
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            call_key   TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            response   TEXT NOT NULL,
+            label      TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            extracted  TEXT,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, call_key)
+        )
+        """,
+        """
+        INSERT INTO rollouts_v2 (student, pid, target, k, call_key, run_id, response, label, reason,
+                                 extracted, created_at)
+        SELECT student, pid, target, k, call_key, run_id, response, label, reason, extracted, created_at
+        FROM rollouts ORDER BY rowid
+        """,
+        "DROP TABLE rollouts",
+        "ALTER TABLE rollouts_v2 RENAME TO rollouts",
+        "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -164,8 +164,8 @@ VALUES (?, ?, ?, ?, ?, ?)
 """
 _PUT_ROLLOUT = """
 INSERT OR REPLACE INTO rollouts
-    (student, pid, target, k, call_key, run_id, response, label, reason, extracted, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _START_RUN = """
 INSERT INTO runs (id, kind, config, started_at, status) VALUES (?, ?, ?, ?, ?)
@@ -627,28 +627,31 @@ class Store:
     # ---------------------------------------------------------------- rollouts
 
     async def put_rollout(self, rollout: Rollout, *, wait: bool = True) -> None:
-        """Store a rollout with its verdict. Keyed by (student, pid, target, k, call_key): a rerun
-        that reuses a cached call replaces the row (taking the new run_id), not duplicates it."""
+        """Store a rollout with its verdict. Keyed by (student, source, pid, target, k, call_key): a
+        rerun that reuses a cached call replaces the row (taking the new run_id), not duplicates it."""
         v = rollout.verdict
-        params = (rollout.student, rollout.pid, rollout.target, rollout.k, rollout.call_key,
+        params = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.k, rollout.call_key,
                   rollout.run_id, rollout.response, Label(v.label).value, v.reason, v.extracted,
                   _now())
         await self._submit(_PUT_ROLLOUT, params, wait)
 
     async def rollouts(self, student: str | None = None, run_id: str | None = None, *,
-                       pid: str | None = None, target: str | None = None) -> list[Rollout]:
-        """Stored rollouts, filtered by any of student, run_id, pid, target; in insertion order."""
+                       pid: str | None = None, target: str | None = None,
+                       source: str | None = None) -> list[Rollout]:
+        """Stored rollouts, filtered by any of student, run_id, pid, target, source; in insertion order."""
         sql = ("SELECT run_id, student, pid, target, k, call_key, response, label, reason, "
-               "extracted FROM rollouts WHERE 1=1")
+               "extracted, source FROM rollouts WHERE 1=1")
         params: list[Any] = []
-        for col, val in (("student", student), ("run_id", run_id), ("pid", pid), ("target", target)):
+        for col, val in (("student", student), ("run_id", run_id), ("pid", pid), ("target", target),
+                         ("source", source)):
             if val is not None:
                 sql += f" AND {col} = ?"
                 params.append(val)
         rows = await self._fetch(sql + " ORDER BY rowid", params)
         return [
             Rollout(run_id=r[0], student=r[1], pid=r[2], target=r[3], k=r[4], call_key=r[5],
-                    response=r[6], verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9]))
+                    response=r[6], verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9]),
+                    source=r[10])
             for r in rows
         ]
 
