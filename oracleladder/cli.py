@@ -37,6 +37,17 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _run(coro, store: Path):
+    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store."""
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: everything finished so far is kept in {store}; "
+                      "rerun the same command to resume (stored calls are not asked again)",
+                      soft_wrap=True, highlight=False, markup=False)
+        raise typer.Exit(130) from None
+
+
 def _load_families(path: Path) -> list[Family]:
     try:
         return list(read_jsonl(path, Family))
@@ -237,8 +248,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain != "math":
         _fail("`--domain code` is not wired into the compiler yet (issue 6); math only for now", code=3)
-    summary = asyncio.run(_compile(problems, teacher, store, granularity, max_attempts, concurrency,
-                                   base_url, rpm, tpm, independent_solve))
+    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, concurrency,
+                            base_url, rpm, tpm, independent_solve), store)
     if as_json:
         typer.echo(json.dumps(summary))
         return
@@ -308,7 +319,7 @@ def probe(
         _fail(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
     config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                          temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
-    summary = asyncio.run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit))
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
@@ -392,7 +403,7 @@ def demo(
     n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release"))
     console.print(f"imported {n} sample families from the OracleLadder release into {store}")
     config = ProbeConfig(student="local", k=k, max_tokens=max_tokens, temperature=0.7)
-    summary = asyncio.run(_probe(config, store, "release", None, 2, None, None, families))
+    summary = _run(_probe(config, store, "release", None, 2, None, None, families), store)
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1)

@@ -1,0 +1,55 @@
+"""Ctrl-C on a running `ladder probe`: a clean stop, results kept, and a resume that re-asks nothing stored."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from oracleladder.testing import LoopbackServer
+
+LADDER = [sys.executable, "-m", "oracleladder.cli"]
+
+
+def _ladder(*args: str, **kw) -> subprocess.Popen:
+    # a default SIGINT disposition, as in a terminal (background jobs of a shell ignore it)
+    return subprocess.Popen([*LADDER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
+
+
+def test_ctrl_c_keeps_results_and_resume_asks_nothing_twice(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "int.sqlite"
+    subprocess.run([*LADDER, "import", str(shared_data / "families_sample.jsonl"), "--store", str(store)],
+                   check=True, capture_output=True, timeout=120)
+    args = ["probe", "--student", "openai/slow", "--k", "2", "--limit", "10", "--concurrency", "4",
+            "--store", str(store)]
+    with LoopbackServer(script=lambda m, b: r"\boxed{0}", latency=0.2) as server:
+        proc = _ladder(*args, "--base-url", server.openai_base_url)
+        deadline = time.monotonic() + 90
+        while server.total < 12 and time.monotonic() < deadline:  # let some calls finish first
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err.decode()[-2000:]
+        assert "interrupted: everything finished so far is kept" in err.decode()
+
+        con = sqlite3.connect(store)
+        stored = {key for (key,) in con.execute("SELECT key FROM calls WHERE error IS NULL")}
+        kept = con.execute("SELECT COUNT(*) FROM rollouts").fetchone()[0]
+        status = con.execute("SELECT status FROM runs WHERE kind = 'probe'").fetchone()[0]
+        con.close()
+        assert stored and kept > 0 and status == "interrupted"
+        asked_before = server.total
+
+        resume = _ladder(*args, "--base-url", server.openai_base_url, "--json")
+        out, err = resume.communicate(timeout=180)
+        assert resume.returncode == 0, err.decode()[-2000:]
+        summary = json.loads(out.decode().strip().splitlines()[-1])
+        # the resume asks only what the first run did not store
+        assert summary["requests"] == summary["calls"] - summary["cache_hits"]
+        assert summary["cache_hits"] >= len(stored)
+        assert server.total == asked_before + summary["requests"]
