@@ -1,0 +1,192 @@
+"""Compile a code problem into a validated code packet (paper Appendix O, Table 30).
+
+The code counterpart of `compiler.loop.Compiler`: the teacher returns a `CodePacket` (plan, helper
+functions with asserts and gold implementations, full gold program); `code.validate.check_packet`
+runs it in the sandbox; a rejected packet goes back to the teacher with the failing checks (the
+failing assert with its traceback, expected versus actual of a parent test, ...), for up to
+`max_attempts` attempts.
+
+Every attempt is stored with `Store.put_compile_attempt`. The store has no packet table, so the
+accepted packet is the `plan` of the passing attempt; `load_packets` reads it back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from instructor.core.exceptions import InstructorError
+from pydantic import ValidationError
+
+from ..clients import Client, ProviderError
+from ..code.packet import CodePacket
+from ..code.problems import MAX_CASES
+from ..code.validate import check_packet
+from ..prompts import load
+from ..schemas import CheckResult, CodeProblem, FamilyReport
+from ..store import Store
+
+PROMPT_VERSION_KEY = "prompt_version"  # extra key stored beside the packet fields in the plan JSON
+
+FUNCTION_INTERFACE = (
+    "INTERFACE: this is a function-completion problem. The program must define the function "
+    "`{entry_point}` with exactly the signature given in the problem (keep the problem's imports); "
+    "it is tested by calling that function. The program must not read input or print."
+)
+STDIO_INTERFACE = (
+    "INTERFACE: this problem reads standard input and writes standard output. The program must read "
+    "the input from standard input, print the answer to standard output, and print nothing else."
+)
+
+
+def interface(problem: CodeProblem) -> str:
+    if problem.test_code:
+        return FUNCTION_INTERFACE.replace("{entry_point}", problem.entry_point or "")
+    return STDIO_INTERFACE
+
+
+def teacher_messages(problem: CodeProblem, *, show_reference: bool = True) -> tuple[list[dict[str, str]], str]:
+    """First-attempt messages and the prompt version (hash of the teacher template)."""
+    system = load("teacher_code").render(interface=interface(problem))
+    user = f"Problem:\n{problem.statement.strip()}\n"
+    if problem.entry_point:
+        user += f"\nEntry-point function: {problem.entry_point}\n"
+    if show_reference and problem.reference:
+        user += f"\nReference solution:\n{problem.reference.strip()}\n"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], load("teacher_code").version
+
+
+_SANDBOX_DIR = re.compile(r"[^\s\"']*/olsbx-[^/\s\"']+/")
+
+
+def scrub(reason: str) -> str:
+    """Drop the sandbox's per-run temp directory from tracebacks, so the same failure gives the same
+    re-ask text (and a rerun replays the cached teacher call)."""
+    return _SANDBOX_DIR.sub("", reason)
+
+
+def scrubbed(report: FamilyReport) -> FamilyReport:
+    return FamilyReport(pid=report.pid, checks=[c.model_copy(update={"reason": scrub(c.reason)}) for c in report.checks])
+
+
+def render_code_errors(report: FamilyReport, packet: CodePacket | None = None) -> str:
+    """Re-ask message body: every failing check, by helper number and name, with its full reason."""
+    fails = report.failures()
+    if not fails:
+        return f"Packet {report.pid}: all checks passed."
+    lines = [f"The code packet for problem {report.pid} failed {len(fails)} check(s):"]
+    for c in fails:
+        if c.milestone is None:
+            where = "Packet"
+        else:
+            where = f"Helper {c.milestone + 1}"
+            if packet is not None and 0 <= c.milestone < len(packet.helpers):
+                where += f" ({packet.helpers[c.milestone].name})"
+        lines.append(f"- {where} [{c.check}]: {c.reason}")
+    return "\n".join(lines)
+
+
+@dataclass
+class CodeCompileOutcome:
+    pid: str
+    packet: CodePacket | None
+    attempts: int
+    errors: list[CheckResult] = field(default_factory=list)  # the last attempt's failures
+
+    @property
+    def ok(self) -> bool:
+        return self.packet is not None
+
+
+@dataclass
+class CodeCompiler:
+    """One teacher, one store: compiles code problems into validated packets with the retry loop."""
+
+    client: Client
+    store: Store
+    max_attempts: int = 3
+    max_cases: int = MAX_CASES
+    show_reference: bool = True
+    check_concurrency: int = 2  # sandbox checks at once (each runs its own small thread pool)
+    _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+
+    @property
+    def source(self) -> str:
+        return f"{self.client.provider.name}/{self.client.model}"
+
+    async def _check(self, packet: CodePacket, problem: CodeProblem) -> FamilyReport:
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(max(1, self.check_concurrency))
+        async with self._gate:
+            return await asyncio.to_thread(check_packet, packet, problem, max_cases=self.max_cases)
+
+    async def compile(self, problem: CodeProblem) -> CodeCompileOutcome:
+        await self.store.put_problem(problem)  # so load_packets can list the code pids
+        messages, version = teacher_messages(problem, show_reference=self.show_reference)
+        errors: list[CheckResult] = []
+        for attempt in range(self.max_attempts):
+            parsed = await self.client.structured(self.client.request(messages, temperature=0.0), CodePacket)
+            packet = CodePacket.model_validate(parsed.model_dump())  # a plain CodePacket, not instructor's subclass
+            report = scrubbed(await self._check(packet, problem))
+            errors = report.failures()
+            await self.store.put_compile_attempt(
+                problem.pid, self.source, attempt,
+                plan={**packet.model_dump(mode="json"), PROMPT_VERSION_KEY: version},
+                errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
+            )
+            await self.store.put_report(report, self.source)
+            if not errors:
+                return CodeCompileOutcome(problem.pid, packet, attempt + 1)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": packet.model_dump_json()},
+                {"role": "user", "content": load("code_retry").render(errors=render_code_errors(report, packet))},
+            ]
+        return CodeCompileOutcome(problem.pid, None, self.max_attempts, errors)
+
+    async def compile_all(
+        self,
+        problems: Sequence[CodeProblem],
+        *,
+        concurrency: int = 16,
+        on_done: Callable[[CodeCompileOutcome], None] | None = None,
+    ) -> list[CodeCompileOutcome]:
+        """Compile every problem with bounded concurrency; a failing problem never stops the run."""
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(problem: CodeProblem) -> CodeCompileOutcome:
+            async with gate:
+                try:
+                    outcome = await self.compile(problem)
+                except (ProviderError, InstructorError) as exc:  # retries spent: record and go on
+                    reason = f"teacher call failed: {type(exc).__name__}: {exc}"[:2000]
+                    outcome = CodeCompileOutcome(problem.pid, None, 0,
+                                                 [CheckResult(check="teacher", passed=False, reason=reason)])
+            if on_done:
+                on_done(outcome)
+            return outcome
+
+        return list(await asyncio.gather(*(one(p) for p in problems)))
+
+
+async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:
+    """The accepted packet of each code problem compiled by `source`: the plan of its last passing
+    compile attempt. `pids` defaults to every stored code problem (the compiler stores each)."""
+    if pids is None:
+        pids = [p.pid for p in await store.problems(kind="code")]
+    out: dict[str, CodePacket] = {}
+    for pid in pids:
+        passing = [a for a in await store.compile_attempts(pid, source) if a.passed and a.plan is not None]
+        for a in reversed(passing):
+            try:
+                out[pid] = CodePacket.model_validate(a.plan)
+                break
+            except ValidationError:  # a math plan under the same pid and source: not a packet
+                continue
+    return out
+
+
+__all__ = ["CodeCompileOutcome", "CodeCompiler", "interface", "load_packets", "render_code_errors", "scrub",
+           "teacher_messages"]

@@ -1,0 +1,257 @@
+"""The code ladder (paper Appendix O, Table 30): the helper test (Stage 0) and C1 / C2 / C3.
+
+* helper test, target "m<i>": implement helper i alone from its signature and docstring (and,
+  with `show_helper_asserts`, its asserts); graded by running the helper's asserts in the sandbox,
+  after the other helpers' gold implementations (which it may call);
+* C1_direct: the statement only;
+* C2_descriptions: the statement plus the plan and helper signatures/docstrings (`packet.roadmap()`);
+* C3_gold_answers: the statement, the plan and the verified gold helpers (`packet.gold_helpers()`).
+
+A parent program passes when every executed test passes (`code.problems.run_tests`). The student's
+code is the last ```python block of its response (else the last fenced block, else the whole text).
+Rollouts are stored like the math prober's, and `collect_code_results` builds the same
+`FamilyResults`, so outcomes and the five-way taxonomy come from `probe.outcomes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..clients import ChatRequest, Client
+from ..code.packet import CodePacket
+from ..code.problems import MAX_CASES, run_tests
+from ..code.validate import check_gold_passes_asserts
+from ..compiler.code import load_packets, scrub
+from ..prompts import load
+from ..schemas import CodeProblem, Condition, Rollout, Verdict
+from ..schemas.types import Label
+from ..store import Store
+from .outcomes import FamilyResults
+
+CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
+
+FUNCTION_INTERFACE = ("Write the complete Python function `{entry_point}` with the signature given above "
+                      "(and any imports it needs). It will be tested by calling it; do not read input or print.")
+STDIO_INTERFACE = ("Write a complete Python 3 program that reads the input from standard input and prints "
+                   "the answer to standard output.")
+
+
+@dataclass(frozen=True)
+class CodeFamily:
+    """A code parent problem and its validated packet."""
+
+    problem: CodeProblem
+    packet: CodePacket
+
+    @property
+    def pid(self) -> str:
+        return self.problem.pid
+
+
+@dataclass(frozen=True)
+class CodeProbeConfig:
+    student: str  # provider/model string, also the student's name in the store
+    k: int = 8
+    conditions: tuple[Condition, ...] = CODE_CONDITIONS
+    stage0: bool = True  # the helper test
+    max_tokens: int = 4096
+    temperature: float = 0.7
+    show_helper_asserts: bool = False  # the helper prompt lists the helper's asserts (paper Table 30)
+    max_cases: int = MAX_CASES
+    timeout_s: float = 10  # per sandbox run
+
+
+# --------------------------------------------------------------------------- prompts
+
+def _messages(user: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": user}]
+
+
+def student_interface(problem: CodeProblem) -> str:
+    if problem.test_code:
+        return FUNCTION_INTERFACE.replace("{entry_point}", problem.entry_point or "")
+    return STDIO_INTERFACE
+
+
+def condition_prompt(family: CodeFamily, condition: Condition) -> list[dict[str, str]]:
+    p, packet = family.problem, family.packet
+    statement, iface = p.statement.strip(), student_interface(p)
+    if condition == "C1_direct":
+        user = load("code_c1").render(statement=statement, interface=iface)
+    elif condition == "C2_descriptions":
+        user = load("code_c2").render(statement=statement, roadmap=packet.roadmap().strip(), interface=iface)
+    elif condition == "C3_gold_answers":
+        user = load("code_c3").render(statement=statement, plan=packet.plan.strip(),
+                                      helpers=packet.gold_helpers(), interface=iface)
+    else:
+        raise ValueError(f"the code ladder has no condition {condition!r} (only {', '.join(CODE_CONDITIONS)})")
+    return _messages(user)
+
+
+def helper_prompt(packet: CodePacket, index: int, *, show_asserts: bool = False) -> list[dict[str, str]]:
+    h = packet.helpers[index]
+    tests = ""
+    if show_asserts:
+        tests = "\nIt must pass these tests:\n```python\n" + "\n".join(a.strip() for a in h.asserts) + "\n```\n"
+    sig = h.signature.strip()
+    if not sig.startswith(("def ", "async def ")):
+        sig = "def " + sig
+    if not sig.endswith(":"):
+        sig += ":"
+    return _messages(load("code_helper").render(signature=sig, docstring=h.docstring.strip(), tests=tests))
+
+
+# --------------------------------------------------------------------------- extraction and grading
+
+_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
+_PY_TAGS = {"python", "py", "python3"}
+
+
+def extract_code(text: str) -> str:
+    """The last ```python block; else the last fenced block of any kind; else the whole text.
+    A block cut off by max_tokens (no closing fence) counts, up to the end of the text."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
+    py = [b for tag, b in blocks if tag in _PY_TAGS]
+    if py:
+        return py[-1]
+    if blocks:
+        return blocks[-1][1]
+    return text
+
+
+def grade_program(problem: CodeProblem, code: str, *, max_cases: int = MAX_CASES, timeout_s: float = 10) -> Verdict:
+    o = run_tests(problem, code, max_cases=max_cases, timeout_s=timeout_s)
+    reason = f"{o.n_passed}/{o.n_total} tests passed"
+    if not o.passed:
+        reason += f"; first failure: {o.first_failure}"
+    return Verdict(label=Label.ACCEPT if o.passed else Label.NOT_ACCEPT, reason=scrub(reason)[:4000], extracted=code)
+
+
+def grade_helper(packet: CodePacket, index: int, code: str, *, timeout_s: float = 10) -> Verdict:
+    """Run the student's helper (after the other gold helpers, which it may call) on the helper's asserts."""
+    helpers = list(packet.helpers)
+    helpers[index] = helpers[index].model_copy(update={"gold": code})
+    c = check_gold_passes_asserts(packet.model_copy(update={"helpers": helpers}), index, timeout_s=timeout_s)
+    n = len(helpers[index].asserts)
+    if c.passed:
+        return Verdict(label=Label.ACCEPT, reason=f"{n}/{n} tests passed", extracted=code)
+    reason = scrub(c.reason).replace(" gold fails", " fails", 1)
+    return Verdict(label=Label.NOT_ACCEPT, reason=reason[:4000], extracted=code)
+
+
+# --------------------------------------------------------------------------- the probe
+
+@dataclass(frozen=True)
+class _Job:
+    family: CodeFamily
+    target: str  # condition name, or "m<index>" for the helper test
+    k: int
+    messages: list[dict[str, str]]
+
+
+def plan_code_jobs(families: Sequence[CodeFamily], config: CodeProbeConfig) -> list[_Job]:
+    jobs: list[_Job] = []
+    for family in families:
+        if config.stage0:
+            for i in range(len(family.packet.helpers)):
+                msgs = helper_prompt(family.packet, i, show_asserts=config.show_helper_asserts)
+                jobs += [_Job(family, f"m{i}", k, msgs) for k in range(config.k)]
+        for condition in config.conditions:
+            msgs = condition_prompt(family, condition)
+            jobs += [_Job(family, condition, k, msgs) for k in range(config.k)]
+    return jobs
+
+
+def _grade(job: _Job, text: str, config: CodeProbeConfig) -> Verdict:
+    code = extract_code(text)
+    if job.target.startswith("m"):
+        return grade_helper(job.family.packet, int(job.target[1:]), code, timeout_s=config.timeout_s)
+    return grade_program(job.family.problem, code, max_cases=config.max_cases, timeout_s=config.timeout_s)
+
+
+async def run_code_probe(
+    families: Sequence[CodeFamily],
+    config: CodeProbeConfig,
+    *,
+    client: Client,
+    store: Store,
+    run_id: str,
+    source: str = "code",
+    workers: int = 16,
+    sandbox_workers: int = 2,
+    on_done: Callable[[Rollout], None] | None = None,
+) -> int:
+    """Run the helper test and the code ladder; returns the number of rollouts stored.
+
+    `source` names the packet set (e.g. the teacher's provider/model) in each rollout. Grading runs
+    in threads, at most `sandbox_workers` at once, while other calls are in flight.
+    """
+    provider, model = client.provider.name, client.model or "default"
+    queue: asyncio.Queue[_Job] = asyncio.Queue()
+    for job in plan_code_jobs(families, config):
+        queue.put_nowait(job)
+    gate = asyncio.Semaphore(max(1, sandbox_workers))
+    done = 0
+
+    async def worker() -> None:
+        nonlocal done
+        while True:
+            try:
+                job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            request = ChatRequest(
+                provider=provider, model=model, messages=job.messages,
+                params={"temperature": config.temperature, "max_tokens": config.max_tokens}, k=job.k,
+            )
+            result = await client.complete(request)
+            async with gate:
+                verdict = await asyncio.to_thread(_grade, job, result.text, config)
+            rollout = Rollout(
+                run_id=run_id, student=config.student, pid=job.family.pid, target=job.target,
+                k=job.k, call_key=request.key(), response=result.text, verdict=verdict, source=source,
+            )
+            await store.put_rollout(rollout, wait=False)
+            done += 1
+            if on_done:
+                on_done(rollout)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+    finally:
+        await store.flush()
+    return done
+
+
+async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
+    """Every stored code problem with an accepted packet from `source` (see `compiler.code.load_packets`)."""
+    packets = await load_packets(store, source)
+    return [CodeFamily(p, packets[p.pid]) for p in await store.problems(kind="code") if p.pid in packets]
+
+
+def collect_code_results(families: Sequence[CodeFamily], rollouts: Sequence[Rollout]) -> list[FamilyResults]:
+    """Per family, the K verdicts of each helper (Stage 0, "m<i>") and of each condition."""
+    by_family: dict[str, dict[str, dict[int, bool]]] = {}
+    for r in rollouts:
+        by_family.setdefault(r.pid, {}).setdefault(r.target, {})[r.k] = r.verdict.accepted
+    results = []
+    for family in families:
+        targets = by_family.get(family.pid)
+        if not targets:
+            continue
+
+        def rolls(target: str) -> list[bool]:
+            return [ok for _, ok in sorted(targets.get(target, {}).items())]
+
+        stage0 = {f"m{i}": rolls(f"m{i}") for i in range(len(family.packet.helpers))}
+        ladder = {c: rolls(c) for c in CODE_CONDITIONS if c in targets}
+        results.append(FamilyResults(family.pid, stage0, ladder))
+    return results
+
+
+__all__ = ["CODE_CONDITIONS", "CodeFamily", "CodeProbeConfig", "collect_code_results", "condition_prompt",
+           "extract_code", "grade_helper", "grade_program", "helper_prompt", "load_code_families", "plan_code_jobs",
+           "run_code_probe", "student_interface"]
