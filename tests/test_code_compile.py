@@ -154,3 +154,33 @@ async def test_three_rejections_give_up(tmp_path: Path) -> None:
     reason = next(e.reason for e in outcome.errors if e.check == "program_passes_tests")
     assert "parent tests" in reason and "actual" in reason and "expected" in reason
     assert packets == {}
+
+
+def test_cli_code_compile_probe_report(tmp_path: Path) -> None:
+    """`--domain code` end to end from the command line: compile HumanEval/0, probe, report."""
+    from typer.testing import CliRunner
+
+    from oracleladder.cli import app
+
+    def both(messages: list[dict], body: dict) -> str:
+        if "packet" in messages[0]["content"].lower() and "helper" in messages[0]["content"].lower() \
+                and "JSON" in messages[0]["content"]:
+            return json.dumps(GOOD)
+        return f"```python\n{PROGRAM}\n{GAPS_GOLD}\n{ANY_BELOW_GOLD}\n```"  # a student that writes the gold
+
+    store, out = str(tmp_path / "code.sqlite"), tmp_path / "rep"
+    runner = CliRunner()
+    with LoopbackServer(script=both) as server:
+        url = server.openai_base_url
+        result = runner.invoke(app, ["compile", "humaneval:1", "--domain", "code", "--teacher", "openai/t",
+                                     "--base-url", url, "--store", store, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["compiled"] == 1
+        result = runner.invoke(app, ["probe", "--domain", "code", "--student", "openai/s", "--source", "openai/t",
+                                     "--k", "1", "--base-url", url, "--store", store])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["report", "--domain", "code", "--student", "openai/s", "--source", "openai/t",
+                                 "--store", store, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["students"]["openai/s"]["taxonomy"]["Direct"] == 1
