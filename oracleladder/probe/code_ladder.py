@@ -29,7 +29,7 @@ from ..prompts import load
 from ..schemas import CodeProblem, Condition, Rollout, Verdict
 from ..schemas.types import Label
 from ..store import Store
-from .outcomes import FamilyResults
+from .outcomes import FamilyResults, results_from_rollouts
 
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 
@@ -234,22 +234,10 @@ async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
 
 def collect_code_results(families: Sequence[CodeFamily], rollouts: Sequence[Rollout]) -> list[FamilyResults]:
     """Per family, the K verdicts of each helper (Stage 0, "m<i>") and of each condition."""
-    by_family: dict[str, dict[str, dict[int, bool]]] = {}
-    for r in rollouts:
-        by_family.setdefault(r.pid, {}).setdefault(r.target, {})[r.k] = r.verdict.accepted
-    results = []
-    for family in families:
-        targets = by_family.get(family.pid)
-        if not targets:
-            continue
-
-        def rolls(target: str) -> list[bool]:
-            return [ok for _, ok in sorted(targets.get(target, {}).items())]
-
-        stage0 = {f"m{i}": rolls(f"m{i}") for i in range(len(family.packet.helpers))}
-        ladder = {c: rolls(c) for c in CODE_CONDITIONS if c in targets}
-        results.append(FamilyResults(family.pid, stage0, ladder))
-    return results
+    return results_from_rollouts(
+        [(f.pid, range(len(f.packet.helpers))) for f in families],
+        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts),
+    )
 
 
 __all__ = ["CODE_CONDITIONS", "CodeFamily", "CodeProbeConfig", "collect_code_results", "condition_prompt",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -85,3 +86,24 @@ def taxonomy_from_fingerprints(all_fp: dict[str, int], pass_fp: dict[str, int]) 
         Gap.MISSING_MS: (all_fp["R"] - pass_fp["R"]) + (all_fp["A"] - pass_fp["A"]),
         Gap.CAPABILITY: all_fp["U"] - pass_fp["U"],
     }
+
+
+def results_from_rollouts(
+    families: Sequence[tuple[str, Sequence[int]]], verdicts: Iterable[tuple[str, str, int, bool]]
+) -> list[FamilyResults]:
+    """Per family (pid, tested milestone indices), the K verdicts of each Stage 0 milestone
+    ("m<i>") and of each condition, from (pid, target, k, accepted) tuples. Families with no
+    rollout are left out; a later verdict for the same (pid, target, k) wins."""
+    by_family: dict[str, dict[str, dict[int, bool]]] = {}
+    for pid, target, k, ok in verdicts:
+        by_family.setdefault(pid, {}).setdefault(target, {})[k] = ok
+    results = []
+    for pid, tested in families:
+        targets = by_family.get(pid)
+        if not targets:
+            continue
+        rolls = {t: [ok for _, ok in sorted(ks.items())] for t, ks in targets.items()}
+        stage0 = {f"m{i}": rolls.get(f"m{i}", []) for i in tested}
+        ladder = {t: r for t, r in rolls.items() if not t.startswith("m")}
+        results.append(FamilyResults(pid, stage0, ladder))
+    return results

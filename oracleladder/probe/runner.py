@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..clients import ChatRequest, Client
 from ..schemas import CONDITIONS, Condition, Family, Rollout
 from ..store import Store
-from .outcomes import FamilyResults
+from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
 from .verify import VerifierPool
 
@@ -116,17 +116,7 @@ async def run_probe(
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *, use_corrections: bool = False) -> list[FamilyResults]:
     """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition."""
-    by_family: dict[str, dict[str, dict[int, bool]]] = {}
-    for r in rollouts:
-        by_family.setdefault(r.pid, {}).setdefault(r.target, {})[r.k] = r.verdict.accepted
-    results = []
-    for family in families:
-        targets = by_family.get(family.pid)
-        if not targets:
-            continue
-        def rolls(target: str) -> list[bool]:
-            return [ok for _, ok in sorted(targets.get(target, {}).items())]
-        stage0 = {f"m{i}": rolls(f"m{i}") for i, _ in family.tested(use_corrections)}
-        ladder = {c: rolls(c) for c in CONDITIONS if c in targets}
-        results.append(FamilyResults(family.pid, stage0, ladder))
-    return results
+    return results_from_rollouts(
+        [(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
+        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts),
+    )
