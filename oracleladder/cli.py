@@ -223,7 +223,8 @@ def _code_problems(spec: Path) -> list:
         raise InputError(f"{spec}: {exc}") from None
 
 
-async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int, domain: str,
+async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
+                   max_tokens: int, domain: str,
                    concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
                    independent_solve: bool) -> dict:
     from collections import Counter
@@ -249,9 +250,10 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         try:
             with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
                 task = progress.add_task(f"compile with {teacher}", total=len(problems))
-                compiler = (CodeCompiler(client, store, max_attempts=max_attempts) if domain == "code" else
+                compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
+                            if domain == "code" else
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
-                                     independent_solve=independent_solve))
+                                     independent_solve=independent_solve, max_tokens=max_tokens))
                 outcomes = await compiler.compile_all(problems, concurrency=concurrency,
                                                       on_done=lambda _: progress.advance(task))
             status = "done"
@@ -265,7 +267,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
-        "failures": failed, **client.usage.as_dict(),
+        "failed_why": failed, **client.usage.as_dict(),
     }
 
 
@@ -276,6 +278,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", help="Teacher attempts per problem.")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer.")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 16,
@@ -289,7 +292,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
-    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, domain, concurrency,
+    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
                             base_url, rpm, tpm, independent_solve), store)
     if as_json:
         typer.echo(json.dumps(summary))
@@ -298,7 +301,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
                   f"{summary['attempts_per_family']}; tokens {summary['tokens_in']} in / {summary['tokens_out']} out; "
                   f"cost {cost}", highlight=False, markup=False)
-    for pid, errs in summary["failures"].items():
+    for pid, errs in summary["failed_why"].items():
         console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
 
 

@@ -110,6 +110,7 @@ class CodeCompiler:
     max_cases: int = MAX_CASES
     show_reference: bool = True
     check_concurrency: int = 2  # sandbox checks at once (each runs its own small thread pool)
+    max_tokens: int = 4096  # a packet is long JSON; a provider's small default would truncate it
     _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
     @property
@@ -127,7 +128,8 @@ class CodeCompiler:
         messages, version = teacher_messages(problem, show_reference=self.show_reference)
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):
-            parsed = await self.client.structured(self.client.request(messages, temperature=0.0), CodePacket)
+            request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
+            parsed = await self.client.structured(request, CodePacket)
             packet = CodePacket.model_validate(parsed.model_dump())  # a plain CodePacket, not instructor's subclass
             report = scrubbed(await self._check(packet, problem))
             errors = report.failures()

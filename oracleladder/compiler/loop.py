@@ -44,6 +44,7 @@ class Compiler:
     granularity: Granularity = "default"
     max_attempts: int = 3
     independent_solve: bool = True
+    max_tokens: int = 4096  # a plan is long JSON; a provider's small default would truncate it
 
     @property
     def source(self) -> str:
@@ -53,7 +54,8 @@ class Compiler:
         """T.solve(M_i): the teacher answers each milestone from its student-facing prompt only."""
 
         async def solve(prompt: str) -> str:
-            request = self.client.request(student_messages(prompt), k=attempt, temperature=0.0)
+            request = self.client.request(student_messages(prompt), k=attempt, temperature=0.0,
+                                          max_tokens=self.max_tokens)
             return (await self.client.complete(request)).text
 
         async def grade(response: str, gold: str):
@@ -67,7 +69,8 @@ class Compiler:
         messages, version = teacher_messages(problem, self.granularity)
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):
-            plan = await self.client.structured(self.client.request(messages, temperature=0.0), TeacherPlan)
+            request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
+            plan = await self.client.structured(request, TeacherPlan)
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
             family = to_family(plan, problem, provenance)
