@@ -101,9 +101,20 @@ async def test_cache_hit_makes_no_request():
     assert a == b and c.usage.cache_hits == 1 and c.usage.requests == 1
 
 
-async def test_401_raises_immediately():
+def test_transport_auto_picks_aiohttp_for_compatible_servers(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert type(make_provider("openai", base_url="http://127.0.0.1:9/v1")).__name__ == "OpenAIRawProvider"
+    assert type(make_provider("openai")).__name__ == "OpenAIProvider"
+    assert type(make_provider("openai", base_url="http://127.0.0.1:9/v1", transport="sdk")).__name__ == "OpenAIProvider"
+    with pytest.raises(ValueError, match="auto, sdk, aiohttp"):
+        make_provider("openai", transport="httpx")
+
+
+@pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
+async def test_401_raises_immediately(transport):
     async with LoopbackServer(api_key="right") as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, api_key="wrong", max_attempts=5)
+        c = make_client("openai/m", base_url=srv.openai_base_url, api_key="wrong", max_attempts=5,
+                        transport=transport)
         t0 = time.monotonic()
         with pytest.raises(AuthenticationError) as ei:
             await c.complete(c.request("x"))
@@ -154,14 +165,37 @@ async def test_500_calls_with_20pct_faults_all_finish():
     assert c.usage.successes == 500 and c.usage.failures == 0
 
 
+@pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
 @pytest.mark.parametrize("kind", ["malformed", "drop", "hang", "500"])
-async def test_each_transient_fault_retried(kind):
+async def test_each_transient_fault_retried(kind, transport):
     async with LoopbackServer(faults=Faults(fail_first=2, fail_first_kind=kind, hang_s=5)) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, timeout=0.5, backoff_base=0.01)
+        c = make_client("openai/m", base_url=srv.openai_base_url, timeout=0.5, backoff_base=0.01,
+                        transport=transport)
         r = await c.complete(c.request("x"))
         await c.aclose()
         assert srv.total == 3
     assert r.text == "echo: x" and c.usage.retries == 2
+
+
+async def test_slot_given_back_while_sleeping_between_attempts():
+    class SlowBackoff(Client):
+        def _tenacity_wait(self, state) -> float:
+            return 0.6
+
+    async with LoopbackServer(latency=0.02, faults=Faults(fail_first=1, fail_first_kind="500")) as srv:
+        c = SlowBackoff(make_provider("openai", base_url=srv.openai_base_url), concurrency=1, model="m")
+        done: list[str] = []
+
+        async def ask(q: str) -> None:
+            await c.complete(c.request(q))
+            done.append(q)
+
+        first = asyncio.create_task(ask("first"))  # gets the 500, then backs off for 0.6 s
+        await asyncio.sleep(0.1)
+        await asyncio.wait_for(ask("second"), 0.4)  # the only slot is free during that back-off
+        await first
+        await c.aclose()
+    assert done == ["second", "first"] and c.usage.retries == 1 and srv.total == 3
 
 
 async def test_gives_up_after_max_attempts_and_stores_error():

@@ -53,7 +53,7 @@ def test_infinite_loop_killed_by_wall_clock():
     assert time.monotonic() - t < 6
 
 
-def test_busy_loop_killed_by_cpu_limit():
+def test_busy_loop_killed_by_cpu_limit(mode):
     r = run("while True: pass", timeout_s=20, cpu_s=1)
     assert not r.timed_out and r.returncode != 0
     assert r.killed_reason and ("cpu" in r.killed_reason)

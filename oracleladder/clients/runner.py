@@ -149,6 +149,31 @@ class RateLimiter:
         self.tokens = min(self.capacity, self.tokens - delta)
 
 
+class _Slot:
+    """One of a Client's concurrency slots: held for a whole call, given back while it sleeps."""
+
+    def __init__(self, sem: asyncio.Semaphore) -> None:
+        self._sem = sem
+        self._held = False
+
+    async def __aenter__(self) -> "_Slot":
+        await self._sem.acquire()
+        self._held = True
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._held:
+            self._held = False
+            self._sem.release()
+
+    async def sleep(self, seconds: float) -> None:
+        self._held = False
+        self._sem.release()
+        await asyncio.sleep(seconds)
+        await self._sem.acquire()  # a cancel here leaves no slot held, and none is released twice
+        self._held = True
+
+
 _schema_var: contextvars.ContextVar[tuple[ChatRequest, dict[str, Any]] | None] = contextvars.ContextVar(
     "oracleladder_structured", default=None
 )
@@ -266,40 +291,43 @@ class Client:
             self.usage.cooldown_wait_s += time.monotonic() - t0
 
     async def _attempt(self, request: ChatRequest, est: float) -> ChatResult:
-        async with self._sem:
-            await self._wait_cooldown()
-            if self._rpm:
-                await self._rpm.acquire(1)
-            if self._tpm:
-                await self._tpm.acquire(est)
-            await self._wait_cooldown()
-            self.usage.requests += 1
-            try:
-                result = await self.provider.complete(request)
-            except TransientError as e:
-                if e.status == 429:
-                    self.usage.rate_limited += 1
-                    cool = e.retry_after if e.retry_after is not None else self.default_cooldown
-                    self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
-                raise
+        await self._wait_cooldown()
+        if self._rpm:
+            await self._rpm.acquire(1)
+        if self._tpm:
+            await self._tpm.acquire(est)
+        await self._wait_cooldown()
+        self.usage.requests += 1
+        try:
+            result = await self.provider.complete(request)
+        except TransientError as e:
+            if e.status == 429:
+                self.usage.rate_limited += 1
+                cool = e.retry_after if e.retry_after is not None else self.default_cooldown
+                self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
+            raise
         if self._tpm:
             self._tpm.adjust(result.tokens_in + result.tokens_out - est)
         return result
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
-        est = self._estimate_tokens(request) if self._tpm else 0.0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._tenacity_wait,
-            retry=retry_if_exception_type(TransientError),
-            before_sleep=self._before_sleep,
-            reraise=True,
-        )
-        try:
-            return await retrying(self._attempt, request, est)
-        except TransientError as e:
-            raise type(e)(f"{e} (gave up after {self.max_attempts} attempts)", status=e.status,
-                          retry_after=e.retry_after) from e
+        # The slot comes first, so thousands of queued calls cost next to nothing until their turn;
+        # it is given back while the call sleeps between attempts.
+        async with _Slot(self._sem) as slot:
+            est = self._estimate_tokens(request) if self._tpm else 0.0
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(self.max_attempts),
+                wait=self._tenacity_wait,
+                retry=retry_if_exception_type(TransientError),
+                before_sleep=self._before_sleep,
+                sleep=slot.sleep,
+                reraise=True,
+            )
+            try:
+                return await retrying(self._attempt, request, est)
+            except TransientError as e:
+                raise type(e)(f"{e} (gave up after {self.max_attempts} attempts)", status=e.status,
+                              retry_after=e.retry_after) from e
 
     @staticmethod
     def _estimate_tokens(request: ChatRequest) -> float:
@@ -384,7 +412,7 @@ def make_client(
     base_url: str | None = None,
     api_key: str | None = None,
     cache: CallCache | None = None,
-    transport: str = "sdk",
+    transport: str = "auto",
     timeout: float = 120.0,
     **client_kwargs: Any,
 ) -> Client:

@@ -246,6 +246,8 @@ _UNSHARE_VARIANTS = (
     ["unshare", "--net", "--"],
 )
 
+_UNSHARE_SIGKILL_QUIRK = "unshare: sigprocmask unblock failed: Invalid argument\n"
+
 _probe_lock = threading.Lock()
 _probed: tuple[str, list[str] | None] | None = None  # (isolation, unshare prefix)
 
@@ -427,6 +429,10 @@ def run(
             rc = -(rc - 128)
         stdout_s = out.decode("utf-8", errors="replace")
         stderr_s = err.decode("utf-8", errors="replace")
+        if isolation == ISOLATION_UNSHARE and rc == 1 and stderr_s.endswith(_UNSHARE_SIGKILL_QUIRK):
+            # the child (pid 1 of its namespace) died of SIGKILL; unshare cannot re-raise that
+            # signal on itself and exits 1 with this line instead
+            rc, stderr_s = -signal.SIGKILL, stderr_s[: -len(_UNSHARE_SIGKILL_QUIRK)]
 
         reason: str | None = None
         if timed_out:
