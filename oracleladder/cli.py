@@ -419,7 +419,7 @@ def report(
     if not store.is_file():
         _fail(f"{store}: no such store")
     students = {name: asyncio.run(_results(store, name, source, use_corrections, domain))[1] for name in student}
-    write_report(students, out, tau=threshold)
+    write_report(students, out, tau=threshold, roadmap_set=source)
     console.print(f"report written to {out}/")
 
 
@@ -443,7 +443,7 @@ def compare(
     k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
     result = run_compare(families_a, families_b, results_a, results_b,
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
-    write_compare(result, out, name_a=a, name_b=b)
+    write_compare(result, out, name_a=a, name_b=b, student=student)
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
 
 
@@ -465,7 +465,8 @@ def demo(
     summary = _run(_probe(config, store, "release", None, 2, None, None, families), store)
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
-    write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1)
+    write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
+                 roadmap_set="release")
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 

@@ -109,3 +109,14 @@ def test_compare_not_run():
     res = compare(fa, fb, ra, rb, is_atomic=atomic, k=4)
     assert res["agreement"]["C3"]["status"] == "not run" and res["agreement"]["both"]["status"] == "not run"
     assert res["agreement"]["C2"]["same"] == 3
+
+
+def test_write_compare_names_the_student_and_explains_missing_integrate(tmp_path):
+    res = compare(*five(), is_atomic=atomic, k=4)
+    write_compare(res, tmp_path, "released", "inkling", student="openai/gpt-oss-20b")
+    md = (tmp_path / "compare.md").read_text()
+    assert md.startswith("# Roadmap comparison: released vs inkling (student openai/gpt-oss-20b)")
+    assert json.loads((tmp_path / "compare.json").read_text())["student"] == "openai/gpt-oss-20b"
+    with_integrate = res["structure"]["a"]["families_with_integrate"], res["structure"]["b"]["families_with_integrate"]
+    bare = [nm for nm, w in zip(("released", "inkling"), with_integrate) if not w]
+    assert (f"{' and '.join(bare)}: no INTEGRATE step" in md) == bool(bare)

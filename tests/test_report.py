@@ -128,3 +128,95 @@ def test_write_report_one_student(tmp_path):
     res = write_report({"only": s1()}, tmp_path)
     assert "pair" not in res and (tmp_path / "taxonomy.png").exists()
     assert "Table 38" not in (tmp_path / "report.md").read_text()
+
+
+# ------------------------------------------------------------- runs that are missing, and the plots
+
+def _no_stage0():
+    """s2 without its Stage 0 verdicts: only the Direct families (a, b) can be labelled."""
+    return [FamilyResults(f.pid, {}, f.ladder) for f in s2()]
+
+
+def test_known_outcome_and_gap_need_the_runs():
+    from oracleladder.probe.outcomes import Gap, Outcome
+    from oracleladder.probe.report import known_gap, known_outcome
+
+    c1_only = FamilyResults("x", {"m0": [T, T]}, {"C1_direct": FF})
+    assert known_outcome(c1_only) is None and known_gap(c1_only) is None  # C2 not run: unknown, not Unrecovered
+    assert known_outcome(FamilyResults("y", {}, {"C1_direct": [F, T]})) is Outcome.DIRECT
+    assert known_gap(FamilyResults("y", {}, {"C1_direct": [F, T]})) is Gap.DIRECT  # Direct needs no Stage 0
+    full = {"C1_direct": FF, "C2_descriptions": FF, "C3_gold_answers": FF}
+    assert known_outcome(FamilyResults("z", {}, full)) is Outcome.UNRECOVERED
+    assert known_gap(FamilyResults("z", {}, full)) is None  # no Stage 0: composition or capability unknown
+    assert known_gap(FamilyResults("z", {"m0": [T, F]}, full)) is Gap.COMPOSITION
+
+
+def test_stage0_not_run_is_not_a_zero(tmp_path):
+    r = summarize(_no_stage0())
+    assert r["taxonomy"]["Direct"] == 2 and r["taxonomy_not_classified"] == 2
+    assert sum(r["taxonomy"].values()) == 2  # nothing counted as Missing-milestone / Capability
+    assert "Capability-gap" not in r["bootstrap"] and "Direct" in r["bootstrap"]
+    res = write_report({"s1": s1(), "s2": _no_stage0()}, tmp_path)
+    assert res["pair"]["gap_transitions"] is None
+    md = (tmp_path / "report.md").read_text()
+    assert "Taxonomy transitions s1 -> s2: not run (Stage 0 is missing for s2 on the common families)." in md
+    ci_row = next(line for line in md.splitlines() if line.startswith("| s2 | 50.0% ["))
+    assert ci_row.endswith("| not run | not run | not run | not run | not run |")
+
+
+def test_partial_ladder_noted_and_unlabelled(tmp_path):
+    fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]  # e: C2, C3 never run
+    r = summarize(fams)
+    assert r["outcome_undetermined"] == 1 and r["outcomes"]["Unrecovered"] == 2  # tables count e as unsolved
+    assert r["outcomes_known"]["Unrecovered"] == 1 and r["taxonomy_not_classified"] == 1
+    write_report({"p": fams}, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "- p: 1 of 4 families lack a C1-C3 run" in md
+    assert "| Not classified |" in md.splitlines()[md.splitlines().index(
+        "## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = 1)") + 2]
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_plots_order_hatching_and_legends_outside():
+    import matplotlib.pyplot as plt
+
+    from oracleladder.probe.outcomes import Gap, Outcome
+    from oracleladder.probe.report import fingerprint_figure, taxonomy_figure
+
+    fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]
+    res = {"meta": {"tau": 1}, "students": {"s1": summarize(s1()), "no stage 0": summarize(_no_stage0()),
+                                            "partial": summarize(fams)}}
+    fig, ax, legend, drawn = taxonomy_figure(res)
+    # Direct once, then the five gaps in Table 16 order, then the hatched unlabelled families
+    assert [k for k, _ in drawn] == [g.value for g in Gap] + [None]
+    assert dict(drawn)[None] == [0, 2, 1] and dict(drawn)["Direct"] == [1, 2, 2]
+    assert all(sum(c[i] for _, c in drawn) == n for i, n in enumerate((4, 4, 4)))  # every family drawn once
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    assert not _overlap(legend.get_window_extent(r), ax.get_window_extent(r))
+    plt.close(fig)
+
+    fig, ax, legend, drawn = fingerprint_figure(res)
+    assert [k for k, _ in drawn] == [o.value for o in Outcome] + [None]
+    assert dict(drawn)[None] == [0, 0, 1] and dict(drawn)["Unrecovered"] == [1, 1, 1]
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    assert not _overlap(legend.get_window_extent(r), ax.get_tightbbox(r))
+    plt.close(fig)
+
+    # nothing missing: no hatched segment and no legend entry for it
+    fig, _, legend, drawn = taxonomy_figure({"meta": {"tau": 1}, "students": {"s1": summarize(s1())}})
+    assert None not in dict(drawn) and len(legend.get_texts()) == 6
+    plt.close(fig)
+
+
+def test_report_without_families_or_with_many_students(tmp_path):
+    write_report({"nothing": []}, tmp_path / "empty")
+    md = (tmp_path / "empty" / "report.md").read_text()
+    assert "| nothing | not run | not run | not run | not run | not run | not run | not run |" in md
+    many = {f"provider/student-number-{i}": s1() for i in range(9)}
+    write_report(many, tmp_path / "many")
+    assert (tmp_path / "many" / "taxonomy.png").stat().st_size > 0

@@ -151,10 +151,10 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
             + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def _markdown(res: dict, name_a: str, name_b: str) -> str:
+def _markdown(res: dict, name_a: str, name_b: str, student: str | None = None) -> str:
     k, n = res["k"], res["n"]
     sa, sb = res["structure"]["a"], res["structure"]["b"]
-    L = [f"# Roadmap comparison: {name_a} vs {name_b}", "",
+    L = [f"# Roadmap comparison: {name_a} vs {name_b}" + (f" (student {student})" if student else ""), "",
          f"{n} families common to both roadmap sets and both result sets; K = {k}.", ""]
     if res["dropped"]["a_only"] or res["dropped"]["b_only"]:
         L += [f"Left out: {len(res['dropped']['a_only'])} families only in {name_a} (or without results), "
@@ -170,7 +170,12 @@ def _markdown(res: dict, name_a: str, name_b: str) -> str:
              ["Median gold length (characters)", _num(sa["median_gold_length"], "{:g}"),
               _num(sb["median_gold_length"], "{:g}")]]
     L += _table(["", name_a, name_b], rows)
-    L += ["", "Type shares count all milestones, including the private INTEGRATE step when the family carries it.", ""]
+    L += ["", "Type shares count all milestones, including the private INTEGRATE step when the family carries it."]
+    bare = [nm for nm, st in ((name_a, sa), (name_b, sb)) if st["families"] and not st["families_with_integrate"]]
+    if bare:
+        L += [f"{' and '.join(bare)}: no INTEGRATE step (released families keep only the tested milestones), so "
+              "the all-types count equals the tested count."]
+    L.append("")
 
     ag = res["agreement"]
     L += [f"## Per-family recovery (Table 33; recovered = at least 1 of {k} correct)", ""]
@@ -208,12 +213,16 @@ def _markdown(res: dict, name_a: str, name_b: str) -> str:
     L += _table([f"{name_a} label", f"{name_b} label", "Strict test", "Fraction score"], rows)
     s0a, s0b = res["stage0"]["a"], res["stage0"]["b"]
     L += ["", f"Tested milestones solved alone: {s0a['solved']} of {s0a['tested']} ({name_a}), "
-          f"{s0b['solved']} of {s0b['tested']} ({name_b}).", ""]
+          f"{s0b['solved']} of {s0b['tested']} ({name_b}).", "",
+          "The labels also use C1, whose prompt does not depend on the roadmap: when both sets were probed with "
+          "the same sampling settings, the store's cache gives them the same C1 attempts (the paper samples C1 "
+          "afresh for the second set).", ""]
     return "\n".join(L)
 
 
-def write_compare(result: dict, out_dir: str | Path, name_a: str = "A", name_b: str = "B") -> None:
+def write_compare(result: dict, out_dir: str | Path, name_a: str = "A", name_b: str = "B",
+                  student: str | None = None) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.json").write_text(json.dumps({"names": [name_a, name_b], **result}, indent=2))
-    (out / "compare.md").write_text(_markdown(result, name_a, name_b))
+    (out / "compare.json").write_text(json.dumps({"names": [name_a, name_b], "student": student, **result}, indent=2))
+    (out / "compare.md").write_text(_markdown(result, name_a, name_b, student))

@@ -49,14 +49,51 @@ CONTRASTS = (
     ("C3-mismatched vs C1", "C3_mismatched", "C1_direct", False),
     ("C3-gold vs C1", "C3_gold_answers", "C1_direct", False),
 )
+# Shared colours: Direct is one grey in both plots; a gap of a family that passes the milestone test takes
+# its parent-probe outcome's colour (Roadmap-gap = Roadmap-Needed, Milestone-execution-gap = Answers-Needed,
+# Composition-gap = Unrecovered); the two fail-the-test gaps are dark (purple, dark red).
 GAP_COLORS = {Gap.DIRECT: "#8c8c8c", Gap.ROADMAP: "#1f77b4", Gap.MS_EXEC: "#2ca02c",
-              Gap.COMPOSITION: "#ff7f0e", Gap.MISSING_MS: "#9467bd", Gap.CAPABILITY: "#d62728"}
+              Gap.COMPOSITION: "#d62728", Gap.MISSING_MS: "#6a3d9a", Gap.CAPABILITY: "#7b1e1e"}
 OUT_COLORS = {Outcome.DIRECT: "#8c8c8c", Outcome.ROADMAP_NEEDED: "#1f77b4",
               Outcome.ANSWERS_NEEDED: "#2ca02c", Outcome.UNRECOVERED: "#d62728"}
+# what each category means, for plot legends (paper Section 4.3 / Figure 4 and Figure 8)
+GAP_HELP = {Gap.DIRECT: "C1 solves", Gap.ROADMAP: "MS test pass, C2 solves",
+            Gap.MS_EXEC: "MS test pass, C3 solves", Gap.COMPOSITION: "MS test pass, C1-C3 fail",
+            Gap.MISSING_MS: "MS test fail, C2 or C3 solves", Gap.CAPABILITY: "MS test fail, C1-C3 fail"}
+OUT_HELP = {Outcome.DIRECT: "C1 solves", Outcome.ROADMAP_NEEDED: "C2 solves, C1 does not",
+            Outcome.ANSWERS_NEEDED: "C3 solves, C1 and C2 do not", Outcome.UNRECOVERED: "C1, C2 and C3 fail"}
+NOT_CLASSIFIED = "Not classified"
+LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 
 
 def _ran(f: FamilyResults, cond: str) -> bool:
     return bool(f.ladder.get(cond))
+
+
+def _stage0_ran(f: FamilyResults) -> bool:
+    return any(f.stage0.values())
+
+
+def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
+    """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
+    not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
+    for cond, out in zip(LADDER, (Outcome.DIRECT, Outcome.ROADMAP_NEEDED, Outcome.ANSWERS_NEEDED)):
+        if not _ran(f, cond):
+            return None
+        if solved(f.ladder[cond], tau):
+            return out
+    return Outcome.UNRECOVERED
+
+
+def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:
+    """The five-way label, or None when it cannot be known: the parent outcome is unknown, or the family
+    is not Direct and has no Stage 0 verdicts."""
+    out = known_outcome(f, tau)
+    if out is Outcome.DIRECT:
+        return Gap.DIRECT
+    if out is None or not _stage0_ran(f):
+        return None
+    return classify(f, tau, mode)
 
 
 def _pct(x: float | None) -> str:
@@ -119,13 +156,14 @@ def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
                      n_resamples: int = N_RESAMPLES) -> dict[str, dict]:
     """Table 12: family-level percentile CIs of each outcome and gap share, and of the any-probe share."""
     outs = [parent_outcome(f.ladder, tau) for f in fams]
-    gaps = [classify(f, tau, "strict") for f in fams]
+    gaps = [known_gap(f, tau, "strict") for f in fams]
     res: dict[str, dict] = {}
     if not fams:
         return res
     ind = {o.value: [x is o for x in outs] for o in Outcome}
     ind["Any probe"] = [x is not Outcome.UNRECOVERED for x in outs]
-    ind.update({g.value: [x is g for x in gaps] for g in Gap if g is not Gap.DIRECT})
+    if any(_stage0_ran(f) for f in fams):  # gap shares need the milestone test
+        ind.update({g.value: [x is g for x in gaps] for g in Gap if g is not Gap.DIRECT})
     for k, v in ind.items():
         res[k] = bootstrap_ci(v, stat=np.mean, n_resamples=n_resamples, seed=seed)
     return res
@@ -137,10 +175,21 @@ def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
     gaps = {g.value: 0 for g in Gap}
     gaps_fraction = {g.value: 0 for g in Gap}
     outs = {o.value: 0 for o in Outcome}
+    known_outs = {o.value: 0 for o in Outcome}
+    not_classified = undetermined = 0
     for f in fams:
-        gaps[classify(f, tau, mode).value] += 1
-        gaps_fraction[classify(f, tau, "fraction").value] += 1
+        g = known_gap(f, tau, mode)
+        if g is None:
+            not_classified += 1
+        else:
+            gaps[g.value] += 1
+            gaps_fraction[known_gap(f, tau, "fraction").value] += 1
         outs[parent_outcome(f.ladder, tau).value] += 1
+        o = known_outcome(f, tau)
+        if o is None:
+            undetermined += 1
+        else:
+            known_outs[o.value] += 1
     conds = condition_counts(fams, tau)
     c1 = conds["C1_direct"]
     direct = outs[Outcome.DIRECT.value]
@@ -148,7 +197,14 @@ def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
     s0 = stage0_stats(fams)
     return {
         "n": n, "tau": tau, "mode": mode,
+        # attempts per condition and per milestone (the most seen; a resumed or partial run can have fewer)
+        "k": max((len(r) for f in fams for r in f.ladder.values()), default=None),
+        "k_stage0": max((len(r) for f in fams for r in f.stage0.values()), default=None) or None,
         "taxonomy": gaps, "taxonomy_fraction": gaps_fraction, "outcomes": outs,
+        # families whose label needs a run that is missing (Stage 0, or a C1-C3 rung): in no gap count
+        "taxonomy_not_classified": not_classified,
+        # outcomes with a not-run rung kept apart (the plots); "outcomes" counts such a rung as unsolved
+        "outcomes_known": known_outs, "outcome_undetermined": undetermined,
         "milestone_test_pass": s0["pass_strict"],
         "stage0": s0,
         "summary": {  # Table 1
@@ -166,6 +222,16 @@ def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
     }
 
 
+def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -> dict | None:
+    """Five-way label transitions; None when either student has no Stage 0 verdicts at all."""
+    if not any(_stage0_ran(f) for f in a) or not any(_stage0_ran(f) for f in b):
+        return None
+    la = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in a]
+    lb = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in b]
+    labels = [g.value for g in Gap] + ([NOT_CLASSIFIED] if NOT_CLASSIFIED in la + lb else [])
+    return transition_matrix(la, lb, labels=labels)
+
+
 def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
          seed: int = SEED, n_resamples: int = N_RESAMPLES) -> dict:
     """Two students on their common families: Table 38 transitions and Table 13 ordering."""
@@ -181,8 +247,7 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
     return {
         "n_common": len(common),
         "outcome_transitions": transition_matrix(oa, ob, labels=[o.value for o in Outcome]),
-        "gap_transitions": transition_matrix([classify(f, tau) for f in common], [classify(f, tau) for f in fb],
-                                             labels=[g.value for g in Gap]),
+        "gap_transitions": _gap_transitions(common, fb, tau),
         "order_any_probe": {
             "a_gt_b": bootstrap_order(any_a, any_b, n_resamples, seed)["frac_a_gt_b"] if common else None,
             "b_gt_a": bootstrap_order(any_b, any_a, n_resamples, seed)["frac_a_gt_b"] if common else None,
@@ -212,18 +277,27 @@ def _p(p: float) -> str:
 def _markdown(res: dict) -> str:
     meta, studs = res["meta"], res["students"]
     tau = meta["tau"]
+    ks = ", ".join(f"{s}: {r['n']} families, K = {r['k'] if r['k'] else NOT_RUN} per condition"
+                   + (f", K = {r['k_stage0']} per milestone (Stage 0)" if r["k_stage0"] else "")
+                   for s, r in studs.items())
     L = ["# OracleLadder diagnosis report", "",
-         f"Students: {', '.join(studs)}. Success threshold tau = {tau} correct of K per condition. "
+         (f"Roadmap set: {meta['roadmap_set']}. " if meta.get("roadmap_set") else "")
+         + f"Students: {ks}. Success threshold tau = {tau} correct of K per condition. "
          f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}.", ""]
+    notes = []
     for s, r in studs.items():
         if r["not_run"]:
-            L.append(f"- {s}: not run: {', '.join(COND_LABEL[c] for c in r['not_run'])}.")
-            ladder = [COND_LABEL[c] for c in ("C1_direct", "C2_descriptions", "C3_gold_answers") if c in r["not_run"]]
-            if ladder:
-                L.append(f"  Parent-probe outcomes and the taxonomy count {', '.join(ladder)} as unsolved.")
+            notes.append(f"- {s}: not run: {', '.join(COND_LABEL[c] for c in r['not_run'])}.")
+        if r["outcome_undetermined"]:
+            notes.append(f"- {s}: {r['outcome_undetermined']} of {r['n']} families lack a C1-C3 run that their "
+                         "parent-probe outcome depends on. The outcome tables count the missing run as unsolved; "
+                         "the taxonomy gives these families no label, and the plots hatch them.")
         if not r["stage0"]["stage0_run"]:
-            L.append(f"- {s}: Stage 0 (milestone test) not run; taxonomy columns need it.")
-    L.append("")
+            notes.append(f"- {s}: Stage 0 (milestone test) not run; taxonomy columns need it.")
+        elif r["taxonomy_not_classified"]:
+            notes.append(f"- {s}: {r['taxonomy_not_classified']} of {r['n']} families have no five-way label "
+                         "(no Stage 0 verdicts, or a C1-C3 run missing); they are in no gap column.")
+    L += notes + ([""] if notes else [])
 
     L += ["## Same-set summary (Table 1)", ""]
     rows = []
@@ -245,7 +319,8 @@ def _markdown(res: dict) -> str:
             v = r["conditions"][c]
             cells.append(NOT_RUN if v is None else (f"{v['solved']}" if v["families_run"] == r["n"]
                                                     else f"{v['solved']} (of {v['families_run']} run)"))
-        rows.append([s] + cells + [r["summary"]["solved_any"]])
+        any_run = any(r["conditions"][c] is not None for c in LADDER)
+        rows.append([s] + cells + [r["summary"]["solved_any"] if any_run else NOT_RUN])
     L += _table(["Model"] + [COND_LABEL[c] for c in TABLE21_ORDER] + ["Any probe"], rows)
     L += ["", "Per-rollout success rate (sr):", ""]
     rows = [[s] + [NOT_RUN if r["conditions"][c] is None else f"{r['conditions'][c]['per_rollout_rate']:.3f}"
@@ -255,21 +330,25 @@ def _markdown(res: dict) -> str:
 
     L += [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {tau})", ""]
     cols = [g.value for g in Gap]
+    unlabeled = any(r["taxonomy_not_classified"] and r["stage0"]["stage0_run"] for r in studs.values())
     rows = []
     for s, r in studs.items():
         s0 = r["stage0"]
+        extra = [r["taxonomy_not_classified"]] if unlabeled else []
         if not s0["stage0_run"]:
-            rows.append([s] + [r["taxonomy"]["Direct"]] + [NOT_RUN] * (len(cols) - 1) + [NOT_RUN] * 4)
+            rows.append([s] + [r["taxonomy"]["Direct"]] + [NOT_RUN] * (len(cols) - 1 + len(extra)) + [NOT_RUN] * 4)
             continue
-        rows.append([s] + [r["taxonomy"][c] for c in cols]
+        rows.append([s] + [r["taxonomy"][c] for c in cols] + extra
                     + [s0["pass_strict"], s0["pass_fraction"], f"{s0['mean_tested_milestones']:.2f}",
                        f"{_pct(s0['milestone_solve_rate'])} ({s0['milestones_solved']}/{s0['milestones_tested']})"])
-    L += _table(["Model"] + cols + ["MS-test pass (strict)", "MS-test pass (fraction)",
-                                    "Tested milestones / family", "Milestone solve rate"], rows)
+    L += _table(["Model"] + cols + ([NOT_CLASSIFIED] if unlabeled else [])
+                + ["MS-test pass (strict)", "MS-test pass (fraction)",
+                   "Tested milestones / family", "Milestone solve rate"], rows)
     L += ["", "Strict: every tested milestone solved >= 1 of K alone. Fraction: at least half of them. "
           "Milestone solve rate: tested milestones solved >= 1 of K, over all tested milestones.", "",
           "Taxonomy under the fraction milestone test (secondary readout):", ""]
-    rows = [[s] + [r["taxonomy_fraction"][c] for c in cols] for s, r in studs.items() if r["stage0"]["stage0_run"]]
+    rows = [[s] + ([r["taxonomy_fraction"][c] for c in cols] if r["stage0"]["stage0_run"] else
+                   [r["taxonomy_fraction"]["Direct"]] + [NOT_RUN] * (len(cols) - 1)) for s, r in studs.items()]
     L += _table(["Model"] + cols, rows)
     L.append("")
 
@@ -307,7 +386,7 @@ def _markdown(res: dict) -> str:
     for s, r in studs.items():
         b = r["bootstrap"]
         rows.append([s] + [f"{100 * b[k]['point']:.1f}% [{100 * b[k]['lo']:.1f}, {100 * b[k]['hi']:.1f}]"
-                           if k in b else "—" for k in keys])
+                           if k in b else (NOT_RUN if b else "—") for k in keys])
     L += _table(["Model"] + keys, rows)
     L.append("")
 
@@ -320,11 +399,17 @@ def _markdown(res: dict) -> str:
         L += _table([f"{sa} \\ {sb}"] + tm["labels"] + ["Row total"], rows)
         L += ["", f"Same outcome: {tm['same']} of {tm['n']}.", ""]
         gm = p["gap_transitions"]
-        L += [f"Taxonomy transitions {sa} -> {sb}:", ""]
-        rows = [[lab] + [gm["counts"][lab][c] for c in gm["labels"]] + [gm["row_totals"][lab]] for lab in gm["labels"]]
-        rows.append(["Column total"] + [gm["col_totals"][c] for c in gm["labels"]] + [gm["n"]])
-        L += _table([f"{sa} \\ {sb}"] + gm["labels"] + ["Row total"], rows)
-        L += ["", f"Same label: {gm['same']} of {gm['n']}.", ""]
+        if gm is None:
+            missing = " and ".join(x for x in (sa, sb) if not studs[x]["stage0"]["stage0_run"]) or "one of them"
+            L += [f"Taxonomy transitions {sa} -> {sb}: not run (Stage 0 is missing for {missing} "
+                  "on the common families).", ""]
+        else:
+            L += [f"Taxonomy transitions {sa} -> {sb}:", ""]
+            rows = [[lab] + [gm["counts"][lab][c] for c in gm["labels"]] + [gm["row_totals"][lab]]
+                    for lab in gm["labels"]]
+            rows.append(["Column total"] + [gm["col_totals"][c] for c in gm["labels"]] + [gm["n"]])
+            L += _table([f"{sa} \\ {sb}"] + gm["labels"] + ["Row total"], rows)
+            L += ["", f"Same label: {gm['same']} of {gm['n']}.", ""]
         oa, od = p["order_any_probe"], p["order_direct"]
         L += [f"## Bootstrap pairwise ordering (Table 13: {oa['n_resamples']} paired family resamples, seed {oa['seed']})",
               "", "Fraction of resamples where the row model's count exceeds the column model's (ties count for neither).", ""]
@@ -337,80 +422,146 @@ def _markdown(res: dict) -> str:
         m = p["mcnemar_any_probe"]
         L += ["", f"Paired exact McNemar on any-probe solves: {m['only_a']} only {sa}, {m['only_b']} only {sb}, "
               f"p = {_p(m['p_value'])}.", ""]
-    L += ["## Plots", "", "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4).",
-          "- `fingerprint.png`: parent-probe outcome fingerprint per student (Figure 8).", ""]
+    L += ["## Plots", "",
+          "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4), stacked bottom to top in the order "
+          "of the taxonomy table above.",
+          "- `fingerprint.png`: parent-probe outcome fingerprint per student (Figure 8), left to right Direct, "
+          "Roadmap-Needed, Answers-Needed, Unrecovered.", "",
+          "Bars are shares of each student's families; the numbers in the segments are family counts (segments "
+          "under 4.5% carry none: read them in the tables). Direct has the same grey in both plots, and a gap of "
+          "a family that passes the milestone test has the colour of its outcome (Roadmap-gap and Roadmap-Needed "
+          "blue, Milestone-execution-gap and Answers-Needed green, Composition-gap and Unrecovered red); the two "
+          "gaps of failing families are dark. A hatched segment holds families a missing run leaves without a "
+          "label (Stage 0 or a C1-C3 rung not run); it is never drawn as zero.", ""]
     return "\n".join(L)
 
 
 # ---------------------------------------------------------------- plots
 
-def _plot_taxonomy(res: dict, path: Path) -> None:
+_HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
+
+
+def _tick_name(name: str, n: int, width: int = 16) -> str:
+    """Student name broken after its provider prefix when long, with the family count under it."""
+    if len(name) > width and "/" in name:
+        head, tail = name.rsplit("/", 1)
+        name = f"{head}/\n{tail}"
+    return f"{name}\n(n={n})" if n else f"{name}\n(no results)"
+
+
+def _label_segment(ax, horizontal: bool, pos: float, start: float, size: float, count: int, dark: bool,
+                   hatched: bool = False) -> None:
+    if count <= 0 or size < 4.5:  # a segment under ~4.5% of the axis is too thin for a readable number
+        return
+    xy = (start + size / 2, pos) if horizontal else (pos, start + size / 2)
+    ax.text(*xy, str(count), ha="center", va="center", fontsize=8, color="white" if dark else "black",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5} if hatched else None)
+
+
+def taxonomy_figure(res: dict):
+    """Figure 4: one stacked bar per student, bottom to top in Table 16 order (Direct once, then the five
+    gaps), as % of the student's families with counts in the segments; families whose label needs a run that
+    is missing (Stage 0, or a C1-C3 rung) are a hatched segment on top, never a zero.
+
+    Returns (figure, axes, legend, segments drawn as (category or None for the hatched one, counts))."""
     studs = res["students"]
     names = list(studs)
-    fig, ax = plt.subplots(figsize=(max(5.5, 1.6 * len(names) + 4), 4.5))
-    bottom = np.zeros(len(names))
+    ns = np.array([studs[s]["n"] for s in names], float)
+    denom = np.maximum(ns, 1)
     x = np.arange(len(names))
-    handles = []
-    ymax = max([studs[s]["n"] for s in names] + [1])
-    for g in Gap:
-        vals = np.array([studs[s]["taxonomy"][g.value] if studs[s]["stage0"]["stage0_run"] or g is Gap.DIRECT
-                         else 0 for s in names], float)
-        h = ax.bar(x, vals, bottom=bottom, color=GAP_COLORS[g], label=g.value, width=0.6, edgecolor="white")
-        for xi, v, b0 in zip(x, vals, bottom):
-            if v > 0 and v >= 0.045 * ymax:  # too thin a segment for a readable number
-                ax.text(xi, b0 + v / 2, f"{int(v)}", ha="center", va="center", fontsize=8,
-                        color="white" if g in (Gap.ROADMAP, Gap.CAPABILITY, Gap.MISSING_MS, Gap.MS_EXEC) else "black")
-        bottom += vals
+    fig, ax = plt.subplots(figsize=(2.2 + 1.25 * len(names), 4.6))
+    bottom = np.zeros(len(names))
+    segments = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT)
+                for g in Gap]
+    segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", _HATCH, False))
+    handles, labels, drawn = [], [], []
+    for key, label, style, dark in segments:
+        counts = np.array([studs[s]["taxonomy"][key] if key else studs[s]["taxonomy_not_classified"]
+                           for s in names], float)
+        if key is None and not counts.any():
+            break  # no hatched segment, no legend entry
+        share = 100 * counts / denom
+        h = ax.bar(x, share, bottom=bottom, width=0.6, linewidth=0.8,
+                   **({"edgecolor": "white"} | style))
+        for xi, v, c, b0 in zip(x, share, counts, bottom):
+            _label_segment(ax, False, xi, b0, v, int(c), dark, key is None)
+        bottom += share
         handles.append(h)
-    long = max(map(len, names)) > 10 and len(names) > 2
-    ax.set_xticks(x, [f"{s}\n(n={studs[s]['n']})" + ("" if studs[s]["stage0"]["stage0_run"] else "\nStage 0 not run")
-                      for s in names], rotation=20 if long else 0,
-                  ha="right" if long else "center")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("families")
-    ax.set_ylim(0, max(1, max(bottom)) * 1.05)
-    ax.set_title(f"Reasoning-gap taxonomy (strict milestone test, tau = {res['meta']['tau']})", fontsize=10)
-    # legend reversed so it reads top-down like the stack
-    ax.legend(handles[::-1], [g.value for g in Gap][::-1], fontsize=8, loc="upper left",
-              bbox_to_anchor=(1.01, 1), frameon=False)
+        labels.append(label)
+        drawn.append((key, [int(c) for c in counts]))
+    for xi, n in zip(x, ns):
+        if not n:
+            ax.text(xi, 50, "no probed\nfamilies", ha="center", va="center", fontsize=8, color="#555555")
+    ticks = [_tick_name(s, int(n)) + ("" if studs[s]["stage0"]["stage0_run"] or not n else "\nStage 0 not run")
+             for s, n in zip(names, ns)]
+    ax.set_xticks(x, ticks, fontsize=8.5,
+                  rotation=25 if len(names) > 8 else 0, ha="right" if len(names) > 8 else "center")
+    ax.set_xlim(-0.7, len(names) - 0.3)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("% of families (numbers in bars: family counts)", fontsize=8.5)
+    ax.set_title("Reasoning-gap taxonomy\n"
+                 f"strict milestone test \u00d7 smallest help, tau = {res['meta']['tau']}", fontsize=10)
+    # the legend reads top-down like the stack, outside the axes
+    legend = ax.legend(handles[::-1], labels[::-1], fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1),
+                       frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    return fig, ax, legend, drawn
 
 
-def _plot_fingerprint(res: dict, path: Path) -> None:
+def fingerprint_figure(res: dict):
+    """Figure 8: one 100% bar per student, left to right Direct, Roadmap-Needed, Answers-Needed,
+    Unrecovered; a family whose outcome depends on a C1-C3 run that is missing is hatched, not Unrecovered.
+
+    Returns (figure, axes, legend, segments drawn as (outcome or None for the hatched one, counts))."""
     studs = res["students"]
     names = list(studs)
-    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.6 * len(names)))
+    ns = np.array([studs[s]["n"] for s in names], float)
+    denom = np.maximum(ns, 1)
     y = np.arange(len(names))[::-1]
+    fig, ax = plt.subplots(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
     left = np.zeros(len(names))
-    for o in Outcome:
-        cnt = np.array([studs[s]["outcomes"][o.value] for s in names], float)
-        n = np.array([max(1, studs[s]["n"]) for s in names], float)
-        share = 100 * cnt / n
-        ax.barh(y, share, left=left, color=OUT_COLORS[o], label=o.value, height=0.6, edgecolor="white")
-        for yi, v, c, l0 in zip(y, share, cnt, left):
-            if v >= 6:
-                ax.text(l0 + v / 2, yi, f"{int(c)}", ha="center", va="center", fontsize=8,
-                        color="black" if o is Outcome.DIRECT else "white")
+    segments = [(o.value, f"{o.value}: {OUT_HELP[o]}", {"color": OUT_COLORS[o]}, o is not Outcome.DIRECT)
+                for o in Outcome]
+    segments.append((None, "Not determined: a C1-C3 run it depends on is missing", _HATCH, False))
+    handles, labels, drawn = [], [], []
+    for key, label, style, dark in segments:
+        counts = np.array([studs[s]["outcomes_known"][key] if key else studs[s]["outcome_undetermined"]
+                           for s in names], float)
+        if key is None and not counts.any():
+            break
+        share = 100 * counts / denom
+        h = ax.barh(y, share, left=left, height=0.6, linewidth=0.8, **({"edgecolor": "white"} | style))
+        for yi, v, c, l0 in zip(y, share, counts, left):
+            _label_segment(ax, True, yi, l0, v, int(c), dark, key is None)
         left += share
-    ax.set_yticks(y, [f"{s} (n={studs[s]['n']})" for s in names])
+        handles.append(h)
+        labels.append(label)
+        drawn.append((key, [int(c) for c in counts]))
+    for yi, n in zip(y, ns):
+        if not n:
+            ax.text(50, yi, "no probed families", ha="center", va="center", fontsize=8, color="#555555")
+    ax.set_yticks(y, [_tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
+    ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, 100)
-    ax.set_xlabel("% of families (numbers in bars: family counts)")
-    ax.set_title(f"Parent-probe outcome fingerprint (tau = {res['meta']['tau']})", fontsize=10)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_xlabel("% of families (numbers in bars: family counts)", fontsize=8.5)
+    ax.set_title(f"Parent-probe outcome fingerprint: smallest help that solves the parent (tau = {res['meta']['tau']})",
+                 fontsize=10)
+    legend = fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
+    return fig, ax, legend, drawn
+
+
+def _save(fig, path: Path) -> None:
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
-def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1) -> dict:
+def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
+                 roadmap_set: str | None = None) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
-                          "students": list(students)},
+                          "students": list(students), "roadmap_set": roadmap_set},
                  "students": {s: summarize(f, tau) for s, f in students.items()}}
     if len(students) == 2:
         a, b = students.values()
@@ -418,6 +569,6 @@ def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, 
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(_markdown(res))
     if students:
-        _plot_taxonomy(res, out / "taxonomy.png")
-        _plot_fingerprint(res, out / "fingerprint.png")
+        _save(taxonomy_figure(res)[0], out / "taxonomy.png")
+        _save(fingerprint_figure(res)[0], out / "fingerprint.png")
     return res
