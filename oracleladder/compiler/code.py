@@ -166,6 +166,10 @@ class CodeCompiler:
                     reason = f"teacher call failed: {type(exc).__name__}: {exc}"[:2000]
                     outcome = CodeCompileOutcome(problem.pid, None, 0,
                                                  [CheckResult(check="teacher", passed=False, reason=reason)])
+                except Exception as exc:  # noqa: BLE001 - any other failure ends this problem, not the run
+                    reason = f"compiling the problem failed: {type(exc).__name__}: {exc}"[:2000]
+                    outcome = CodeCompileOutcome(problem.pid, None, 0,
+                                                 [CheckResult(check="compiler", passed=False, reason=reason)])
             if on_done:
                 on_done(outcome)
             return outcome

@@ -1,7 +1,10 @@
 """Algorithm 1: compile one problem into a validated family, re-asking the teacher on errors.
 
 Every attempt (its plan and its validator errors) is stored, so a failed problem can be read
-afterwards, and a resumed run replays cached teacher calls instead of paying for them again.
+afterwards, and a resumed run replays cached teacher calls instead of paying for them again. A
+teacher answer that yields no plan (retries spent, output cut off at max_tokens, not the schema),
+or a plan the checks cannot digest, is stored as a failed attempt with the reason; the problem ends
+failed and the run goes on.
 """
 
 from __future__ import annotations
@@ -65,18 +68,35 @@ class Compiler:
             *(independent_solve_check(m, solve, grade, index=i) for i, m in family.tested())
         ))
 
+    async def _failed(self, problem: MathProblem, attempt: int, plan: TeacherPlan | None, check: str,
+                      what: str, exc: BaseException) -> CompileOutcome:
+        """Store attempt ``attempt`` as failed with the exception as its reason; the problem ends failed."""
+        error = CheckResult(check=check, passed=False, reason=_reason(what, exc))
+        await self.store.put_compile_attempt(
+            problem.pid, self.source, attempt, plan=None if plan is None else plan.model_dump(mode="json"),
+            errors=[error.model_dump(mode="json")], passed=False, granularity=self.granularity,
+        )
+        return CompileOutcome(problem.pid, None, attempt + 1, [error])
+
     async def compile(self, problem: MathProblem) -> CompileOutcome:
         messages, version = teacher_messages(problem, self.granularity)
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):
             request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
-            plan = await self.client.structured(request, TeacherPlan)
+            try:
+                plan = await self.client.structured(request, TeacherPlan)
+            except Exception as exc:  # noqa: BLE001 - no usable plan (retries spent, truncated, unparsable):
+                # nothing to re-ask about, and the same request gets the same cached answer; record, stop
+                return await self._failed(problem, attempt, None, "teacher", "teacher call failed", exc)
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
-            family = to_family(plan, problem, provenance)
-            errors = plan_errors(plan) or check_family(family).failures()
-            if not errors and self.independent_solve:
-                errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
+            try:
+                family = to_family(plan, problem, provenance)
+                errors = plan_errors(plan) or check_family(family, parse_prose=False).failures()
+                if not errors and self.independent_solve:
+                    errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
+            except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run
+                return await self._failed(problem, attempt, plan, "compiler", "checking the plan failed", exc)
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),
                 errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
@@ -108,11 +128,18 @@ class Compiler:
                 await self.store.put_problem(problem)
                 try:
                     outcome = await self.compile(problem)
-                except (ProviderError, InstructorError) as exc:  # retries spent: record and go on
-                    reason = f"teacher call failed: {type(exc).__name__}: {exc}"[:2000]
-                    outcome = CompileOutcome(problem.pid, None, 0, [CheckResult(check="teacher", passed=False, reason=reason)])
+                except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report and go on
+                    check = "teacher" if isinstance(exc, (ProviderError, InstructorError)) else "compiler"
+                    outcome = CompileOutcome(problem.pid, None, 0, [
+                        CheckResult(check=check, passed=False, reason=_reason("compiling the problem failed", exc))])
             if on_done:
                 on_done(outcome)
             return outcome
 
         return list(await asyncio.gather(*(one(p) for p in problems)))
+
+
+def _reason(what: str, exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{what}: {type(exc).__name__}: {text}"[:2000]
+

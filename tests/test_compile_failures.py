@@ -1,0 +1,66 @@
+"""A teacher answer the compiler cannot use (not JSON, or the wrong JSON, after instructor's re-asks)
+ends that problem as a stored failed attempt with the reason; the other problems compile, and a
+rerun replays every call from the store."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from oracleladder.clients import make_client
+from oracleladder.compiler.loop import Compiler
+from oracleladder.probe.verify import VerifierPool
+from oracleladder.schemas import MathProblem
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+
+GOOD = {"milestones": [
+    {"type": "MODEL", "answer_schema": "EQUATION", "description": "Factor the left side of x^2-5x+6=0. Output the factored equation.",
+     "canonical_answer": "(x-2)(x-3)=0"},
+    {"type": "COMPUTE", "answer_schema": "SET", "description": "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.",
+     "canonical_answer": "\\{2,3\\}"},
+    {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
+]}
+PROBLEMS = [
+    MathProblem(pid="good", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5"),
+    MathProblem(pid="prose", problem="Find the product of the real roots of $x^2-5x+6=0$.", answer="6"),
+    MathProblem(pid="shape", problem="Find the larger real root of $x^2-5x+6=0$.", answer="3"),
+]
+
+
+def teacher(messages: list[dict], body: dict) -> str:
+    if "Mathematics Mentor" not in messages[0]["content"]:
+        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
+        return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+    user = messages[1]["content"]
+    if "product" in user:
+        return "I would rather explain the problem in words than write JSON."
+    if "larger" in user:
+        return json.dumps({"milestones": "none"})
+    return json.dumps(GOOD)
+
+
+async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> None:
+    async with LoopbackServer(script=teacher) as server:
+        async with Store.open(tmp_path / "s.sqlite") as store:
+            client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
+            with VerifierPool(workers=1) as pool:
+                compiler = Compiler(client, store, pool, max_attempts=2)
+                outcomes = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
+                first = server.total
+                again = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
+            attempts = {p.pid: await store.compile_attempts(p.pid, "openai/t") for p in PROBLEMS}
+            await client.aclose()
+
+    assert outcomes["good"].ok and outcomes["good"].attempts == 1
+    for pid in ("prose", "shape"):
+        o = outcomes[pid]
+        assert not o.ok and o.attempts == 1
+        assert [e.check for e in o.errors] == ["teacher"] and "teacher call failed" in o.errors[0].reason
+        stored = attempts[pid]
+        assert [(a.attempt, a.passed, a.plan) for a in stored] == [(0, False, None)]
+        assert stored[0].errors[0]["reason"] == o.errors[0].reason
+    assert server.total == first  # the rerun asked nothing new
+    assert {p: (o.ok, [e.reason for e in o.errors]) for p, o in again.items()} == \
+        {p: (o.ok, [e.reason for e in o.errors]) for p, o in outcomes.items()}
