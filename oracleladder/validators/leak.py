@@ -18,6 +18,8 @@ from typing import Literal
 
 from oracleladder.schemas.models import CheckResult, Milestone
 
+from ._fast import clearly_not_equivalent
+
 CHECK = "leak"
 LeakLevel = Literal["strict", "trivial", "equivalent"]
 
@@ -46,6 +48,8 @@ def leak_level(milestone_gold: str, parent_answer: str) -> LeakLevel | None:
         return "strict"
     if _trivial(milestone_gold) and _trivial(milestone_gold) == _trivial(parent_answer):
         return "trivial"
+    if clearly_not_equivalent(parent_answer, milestone_gold):  # no LaTeX parser needed (_fast.py)
+        return None
     from oracleladder.probe.verify import answers_equivalent
 
     try:
