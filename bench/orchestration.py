@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleladder.clients import ChatRequest, MemoryCache, make_client  # noqa: E402
+from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
 
 
 def cpu() -> float:
@@ -31,29 +30,8 @@ def cpu() -> float:
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, int]:
-    port_file = tempfile.mktemp(prefix="loopback-port-")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oracleladder.testing.loopback", "--port", "0", "--latency", str(latency),
-         "--max-lifetime", "600", "--port-file", port_file],
-        cwd=ROOT, stdout=subprocess.DEVNULL,
-    )
-    for _ in range(200):
-        if os.path.exists(port_file):
-            port = int(open(port_file).read())
-            os.unlink(port_file)
-            return proc, port
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("loopback server did not start")
-
-
-def stats(port: int) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
-        return json.loads(r.read())
-
-
-def reset(port: int) -> None:
-    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/reset", method="POST"), timeout=5).read()
+    return spawn([sys.executable, "-m", "oracleladder.testing.loopback", "--port", "0", "--latency",
+                  str(latency), "--max-lifetime", "600"], cwd=ROOT)
 
 
 def requests_for(n: int, tag: str) -> list[ChatRequest]:
@@ -111,22 +89,22 @@ async def main_async(a) -> None:
         print(f"N={n} latency={lat * 1000:.0f}ms concurrency={conc} cores={os.cpu_count()} "
               f"ideal={ideal:.2f}s (server: separate process on 127.0.0.1:{port})")
         await raw_baseline(port, 64, conc)  # warm-up
-        reset(port)
+        remote_stats(port, reset=True)
         dt = await raw_baseline(port, n, conc)
         print(f"  raw aiohttp baseline           wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal")
 
         for transport in a.transports:
             cache, cache_name, store = await open_cache(tmp)
-            reset(port)
+            remote_stats(port, reset=True)
             tag = f"t-{transport}"
             dt, dcpu, usage = await client_run(port, n, conc, transport, tag, cache)
-            s = stats(port)
+            s = remote_stats(port)
             print(f"  Client transport={transport:<8} wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal  "
                   f"client CPU {dcpu:5.2f}s ({dcpu / n * 1000:.2f} ms/call)  server requests {s['total']}  "
                   f"cache: {cache_name}")
-            reset(port)
+            remote_stats(port, reset=True)
             dt2, dcpu2, usage2 = await client_run(port, n, conc, transport, tag, cache)
-            s2 = stats(port)
+            s2 = remote_stats(port)
             print(f"    cached rerun                 wall {dt2:6.3f}s  {n / dt2:8.0f} items/s  "
                   f"server requests {s2['total']}  cache hits {usage2.cache_hits}/{usage2.calls}")
             if store is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from oracleladder.testing import Faults, LoopbackServer
+from oracleladder.testing.loopback import spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,21 +71,13 @@ def test_rejects_non_loopback_bind():
         LoopbackServer(host="0.0.0.0")
 
 
-def _start_standalone(tmp_path, latency):
-    pf = tmp_path / "port"
-    proc = subprocess.Popen([sys.executable, "-m", "oracleladder.testing.loopback", "--latency", str(latency),
-                             "--max-lifetime", "120", "--port-file", str(pf)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL)
-    for _ in range(200):
-        if pf.exists():
-            return proc, int(pf.read_text())
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start")
+def _start_standalone(latency):
+    return spawn([sys.executable, "-m", "oracleladder.testing.loopback", "--latency", str(latency),
+                  "--max-lifetime", "120"], cwd=ROOT)
 
 
 def test_standalone_process(tmp_path):
-    proc, port = _start_standalone(tmp_path, 0.0)
+    proc, port = _start_standalone(0.0)
     try:
         st, _, raw = _post(f"http://127.0.0.1:{port}/v1/chat/completions",
                            {"model": "m", "messages": [{"role": "user", "content": "x"}]})
@@ -123,7 +116,7 @@ def test_sigkill_resume_no_repeat(tmp_path):
     if not hasattr(store_mod, "Store"):
         pytest.skip("oracleladder.store.Store not available yet")
     n = 200
-    proc, port = _start_standalone(tmp_path, 0.05)
+    proc, port = _start_standalone(0.05)
     db = tmp_path / "calls.sqlite"
     script = tmp_path / "worker.py"
     script.write_text(WORKER)

@@ -3,7 +3,10 @@
 import asyncio
 import time
 
+import pytest
+
 from oracleladder.probe.verify import VerifierPool, verify
+from oracleladder.probe.verify.core import exact_match, verify_inprocess
 from oracleladder.schemas.types import Label
 
 TOWER = "\\boxed{\\dfrac{5^{(5^{(5^{(5^5)})} - 4)} - 5}{16}}"
@@ -34,3 +37,28 @@ def test_async_verify():
             return await asyncio.gather(pool.verify("\\boxed{3}", "3"), pool.verify("\\boxed{4}", "3"))
     a, b = asyncio.run(go())
     assert a.label is Label.ACCEPT and b.label is Label.NOT_ACCEPT
+
+
+@pytest.mark.parametrize("response, gold, decided", [
+    ("So \\boxed{(x-2)(x-3)=0}.", "(x-2)(x-3)=0", True),
+    ("\\boxed{ \\dfrac{1}{2} }", "\\frac{1}{2}", True),
+    ("draft \\boxed{1} </think> final \\boxed{5}", "5", True),
+    ("<think>\\boxed{5}</think> no box", "5", False),
+    ("\\boxed{5} then \\boxed{6}", "5", False),
+    ("\\boxed{0.5}", "\\frac{1}{2}", False),  # equal, but only the full cascade can say so
+    ("\\boxed{}", "", False),
+    ("\\boxed{%s}" % ("9" * 50), "9" * 50, False),  # screened: too many digits
+    ("no box at all: 5", "5", False),
+])
+def test_exact_match_is_the_cascades_verdict(response: str, gold: str, decided: bool) -> None:
+    quick = exact_match(response, gold)
+    assert (quick is not None) == decided
+    if quick is not None:
+        slow = verify_inprocess(response, gold)
+        assert (quick.label, quick.reason, quick.extracted) == (slow.label, slow.reason, slow.extracted)
+
+
+async def test_pool_answers_exact_matches_without_a_worker() -> None:
+    with VerifierPool(workers=1, timeout_s=0.001) as pool:  # a worker would time out in 1 ms
+        assert (await pool.verify("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")).label is Label.ACCEPT
+        assert (await pool.verify("\\boxed{0.5}", "\\frac{1}{2}")).reason == "timeout"  # went to the worker

@@ -6,7 +6,8 @@ Use it three ways:
 
 * ``async with LoopbackServer(script=...) as srv:`` inside a running loop;
 * ``with LoopbackServer(...) as srv:`` runs it in a background thread (sync tests, benchmarks);
-* ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process.
+* ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process
+  (``spawn`` starts one and returns its port; ``serve`` runs a scripted server as a process's main).
 
 ``GET /stats`` returns the counters as JSON, ``POST /reset`` zeroes them. It always stops by itself
 after ``max_lifetime`` seconds.
@@ -19,9 +20,13 @@ import asyncio
 import collections
 import hashlib
 import json
+import os
 import random
+import subprocess
+import tempfile
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -340,17 +345,21 @@ def main(argv: list[str] | None = None) -> None:
                     retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind)
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
                          max_lifetime=a.max_lifetime)
+    serve(srv, a.port_file)
+
+
+def serve(srv: LoopbackServer, port_file: str | None = None) -> None:
+    """Run ``srv`` in this process until its ``max_lifetime``; once listening, print the port and
+    write it to ``port_file`` (atomically), where a parent process waits for it."""
 
     async def run() -> None:
         await srv.start()
         print(f"LISTENING {srv.port}", flush=True)
-        if a.port_file:
-            import os
-
-            tmp = a.port_file + ".tmp"
+        if port_file:
+            tmp = port_file + ".tmp"
             with open(tmp, "w") as f:
                 f.write(str(srv.port))
-            os.replace(tmp, a.port_file)
+            os.replace(tmp, port_file)
         await srv.serve_until_stopped()
 
     try:
@@ -361,6 +370,32 @@ def main(argv: list[str] | None = None) -> None:
         pass
     asyncio.run(run())
 
+
+def spawn(argv: list[str], *, cwd: str | os.PathLike[str] | None = None,
+          start_timeout_s: float = 20.0) -> tuple[subprocess.Popen, int]:
+    """Start a server process (``argv`` must end in a command that accepts ``--port-file``, as
+    ``python -m oracleladder.testing.loopback`` does) and return it with its port."""
+    port_file = tempfile.mktemp(prefix="loopback-port-")
+    proc = subprocess.Popen([*argv, "--port-file", port_file], cwd=cwd, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + start_timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                port = int(f.read())
+            os.unlink(port_file)
+            return proc, port
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"loopback server did not start: {' '.join(argv)}")
+
+
+def remote_stats(port: int, *, reset: bool = False) -> dict[str, Any]:
+    """The counters of a server on 127.0.0.1:``port`` (another process); ``reset=True`` zeroes them
+    and returns ``{"ok": true}``."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/{'reset' if reset else 'stats'}",
+                                 method="POST" if reset else "GET")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
 
 if __name__ == "__main__":
     main()

@@ -12,6 +12,16 @@ from .parse import ParseError, parse_answer
 from .screen import screen
 
 
+def exact_match(response: str, gold: str) -> Verdict | None:
+    """The cascade's first rule alone: ACCEPT when the last box is the gold after normalization,
+    else None (undecided). Cheap enough to run before a round trip to a worker process."""
+    boxes = all_boxed(strip_reasoning(response))
+    if not boxes or screen(boxes[-1]):
+        return None
+    g = normalize(gold)
+    return Verdict(Label.ACCEPT, "equivalent", boxes[-1]) if g and g == normalize(boxes[-1]) else None
+
+
 def verify_inprocess(response: str, gold: str, *, extended: bool = False, note: str = "",
                      schema: AnswerSchema | None = None, problem: str = "") -> Verdict:
     """The cascade: reasoning strip -> last box -> normalize -> schema parse -> equivalence."""

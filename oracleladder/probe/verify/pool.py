@@ -17,7 +17,7 @@ from typing import Any
 
 from oracleladder.schemas.types import Label
 
-from .core import Verdict, verify_inprocess
+from .core import Verdict, exact_match, verify_inprocess
 
 # forkserver: children start from a clean server that has already imported SymPy, so a respawn
 # after a kill is fast and never inherits the parent's threads.
@@ -91,6 +91,10 @@ class VerifierPool:
         return self._run(kwargs)
 
     async def verify(self, response: str, gold: str, **kwargs: Any) -> Verdict:
+        if not kwargs.get("schema"):  # an exact answer needs no worker (a schema check would)
+            quick = exact_match(response, gold)
+            if quick is not None:
+                return quick
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, self._run, dict(response=response, gold=gold, **kwargs))
 

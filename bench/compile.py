@@ -1,0 +1,221 @@
+"""Compile benchmark: N math problems through the real Compiler (real SQLite store in a temp file, real
+VerifierPool, real validators, independent solve on) against the loopback server in its own process
+(scripted teacher, fixed latency), client concurrency 64.
+
+A third of the problems get a first plan the validators reject and a valid plan on the re-ask; the
+independent-solve calls answer every milestone with its gold. The benchmark counts the requests the
+server received (its /stats), prints wall / ideal with ideal = requests x latency / concurrency, the
+client's CPU (and the verifier workers' and server's), and checks every problem compiled with the
+right number of attempts, every attempt stored.
+
+    python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--problem-concurrency 256]
+                            [--transport aiohttp|sdk] [--spaced-every N] [--repeat 1] [--profile OUT.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import closing
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _teacher_script import failing, problem  # noqa: E402
+
+from oracleladder.clients import make_client  # noqa: E402
+from oracleladder.compiler.loop import Compiler  # noqa: E402
+from oracleladder.probe.verify import VerifierPool  # noqa: E402
+from oracleladder.schemas import MathProblem  # noqa: E402
+from oracleladder.store import Store  # noqa: E402
+from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid -> (ppid, CPU seconds) for every process we can read."""
+    out: dict[int, tuple[int, float]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(d)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK)
+    return out
+
+
+def cpu_tree(root: int, exclude: set[int] = frozenset()) -> float:  # type: ignore[assignment]
+    """CPU seconds of the live descendants of ``root`` (not root itself), skipping ``exclude`` subtrees."""
+    table = _proc_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    total, stack = 0.0, [c for c in children.get(root, []) if c not in exclude]
+    while stack:
+        pid = stack.pop()
+        total += table[pid][1]
+        stack.extend(c for c in children.get(pid, []) if c not in exclude)
+    return total
+
+
+def cpu_of(pid: int) -> float:
+    return _proc_table().get(pid, (0, 0.0))[1]
+
+
+def start_server(latency: float, spaced_every: int = 0) -> tuple[subprocess.Popen, int]:
+    return spawn([sys.executable, str(ROOT / "bench" / "_teacher_script.py"), "--latency", str(latency),
+                  "--max-lifetime", "1800", "--spaced-every", str(spaced_every)], cwd=ROOT)
+
+
+def problems(first: int, n: int) -> list[MathProblem]:
+    return [MathProblem(**problem(i)) for i in range(first, first + n)]
+
+
+async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) -> dict:
+    lat, conc = a.latency, a.concurrency
+    tmp = tempfile.mkdtemp(prefix="ladder-bench-compile-")
+    store = await Store.open(os.path.join(tmp, "compile.sqlite"))
+    client = make_client("openai/bench-teacher", base_url=f"http://127.0.0.1:{port}/v1", cache=store,
+                         transport=a.transport, concurrency=conc)
+    # fresh problem numbers per repetition (and for the warm-up): nothing is shared or cached across runs
+    base = 20 + rep * (a.n + 20)
+    with VerifierPool(workers=a.workers) as pool:
+        compiler = Compiler(client, store, pool, max_attempts=3, independent_solve=True)
+        # warm-up (imports, instructor set-up, the pool's first SymPy calls), not timed
+        await compiler.compile_all(problems(base - 12, 12), concurrency=12)
+        await store.flush()
+        remote_stats(port, reset=True)
+        probs = problems(base, a.n)
+        profiler = None
+        if a.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+        c0, w0, s0 = cpu_self(), cpu_tree(os.getpid(), {server_pid}), cpu_of(server_pid)
+        t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        outcomes = await compiler.compile_all(probs, concurrency=a.problem_concurrency)
+        await store.flush()
+        if profiler:
+            profiler.disable()
+        wall = time.perf_counter() - t0
+        dcpu = cpu_self() - c0
+        dworkers = cpu_tree(os.getpid(), {server_pid}) - w0
+        dserver = cpu_of(server_pid) - s0
+        if profiler:
+            profiler.dump_stats(a.profile)
+    st = remote_stats(port)
+
+    # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
+    src = compiler.source
+    bad: list[str] = []
+    attempts_hist: Counter[int] = Counter()
+    for i, o in zip(range(base, base + a.n), outcomes):
+        want = 2 if failing(i) else 1
+        attempts_hist[o.attempts] += 1
+        if not o.ok or o.attempts != want:
+            bad.append(f"{o.pid}: ok={o.ok} attempts={o.attempts} (want {want}) {[e.reason for e in o.errors][:2]}")
+            continue
+        stored = await store.compile_attempts(o.pid, src, granularity="default")
+        if ([s.passed for s in stored] != [False] * (want - 1) + [True] or [s.attempt for s in stored] != list(range(want))
+                or any(not s.errors for s in stored[:-1]) or stored[-1].errors):
+            bad.append(f"{o.pid}: stored attempts {[(s.attempt, s.passed, len(s.errors)) for s in stored]}")
+    usage = client.usage
+    await client.aclose()
+    await store.close()
+    with closing(sqlite3.connect(store.path)) as db:  # the file as written (warm-up problems included)
+        n_fam = db.execute("SELECT COUNT(*) FROM families WHERE source = ?", (src,)).fetchone()[0]
+        n_att = db.execute("SELECT COUNT(*) FROM compile_attempts WHERE source = ?", (src,)).fetchone()[0]
+    shutil.rmtree(tmp, ignore_errors=True)
+    want_att = sum(2 if failing(i) else 1 for i in range(base - 12, base + a.n))
+    if n_fam != a.n + 12:
+        bad.append(f"store holds {n_fam} families, want {a.n + 12}")
+    if n_att != want_att:
+        bad.append(f"store holds {n_att} compile attempts, want {want_att}")
+
+    # expected requests: 2 solve calls per valid plan, 1 plan call per attempt
+    want_req = sum((2 if failing(i) else 1) + 2 for i in range(base, base + a.n))
+    requests = st["total"]
+    ideal = requests * lat / conc
+    return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "requests": requests, "want_requests": want_req,
+            "max_per_body": st["max_per_body"], "client_cpu": dcpu, "workers_cpu": dworkers,
+            "server_cpu": dserver, "attempts": dict(sorted(attempts_hist.items())), "bad": bad,
+            "client_requests": usage.requests, "retries": usage.retries}
+
+
+async def main_async(a: argparse.Namespace) -> int:
+    proc, port = start_server(a.latency, a.spaced_every)
+    failures = 0
+    try:
+        print(f"N={a.n} problems, latency={a.latency * 1000:.0f}ms, client concurrency={a.concurrency}, "
+              f"problem concurrency={a.problem_concurrency}, transport={a.transport}, "
+              f"spaced solve answers {f'every {a.spaced_every}th problem' if a.spaced_every else 'none'}, "
+              f"verifier workers={a.workers or os.cpu_count()}, cores={os.cpu_count()} "
+              f"(server: own process on 127.0.0.1:{port})")
+        ratios = []
+        for rep in range(a.repeat):
+            r = await run_once(a, port, proc.pid, rep)
+            ratios.append(r["ratio"])
+            per = r["requests"] or 1
+            print(f"  run {rep + 1}: wall {r['wall']:6.2f}s  ideal {r['ideal']:5.2f}s  wall/ideal {r['ratio']:5.2f}x  "
+                  f"requests {r['requests']} (expected {r['want_requests']}, max per body {r['max_per_body']}, "
+                  f"retries {r['retries']})  client CPU {r['client_cpu']:5.2f}s ({r['client_cpu'] / per * 1000:.2f} ms/request)  "
+                  f"verifier workers CPU {r['workers_cpu']:5.2f}s  server CPU {r['server_cpu']:5.2f}s  "
+                  f"attempts {r['attempts']}")
+            if r["requests"] != r["want_requests"]:
+                r["bad"].append(f"server saw {r['requests']} requests, want {r['want_requests']}")
+            if r["bad"]:
+                failures += 1
+                print(f"    CHECK FAILED ({len(r['bad'])}): " + "; ".join(r["bad"][:5]))
+            else:
+                print(f"    checks: all {a.n} compiled, attempts 2 for the failing third and 1 for the rest, "
+                      "every attempt stored")
+        if len(ratios) > 1:
+            print(f"  wall/ideal over {len(ratios)} runs: min {min(ratios):.2f}x  median "
+                  f"{sorted(ratios)[len(ratios) // 2]:.2f}x  max {max(ratios):.2f}x  (target <= 1.15x)")
+        else:
+            print(f"  target wall/ideal <= 1.15x: {'met' if ratios[0] <= 1.15 else 'MISSED'}")
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    return 1 if failures else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--problem-concurrency", type=int, default=256)
+    ap.add_argument("--transport", default="aiohttp", choices=["aiohttp", "sdk"])
+    ap.add_argument("--workers", type=int, default=None, help="verifier pool workers (default: cores)")
+    ap.add_argument("--spaced-every", type=int, default=0,
+                    help="every N-th problem's solve answers equal the gold only up to spacing (graded by the pool)")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--profile", default=None, help="cProfile the timed compile into this file")
+    sys.exit(asyncio.run(main_async(ap.parse_args())))
+
+
+if __name__ == "__main__":
+    main()
