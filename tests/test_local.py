@@ -94,3 +94,11 @@ def test_json_schema_output_validates(provider):
     res = asyncio.run(provider.complete(req))
     person = Person.model_validate(json.loads(res.text))
     assert isinstance(person.age, int)
+
+
+def test_prompt_past_the_context_window_is_a_bad_request(provider):
+    from oracleladder.clients import BadRequestError
+
+    with pytest.raises(BadRequestError, match="context window"):
+        asyncio.run(provider.complete(_req("seven " * 5000)))
+    assert asyncio.run(provider.complete(_req("Say hi."))).text  # the model still answers afterwards

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import ChatRequest, ChatResult
+from .errors import BadRequestError
 
 ENV_GGUF = "LADDER_LOCAL_GGUF"
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -166,7 +167,10 @@ class LocalProvider:
         with self._gen_lock:
             t0 = time.perf_counter()
             llm.reset()  # fresh KV state so equal requests give equal output
-            out = llm.create_chat_completion(**kw)
+            try:
+                out = llm.create_chat_completion(**kw)
+            except ValueError as exc:  # e.g. the prompt exceeds the context window: a 400, not a crash
+                raise BadRequestError(f"local model refused the request: {exc}") from None
             latency = time.perf_counter() - t0
         choice = out["choices"][0]
         usage = out.get("usage") or {}
