@@ -156,6 +156,22 @@ async def test_three_rejections_give_up(tmp_path: Path) -> None:
     assert packets == {}
 
 
+async def test_unusable_teacher_answer_is_a_stored_failure(tmp_path: Path) -> None:
+    """Prose instead of a packet, after instructor's re-asks: one failed attempt stored with the reason."""
+    problem = load_humaneval(limit=1)[0]
+    async with LoopbackServer(script=lambda messages, body: "Here is my plan, in words.") as server:
+        async with Store.open(tmp_path / "compile.sqlite") as store:
+            client = make_client("openai/teacher", base_url=server.openai_base_url, cache=store)
+            [outcome] = await CodeCompiler(client, store).compile_all([problem])
+            attempts = await store.compile_attempts("HumanEval/0", "openai/teacher")
+            await client.aclose()
+
+    assert not outcome.ok and outcome.attempts == 1
+    assert [e.check for e in outcome.errors] == ["teacher"] and "teacher call failed" in outcome.errors[0].reason
+    assert [(a.attempt, a.passed, a.plan) for a in attempts] == [(0, False, None)]
+    assert attempts[0].errors[0]["reason"] == outcome.errors[0].reason
+
+
 def test_cli_code_compile_probe_report(tmp_path: Path) -> None:
     """`--domain code` end to end from the command line: compile HumanEval/0, probe, report."""
     from typer.testing import CliRunner

@@ -17,16 +17,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from instructor.core.exceptions import InstructorError
 from pydantic import ValidationError
 
-from ..clients import Client, ProviderError
+from ..clients import Client
 from ..code.packet import CodePacket
 from ..code.problems import MAX_CASES
 from ..code.validate import check_packet
 from ..prompts import load
 from ..schemas import CheckResult, CodeProblem, FamilyReport
 from ..store import Store
+from .workers import compile_all, failure, store_failed_attempt
 
 PROMPT_VERSION_KEY = "prompt_version"  # extra key stored beside the packet fields in the plan JSON
 
@@ -129,7 +129,12 @@ class CodeCompiler:
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):
             request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
-            parsed = await self.client.structured(request, CodePacket)
+            try:
+                parsed = await self.client.structured(request, CodePacket)
+            except Exception as exc:  # noqa: BLE001 - no usable packet: nothing to re-ask about; record, stop
+                error = failure("teacher", "teacher call failed", exc)
+                await store_failed_attempt(self.store, problem.pid, self.source, attempt, None, error)
+                return CodeCompileOutcome(problem.pid, None, attempt + 1, [error])
             packet = CodePacket.model_validate(parsed.model_dump())  # a plain CodePacket, not instructor's subclass
             report = scrubbed(await self._check(packet, problem))
             errors = report.failures()
@@ -156,25 +161,8 @@ class CodeCompiler:
         on_done: Callable[[CodeCompileOutcome], None] | None = None,
     ) -> list[CodeCompileOutcome]:
         """Compile every problem with bounded concurrency; a failing problem never stops the run."""
-        gate = asyncio.Semaphore(concurrency)
-
-        async def one(problem: CodeProblem) -> CodeCompileOutcome:
-            async with gate:
-                try:
-                    outcome = await self.compile(problem)
-                except (ProviderError, InstructorError) as exc:  # retries spent: record and go on
-                    reason = f"teacher call failed: {type(exc).__name__}: {exc}"[:2000]
-                    outcome = CodeCompileOutcome(problem.pid, None, 0,
-                                                 [CheckResult(check="teacher", passed=False, reason=reason)])
-                except Exception as exc:  # noqa: BLE001 - any other failure ends this problem, not the run
-                    reason = f"compiling the problem failed: {type(exc).__name__}: {exc}"[:2000]
-                    outcome = CodeCompileOutcome(problem.pid, None, 0,
-                                                 [CheckResult(check="compiler", passed=False, reason=reason)])
-            if on_done:
-                on_done(outcome)
-            return outcome
-
-        return list(await asyncio.gather(*(one(p) for p in problems)))
+        return await compile_all(problems, self.compile, lambda p, e: CodeCompileOutcome(p.pid, None, 0, [e]),
+                                 concurrency=concurrency, on_done=on_done)
 
 
 async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:

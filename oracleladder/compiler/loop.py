@@ -13,9 +13,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from instructor.core.exceptions import InstructorError
-
-from ..clients import Client, ProviderError
+from ..clients import Client
 from ..probe.prompts import messages as student_messages
 from ..probe.verify import VerifierPool
 from ..prompts import load
@@ -23,6 +21,7 @@ from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+from .workers import compile_all, failure, store_failed_attempt
 
 
 @dataclass
@@ -68,17 +67,14 @@ class Compiler:
             *(independent_solve_check(m, solve, grade, index=i) for i, m in family.tested())
         ))
 
-    async def _failed(self, problem: MathProblem, attempt: int, plan: TeacherPlan | None, check: str,
-                      what: str, exc: BaseException) -> CompileOutcome:
-        """Store attempt ``attempt`` as failed with the exception as its reason; the problem ends failed."""
-        error = CheckResult(check=check, passed=False, reason=_reason(what, exc))
-        await self.store.put_compile_attempt(
-            problem.pid, self.source, attempt, plan=None if plan is None else plan.model_dump(mode="json"),
-            errors=[error.model_dump(mode="json")], passed=False, granularity=self.granularity,
-        )
+    async def _failed(self, problem: MathProblem, attempt: int, plan: TeacherPlan | None,
+                      error: CheckResult) -> CompileOutcome:
+        await store_failed_attempt(self.store, problem.pid, self.source, attempt,
+                                   None if plan is None else plan.model_dump(mode="json"), error, self.granularity)
         return CompileOutcome(problem.pid, None, attempt + 1, [error])
 
     async def compile(self, problem: MathProblem) -> CompileOutcome:
+        await self.store.put_problem(problem)
         messages, version = teacher_messages(problem, self.granularity)
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):
@@ -87,7 +83,7 @@ class Compiler:
                 plan = await self.client.structured(request, TeacherPlan)
             except Exception as exc:  # noqa: BLE001 - no usable plan (retries spent, truncated, unparsable):
                 # nothing to re-ask about, and the same request gets the same cached answer; record, stop
-                return await self._failed(problem, attempt, None, "teacher", "teacher call failed", exc)
+                return await self._failed(problem, attempt, None, failure("teacher", "teacher call failed", exc))
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
             try:
@@ -96,7 +92,7 @@ class Compiler:
                 if not errors and self.independent_solve:
                     errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
             except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run
-                return await self._failed(problem, attempt, plan, "compiler", "checking the plan failed", exc)
+                return await self._failed(problem, attempt, plan, failure("compiler", "checking the plan failed", exc))
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),
                 errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
@@ -121,25 +117,5 @@ class Compiler:
         on_done: Callable[[CompileOutcome], None] | None = None,
     ) -> list[CompileOutcome]:
         """Compile every problem with bounded concurrency; a failing problem never stops the run."""
-        gate = asyncio.Semaphore(concurrency)
-
-        async def one(problem: MathProblem) -> CompileOutcome:
-            async with gate:
-                await self.store.put_problem(problem)
-                try:
-                    outcome = await self.compile(problem)
-                except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report and go on
-                    check = "teacher" if isinstance(exc, (ProviderError, InstructorError)) else "compiler"
-                    outcome = CompileOutcome(problem.pid, None, 0, [
-                        CheckResult(check=check, passed=False, reason=_reason("compiling the problem failed", exc))])
-            if on_done:
-                on_done(outcome)
-            return outcome
-
-        return list(await asyncio.gather(*(one(p) for p in problems)))
-
-
-def _reason(what: str, exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "(no message)"
-    return f"{what}: {type(exc).__name__}: {text}"[:2000]
-
+        return await compile_all(problems, self.compile, lambda p, e: CompileOutcome(p.pid, None, 0, [e]),
+                                 concurrency=concurrency, on_done=on_done)

@@ -1,0 +1,56 @@
+"""What the math and the code compiler share: bounded async workers over the problems, and the
+record of an attempt that ends a problem without a result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from instructor.core.exceptions import InstructorError
+
+from ..clients import ProviderError
+from ..schemas import CheckResult
+from ..store import Store
+
+P = TypeVar("P")
+O = TypeVar("O")
+
+
+def failure(check: str, what: str, exc: BaseException) -> CheckResult:
+    """A failed check whose reason is the exception, on one line, bounded."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    return CheckResult(check=check, passed=False, reason=f"{what}: {type(exc).__name__}: {text}"[:2000])
+
+
+async def store_failed_attempt(store: Store, pid: str, source: str, attempt: int, plan: Any,
+                               error: CheckResult, granularity: str | None = None) -> None:
+    """Attempt ``attempt`` ended the problem (no usable answer, or one the checks choke on)."""
+    await store.put_compile_attempt(pid, source, attempt, plan=plan, errors=[error.model_dump(mode="json")],
+                                    passed=False, granularity=granularity)
+
+
+async def compile_all(
+    problems: Sequence[P],
+    compile_one: Callable[[P], Awaitable[O]],
+    failed: Callable[[P, CheckResult], O],
+    *,
+    concurrency: int,
+    on_done: Callable[[O], None] | None = None,
+) -> list[O]:
+    """Run ``compile_one`` on every problem, ``concurrency`` at a time; a problem that raises ends as
+    ``failed(problem, reason)`` and the run goes on."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(problem: P) -> O:
+        async with gate:
+            try:
+                outcome = await compile_one(problem)
+            except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
+                check = "teacher" if isinstance(exc, (ProviderError, InstructorError)) else "compiler"
+                outcome = failed(problem, failure(check, "compiling the problem failed", exc))
+        if on_done:
+            on_done(outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(p) for p in problems)))
