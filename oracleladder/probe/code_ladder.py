@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..clients import ChatRequest, Client
+from ..clients import Client
 from ..code.packet import CodePacket
 from ..code.problems import MAX_CASES, run_tests
 from ..code.validate import check_gold_passes_asserts
@@ -30,6 +30,7 @@ from ..schemas import CodeProblem, Condition, Rollout, Verdict
 from ..schemas.types import Label
 from ..store import Store
 from .outcomes import FamilyResults, results_from_rollouts
+from .runner import run_jobs
 
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 
@@ -151,6 +152,10 @@ class _Job:
     k: int
     messages: list[dict[str, str]]
 
+    @property
+    def pid(self) -> str:
+        return self.family.pid
+
 
 def plan_code_jobs(families: Sequence[CodeFamily], config: CodeProbeConfig) -> list[_Job]:
     jobs: list[_Job] = []
@@ -189,41 +194,15 @@ async def run_code_probe(
     `source` names the packet set (e.g. the teacher's provider/model) in each rollout. Grading runs
     in threads, at most `sandbox_workers` at once, while other calls are in flight.
     """
-    provider, model = client.provider.name, client.model or "default"
-    queue: asyncio.Queue[_Job] = asyncio.Queue()
-    for job in plan_code_jobs(families, config):
-        queue.put_nowait(job)
     gate = asyncio.Semaphore(max(1, sandbox_workers))
-    done = 0
 
-    async def worker() -> None:
-        nonlocal done
-        while True:
-            try:
-                job = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            request = ChatRequest(
-                provider=provider, model=model, messages=job.messages,
-                params={"temperature": config.temperature, "max_tokens": config.max_tokens}, k=job.k,
-            )
-            result = await client.complete(request)
-            async with gate:
-                verdict = await asyncio.to_thread(_grade, job, result.text, config)
-            rollout = Rollout(
-                run_id=run_id, student=config.student, pid=job.family.pid, target=job.target,
-                k=job.k, call_key=request.key(), response=result.text, verdict=verdict, source=source,
-            )
-            await store.put_rollout(rollout, wait=False)
-            done += 1
-            if on_done:
-                on_done(rollout)
+    async def grade(job: _Job, text: str) -> Verdict:
+        async with gate:
+            return await asyncio.to_thread(_grade, job, text, config)
 
-    try:
-        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
-    finally:
-        await store.flush()
-    return done
+    return await run_jobs(plan_code_jobs(families, config), grade, client=client, store=store, run_id=run_id,
+                          student=config.student, source=lambda _: source, temperature=config.temperature,
+                          max_tokens=config.max_tokens, workers=workers, on_done=on_done)
 
 
 async def load_code_families(store: Store, source: str) -> list[CodeFamily]:

@@ -7,15 +7,18 @@ goes on, so the pool grades while the next calls are in flight.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..clients import ChatRequest, Client
-from ..schemas import CONDITIONS, Condition, Family, Rollout
+from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
 from .verify import VerifierPool
+
+J = TypeVar("J", bound="Job")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class _Job:
     messages: list[dict[str, str]]
     gold: str
 
+    @property
+    def pid(self) -> str:
+        return self.family.pid
+
 
 def plan_jobs(families: Sequence[Family], config: ProbeConfig) -> list[_Job]:
     """Every rollout the run needs, in a stable order."""
@@ -57,25 +64,40 @@ def plan_jobs(families: Sequence[Family], config: ProbeConfig) -> list[_Job]:
     return jobs
 
 
-async def run_probe(
-    families: Sequence[Family],
-    config: ProbeConfig,
+class Job(Protocol):
+    """One rollout to make: what both ladders (math and code) plan."""
+
+    @property
+    def pid(self) -> str: ...
+
+    target: str  # condition name, or "m<index>" for a Stage 0 milestone or helper
+    k: int
+    messages: list[dict[str, str]]
+
+
+async def run_jobs(
+    jobs: Sequence[J],
+    grade: Callable[[J, str], Awaitable[Verdict]],
     *,
     client: Client,
     store: Store,
-    pool: VerifierPool,
     run_id: str,
-    workers: int = 64,
+    student: str,
+    source: Callable[[J], str],
+    temperature: float,
+    max_tokens: int,
+    workers: int,
     on_done: Callable[[Rollout], None] | None = None,
 ) -> int:
-    """Run every job; returns the number of rollouts stored. Safe to rerun: cached calls are free.
+    """Ask the student for every job through the cached client, grade each answer as it arrives
+    (other calls stay in flight meanwhile), and store the rollout; returns how many were stored.
 
     Rollouts are stored as they are graded (the store commits in small groups), so a crash loses
     at most the calls in flight, and those come back from the call cache if they had finished.
     """
     provider, model = client.provider.name, client.model or "default"
-    queue: asyncio.Queue[_Job] = asyncio.Queue()
-    for job in plan_jobs(families, config):
+    queue: asyncio.Queue[J] = asyncio.Queue()
+    for job in jobs:
         queue.put_nowait(job)
     done = 0
 
@@ -86,21 +108,13 @@ async def run_probe(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            request = ChatRequest(
-                provider=provider,
-                model=model,
-                messages=job.messages,
-                params={"temperature": config.temperature, "max_tokens": config.max_tokens},
-                k=job.k,
-            )
+            request = ChatRequest(provider=provider, model=model, messages=job.messages,
+                                  params={"temperature": temperature, "max_tokens": max_tokens}, k=job.k)
             result = await client.complete(request)
-            verdict = await pool.verify(
-                result.text, job.gold, extended=config.extended, problem=job.family.parent_prompt
-            )
             rollout = Rollout(
-                run_id=run_id, student=config.student, pid=job.family.pid, target=job.target,
-                k=job.k, call_key=request.key(), response=result.text, verdict=verdict,
-                source=job.family.provenance.roadmap_set,
+                run_id=run_id, student=student, pid=job.pid, target=job.target, k=job.k,
+                call_key=request.key(), response=result.text, verdict=await grade(job, result.text),
+                source=source(job),
             )
             await store.put_rollout(rollout, wait=False)
             done += 1
@@ -112,6 +126,29 @@ async def run_probe(
     finally:
         await store.flush()  # rollouts are queued without waiting; make them durable before returning
     return done
+
+
+async def run_probe(
+    families: Sequence[Family],
+    config: ProbeConfig,
+    *,
+    client: Client,
+    store: Store,
+    pool: VerifierPool,
+    run_id: str,
+    workers: int = 64,
+    on_done: Callable[[Rollout], None] | None = None,
+) -> int:
+    """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
+    rerun: cached calls are free. The verifier pool grades while the next calls are in flight."""
+
+    async def grade(job: _Job, text: str) -> Verdict:
+        return await pool.verify(text, job.gold, extended=config.extended, problem=job.family.parent_prompt)
+
+    return await run_jobs(plan_jobs(families, config), grade, client=client, store=store, run_id=run_id,
+                          student=config.student, source=lambda job: job.family.provenance.roadmap_set,
+                          temperature=config.temperature, max_tokens=config.max_tokens, workers=workers,
+                          on_done=on_done)
 
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *, use_corrections: bool = False) -> list[FamilyResults]:
