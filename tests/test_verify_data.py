@@ -39,3 +39,15 @@ def test_extended_superset_of_strict(graded):
     _, strict, ext = graded
     assert all(e.accepted for s, e in zip(strict, ext) if s.accepted)
     assert not any(s.reason == "timeout" for s in strict + ext)
+
+
+def test_exact_match_agrees_with_the_pool_on_real_responses(graded):
+    from oracleladder.probe.verify.core import exact_match
+
+    rows, strict, ext = graded
+    decided = [(exact_match(r["response_tail"], r["gold"]), s, e) for r, s, e in zip(rows, strict, ext)]
+    decided = [(q, s, e) for q, s, e in decided if q is not None]
+    assert len(decided) >= 20  # the shortcut is taken on real data, not only on made-up cases
+    for quick, s, e in decided:
+        assert (quick.label, quick.reason, quick.extracted) == (s.label, s.reason, s.extracted) == \
+            (e.label, e.reason, e.extracted)
