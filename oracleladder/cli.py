@@ -165,7 +165,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
     from contextlib import nullcontext
 
-    from .probe.code_ladder import CodeProbeConfig, load_code_families, plan_code_jobs, run_code_probe
+    from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
     from .probe.runner import plan_jobs, run_probe
     from .probe.verify import VerifierPool
     from .store import Store

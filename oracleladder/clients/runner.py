@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import random
 import time
 from dataclasses import dataclass, field

@@ -18,7 +18,6 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ..schemas.models import CONDITIONS  # noqa: E402
 from .outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome, solved  # noqa: E402
@@ -74,15 +73,14 @@ def _stage0_ran(f: FamilyResults) -> bool:
     return any(f.stage0.values())
 
 
+_RUNGS_READ = {Outcome.DIRECT: 1, Outcome.ROADMAP_NEEDED: 2, Outcome.ANSWERS_NEEDED: 3, Outcome.UNRECOVERED: 3}
+
+
 def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
     """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
     not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
-    for cond, out in zip(LADDER, (Outcome.DIRECT, Outcome.ROADMAP_NEEDED, Outcome.ANSWERS_NEEDED)):
-        if not _ran(f, cond):
-            return None
-        if solved(f.ladder[cond], tau):
-            return out
-    return Outcome.UNRECOVERED
+    out = parent_outcome(f.ladder, tau)
+    return out if all(_ran(f, c) for c in LADDER[:_RUNGS_READ[out]]) else None
 
 
 def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 
