@@ -13,12 +13,25 @@ pytest.importorskip(
 )
 
 from oracleladder.clients.base import ChatRequest  # noqa: E402
-from oracleladder.clients.local import LocalProvider, derive_seed, find_gguf  # noqa: E402
+from oracleladder.clients.local import LocalProvider, _without_amx_kernels, derive_seed, find_gguf  # noqa: E402
 
 
 class Person(BaseModel):
     name: str
     age: int
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_amx_kernels_are_off_while_loading_on_cpus_with_amx(monkeypatch, amx):
+    """llama.cpp's AMX buffer type segfaults in decode; it is switched off only where AMX is reported."""
+    import llama_cpp.llama_cpp as lib
+
+    info = b"CPU : AVX2 = 1 | AMX_INT8 = 1 | " if amx else b"CPU : AVX2 = 1 | "
+    monkeypatch.setattr(lib, "llama_print_system_info", lambda: info)
+    assert lib.llama_model_default_params().use_extra_bufts
+    with _without_amx_kernels():
+        assert lib.llama_model_default_params().use_extra_bufts is not amx
+    assert lib.llama_model_default_params().use_extra_bufts
 
 
 @pytest.fixture(scope="module")

@@ -96,6 +96,35 @@ def _quiet_stderr():
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _without_amx_kernels():
+    """Load with llama.cpp's AMX kernels off where the CPU reports AMX.
+
+    Built natively on a CPU with AMX (recent Xeons, as these machines have), llama.cpp multiplies
+    through its AMX "extra buffer type", and that crashes the process with SIGSEGV in the first
+    decode (seen here with llama-cpp-python 0.3.36 and SmolLM2; ggml-org/llama.cpp#20824). The
+    Python ``Llama`` class has no switch for it, so while loading, its default model parameters
+    come with ``use_extra_bufts`` off. Other CPUs load unchanged (keeping weight repacking).
+    """
+    import llama_cpp.llama_cpp as lib
+
+    if b"AMX_INT8 = 1" not in lib.llama_print_system_info():
+        yield
+        return
+    defaults = lib.llama_model_default_params
+
+    def without_extra_bufts() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = without_extra_bufts
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = defaults
+
+
 class LocalProvider:
     """In-process llama.cpp provider (name ``"local"``). Lazy, thread-safe, one generation at a time."""
 
@@ -135,7 +164,7 @@ class LocalProvider:
                         f"the 'local' provider needs llama-cpp-python: {INSTALL_HINT}"
                     ) from exc
                 path = self.model_path
-                with _quiet_stderr():
+                with _quiet_stderr(), _without_amx_kernels():
                     self._llm = Llama(
                         model_path=str(path),
                         n_ctx=self.n_ctx,
