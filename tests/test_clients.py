@@ -138,7 +138,10 @@ async def test_retry_after_and_shared_cooldown():
     async with LoopbackServer(latency=0.05, faults=Faults(fail_first=1, retry_after=0.5)) as srv:
         c = make_client("openai/m", base_url=srv.openai_base_url, concurrency=8)
         first = asyncio.create_task(c.complete(c.request("first")))
-        await asyncio.sleep(0.15)  # first has its 429 by now; cool-down until ~t+0.55
+        for _ in range(500):  # until the first call has its 429 (a cold start can take a while)
+            if c.usage.rate_limited:
+                break
+            await asyncio.sleep(0.01)
         t_start = time.monotonic()
         others = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(8)))
         t_others = time.monotonic() - t_start
