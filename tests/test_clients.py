@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -240,6 +241,31 @@ async def test_structured_reasks_invalid_json():
         await c.aclose()
         await c2.aclose()
     assert len(cache.results) == 2
+
+
+async def test_structured_prompt_carries_the_model_schema_on_every_call():
+    """The schema instructor writes into its JSON-mode prompt is made once per Client: every call's
+    prompt and response_format still carry the model's own schema, unchanged."""
+    seen: list[tuple[list, dict]] = []
+
+    def script(messages, body):
+        seen.append((messages, body))
+        return '{"value": 3, "unit": "m"}'
+
+    async with LoopbackServer(script) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        for question in ("How far?", "How high?"):
+            assert (await c.structured(c.request(question), Answer)).value == 3
+        await c.aclose()
+    schema = Answer.model_json_schema()
+    text = json.dumps(schema, indent=2, ensure_ascii=False)
+    assert len(seen) == 2
+    for (messages, body), question in zip(seen, ("How far?", "How high?")):
+        assert messages[0]["role"] == "system" and text[1:] in messages[0]["content"]
+        assert messages[-1] == {"role": "user", "content": question}
+        assert body["response_format"]["json_schema"]["schema"] == schema
+    assert seen[0][0][0] == seen[1][0][0]
+    assert Answer.model_json_schema() == schema  # nothing was changed in place
 
 
 async def test_structured_reasks_validation_error_anthropic():
