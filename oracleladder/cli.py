@@ -185,10 +185,10 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
                 advance = lambda _: progress.advance(task)  # noqa: E731
                 if code:
                     await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, workers=concurrency, on_done=advance)
+                                         source=source, on_done=advance)
                 else:
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    workers=concurrency, on_done=advance)
+                                    on_done=advance)
             status = "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
@@ -254,8 +254,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                             if domain == "code" else
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
                                      independent_solve=independent_solve, max_tokens=max_tokens))
-                outcomes = await compiler.compile_all(problems, concurrency=concurrency,
-                                                      on_done=lambda _: progress.advance(task))
+                outcomes = await compiler.compile_all(problems, on_done=lambda _: progress.advance(task))
             status = "done"
         finally:
             await store.finish_run(run_id, status, client.usage)

@@ -24,6 +24,7 @@ from ..code.packet import CodePacket
 from ..code.problems import MAX_CASES
 from ..code.validate import check_packet
 from ..prompts import load
+from ..runtime import JOBS_PER_SLOT
 from ..schemas import CheckResult, CodeProblem, FamilyReport
 from ..store import Store
 from .workers import compile_all, failure, store_failed_attempt
@@ -157,12 +158,14 @@ class CodeCompiler:
         self,
         problems: Sequence[CodeProblem],
         *,
-        concurrency: int = 16,
+        concurrency: int | None = None,
         on_done: Callable[[CodeCompileOutcome], None] | None = None,
     ) -> list[CodeCompileOutcome]:
-        """Compile every problem with bounded concurrency; a failing problem never stops the run."""
+        """Compile every problem, ``concurrency`` at a time (default: ``JOBS_PER_SLOT`` per client
+        slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CodeCompileOutcome(p.pid, None, 0, [e]),
-                                 concurrency=concurrency, on_done=on_done)
+                                 concurrency=concurrency or JOBS_PER_SLOT * self.client.concurrency,
+                                 on_done=on_done)
 
 
 async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:

@@ -17,6 +17,7 @@ from ..clients import Client
 from ..probe.prompts import messages as student_messages
 from ..probe.verify import VerifierPool
 from ..prompts import load
+from ..runtime import JOBS_PER_SLOT
 from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
@@ -113,9 +114,11 @@ class Compiler:
         self,
         problems: Sequence[MathProblem],
         *,
-        concurrency: int = 16,
+        concurrency: int | None = None,
         on_done: Callable[[CompileOutcome], None] | None = None,
     ) -> list[CompileOutcome]:
-        """Compile every problem with bounded concurrency; a failing problem never stops the run."""
+        """Compile every problem, ``concurrency`` at a time (default: ``JOBS_PER_SLOT`` per client
+        slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CompileOutcome(p.pid, None, 0, [e]),
-                                 concurrency=concurrency, on_done=on_done)
+                                 concurrency=concurrency or JOBS_PER_SLOT * self.client.concurrency,
+                                 on_done=on_done)

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from instructor.core.exceptions import InstructorError
 
 from ..clients import ProviderError
+from ..runtime import frozen_heap
 from ..schemas import CheckResult
 from ..store import Store
 
@@ -39,7 +40,8 @@ async def compile_all(
     on_done: Callable[[O], None] | None = None,
 ) -> list[O]:
     """Run ``compile_one`` on every problem, ``concurrency`` at a time; a problem that raises ends as
-    ``failed(problem, reason)`` and the run goes on."""
+    ``failed(problem, reason)`` and the run goes on. The collector is kept off the libraries'
+    objects meanwhile (see ``runtime.frozen_heap``)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(problem: P) -> O:
@@ -53,4 +55,5 @@ async def compile_all(
             on_done(outcome)
         return outcome
 
-    return list(await asyncio.gather(*(one(p) for p in problems)))
+    with frozen_heap():
+        return list(await asyncio.gather(*(one(p) for p in problems)))

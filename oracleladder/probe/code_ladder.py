@@ -185,7 +185,7 @@ async def run_code_probe(
     store: Store,
     run_id: str,
     source: str = "code",
-    workers: int = 16,
+    workers: int | None = None,
     sandbox_workers: int = 2,
     on_done: Callable[[Rollout], None] | None = None,
 ) -> int:

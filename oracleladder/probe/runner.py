@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ..clients import ChatRequest, Client
+from ..runtime import JOBS_PER_SLOT, frozen_heap
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import Store
 from .outcomes import FamilyResults, results_from_rollouts
@@ -86,7 +87,7 @@ async def run_jobs(
     source: Callable[[J], str],
     temperature: float,
     max_tokens: int,
-    workers: int,
+    workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
 ) -> int:
     """Ask the student for every job through the cached client, grade each answer as it arrives
@@ -94,6 +95,7 @@ async def run_jobs(
 
     Rollouts are stored as they are graded (the store commits in small groups), so a crash loses
     at most the calls in flight, and those come back from the call cache if they had finished.
+    ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
     provider, model = client.provider.name, client.model or "default"
     queue: asyncio.Queue[J] = asyncio.Queue()
@@ -122,7 +124,9 @@ async def run_jobs(
                 on_done(rollout)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+        with frozen_heap():
+            n = workers or JOBS_PER_SLOT * client.concurrency
+            await asyncio.gather(*(worker() for _ in range(max(1, n))))
     finally:
         await store.flush()  # rollouts are queued without waiting; make them durable before returning
     return done
@@ -136,7 +140,7 @@ async def run_probe(
     store: Store,
     pool: VerifierPool,
     run_id: str,
-    workers: int = 64,
+    workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
 ) -> int:
     """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
