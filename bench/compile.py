@@ -6,9 +6,10 @@ A third of the problems get a first plan the validators reject and a valid plan 
 independent-solve calls answer every milestone with its gold. The benchmark counts the requests the
 server received (its /stats), prints wall / ideal with ideal = requests x latency / concurrency, the
 client's CPU (and the verifier workers' and server's), and checks every problem compiled with the
-right number of attempts, every attempt stored.
+right number of attempts, every attempt stored. For reference it then measures the floor of this
+machine in the same run: as many plain calls from a bare aiohttp loop, same server, same concurrency.
 
-    python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--problem-concurrency 256]
+    python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--problem-concurrency N]
                             [--transport aiohttp|sdk] [--spaced-every N] [--repeat 1] [--profile OUT.prof]
 """
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _teacher_script import failing, problem  # noqa: E402
+from orchestration import raw_baseline  # noqa: E402
 
 from oracleladder.clients import make_client  # noqa: E402
 from oracleladder.compiler.loop import Compiler  # noqa: E402
@@ -126,6 +128,8 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
         if profiler:
             profiler.dump_stats(a.profile)
     st = remote_stats(port)
+    # the floor: as many plain calls, at the same concurrency, from a bare aiohttp loop
+    floor = await raw_baseline(port, st["total"], conc)
 
     # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
     src = compiler.source
@@ -158,7 +162,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     want_req = sum((2 if failing(i) else 1) + 2 for i in range(base, base + a.n))
     requests = st["total"]
     ideal = requests * lat / conc
-    return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "requests": requests, "want_requests": want_req,
+    return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "floor": floor / ideal, "requests": requests, "want_requests": want_req,
             "max_per_body": st["max_per_body"], "client_cpu": dcpu, "workers_cpu": dworkers,
             "server_cpu": dserver, "attempts": dict(sorted(attempts_hist.items())), "bad": bad,
             "client_requests": usage.requests, "retries": usage.retries}
@@ -169,7 +173,7 @@ async def main_async(a: argparse.Namespace) -> int:
     failures = 0
     try:
         print(f"N={a.n} problems, latency={a.latency * 1000:.0f}ms, client concurrency={a.concurrency}, "
-              f"problem concurrency={a.problem_concurrency}, transport={a.transport}, "
+              f"problem concurrency={a.problem_concurrency or 'default'}, transport={a.transport}, "
               f"spaced solve answers {f'every {a.spaced_every}th problem' if a.spaced_every else 'none'}, "
               f"verifier workers={a.workers or os.cpu_count()}, cores={os.cpu_count()} "
               f"(server: own process on 127.0.0.1:{port})")
@@ -183,6 +187,7 @@ async def main_async(a: argparse.Namespace) -> int:
                   f"retries {r['retries']})  client CPU {r['client_cpu']:5.2f}s ({r['client_cpu'] / per * 1000:.2f} ms/request)  "
                   f"verifier workers CPU {r['workers_cpu']:5.2f}s  server CPU {r['server_cpu']:5.2f}s  "
                   f"attempts {r['attempts']}")
+            print(f"    raw aiohttp floor, {r['requests']} plain calls at the same concurrency: {r['floor']:5.2f}x ideal")
             if r["requests"] != r["want_requests"]:
                 r["bad"].append(f"server saw {r['requests']} requests, want {r['want_requests']}")
             if r["bad"]:
@@ -207,7 +212,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--problem-concurrency", type=int, default=256)
+    ap.add_argument("--problem-concurrency", type=int, default=None,
+                    help="problems in flight (default: the compiler's, 2 per client slot)")
     ap.add_argument("--transport", default="aiohttp", choices=["aiohttp", "sdk"])
     ap.add_argument("--workers", type=int, default=None, help="verifier pool workers (default: cores)")
     ap.add_argument("--spaced-every", type=int, default=0,
