@@ -327,7 +327,8 @@ def check(
         return
     for report in reports:
         for c in report.failures():
-            where = f"m{c.milestone}" if c.milestone is not None else "family"
+            # numbered from 1 like the reasons ("duplicates milestone 1's gold"); m<i> is its record id
+            where = f"milestone {c.milestone + 1} (m{c.milestone})" if c.milestone is not None else "family"
             console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
     console.print_json(json.dumps(totals))
 

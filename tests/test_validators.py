@@ -1,6 +1,5 @@
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,6 @@ from oracleladder.validators import (check_atomicity, check_count, check_duplica
 from oracleladder.validators.atomicity import atomicity_problem
 from oracleladder.validators.leak import leak_level
 
-SAMPLE = Path("/work/shared/data/families_sample.jsonl")
 
 
 def ms(answer, text="Compute x given x+1=3.", type_=MilestoneType.COMPUTE, **kw):
@@ -127,9 +125,9 @@ def test_check_family_and_render():
     assert "all checks passed" in render_errors(ok)
 
 
-@pytest.mark.skipif(not SAMPLE.exists(), reason="sample data not present")
-def test_sample_totals():
-    fams = [Family.model_validate(json.loads(l)) for l in SAMPLE.read_text().splitlines() if l.strip()]
+def test_sample_totals(shared_data):
+    sample = shared_data / "families_sample.jsonl"
+    fams = [Family.model_validate(json.loads(l)) for l in sample.read_text().splitlines() if l.strip()]
     reps = [check_family(f) for f in fams]
     s = summarize(reps, fams)
     assert s == summarize([check_family(f) for f in fams], fams)  # stable
@@ -140,3 +138,19 @@ def test_sample_totals():
     assert lf["strict"] <= lf["strict_plus_trivial"] <= lf["equivalent"]
     assert (lf["strict"], lf["strict_plus_trivial"], lf["equivalent"]) == (1, 1, 2)
     assert s["failures_by_check"].get("leak") == 2
+
+
+def test_cli_check_numbers_milestones_like_its_reasons(shared_data):
+    """`ladder check` reports one line per failing check: milestone numbers from 1, as the reasons
+    (and the teacher's re-ask) count them, with the record id beside; then the totals."""
+    from typer.testing import CliRunner
+
+    from oracleladder.cli import app
+
+    result = CliRunner().invoke(app, ["check", str(shared_data / "families_sample.jsonl")])
+    assert result.exit_code == 0, result.output
+    dup = [l for l in result.stderr.splitlines() if "[duplicates]" in l and "'k^2'" in l]
+    assert len(dup) == 1 and " milestone 2 (m1) [duplicates] " in dup[0]
+    assert "duplicates milestone 1's gold" in dup[0]
+    totals = json.loads(result.stderr[result.stderr.index("\n{") :])
+    assert (totals["families"], totals["families_passed"], totals["milestones"]) == (55, 40, 127)
