@@ -368,7 +368,9 @@ def run(
 
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                "HOME": tmpdir, "TMPDIR": tmpdir, "PYTHONIOENCODING": "utf-8"}
-        cpu = max(1, math.ceil(cpu_s if cpu_s is not None else timeout_s))
+        # a second past the wall clock by default: a busy loop ends by the wall clock ("timeout")
+        # instead of racing it; the CPU limit stays the backstop against multi-threaded burners
+        cpu = max(1, math.ceil(cpu_s if cpu_s is not None else timeout_s + 1))
         largs = {
             "cpu": cpu, "mem": int(memory_mb) * 1024 * 1024, "fsize": FSIZE_LIMIT,
             "nofile": NOFILE_LIMIT, "nproc": int(nproc), "uid": uid, "gid": uid,
