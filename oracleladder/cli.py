@@ -299,7 +299,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
                   f"{summary['attempts_per_family']}; tokens {summary['tokens_in']} in / {summary['tokens_out']} out; "
-                  f"cost {cost}", highlight=False, markup=False)
+                  f"cost {cost}", soft_wrap=True, highlight=False, markup=False)
     for pid, errs in summary["failed_why"].items():
         console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
 
