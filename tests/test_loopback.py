@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from oracleladder.clients import ChatRequest
+from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 from oracleladder.testing.loopback import spawn
 
@@ -110,11 +113,6 @@ WORKER = textwrap.dedent("""
 
 
 def test_sigkill_resume_no_repeat(tmp_path):
-    pytest.importorskip("oracleladder.store")
-    from oracleladder import store as store_mod
-
-    if not hasattr(store_mod, "Store"):
-        pytest.skip("oracleladder.store.Store not available yet")
     n = 200
     proc, port = _start_standalone(0.05)
     db = tmp_path / "calls.sqlite"
@@ -132,12 +130,8 @@ def test_sigkill_resume_no_repeat(tmp_path):
             time.sleep(0.02)
         w.send_signal(signal.SIGKILL)
         w.wait(10)
-        import asyncio
-
-        from oracleladder.clients import ChatRequest
-
         async def stored_prompts():
-            st = await store_mod.Store.open(str(db))
+            st = await Store.open(str(db))
             out = set()
             for i in range(n):
                 r = ChatRequest(provider="openai", model="m", messages=[{"role": "user", "content": f"item {i}"}])
