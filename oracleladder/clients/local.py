@@ -96,6 +96,9 @@ def _quiet_stderr():
         os.close(fd)
 
 
+_PATCH_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _without_amx_kernels():
     """Load with llama.cpp's AMX kernels off where the CPU reports AMX.
@@ -111,18 +114,19 @@ def _without_amx_kernels():
     if b"AMX_INT8 = 1" not in lib.llama_print_system_info():
         yield
         return
-    defaults = lib.llama_model_default_params
+    with _PATCH_LOCK:  # two providers loading at once must not restore each other's patch
+        defaults = lib.llama_model_default_params
 
-    def without_extra_bufts() -> Any:
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
+        def without_extra_bufts() -> Any:
+            params = defaults()
+            params.use_extra_bufts = False
+            return params
 
-    lib.llama_model_default_params = without_extra_bufts
-    try:
-        yield
-    finally:
-        lib.llama_model_default_params = defaults
+        lib.llama_model_default_params = without_extra_bufts
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = defaults
 
 
 class LocalProvider:
