@@ -277,6 +277,26 @@ async def test_structured_reasks_validation_error_anthropic():
     assert out.model_dump() == {"value": 2, "unit": "s"} and isinstance(out, Answer)
 
 
+async def test_anthropic_sampling_params_reach_the_wire():
+    """anthropic>=1.0 dropped temperature/top_p/top_k from messages.create(); they still must be sent."""
+    bodies: list[dict] = []
+
+    def script(messages, body):
+        bodies.append(body)
+        return "ok"
+
+    async with LoopbackServer(script) as srv:
+        c = make_client("anthropic/claude-haiku-4-5", base_url=srv.anthropic_base_url, api_key="k")
+        r = await c.complete(c.request([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+                                       temperature=0.2, top_p=0.9, top_k=5, max_tokens=7, stop="END"))
+        await c.aclose()
+    assert r.text == "ok"
+    body = bodies[0]
+    assert (body["temperature"], body["top_p"], body["top_k"], body["max_tokens"]) == (0.2, 0.9, 5, 7)
+    assert body["stop_sequences"] == ["END"] and body["system"] == "Be brief."
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
 async def test_inflight_dedupe():
     async with LoopbackServer(latency=0.05) as srv:
         c = make_client("openai/m", base_url=srv.openai_base_url)

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.probe.verify import VerifierPool
@@ -33,7 +35,10 @@ GOOD = {"milestones": [
 ]}
 
 
-async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path, wire: str) -> None:
+    """The same loop whichever wire format the teacher speaks (an Anthropic teacher gets the system
+    prompt in its own field)."""
     reasks: list[str] = []
 
     def teacher(messages: list[dict], body: dict) -> str:
@@ -49,11 +54,12 @@ async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path)
 
     async with LoopbackServer(script=teacher) as server:
         store = await Store.open(tmp_path / "compile.sqlite")
-        client = make_client("openai/teacher", base_url=server.openai_base_url, cache=store)
+        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+        client = make_client(f"{wire}/teacher", base_url=base_url, api_key="k", cache=store)
         with VerifierPool(workers=1) as pool:
             outcomes = await Compiler(client, store, pool).compile_all([PROBLEM])
-        attempts = await store.compile_attempts("roots", "openai/teacher", granularity="default")
-        family = await store.get_family("roots", source="openai/teacher")
+        attempts = await store.compile_attempts("roots", f"{wire}/teacher", granularity="default")
+        family = await store.get_family("roots", source=f"{wire}/teacher")
         await client.aclose()
         await store.close()
 

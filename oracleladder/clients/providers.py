@@ -38,7 +38,9 @@ _OPENAI_PARAMS = {
     "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
     "top_k", "min_p", "repetition_penalty",
 }
-_ANTHROPIC_PARAMS = {"temperature", "top_p", "top_k", "max_tokens", "stop_sequences", "thinking"}
+_ANTHROPIC_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
+# The SDK (1.0 on) has no keyword for these any more and takes them through extra_body: same wire.
+_ANTHROPIC_SAMPLING = {"temperature", "top_p", "top_k"}
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -259,6 +261,8 @@ class AnthropicProvider:
         for k, v in request.params.items():
             if k in _ANTHROPIC_PARAMS:
                 body[k] = v
+            elif k in _ANTHROPIC_SAMPLING:
+                body.setdefault("extra_body", {})[k] = v
             elif k == "stop":
                 body["stop_sequences"] = [v] if isinstance(v, str) else list(v)
         body.setdefault("max_tokens", DEFAULT_ANTHROPIC_MAX_TOKENS)
