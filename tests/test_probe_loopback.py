@@ -11,6 +11,8 @@ import collections
 import threading
 from pathlib import Path
 
+import pytest
+
 from oracleladder.clients import make_client
 from oracleladder.probe.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.probe.prompts import condition_prompt, description, stage0_prompt
@@ -49,7 +51,8 @@ def _gradable(family: Family) -> bool:
     return len(family.tested()) >= 2 and all(verify_inprocess(f"\\boxed{{{g}}}", g).accepted for g in golds)
 
 
-async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, shared_data: Path) -> None:
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, shared_data: Path, wire: str) -> None:
     pool_families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)]
     families = pool_families[:4]
     assert len(families) == 4
@@ -76,13 +79,15 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, s
             seen[user] += 1
         return f"Done: \\boxed{{{gold}}}" if i < n_correct else WRONG
 
-    config = ProbeConfig(student="openai/scripted", k=K, seed=7, max_tokens=64)
+    name = f"{wire}/scripted"
+    config = ProbeConfig(student=name, k=K, seed=7, max_tokens=64)
     async with LoopbackServer(script=student) as server:
         store = await Store.open(tmp_path / "probe.sqlite")
-        client = make_client("openai/scripted", base_url=server.openai_base_url, cache=store, concurrency=8)
+        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+        client = make_client(name, base_url=base_url, api_key="k", cache=store, concurrency=8)
         with VerifierPool(workers=2) as pool:
             stored = await run_probe(families, config, client=client, store=store, pool=pool, run_id="r1", workers=8)
-        rollouts = await store.rollouts(student="openai/scripted")
+        rollouts = await store.rollouts(student=name)
         await client.aclose()
         await store.close()
 
