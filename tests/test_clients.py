@@ -277,6 +277,36 @@ async def test_structured_reasks_validation_error_anthropic():
     assert out.model_dump() == {"value": 2, "unit": "s"} and isinstance(out, Answer)
 
 
+@pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
+async def test_reasoning_model_refusals_are_learned_once(transport, caplog):
+    """gpt-5-style models refuse max_tokens and temperature != 1 (HTTP 400 naming each): the
+    provider re-sends without them, remembers it for that model only, and says so once."""
+    bodies: list[dict] = []
+
+    def script(messages, body):
+        bodies.append(body)
+        return "ok"
+
+    async with LoopbackServer(script, reasoning_models=("gpt-5",)) as srv:
+        c = make_client("openai/gpt-5.4", base_url=srv.openai_base_url, transport=transport, cache=MemoryCache())
+        first = await c.complete(c.request("a", temperature=0.0, max_tokens=50))
+        second = await c.complete(c.request("b", temperature=0.0, max_tokens=50))
+        other = await c.complete(c.request("c", model="gpt-4.1", temperature=0.0, max_tokens=50))
+        assert srv.total == 5 and srv.by_kind["400"] == 2  # a: refused twice, then answered; b and c: once
+        # a second model of that kind, 8 calls at once: all refused together, all re-sent, all answered
+        burst = await asyncio.gather(*(c.complete(c.request(f"d{i}", model="gpt-5-mini", temperature=0.0,
+                                                            max_tokens=50)) for i in range(8)))
+        await c.aclose()
+    assert [r.text for r in (first, second, other, *burst)] == ["ok"] * 11
+    assert [b.get("max_completion_tokens") for b in bodies] == [50, 50, None] + [50] * 8
+    assert ["temperature" in b or "max_tokens" in b for b in bodies] == [False, False, True] + [False] * 8
+    assert (bodies[2]["temperature"], bodies[2]["max_tokens"]) == (0.0, 50)
+    assert (c.usage.requests, c.usage.successes, c.usage.failures, c.usage.retries) == (11, 11, 0, 0)
+    refused = [r.getMessage() for r in caplog.records if "refuses" in r.getMessage()]
+    assert len(refused) == 4  # once per model and parameter
+    assert sum("max_tokens" in m for m in refused) == 2 and sum("temperature" in m for m in refused) == 2
+
+
 async def test_anthropic_sampling_params_reach_the_wire():
     """anthropic>=1.0 dropped temperature/top_p/top_k from messages.create(); they still must be sent."""
     bodies: list[dict] = []

@@ -10,6 +10,7 @@ API keys are held only by the provider objects: never logged, never put in a Cha
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from typing import Any
@@ -31,6 +32,7 @@ API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
 DEFAULT_ANTHROPIC_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
+log = logging.getLogger(__name__)
 
 # params that go straight through to the OpenAI chat-completions body
 _OPENAI_PARAMS = {
@@ -38,6 +40,7 @@ _OPENAI_PARAMS = {
     "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
     "top_k", "min_p", "repetition_penalty",
 }
+_REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what an OpenAI reasoning model may refuse (_Refusals)
 _ANTHROPIC_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
 # The SDK (1.0 on) has no keyword for these any more and takes them through extra_body: same wire.
 _ANTHROPIC_SAMPLING = {"temperature", "top_p", "top_k"}
@@ -90,6 +93,48 @@ def _openai_body(request: ChatRequest) -> dict[str, Any]:
     return body
 
 
+class _Refusals:
+    """Parameters an OpenAI model has refused, learned from the refusal itself.
+
+    OpenAI's reasoning models (gpt-5, the o-series) refuse ``max_tokens`` (they take
+    ``max_completion_tokens``) and any ``temperature`` or ``top_p`` but their default, with an HTTP
+    400 naming the parameter. The provider then sends that model's requests without it (the
+    token budget renamed) and re-sends at once: a refused request is not billed. The call's cache
+    key is unchanged, and a warning says once per model and parameter what is no longer sent.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self._by_model: dict[str, set[str]] = {}
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        body = _openai_body(request)
+        for param in self._by_model.get(request.model, ()):
+            value = body.pop(param, None)
+            if param == "max_tokens" and value is not None:
+                body["max_completion_tokens"] = value
+        return body
+
+    def learn(self, model: str, body: dict[str, Any], status: int, error: Any) -> bool:
+        """Whether this error refuses a parameter the model can go without (then re-send)."""
+        if status != 400 or not isinstance(error, dict):
+            return False
+        error = error.get("error", error)
+        if not isinstance(error, dict):
+            return False
+        param = error.get("param")
+        if (param not in _REFUSABLE or param not in body
+                or error.get("code") not in ("unsupported_parameter", "unsupported_value")):
+            return False
+        refused = self._by_model.setdefault(model, set())
+        if param not in refused:  # else a call in flight learned it meanwhile: just re-send
+            refused.add(param)
+            instead = "max_completion_tokens" if param == "max_tokens" else "the model's default"
+            log.warning("%s/%s refuses %s=%r (HTTP 400, %s); its requests go without it from now on: %s",
+                        self.provider, model, param, body[param], error.get("code"), instead)
+        return True  # the next body lacks every refused parameter, so this ends
+
+
 def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
     try:
         choice = data["choices"][0]
@@ -133,27 +178,24 @@ class OpenAIProvider:
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(timeout=timeout),
         )
+        self._refusals = _Refusals(name)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         o = self._openai
-        body = _openai_body(request)
-        t0 = time.perf_counter()
-        try:
-            raw = await self._client.chat.completions.with_raw_response.create(**body)
-            status = raw.http_response.status_code
-            data = json.loads(raw.http_response.content)
-        except o.APITimeoutError:
-            raise RequestTimeout("request timed out") from None
-        except o.APIStatusError as e:
-            ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
-            raise classify_status(e.status_code, f"{self.name} HTTP {e.status_code}: {_short(e)}", ra) from None
-        except o.APIConnectionError as e:
-            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
-        except (ValueError, o.APIResponseValidationError) as e:
-            raise MalformedResponse(f"malformed body: {type(e).__name__}") from None
-        if status >= 400:
-            raise classify_status(status, f"{self.name} HTTP {status}")
-        return _result_from_openai_dict(data, time.perf_counter() - t0)
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            t0 = time.perf_counter()
+            try:
+                raw = await self._client.chat.completions.with_raw_response.create(**body)
+                status = raw.http_response.status_code
+                data = json.loads(raw.http_response.content)
+            except (o.APIError, ValueError) as e:
+                if isinstance(e, o.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+                    continue
+                raise _sdk_error(o, e, self.name) from None
+            if status >= 400:
+                raise classify_status(status, f"{self.name} HTTP {status}")
+            return _result_from_openai_dict(data, time.perf_counter() - t0)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -184,6 +226,7 @@ class OpenAIRawProvider:
         self._timeout = timeout
         self._limit = connection_limit
         self._session: Any = None
+        self._refusals = _Refusals(name)
 
     def _get_session(self) -> Any:
         if self._session is None or self._session.closed:
@@ -201,23 +244,31 @@ class OpenAIRawProvider:
         import aiohttp
 
         session = self._get_session()
-        payload = json.dumps(_openai_body(request), ensure_ascii=False).encode()
-        t0 = time.perf_counter()
-        try:
-            async with session.post(self._url, data=payload, headers=self._headers) as resp:
-                raw = await resp.read()
-                if resp.status >= 400:
-                    ra = parse_retry_after(resp.headers.get("Retry-After"))
-                    raise classify_status(resp.status, f"{self.name} HTTP {resp.status}: {raw[:200]!r}", ra)
-        except asyncio.TimeoutError:
-            raise RequestTimeout("request timed out") from None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
-            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            raise MalformedResponse("malformed body: not JSON") from None
-        return _result_from_openai_dict(data, time.perf_counter() - t0)
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            payload = json.dumps(body, ensure_ascii=False).encode()
+            t0 = time.perf_counter()
+            try:
+                async with session.post(self._url, data=payload, headers=self._headers) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+                    retry_after = resp.headers.get("Retry-After")
+            except asyncio.TimeoutError:
+                raise RequestTimeout("request timed out") from None
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+                raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
+            if status >= 400:
+                if self._refusals.learn(request.model, body, status, data):
+                    continue
+                raise classify_status(status, f"{self.name} HTTP {status}: {raw[:200]!r}",
+                                      parse_retry_after(retry_after))
+            if data is None:
+                raise MalformedResponse("malformed body: not JSON")
+            return _result_from_openai_dict(data, time.perf_counter() - t0)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -274,15 +325,8 @@ class AnthropicProvider:
         try:
             raw = await self._client.messages.with_raw_response.create(**self.body(request))
             data = json.loads(raw.http_response.content)
-        except a.APITimeoutError:
-            raise RequestTimeout("request timed out") from None
-        except a.APIStatusError as e:
-            ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
-            raise classify_status(e.status_code, f"anthropic HTTP {e.status_code}: {_short(e)}", ra) from None
-        except a.APIConnectionError as e:
-            raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
-        except (ValueError, a.APIResponseValidationError) as e:
-            raise MalformedResponse(f"malformed body: {type(e).__name__}") from None
+        except (a.APIError, ValueError) as e:
+            raise _sdk_error(a, e, self.name) from None
         try:
             text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
             usage = data.get("usage") or {}
@@ -298,6 +342,18 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _sdk_error(sdk: Any, e: Exception, name: str) -> Exception:
+    """The provider error for an exception of the OpenAI or the Anthropic SDK (same class names)."""
+    if isinstance(e, sdk.APITimeoutError):  # before APIConnectionError, its base class
+        return RequestTimeout("request timed out")
+    if isinstance(e, sdk.APIStatusError):
+        ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
+        return classify_status(e.status_code, f"{name} HTTP {e.status_code}: {_short(e)}", ra)
+    if isinstance(e, sdk.APIConnectionError):
+        return ConnectionDropped(f"connection failed: {type(e).__name__}")
+    return MalformedResponse(f"malformed body: {type(e).__name__}")
 
 
 def _short(e: Exception) -> str:
