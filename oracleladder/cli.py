@@ -277,7 +277,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", help="Teacher attempts per problem.")] = 3,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer.")] = 4096,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 16,
@@ -339,8 +339,8 @@ def probe(
     k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 8,
     conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help="A condition to run (repeat the option); default all six.")] = None,
     stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
-    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature (reasoning models take only their default).")] = 1.0,
     seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
     source: SourceOpt = "release",
     limit: Annotated[Optional[int], typer.Option(help="Only the first N families.")] = None,
@@ -453,7 +453,7 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
     families: Annotated[int, typer.Option(help="How many of the embedded sample families to probe.")] = 4,
     k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 2,
-    max_tokens: Annotated[int, typer.Option("--max-tokens")] = 128,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
     from .probe.report import write_report
