@@ -287,7 +287,7 @@ async def test_reasoning_model_refusals_are_learned_once(transport, caplog):
         bodies.append(body)
         return "ok"
 
-    async with LoopbackServer(script, reasoning_models=("gpt-5",)) as srv:
+    async with LoopbackServer(script, refusing_models=("gpt-5",)) as srv:
         c = make_client("openai/gpt-5.4", base_url=srv.openai_base_url, transport=transport, cache=MemoryCache())
         first = await c.complete(c.request("a", temperature=0.0, max_tokens=50))
         second = await c.complete(c.request("b", temperature=0.0, max_tokens=50))
@@ -305,6 +305,30 @@ async def test_reasoning_model_refusals_are_learned_once(transport, caplog):
     refused = [r.getMessage() for r in caplog.records if "refuses" in r.getMessage()]
     assert len(refused) == 4  # once per model and parameter
     assert sum("max_tokens" in m for m in refused) == 2 and sum("temperature" in m for m in refused) == 2
+
+
+async def test_anthropic_deprecated_sampling_params_are_learned_once(caplog):
+    """Anthropic's newest models answer temperature (and top_p, top_k) with a 400 saying it "is
+    deprecated for this model": re-sent without, for that model only."""
+    bodies: list[dict] = []
+
+    def script(messages, body):
+        bodies.append(body)
+        return "ok"
+
+    async with LoopbackServer(script, refusing_models=("claude-opus-5",)) as srv:
+        c = make_client("anthropic/claude-opus-5", base_url=srv.anthropic_base_url, api_key="k")
+        first = await c.complete(c.request("a", temperature=0.0, top_p=0.9, max_tokens=50))
+        second = await c.complete(c.request("b", temperature=0.0, top_p=0.9, max_tokens=50))
+        other = await c.complete(c.request("c", model="claude-haiku-4-5", temperature=0.0, max_tokens=50))
+        await c.aclose()
+    assert [r.text for r in (first, second, other)] == ["ok", "ok", "ok"]
+    assert srv.total == 5 and srv.by_kind["400"] == 2
+    assert [("temperature" in b, "top_p" in b, b["max_tokens"]) for b in bodies] == [
+        (False, False, 50), (False, False, 50), (True, False, 50)]
+    assert (c.usage.requests, c.usage.successes, c.usage.failures) == (3, 3, 0)
+    refused = [r.getMessage() for r in caplog.records if "refuses" in r.getMessage()]
+    assert len(refused) == 2 and "temperature" in refused[0] and "top_p" in refused[1]
 
 
 async def test_anthropic_sampling_params_reach_the_wire():

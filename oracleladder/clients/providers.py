@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .base import ChatRequest, ChatResult, Provider
@@ -40,9 +42,10 @@ _OPENAI_PARAMS = {
     "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
     "top_k", "min_p", "repetition_penalty",
 }
-_REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what an OpenAI reasoning model may refuse (_Refusals)
+_OPENAI_REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what a newer model may refuse (_Refusals)
 _ANTHROPIC_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
 # The SDK (1.0 on) has no keyword for these any more and takes them through extra_body: same wire.
+# They are also what Anthropic's newest models refuse (_Refusals).
 _ANTHROPIC_SAMPLING = {"temperature", "top_p", "top_k"}
 
 
@@ -94,45 +97,67 @@ def _openai_body(request: ChatRequest) -> dict[str, Any]:
 
 
 class _Refusals:
-    """Parameters an OpenAI model has refused, learned from the refusal itself.
+    """Parameters a model has refused, learned from the refusal itself.
 
-    OpenAI's reasoning models (gpt-5, the o-series) refuse ``max_tokens`` (they take
-    ``max_completion_tokens``) and any ``temperature`` or ``top_p`` but their default, with an HTTP
-    400 naming the parameter. The provider then sends that model's requests without it (the
-    token budget renamed) and re-sends at once: a refused request is not billed. The call's cache
-    key is unchanged, and a warning says once per model and parameter what is no longer sent.
+    Newer models refuse parameters older ones took, with an HTTP 400: OpenAI's reasoning models
+    (gpt-5, the o-series) ``max_tokens`` (they take ``max_completion_tokens``) and any
+    ``temperature`` or ``top_p`` but the default, naming the parameter; Anthropic's newest (Opus
+    4.7 on) ``temperature``, ``top_p`` and ``top_k``, saying it "is deprecated for this model".
+    The provider then sends that model's requests without it (the token budget renamed) and
+    re-sends at once: a refused request is not billed. The call's cache key is unchanged, and a
+    warning says once per model and parameter what is no longer sent.
     """
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, build: Callable[[ChatRequest], dict[str, Any]], refusable: set[str]) -> None:
         self.provider = provider
+        self._build = build
+        self._refusable = refusable
         self._by_model: dict[str, set[str]] = {}
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
-        body = _openai_body(request)
+        body = self._build(request)
         for param in self._by_model.get(request.model, ()):
-            value = body.pop(param, None)
+            value = _pop(body, param)
             if param == "max_tokens" and value is not None:
                 body["max_completion_tokens"] = value
         return body
 
     def learn(self, model: str, body: dict[str, Any], status: int, error: Any) -> bool:
         """Whether this error refuses a parameter the model can go without (then re-send)."""
-        if status != 400 or not isinstance(error, dict):
-            return False
-        error = error.get("error", error)
-        if not isinstance(error, dict):
-            return False
-        param = error.get("param")
-        if (param not in _REFUSABLE or param not in body
-                or error.get("code") not in ("unsupported_parameter", "unsupported_value")):
+        param = _refused_param(error) if status == 400 else None
+        if param not in self._refusable or _get(body, param) is None:
             return False
         refused = self._by_model.setdefault(model, set())
         if param not in refused:  # else a call in flight learned it meanwhile: just re-send
             refused.add(param)
             instead = "max_completion_tokens" if param == "max_tokens" else "the model's default"
-            log.warning("%s/%s refuses %s=%r (HTTP 400, %s); its requests go without it from now on: %s",
-                        self.provider, model, param, body[param], error.get("code"), instead)
+            log.warning("%s/%s refuses %s=%r (HTTP 400); its requests go without it from now on: %s",
+                        self.provider, model, param, _get(body, param), instead)
         return True  # the next body lacks every refused parameter, so this ends
+
+
+_DEPRECATED = re.compile(r"`?(\w+)`? is deprecated for this model")
+
+
+def _refused_param(error: Any) -> str | None:
+    """The parameter an error body refuses, if it names one."""
+    error = error.get("error", error) if isinstance(error, dict) else None
+    if not isinstance(error, dict):
+        return None
+    if error.get("code") in ("unsupported_parameter", "unsupported_value"):  # OpenAI
+        param = error.get("param")
+    else:  # Anthropic
+        m = _DEPRECATED.search(str(error.get("message", "")))
+        param = m.group(1) if m else None
+    return param if isinstance(param, str) else None
+
+
+def _get(body: dict[str, Any], param: str) -> Any:
+    return body.get(param, body.get("extra_body", {}).get(param))
+
+
+def _pop(body: dict[str, Any], param: str) -> Any:
+    return body.pop(param, None) if param in body else body.get("extra_body", {}).pop(param, None)
 
 
 def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
@@ -178,7 +203,7 @@ class OpenAIProvider:
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(timeout=timeout),
         )
-        self._refusals = _Refusals(name)
+        self._refusals = _Refusals(name, _openai_body, _OPENAI_REFUSABLE)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         o = self._openai
@@ -226,7 +251,7 @@ class OpenAIRawProvider:
         self._timeout = timeout
         self._limit = connection_limit
         self._session: Any = None
-        self._refusals = _Refusals(name)
+        self._refusals = _Refusals(name, _openai_body, _OPENAI_REFUSABLE)
 
     def _get_session(self) -> Any:
         if self._session is None or self._session.closed:
@@ -296,6 +321,7 @@ class AnthropicProvider:
             max_retries=0,
             **kw,
         )
+        self._refusals = _Refusals(self.name, self.body, _ANTHROPIC_SAMPLING)
 
     @staticmethod
     def body(request: ChatRequest) -> dict[str, Any]:
@@ -321,12 +347,17 @@ class AnthropicProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         a = self._anthropic
-        t0 = time.perf_counter()
-        try:
-            raw = await self._client.messages.with_raw_response.create(**self.body(request))
-            data = json.loads(raw.http_response.content)
-        except (a.APIError, ValueError) as e:
-            raise _sdk_error(a, e, self.name) from None
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            t0 = time.perf_counter()
+            try:
+                raw = await self._client.messages.with_raw_response.create(**body)
+                data = json.loads(raw.http_response.content)
+                break
+            except (a.APIError, ValueError) as e:
+                if isinstance(e, a.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+                    continue
+                raise _sdk_error(a, e, self.name) from None
         try:
             text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
             usage = data.get("usage") or {}

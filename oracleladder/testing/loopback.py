@@ -87,7 +87,7 @@ class LoopbackServer:
         api_key: str | None = None,
         seed: int = 0,
         max_lifetime: float = 300.0,
-        reasoning_models: tuple[str, ...] = (),
+        refusing_models: tuple[str, ...] = (),
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -100,9 +100,10 @@ class LoopbackServer:
         self.api_key = api_key  # if set, requests with another key get 401
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
-        # models (by name prefix) that refuse parameters as OpenAI's reasoning models do: max_tokens,
-        # and temperature or top_p other than 1, each with an HTTP 400 naming it
-        self.reasoning_models = reasoning_models
+        # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
+        # provider's words: OpenAI's reasoning models max_tokens, and temperature or top_p other
+        # than 1; Anthropic's newest temperature, top_p and top_k
+        self.refusing_models = refusing_models
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -206,32 +207,39 @@ class LoopbackServer:
             return None, web.Response(status=500)
         raise AssertionError(fault)
 
-    def _refusal(self, body: dict[str, Any]) -> web.Response | None:
-        """A reasoning model's HTTP 400 for the first parameter it does not take, in OpenAI's words."""
-        if not str(body.get("model", "")).startswith(self.reasoning_models or ("\0",)):
+    def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None:
+        """A refusing model's HTTP 400 for the first parameter it does not take (kind: the wire)."""
+        if not self.refusing_models or not str(body.get("model", "")).startswith(self.refusing_models):
             return None
-        if "max_tokens" in body:
-            param, code = "max_tokens", "unsupported_parameter"
-            message = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
-                       "Use 'max_completion_tokens' instead.")
-        else:
-            param = next((p for p in ("temperature", "top_p") if p in body and body[p] != 1), None)
+        if kind == "anthropic":
+            param = next((p for p in ("temperature", "top_p", "top_k") if p in body), None)
             if param is None:
                 return None
-            code = "unsupported_value"
-            message = (f"Unsupported value: '{param}' does not support {body[param]} with this model. "
-                       "Only the default (1) value is supported.")
+            error = {"type": "invalid_request_error", "message": f"`{param}` is deprecated for this model."}
+            payload: dict[str, Any] = {"type": "error", "error": error}
+        else:
+            if "max_tokens" in body:
+                param, code = "max_tokens", "unsupported_parameter"
+                message = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                           "Use 'max_completion_tokens' instead.")
+            else:
+                param = next((p for p in ("temperature", "top_p") if p in body and body[p] != 1), None)
+                if param is None:
+                    return None
+                code = "unsupported_value"
+                message = (f"Unsupported value: '{param}' does not support {body[param]} with this model. "
+                           "Only the default (1) value is supported.")
+            payload = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
         self.faulted += 1
         self.by_kind["400"] += 1
-        return web.json_response({"error": {"message": message, "type": "invalid_request_error",
-                                            "param": param, "code": code}}, status=400)
+        return web.json_response(payload, status=400)
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._common(request, "openai")
         if err is not None:
             return err
         assert body is not None
-        refusal = self._refusal(body)
+        refusal = self._refusal(body, "openai")
         if refusal is not None:
             return refusal
         messages = body.get("messages") or []
@@ -254,6 +262,9 @@ class LoopbackServer:
         if err is not None:
             return err
         assert body is not None
+        refusal = self._refusal(body, "anthropic")
+        if refusal is not None:
+            return refusal
         messages = list(body.get("messages") or [])
         if body.get("system"):
             messages = [{"role": "system", "content": body["system"]}] + messages
