@@ -76,6 +76,9 @@ def test_local_teacher_compiles_or_records_why_not(shared_data: Path, tmp_path: 
         else:
             assert not last.passed and last.errors, f"{pid}: failed without a stored reason"
             assert all(str(e.get("reason", "")).strip() for e in last.errors), (pid, last.errors)
+            for e in last.errors:  # a plan cut off by the budget says which budget, and what to do
+                if "IncompleteOutputException" in e["reason"]:
+                    assert "cut off at --max-tokens 256: raise it" in e["reason"], e["reason"]
             assert pid in summary["failed_why"] and summary["failed_why"][pid], pid
         assert [a.attempt for a in attempts] == list(range(len(attempts))) and len(attempts) <= 2
     assert sum(valid for valid, _ in outcomes.values()) == summary["compiled"]

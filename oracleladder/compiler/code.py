@@ -27,7 +27,7 @@ from ..prompts import load
 from ..runtime import JOBS_PER_SLOT
 from ..schemas import CheckResult, CodeProblem, FamilyReport
 from ..store import Store
-from .workers import compile_all, failure, store_failed_attempt
+from .workers import compile_all, store_failed_attempt, teacher_failure
 
 PROMPT_VERSION_KEY = "prompt_version"  # extra key stored beside the packet fields in the plan JSON
 
@@ -133,7 +133,7 @@ class CodeCompiler:
             try:
                 parsed = await self.client.structured(request, CodePacket)
             except Exception as exc:  # noqa: BLE001 - no usable packet: nothing to re-ask about; record, stop
-                error = failure("teacher", "teacher call failed", exc)
+                error = teacher_failure(exc, self.max_tokens)
                 await store_failed_attempt(self.store, problem.pid, self.source, attempt, None, error)
                 return CodeCompileOutcome(problem.pid, None, attempt + 1, [error])
             packet = CodePacket.model_validate(parsed.model_dump())  # a plain CodePacket, not instructor's subclass

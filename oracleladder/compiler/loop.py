@@ -22,7 +22,7 @@ from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from .workers import compile_all, failure, store_failed_attempt
+from .workers import compile_all, failure, store_failed_attempt, teacher_failure
 
 
 @dataclass
@@ -84,7 +84,7 @@ class Compiler:
                 plan = await self.client.structured(request, TeacherPlan)
             except Exception as exc:  # noqa: BLE001 - no usable plan (retries spent, truncated, unparsable):
                 # nothing to re-ask about, and the same request gets the same cached answer; record, stop
-                return await self._failed(problem, attempt, None, failure("teacher", "teacher call failed", exc))
+                return await self._failed(problem, attempt, None, teacher_failure(exc, self.max_tokens))
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
             try:

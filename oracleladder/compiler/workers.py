@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from instructor.core.exceptions import InstructorError
+from instructor.core.exceptions import IncompleteOutputException, InstructorError
 
 from ..clients import ProviderError
 from ..runtime import frozen_heap
@@ -22,6 +22,14 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
     """A failed check whose reason is the exception, on one line, bounded."""
     text = " ".join(str(exc).split()) or "(no message)"
     return CheckResult(check=check, passed=False, reason=f"{what}: {type(exc).__name__}: {text}"[:2000])
+
+
+def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
+    """The teacher gave no usable answer; one cut off by its token budget says which and what to do."""
+    what = "teacher call failed"
+    if isinstance(exc, IncompleteOutputException):
+        what += f" (its answer was cut off at --max-tokens {max_tokens}: raise it)"
+    return failure("teacher", what, exc)
 
 
 async def store_failed_attempt(store: Store, pid: str, source: str, attempt: int, plan: Any,
