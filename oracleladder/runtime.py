@@ -19,6 +19,11 @@ from contextlib import contextmanager
 JOBS_PER_SLOT = 2
 
 
+def jobs_in_flight(client_slots: int, requested: int | None = None) -> int:
+    """How many jobs a long run keeps in flight: ``requested``, else ``JOBS_PER_SLOT`` per client slot."""
+    return requested or JOBS_PER_SLOT * client_slots
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Keep the collector off every object alive now, until the block ends."""

@@ -24,7 +24,7 @@ from ..code.packet import CodePacket
 from ..code.problems import MAX_CASES
 from ..code.validate import check_packet
 from ..prompts import load
-from ..runtime import JOBS_PER_SLOT
+from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, CodeProblem, FamilyReport
 from ..store import Store
 from .workers import compile_all, store_failed_attempt, teacher_failure
@@ -164,7 +164,7 @@ class CodeCompiler:
         """Compile every problem, ``concurrency`` at a time (default: ``JOBS_PER_SLOT`` per client
         slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CodeCompileOutcome(p.pid, None, 0, [e]),
-                                 concurrency=concurrency or JOBS_PER_SLOT * self.client.concurrency,
+                                 concurrency=jobs_in_flight(self.client.concurrency, concurrency),
                                  on_done=on_done)
 
 

@@ -17,7 +17,7 @@ from ..clients import Client
 from ..probe.prompts import messages as student_messages
 from ..probe.verify import VerifierPool
 from ..prompts import load
-from ..runtime import JOBS_PER_SLOT
+from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
@@ -120,5 +120,5 @@ class Compiler:
         """Compile every problem, ``concurrency`` at a time (default: ``JOBS_PER_SLOT`` per client
         slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CompileOutcome(p.pid, None, 0, [e]),
-                                 concurrency=concurrency or JOBS_PER_SLOT * self.client.concurrency,
+                                 concurrency=jobs_in_flight(self.client.concurrency, concurrency),
                                  on_done=on_done)

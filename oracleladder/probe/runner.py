@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ..clients import ChatRequest, Client
-from ..runtime import JOBS_PER_SLOT, frozen_heap
+from ..runtime import frozen_heap, jobs_in_flight
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import Store
 from .outcomes import FamilyResults, results_from_rollouts
@@ -125,7 +125,7 @@ async def run_jobs(
 
     try:
         with frozen_heap():
-            n = workers or JOBS_PER_SLOT * client.concurrency
+            n = jobs_in_flight(client.concurrency, workers)
             await asyncio.gather(*(worker() for _ in range(max(1, n))))
     finally:
         await store.flush()  # rollouts are queued without waiting; make them durable before returning
