@@ -16,7 +16,7 @@ from .models import (
     parse_roadmap_set,
     to_released,
 )
-from .types import AnswerSchema, Label, MilestoneType
+from .types import AnswerSchema, GradeStatus, Label, MilestoneType
 
 __all__ = [
     "CONDITIONS",
@@ -27,6 +27,7 @@ __all__ = [
     "Condition",
     "Family",
     "FamilyReport",
+    "GradeStatus",
     "Label",
     "MathProblem",
     "Milestone",

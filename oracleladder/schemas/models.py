@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .types import AnswerSchema, Label, MilestoneType
+from .types import AnswerSchema, GradeStatus, Label, MilestoneType
 
 DEFAULT_NOTE = "ACCEPT IF equivalent final answer is present."
 
@@ -165,10 +165,16 @@ class Verdict:
     label: Label
     reason: str
     extracted: str | None = None
+    status: GradeStatus = GradeStatus.GRADED
 
     @property
     def accepted(self) -> bool:
         return self.label is Label.ACCEPT
+
+    @property
+    def graded(self) -> bool:
+        """False when grading failed: the label then says nothing about the student."""
+        return self.status is not GradeStatus.UNGRADED
 
 
 Condition = Literal[

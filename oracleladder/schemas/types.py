@@ -35,3 +35,17 @@ class Label(str, Enum):
 
     ACCEPT = "ACCEPT"
     NOT_ACCEPT = "NOT_ACCEPT"
+
+
+class GradeStatus(str, Enum):
+    """What happened when an answer was graded: a verdict on the student, or not.
+
+    GRADED: the cascade decided. LIMIT: the answer itself exceeded the grader's limits (its time
+    per item); counted as not accepted, as the release does. UNGRADED: grading itself failed
+    (the pool broke, a worker died); never a verdict on the student, excluded from every table
+    and graded again by `ladder regrade` or a rerun.
+    """
+
+    GRADED = "graded"
+    LIMIT = "limit"
+    UNGRADED = "ungraded"

@@ -140,6 +140,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE rollouts_v2 RENAME TO rollouts",
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
     ),
+    # v3: a rollout says whether its verdict is one on the student (GradeStatus): an answer whose
+    # grading failed is kept, marked 'ungraded', and graded again later from its stored response.
+    (
+        "ALTER TABLE rollouts ADD COLUMN status TEXT NOT NULL DEFAULT 'graded'",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

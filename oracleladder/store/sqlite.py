@@ -37,7 +37,7 @@ from ..schemas.models import (
     Verdict,
     to_released,
 )
-from ..schemas.types import Label
+from ..schemas.types import GradeStatus, Label
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_STORE = Path("ladder.sqlite")
@@ -166,8 +166,9 @@ VALUES (?, ?, ?, ?, ?, ?)
 """
 _PUT_ROLLOUT = """
 INSERT OR REPLACE INTO rollouts
-    (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, status,
+     created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _START_RUN = """
 INSERT INTO runs (id, kind, config, started_at, status) VALUES (?, ?, ?, ?, ?)
@@ -636,7 +637,7 @@ class Store:
         v = rollout.verdict
         params = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.k, rollout.call_key,
                   rollout.run_id, rollout.response, Label(v.label).value, v.reason, v.extracted,
-                  _now())
+                  GradeStatus(v.status).value, _now())
         await self._submit(_PUT_ROLLOUT, params, wait)
 
     async def rollouts(self, student: str | None = None, run_id: str | None = None, *,
@@ -644,7 +645,7 @@ class Store:
                        source: str | None = None) -> list[Rollout]:
         """Stored rollouts, filtered by any of student, run_id, pid, target, source; in insertion order."""
         sql = ("SELECT run_id, student, pid, target, k, call_key, response, label, reason, "
-               "extracted, source FROM rollouts WHERE 1=1")
+               "extracted, source, status FROM rollouts WHERE 1=1")
         params: list[Any] = []
         for col, val in (("student", student), ("run_id", run_id), ("pid", pid), ("target", target),
                          ("source", source)):
@@ -654,7 +655,8 @@ class Store:
         rows = await self._fetch(sql + " ORDER BY rowid", params)
         return [
             Rollout(run_id=r[0], student=r[1], pid=r[2], target=r[3], k=r[4], call_key=r[5],
-                    response=r[6], verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9]),
+                    response=r[6], verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9],
+                                    status=GradeStatus(r[11])),
                     source=r[10])
             for r in rows
         ]
