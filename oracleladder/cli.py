@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.markup import escape
 
 from .schemas import Family, parse_roadmap_set, to_released
+from .schemas.types import GradeStatus
 from .schemas.jsonl import InputError, read_jsonl, write_jsonl
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="OracleLadder: where does LLM reasoning fail?")
@@ -160,6 +161,10 @@ def _progress() -> Progress:
     )
 
 
+EXIT_INCOMPLETE = 3  # the run finished, but some jobs have no verdict (failed calls, ungraded answers)
+FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMPLETE is its exit code
+
+
 async def _probe(config, store_path: Path, source: str, base_url: str | None,
                  concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
@@ -185,17 +190,42 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
                 advance = lambda _: progress.advance(task)  # noqa: E731
                 if code:
                     await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance)
+                                         source=source, on_done=advance, on_failed=advance)
                 else:
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance)
-            status = "done"
+                                    on_done=advance, on_failed=advance)
+            failed = await store.failed_jobs(run_id=run_id)
+            ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
+            status = FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
-        return {"run_id": run_id, "families": len(families), **client.usage.as_dict()}
+        return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
+                "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
         await store.close()
+
+
+def _say(text: str) -> None:
+    console.print(text, soft_wrap=True, highlight=False, markup=False)
+
+
+def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: str) -> None:
+    """The jobs a run could not finish, grouped by reason, and what to do about them."""
+    by_reason: dict[str, list[dict]] = {}
+    for job in failed:
+        by_reason.setdefault(job["reason"], []).append(job)
+    if failed:
+        _say(f"{len(failed)} jobs failed (no answer; rerun the same command to ask them again):")
+    for reason, jobs in by_reason.items():
+        _say(f"  {len(jobs)} x {reason}")
+        for job in jobs[:20]:
+            _say(f"    pid {job['pid']} target {job['target']} k {job['k']}")
+        if len(jobs) > 20:
+            _say(f"    ... and {len(jobs) - 20} more (`ladder report` counts them per condition)")
+    if ungraded:
+        _say(f"{ungraded} answers could not be graded (kept, in no table): "
+            f"`ladder regrade --student {student} --source {source}` grades them again without a call")
 
 
 async def _code_set(store, source: str) -> list:
@@ -377,11 +407,16 @@ def probe(
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
                       f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out")
+    _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
+    if summary["failed_jobs"] or summary["ungraded"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 async def _results(store_path: Path, student: str, source: str, use_corrections: bool, domain: str = "math"):
-    """The families of a roadmap set and the student's results on them."""
+    """The families of a roadmap set, the student's results on them, and the verdicts they lack
+    (ungraded rollouts, failed jobs: in no result)."""
     from .probe.code_ladder import collect_code_results
+    from .probe.report import missing_counts
     from .probe.runner import collect_results
     from .store import Store
 
@@ -389,18 +424,21 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     try:
         if domain == "code":
             families = await _code_set(store, source)
-            rollouts = await store.rollouts(student=student, source=source)
+            rollout_source = source
         else:
             families = await _roadmap_set(store, source)
-            rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+            rollout_source = families[0].provenance.roadmap_set
+        rollouts = await store.rollouts(student=student, source=rollout_source)
+        failed = await store.failed_jobs(student=student, source=rollout_source)
     finally:
         await store.close()
-    if not rollouts:
+    if not rollouts and not failed:
         _fail(f"{store_path} holds no rollouts of student '{student}' on families from '{source}'; "
               f"run `ladder probe --student {student} --source {source}` first")
+    missing = missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
     if domain == "code":
-        return families, collect_code_results(families, rollouts)
-    return families, collect_results(families, rollouts, use_corrections=use_corrections)
+        return families, collect_code_results(families, rollouts), missing
+    return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
 
 
 @app.command()
@@ -418,9 +456,78 @@ def report(
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    students = {name: asyncio.run(_results(store, name, source, use_corrections, domain))[1] for name in student}
-    write_report(students, out, tau=threshold, roadmap_set=source)
+    results = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
+    write_report({name: r[1] for name, r in results.items()}, out, tau=threshold, roadmap_set=source,
+                 missing={name: r[2] for name, r in results.items()})
     console.print(f"report written to {out}/")
+    for name, (_, _, missing) in results.items():
+        if missing["ungraded_total"] or missing["failed_total"]:
+            _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
+                 "are in no table (report.md, Missing verdicts)")
+
+
+async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:
+    """Grade every ungraded rollout of a student on one roadmap set again, from its stored response,
+    with the grading options of the run that made it; no call is made."""
+    from contextlib import nullcontext
+
+    from .probe.code_ladder import CodeProbeConfig, grade_answer
+    from .probe.runner import regrade, target_gold
+    from .probe.verify import VerifierPool
+    from .store import Store
+
+    code = domain == "code"
+    store = await Store.open(store_path)
+    try:
+        families = await (_code_set(store, source) if code else _roadmap_set(store, source))
+        by_pid = {f.pid: f for f in families}
+        rollout_source = source if code else families[0].provenance.roadmap_set
+        todo = [r for r in await store.rollouts(student=student, source=rollout_source)
+                if not r.verdict.graded and r.pid in by_pid]
+        configs = {rid: run.config if (run := await store.get_run(rid)) else {} for rid in {r.run_id for r in todo}}
+        run_id = await store.start_run("regrade", {"student": student, "source": source, "rollouts": len(todo)})
+        status, done = "interrupted", []
+        try:
+            with (nullcontext() if code else VerifierPool()) as pool:
+                async def grade(r):
+                    cfg, family = configs[r.run_id], by_pid[r.pid]
+                    if code:
+                        config = CodeProbeConfig(student=student, **{k: cfg[k] for k in ("max_cases", "timeout_s") if k in cfg})
+                        return await asyncio.to_thread(grade_answer, family, r.target, r.response, config)
+                    gold = target_gold(family, r.target, cfg.get("use_corrections", False))
+                    return await pool.verify(r.response, gold, extended=cfg.get("extended", False),
+                                             problem=family.parent_prompt)
+
+                done = await regrade(todo, grade, store)
+            left = sum(not r.verdict.graded for r in done)
+            status = FINISHED_WITH_FAILURES if left else "done"
+        finally:
+            await store.finish_run(run_id, status)
+    finally:
+        await store.close()
+    return {"run_id": run_id, "regraded": len(done) - left, "still_ungraded": left,
+            "accepted": sum(r.verdict.accepted for r in done if r.verdict.graded)}
+
+
+@app.command()
+def regrade(
+    student: Annotated[str, typer.Option("--student", help="The student whose ungraded rollouts to grade.")],
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    summary = _run(_regrade(store, student, source, domain), store)
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+        _say(f"regraded {summary['regraded']} rollouts ({summary['accepted']} accepted); "
+             f"{summary['still_ungraded']} still ungraded")
+    if summary["still_ungraded"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @app.command()
@@ -438,8 +545,8 @@ def compare(
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    families_a, results_a = asyncio.run(_results(store, student, a, use_corrections))
-    families_b, results_b = asyncio.run(_results(store, student, b, use_corrections))
+    families_a, results_a, _ = asyncio.run(_results(store, student, a, use_corrections))
+    families_b, results_b, _ = asyncio.run(_results(store, student, b, use_corrections))
     k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
     result = run_compare(families_a, families_b, results_a, results_b,
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)

@@ -28,7 +28,7 @@ from ..compiler.code import load_packets, scrub
 from ..prompts import load
 from ..schemas import CodeProblem, Condition, Rollout, Verdict
 from ..schemas.types import Label
-from ..store import Store
+from ..store import FailedJob, Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .runner import run_jobs
 
@@ -170,11 +170,12 @@ def plan_code_jobs(families: Sequence[CodeFamily], config: CodeProbeConfig) -> l
     return jobs
 
 
-def _grade(job: _Job, text: str, config: CodeProbeConfig) -> Verdict:
+def grade_answer(family: CodeFamily, target: str, text: str, config: CodeProbeConfig) -> Verdict:
+    """Grade a student's response to ``target`` ("m<i>": the helper test, else a condition)."""
     code = extract_code(text)
-    if job.target.startswith("m"):
-        return grade_helper(job.family.packet, int(job.target[1:]), code, timeout_s=config.timeout_s)
-    return grade_program(job.family.problem, code, max_cases=config.max_cases, timeout_s=config.timeout_s)
+    if target.startswith("m"):
+        return grade_helper(family.packet, int(target[1:]), code, timeout_s=config.timeout_s)
+    return grade_program(family.problem, code, max_cases=config.max_cases, timeout_s=config.timeout_s)
 
 
 async def run_code_probe(
@@ -188,6 +189,7 @@ async def run_code_probe(
     workers: int | None = None,
     sandbox_workers: int = 2,
     on_done: Callable[[Rollout], None] | None = None,
+    on_failed: Callable[[FailedJob], None] | None = None,
 ) -> int:
     """Run the helper test and the code ladder; returns the number of rollouts stored.
 
@@ -198,11 +200,11 @@ async def run_code_probe(
 
     async def grade(job: _Job, text: str) -> Verdict:
         async with gate:
-            return await asyncio.to_thread(_grade, job, text, config)
+            return await asyncio.to_thread(grade_answer, job.family, job.target, text, config)
 
     return await run_jobs(plan_code_jobs(families, config), grade, client=client, store=store, run_id=run_id,
                           student=config.student, source=lambda _: source, temperature=config.temperature,
-                          max_tokens=config.max_tokens, workers=workers, on_done=on_done)
+                          max_tokens=config.max_tokens, workers=workers, on_done=on_done, on_failed=on_failed)
 
 
 async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
@@ -212,13 +214,14 @@ async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
 
 
 def collect_code_results(families: Sequence[CodeFamily], rollouts: Sequence[Rollout]) -> list[FamilyResults]:
-    """Per family, the K verdicts of each helper (Stage 0, "m<i>") and of each condition."""
+    """Per family, the K verdicts of each helper (Stage 0, "m<i>") and of each condition; an
+    ungraded rollout (grading failed) is left out."""
     return results_from_rollouts(
         [(f.pid, range(len(f.packet.helpers))) for f in families],
-        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts),
+        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
     )
 
 
 __all__ = ["CODE_CONDITIONS", "CodeFamily", "CodeProbeConfig", "collect_code_results", "condition_prompt",
-           "extract_code", "grade_helper", "grade_program", "helper_prompt", "load_code_families", "plan_code_jobs",
+           "extract_code", "grade_answer", "grade_helper", "grade_program", "helper_prompt", "load_code_families", "plan_code_jobs",
            "run_code_probe", "student_interface"]

@@ -11,6 +11,8 @@ fingerprint (Figure 8). Conditions that were not run are reported as "not run", 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import matplotlib
@@ -92,6 +94,18 @@ def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | Non
     if out is None or not _stage0_ran(f):
         return None
     return classify(f, tau, mode)
+
+
+STAGE0 = "Stage 0"
+
+
+def missing_counts(ungraded: Iterable[str], failed: Iterable[str]) -> dict:
+    """Verdicts the tables lack, by condition (the Stage 0 milestones "m<i>" together): rollouts whose
+    grading failed (`ladder regrade` grades them) and jobs whose call failed (a rerun asks again)."""
+    def by_condition(targets: Iterable[str]) -> dict[str, int]:
+        return dict(Counter(STAGE0 if t.startswith("m") else t for t in targets))
+    u, f = by_condition(ungraded), by_condition(failed)
+    return {"ungraded": u, "failed": f, "ungraded_total": sum(u.values()), "failed_total": sum(f.values())}
 
 
 def _pct(x: float | None) -> str:
@@ -295,7 +309,21 @@ def _markdown(res: dict) -> str:
         elif r["taxonomy_not_classified"]:
             notes.append(f"- {s}: {r['taxonomy_not_classified']} of {r['n']} families have no five-way label "
                          "(no Stage 0 verdicts, or a C1-C3 run missing); they are in no gap column.")
+        m = r["missing"]
+        if m["ungraded_total"] or m["failed_total"]:
+            notes.append(f"- {s}: {m['ungraded_total']} rollouts ungraded (grading failed: `ladder regrade` grades "
+                         f"them) and {m['failed_total']} jobs failed (the call failed: rerun `ladder probe`); they "
+                         "are in no table (see Missing verdicts).")
     L += notes + ([""] if notes else [])
+    if any(r["missing"]["ungraded_total"] or r["missing"]["failed_total"] for r in studs.values()):
+        cols = [STAGE0, *TABLE21_ORDER]
+        L += ["## Missing verdicts", "",
+              "Not a verdict on the student, so left out of every table: rollouts whose grading failed "
+              "(ungraded) and jobs whose call failed for good (failed), per condition.", ""]
+        rows = [[s, kind] + [r["missing"][kind].get(c, 0) for c in cols] + [r["missing"][f"{kind}_total"]]
+                for s, r in studs.items() for kind in ("ungraded", "failed")]
+        L += _table(["Model", "Missing"] + [COND_LABEL.get(c, c) for c in cols] + ["Total"], rows)
+        L.append("")
 
     L += ["## Same-set summary (Table 1)", ""]
     rows = []
@@ -555,12 +583,14 @@ def _save(fig, path: Path) -> None:
 
 
 def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
-                 roadmap_set: str | None = None) -> dict:
+                 roadmap_set: str | None = None, missing: dict[str, dict] | None = None) -> dict:
+    """``missing``: per student, its `missing_counts` (none missing when left out)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
                           "students": list(students), "roadmap_set": roadmap_set},
-                 "students": {s: summarize(f, tau) for s, f in students.items()}}
+                 "students": {s: {**summarize(f, tau), "missing": (missing or {}).get(s) or missing_counts([], [])}
+                              for s, f in students.items()}}
     if len(students) == 2:
         a, b = students.values()
         res["pair"] = pair(a, b, tau)

@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..clients import ChatRequest, Client
+from ..clients import ChatRequest, Client, ProviderError
 from ..runtime import frozen_heap, jobs_in_flight
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
-from ..store import Store
+from ..store import FailedJob, Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
 from .verify import VerifierPool
@@ -89,12 +89,16 @@ async def run_jobs(
     max_tokens: int,
     workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
+    on_failed: Callable[[FailedJob], None] | None = None,
 ) -> int:
     """Ask the student for every job through the cached client, grade each answer as it arrives
     (other calls stay in flight meanwhile), and store the rollout; returns how many were stored.
 
     Rollouts are stored as they are graded (the store commits in small groups), so a crash loses
     at most the calls in flight, and those come back from the call cache if they had finished.
+    A job whose call fails for good (a ProviderError after the client's retries: a permanent 4xx,
+    retries spent) is stored as a failed job with its reason, never as an answer, and the run goes
+    on; any other exception is a bug and propagates.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
     provider, model = client.provider.name, client.model or "default"
@@ -112,7 +116,16 @@ async def run_jobs(
                 return
             request = ChatRequest(provider=provider, model=model, messages=job.messages,
                                   params={"temperature": temperature, "max_tokens": max_tokens}, k=job.k)
-            result = await client.complete(request)
+            try:
+                result = await client.complete(request)
+            except ProviderError as exc:  # the client stored the failed call; record the job, go on
+                failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid,
+                                   target=job.target, k=job.k, call_key=request.key(),
+                                   reason=" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
+                await store.put_failed_job(failed, wait=False)
+                if on_failed:
+                    on_failed(failed)
+                continue
             rollout = Rollout(
                 run_id=run_id, student=student, pid=job.pid, target=job.target, k=job.k,
                 call_key=request.key(), response=result.text, verdict=await grade(job, result.text),
@@ -142,9 +155,11 @@ async def run_probe(
     run_id: str,
     workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
+    on_failed: Callable[[FailedJob], None] | None = None,
 ) -> int:
     """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
-    rerun: cached calls are free. The verifier pool grades while the next calls are in flight."""
+    rerun: cached calls are free, failed jobs are asked again and every answer is graded again
+    (so an ungraded one gets its verdict). The verifier pool grades while the next calls are in flight."""
 
     async def grade(job: _Job, text: str) -> Verdict:
         return await pool.verify(text, job.gold, extended=config.extended, problem=job.family.parent_prompt)
@@ -152,12 +167,32 @@ async def run_probe(
     return await run_jobs(plan_jobs(families, config), grade, client=client, store=store, run_id=run_id,
                           student=config.student, source=lambda job: job.family.provenance.roadmap_set,
                           temperature=config.temperature, max_tokens=config.max_tokens, workers=workers,
-                          on_done=on_done)
+                          on_done=on_done, on_failed=on_failed)
+
+
+def target_gold(family: Family, target: str, use_corrections: bool = False) -> str:
+    """The gold answer a rollout of ``target`` ("m<i>" or a condition) is graded against."""
+    if target.startswith("m"):
+        return family.milestones[int(target[1:])].answer
+    return family.reference_answer(use_corrections)
+
+
+async def regrade(rollouts: Sequence[Rollout], grade: Callable[[Rollout], Awaitable[Verdict]],
+                  store: Store) -> list[Rollout]:
+    """Grade ``rollouts`` again from their stored responses (no call) and store the new verdicts;
+    returns the regraded rollouts (some may still be ungraded if grading fails again)."""
+    verdicts = await asyncio.gather(*(grade(r) for r in rollouts))
+    out = [r.model_copy(update={"verdict": v}) for r, v in zip(rollouts, verdicts)]
+    for r in out:
+        await store.put_rollout(r, wait=False)
+    await store.flush()
+    return out
 
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *, use_corrections: bool = False) -> list[FamilyResults]:
-    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition."""
+    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition; an
+    ungraded rollout (grading failed) says nothing about the student and is left out."""
     return results_from_rollouts(
         [(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
-        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts),
+        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
     )

@@ -145,6 +145,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE rollouts ADD COLUMN status TEXT NOT NULL DEFAULT 'graded'",
     ),
+    # v4: a probe job whose call failed for good (permanent 4xx, retries spent) is recorded as
+    # failed with its reason, never as an answer; a later rollout of the same job supersedes it.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS failed_jobs (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            call_key   TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS failed_jobs_run ON failed_jobs(run_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -88,6 +88,19 @@ class RunRecord(BaseModel):
     usage: dict[str, Any] | None = None
 
 
+class FailedJob(BaseModel):
+    """A probe job whose call failed for good: no answer, so no verdict; a rerun asks again."""
+
+    run_id: str
+    student: str
+    source: str
+    pid: str
+    target: str
+    k: int
+    call_key: str
+    reason: str
+
+
 class CallRecord(BaseModel):
     """A row of the calls table, successful or not."""
 
@@ -169,6 +182,10 @@ INSERT OR REPLACE INTO rollouts
     (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, status,
      created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_PUT_FAILED_JOB = """
+INSERT OR REPLACE INTO failed_jobs (student, source, pid, target, k, call_key, run_id, reason, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _START_RUN = """
 INSERT INTO runs (id, kind, config, started_at, status) VALUES (?, ?, ?, ?, ?)
@@ -661,7 +678,8 @@ class Store:
             for r in rows
         ]
 
-    async def rollout_count(self, student: str | None = None, run_id: str | None = None) -> int:
+    async def rollout_count(self, student: str | None = None, run_id: str | None = None, *,
+                            status: GradeStatus | None = None) -> int:
         sql, params = "SELECT COUNT(*) FROM rollouts WHERE 1=1", []
         if student is not None:
             sql += " AND student = ?"
@@ -669,7 +687,32 @@ class Store:
         if run_id is not None:
             sql += " AND run_id = ?"
             params.append(run_id)
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(GradeStatus(status).value)
         return int((await self._fetch(sql, params))[0][0])
+
+    async def put_failed_job(self, job: FailedJob, *, wait: bool = True) -> None:
+        """Record a job whose call failed for good (replacing an earlier failure of the same job)."""
+        params = (job.student, job.source, job.pid, job.target, job.k, job.call_key, job.run_id,
+                  job.reason, _now())
+        await self._submit(_PUT_FAILED_JOB, params, wait)
+
+    async def failed_jobs(self, student: str | None = None, run_id: str | None = None, *,
+                          source: str | None = None) -> list[FailedJob]:
+        """Jobs whose last call failed and that have no rollout since (a rerun that answers a job
+        supersedes its failure), filtered by any of student, run_id, source; in insertion order."""
+        sql = ("SELECT run_id, student, source, pid, target, k, call_key, reason FROM failed_jobs f "
+               "WHERE NOT EXISTS (SELECT 1 FROM rollouts r WHERE r.student = f.student AND "
+               "r.source = f.source AND r.pid = f.pid AND r.target = f.target AND r.k = f.k)")
+        params: list[Any] = []
+        for col, val in (("student", student), ("run_id", run_id), ("source", source)):
+            if val is not None:
+                sql += f" AND f.{col} = ?"
+                params.append(val)
+        rows = await self._fetch(sql + " ORDER BY f.rowid", params)
+        return [FailedJob(run_id=r[0], student=r[1], source=r[2], pid=r[3], target=r[4], k=r[5],
+                          call_key=r[6], reason=r[7]) for r in rows]
 
     # ---------------------------------------------------------------- meta
 

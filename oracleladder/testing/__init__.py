@@ -2,7 +2,7 @@
 
 from typing import Any
 
-__all__ = ["Faults", "LoopbackServer"]
+__all__ = ["Faults", "LoopbackServer", "Refuse"]
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `python -m oracleladder.testing.loopback` runs cleanly

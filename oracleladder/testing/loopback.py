@@ -61,6 +61,16 @@ class Faults:
         return None
 
 
+class Refuse(Exception):
+    """Raised by a script to answer this one request with an HTTP error (a per-prompt fault, e.g. a
+    400 "context length exceeded" for one long prompt, or a 500 outage for some prompts only)."""
+
+    def __init__(self, status: int, message: str = "refused (loopback)") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def _last_user(messages: list[dict[str, Any]]) -> str:
     for m in reversed(messages):
         if m.get("role") == "user":
@@ -160,6 +170,16 @@ class LoopbackServer:
             return s.get("*", "no scripted answer")
         return "echo: " + prompt
 
+    def _answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | web.Response:
+        """The script's answer, or the HTTP error it chose by raising Refuse."""
+        try:
+            return self.answer(messages, body)
+        except Refuse as refused:
+            self.faulted += 1
+            self.by_kind[str(refused.status)] += 1
+            return web.json_response({"error": {"type": "invalid_request_error" if refused.status < 500 else
+                                                "server_error", "message": refused.message}}, status=refused.status)
+
     async def _common(self, request: web.Request, kind: str) -> tuple[dict[str, Any] | None, web.StreamResponse | None]:
         raw = await request.read()
         self.total += 1
@@ -243,7 +263,9 @@ class LoopbackServer:
         if refusal is not None:
             return refusal
         messages = body.get("messages") or []
-        text = self.answer(messages, body)
+        text = self._answer(messages, body)
+        if isinstance(text, web.Response):
+            return text
         self.ok_by_prompt[_last_user(messages)] += 1
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
@@ -268,7 +290,9 @@ class LoopbackServer:
         messages = list(body.get("messages") or [])
         if body.get("system"):
             messages = [{"role": "system", "content": body["system"]}] + messages
-        text = self.answer(messages, body)
+        text = self._answer(messages, body)
+        if isinstance(text, web.Response):
+            return text
         self.ok_by_prompt[_last_user(messages)] += 1
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
