@@ -161,7 +161,9 @@ def _progress() -> Progress:
     )
 
 
-EXIT_INCOMPLETE = 3  # the run finished, but some jobs have no verdict (failed calls, ungraded answers)
+# the run finished, but some of its work has no result: probe jobs whose call failed or whose answer could
+# not be graded, problems compile could not finish for a provider failure; a rerun picks them up
+EXIT_INCOMPLETE = 3
 FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMPLETE is its exit code
 
 
@@ -285,18 +287,21 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
                                      independent_solve=independent_solve, max_tokens=max_tokens))
                 outcomes = await compiler.compile_all(problems, on_done=lambda _: progress.advance(task))
-            status = "done"
+            status = FINISHED_WITH_FAILURES if any(o.provider_failure for o in outcomes) else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
     finally:
         await store.close()
-    failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes if not o.ok}
+    failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes
+              if not o.ok and not o.provider_failure}
+    provider_failed = {o.pid: o.errors[0].reason for o in outcomes if o.provider_failure}
     return {
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
+        "provider_failures": len(provider_failed),
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
-        "failed_why": failed, **client.usage.as_dict(),
+        "failed_why": failed, "provider_failed_why": provider_failed, **client.usage.as_dict(),
     }
 
 
@@ -325,13 +330,21 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
                             base_url, rpm, tpm, independent_solve), store)
     if as_json:
         typer.echo(json.dumps(summary))
-        return
-    cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
-    console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
-                  f"{summary['attempts_per_family']}; tokens {summary['tokens_in']} in / {summary['tokens_out']} out; "
-                  f"cost {cost}", soft_wrap=True, highlight=False, markup=False)
-    for pid, errs in summary["failed_why"].items():
-        console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
+    else:
+        cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
+        console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, provider failures "
+                      f"{summary['provider_failures']}; attempts per family {summary['attempts_per_family']}; "
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; cost {cost}",
+                      soft_wrap=True, highlight=False, markup=False)
+        for pid, errs in summary["failed_why"].items():
+            console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
+        for pid, reason in summary["provider_failed_why"].items():
+            _say(f"  provider failure {pid}: {reason}")
+        if summary["provider_failures"]:
+            _say("a provider failure says nothing about the roadmap: rerun the same command to compile those "
+                 "problems again (stored calls are not asked again)")
+    if summary["provider_failures"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @app.command()

@@ -27,7 +27,7 @@ from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, CodeProblem, FamilyReport
 from ..store import Store
-from .workers import compile_all, store_failed_attempt, teacher_failure
+from .workers import Outcome, compile_all, store_failed_attempt, teacher_failure
 
 PROMPT_VERSION_KEY = "prompt_version"  # extra key stored beside the packet fields in the plan JSON
 
@@ -90,7 +90,7 @@ def render_code_errors(report: FamilyReport, packet: CodePacket | None = None) -
 
 
 @dataclass
-class CodeCompileOutcome:
+class CodeCompileOutcome(Outcome):
     pid: str
     packet: CodePacket | None
     attempts: int

@@ -4,7 +4,9 @@ Every attempt (its plan and its validator errors) is stored, so a failed problem
 afterwards, and a resumed run replays cached teacher calls instead of paying for them again. A
 teacher answer that yields no plan (retries spent, output cut off at max_tokens, not the schema),
 or a plan the checks cannot digest, is stored as a failed attempt with the reason; the problem ends
-failed and the run goes on.
+failed and the run goes on. A provider error (on the teacher call or an independent-solve call)
+ends the attempt as a provider failure: stored with its reason, never shown to the teacher (the
+plan was not at fault), and compiled again by a rerun, since failed calls are not cached.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from .workers import compile_all, failure, store_failed_attempt, teacher_failure
+from .workers import Outcome, compile_all, failure, provider_failure, store_failed_attempt, teacher_failure
 
 
 @dataclass
-class CompileOutcome:
+class CompileOutcome(Outcome):
     pid: str
     family: Family | None
     attempts: int
@@ -92,8 +94,11 @@ class Compiler:
                 errors = plan_errors(plan) or check_family(family, parse_prose=False).failures()
                 if not errors and self.independent_solve:
                     errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
-            except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run
-                return await self._failed(problem, attempt, plan, failure("compiler", "checking the plan failed", exc))
+            except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run;
+                # a solve call the provider failed ends the attempt as a provider failure, never shown to the teacher
+                error = (provider_failure("independent solve call failed", exc)
+                         or failure("compiler", "checking the plan failed", exc))
+                return await self._failed(problem, attempt, plan, error)
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),
                 errors=[e.model_dump(mode="json") for e in errors], passed=not errors,

@@ -24,12 +24,42 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
     return CheckResult(check=check, passed=False, reason=f"{what}: {type(exc).__name__}: {text}"[:2000])
 
 
+PROVIDER_CHECK = "provider"  # an attempt ended by the provider (outage, refused request), not by the plan
+
+
+class Outcome:
+    """What the math and code compile outcomes share (they are dataclasses with ``errors``)."""
+
+    errors: list[CheckResult]
+
+    @property
+    def provider_failure(self) -> bool:
+        """Ended by the provider, not by the plan: a rerun compiles the problem again."""
+        return any(e.check == PROVIDER_CHECK for e in self.errors)
+
+
+def provider_failure(what: str, exc: BaseException) -> CheckResult | None:
+    """The failed check of an attempt that a provider error ended (instructor wraps the errors
+    raised under it, so the chain of causes is searched), or None if no provider error is behind
+    ``exc``. Such a failure says nothing about the plan: it is never shown to the teacher, and a
+    rerun compiles the problem again."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ProviderError):
+            return failure(PROVIDER_CHECK, what, cause)
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
-    """The teacher gave no usable answer; one cut off by its token budget says which and what to do."""
+    """The teacher gave no usable answer; one cut off by its token budget says which and what to do.
+    A provider error behind it is a provider failure, not the teacher's."""
     what = "teacher call failed"
     if isinstance(exc, IncompleteOutputException):
         what += f" (its answer was cut off at --max-tokens {max_tokens}: raise it)"
-    return failure("teacher", what, exc)
+    return provider_failure(what, exc) or failure("teacher", what, exc)
 
 
 async def store_failed_attempt(store: Store, pid: str, source: str, attempt: int, plan: Any,
@@ -57,8 +87,9 @@ async def compile_all(
             try:
                 outcome = await compile_one(problem)
             except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
-                check = "teacher" if isinstance(exc, (ProviderError, InstructorError)) else "compiler"
-                outcome = failed(problem, failure(check, "compiling the problem failed", exc))
+                what = "compiling the problem failed"
+                check = "teacher" if isinstance(exc, InstructorError) else "compiler"
+                outcome = failed(problem, provider_failure(what, exc) or failure(check, what, exc))
         if on_done:
             on_done(outcome)
         return outcome

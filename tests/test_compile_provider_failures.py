@@ -1,0 +1,76 @@
+"""Compile keeps provider failures apart from plan failures: a provider that fails the teacher call or
+the independent-solve calls ends the attempt as a provider failure, with no re-ask and no error text in
+any prompt; `ladder compile` says so, exits non-zero, and a rerun compiles the problem."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import oracleladder.clients
+from oracleladder.cli import app
+from oracleladder.schemas import MathProblem
+from oracleladder.testing import LoopbackServer, Refuse
+
+PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
+GOOD = {"milestones": [
+    {"type": "MODEL", "answer_schema": "EQUATION", "description": "Factor the left side of x^2-5x+6=0. Output the factored equation.",
+     "canonical_answer": "(x-2)(x-3)=0"},
+    {"type": "COMPUTE", "answer_schema": "SET", "description": "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.",
+     "canonical_answer": "\\{2,3\\}"},
+    {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
+]}
+EXIT_INCOMPLETE = 3
+
+
+@pytest.mark.parametrize("failing", ["solve", "teacher"])
+def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
+    monkeypatch.setattr(oracleladder.clients, "make_client",  # the real client, with quick retries
+                        functools.partial(oracleladder.clients.make_client, max_attempts=2, backoff_base=0.01))
+    outage = True
+    teacher_requests = []
+
+    def provider(messages: list[dict], body: dict) -> str:
+        is_teacher = "Mathematics Mentor" in messages[0]["content"]
+        if outage and failing == ("teacher" if is_teacher else "solve"):
+            raise Refuse(500, "upstream boom")
+        if is_teacher:
+            teacher_requests.append(messages)
+            return json.dumps(GOOD)
+        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
+        return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+
+    problems, store = tmp_path / "problems.jsonl", tmp_path / "s.sqlite"
+    problems.write_text(PROBLEM.model_dump_json() + "\n")
+    args = ["compile", str(problems), "--teacher", "openai/t", "--store", str(store)]
+    with LoopbackServer(script=provider) as server:
+        result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
+        assert result.exit_code == EXIT_INCOMPLETE, result.output
+        out = " ".join(result.output.split())
+        assert "compiled 0, failed 0, provider failures 1" in out and "provider failure roots:" in out
+        assert "upstream boom" in out
+        assert len(teacher_requests) == (1 if failing == "solve" else 0)  # never re-asked
+
+        con = sqlite3.connect(store)
+        prompts = [r for (r,) in con.execute("SELECT request FROM calls")]
+        attempts = con.execute("SELECT attempt, passed, errors, plan IS NOT NULL FROM compile_attempts").fetchall()
+        status = con.execute("SELECT status FROM runs WHERE kind = 'compile'").fetchall()
+        con.close()
+        assert not any(word in p for p in prompts for word in ("boom", "ServerError", "HTTP 500", "call failed"))
+        assert [(a, passed, has_plan) for a, passed, _, has_plan in attempts] == [(0, 0, failing == "solve")]
+        errors = json.loads(attempts[0][2])
+        assert [e["check"] for e in errors] == ["provider"] and "upstream boom" in errors[0]["reason"]
+        assert status == [("done_with_failures",)]
+
+        outage = False
+        result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url, "--json"])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.stdout)
+        assert (summary["compiled"], summary["failed"], summary["provider_failures"]) == (1, 0, 0)
+        assert len(teacher_requests) == 1
