@@ -184,19 +184,23 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
         families = families[:limit] if limit else families
         client = _client(config.student, store, base_url, concurrency, rpm, tpm)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
-        status = "interrupted"
+        status, failed = "interrupted", []
         try:
             with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
                 jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config)
                 task = progress.add_task(f"probe {config.student}", total=len(jobs))
                 advance = lambda _: progress.advance(task)  # noqa: E731
+
+                def fail(job) -> None:
+                    failed.append(job)
+                    advance(job)
+
                 if code:
                     await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance, on_failed=advance)
+                                         source=source, on_done=advance, on_failed=fail)
                 else:
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance, on_failed=advance)
-            failed = await store.failed_jobs(run_id=run_id)
+                                    on_done=advance, on_failed=fail)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
             status = FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:

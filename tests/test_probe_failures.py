@@ -62,6 +62,12 @@ def _db(store: Path, sql: str) -> list[tuple]:
         con.close()
 
 
+def _report(store: Path, out: Path) -> dict:
+    result = CliRunner().invoke(app, ["report", "--student", STUDENT, "--store", str(store), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "report.json").read_text())["students"][STUDENT]
+
+
 @pytest.mark.parametrize("status, message, reason", [
     (400, "the maximum context length is 4096 tokens", "BadRequestError"),
     (500, "upstream unavailable", "gave up after 3 attempts"),
@@ -92,10 +98,7 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
         assert len(errors) == 2 and all(message in e for (e,) in errors)
         assert _db(store, "SELECT status FROM runs WHERE kind = 'probe'") == [("done_with_failures",)]
 
-        report = CliRunner().invoke(app, ["report", "--student", STUDENT, "--store", str(store),
-                                          "--out", str(tmp_path / "report")])
-        assert report.exit_code == 0, report.output
-        missing = json.loads((tmp_path / "report" / "report.json").read_text())["students"][STUDENT]["missing"]
+        missing = _report(store, tmp_path / "report")["missing"]
         assert (missing["failed"], missing["ungraded_total"]) == ({"C3_gold_answers": 2}, 0)
         assert "Missing verdicts" in (tmp_path / "report" / "report.md").read_text()
 
@@ -107,6 +110,7 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
         assert server.total == asked + 2
     assert len(_db(store, "SELECT * FROM rollouts")) == 2 * 2 * 2
     assert [s for (s,) in _db(store, "SELECT status FROM runs WHERE kind = 'probe' ORDER BY rowid")][-1] == "done"
+    assert _report(store, tmp_path / "report")["missing"]["failed_total"] == 0  # the answered jobs are failed no more
 
 
 class BrokenPool(VerifierPool):
@@ -125,11 +129,6 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
              for i, f in enumerate(fams)}
     out = tmp_path / "report"
 
-    def report() -> dict:
-        result = CliRunner().invoke(app, ["report", "--student", STUDENT, "--store", str(store), "--out", str(out)])
-        assert result.exit_code == 0, result.output
-        return json.loads((out / "report.json").read_text())["students"][STUDENT]
-
     with LoopbackServer(script=lambda messages, body: right.get(messages[-1]["content"], WRONG)) as server:
         with monkeypatch.context() as patch:
             patch.setattr(oracleladder.probe.verify, "VerifierPool", BrokenPool)
@@ -138,7 +137,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
         assert "2 answers could not be graded" in " ".join(result.output.split())
         assert sorted(_db(store, "SELECT pid, status FROM rollouts WHERE status = 'ungraded'")) == [(fams[0].pid, "ungraded")] * 2
 
-        before = report()
+        before = _report(store, out)
         # family 0's C1 answers are ungraded: in no table, but counted
         assert before["conditions"]["C1_direct"]["families_run"] == 1
         assert before["conditions"]["C1_direct"]["rollouts"] == 2
@@ -153,7 +152,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
                                                                 "accepted": 2}
         assert server.total == asked  # graded from the stored responses: no request
     assert _db(store, "SELECT COUNT(*) FROM rollouts WHERE status = 'ungraded'") == [(0,)]
-    after = report()
+    after = _report(store, out)
     assert after["conditions"]["C1_direct"]["families_run"] == 2 and after["outcomes"]["Direct"] == 2
     assert after["missing"]["ungraded_total"] == 0
 
