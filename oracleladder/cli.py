@@ -22,8 +22,8 @@ from rich.progress import (
 from rich.markup import escape
 
 from .schemas import Family, parse_roadmap_set, to_released
-from .schemas.types import GradeStatus
 from .schemas.jsonl import InputError, read_jsonl, write_jsonl
+from .schemas.types import GradeStatus
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="OracleLadder: where does LLM reasoning fail?")
 console = Console(stderr=True)
