@@ -74,3 +74,22 @@ def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest
         summary = json.loads(result.stdout)
         assert (summary["compiled"], summary["failed"], summary["provider_failures"]) == (1, 0, 0)
         assert len(teacher_requests) == 1
+
+
+def test_code_compile_provider_failure(tmp_path: Path) -> None:
+    """The code compiler: a teacher call the provider refuses is a provider failure, not the teacher's."""
+    problems, store = tmp_path / "code.jsonl", tmp_path / "s.sqlite"
+    problems.write_text(json.dumps({"pid": "double", "statement": "Read n and print 2n.",
+                                    "tests": [{"input": "2\n", "output": "4\n"}]}) + "\n")
+
+    def provider(messages: list[dict], body: dict) -> str:
+        raise Refuse(400, "prompt too long for this deployment")
+
+    with LoopbackServer(script=provider) as server:
+        result = CliRunner().invoke(app, ["compile", str(problems), "--domain", "code", "--teacher", "openai/t",
+                                          "--store", str(store), "--base-url", server.openai_base_url, "--json"])
+        assert server.total == 1  # a permanent error: neither retried nor re-asked
+    assert result.exit_code == EXIT_INCOMPLETE, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["compiled"], summary["failed"], summary["provider_failures"]) == (0, 0, 1)
+    assert "prompt too long" in summary["provider_failed_why"]["double"]
