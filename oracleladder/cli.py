@@ -291,21 +291,22 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
                                      independent_solve=independent_solve, max_tokens=max_tokens))
                 outcomes = await compiler.compile_all(problems, on_done=lambda _: progress.advance(task))
-            status = FINISHED_WITH_FAILURES if any(o.provider_failure for o in outcomes) else "done"
+            status = FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
     finally:
         await store.close()
     failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes
-              if not o.ok and not o.provider_failure}
-    provider_failed = {o.pid: o.errors[0].reason for o in outcomes if o.provider_failure}
+              if not o.ok and not o.infrastructure_failure}
+    infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
+                    for o in outcomes if o.infrastructure_failure}
     return {
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
-        "provider_failures": len(provider_failed),
+        "infrastructure_failures": len(infra_failed),
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
-        "failed_why": failed, "provider_failed_why": provider_failed, **client.usage.as_dict(),
+        "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
     }
 
 
@@ -336,18 +337,18 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         typer.echo(json.dumps(summary))
     else:
         cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
-        console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, provider failures "
-                      f"{summary['provider_failures']}; attempts per family {summary['attempts_per_family']}; "
+        console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, infrastructure failures "
+                      f"{summary['infrastructure_failures']}; attempts per family {summary['attempts_per_family']}; "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; cost {cost}",
                       soft_wrap=True, highlight=False, markup=False)
         for pid, errs in summary["failed_why"].items():
             console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
-        for pid, reason in summary["provider_failed_why"].items():
-            _say(f"  provider failure {pid}: {reason}")
-        if summary["provider_failures"]:
-            _say("a provider failure says nothing about the roadmap: rerun the same command to compile those "
-                 "problems again (stored calls are not asked again)")
-    if summary["provider_failures"]:
+        for pid, reason in summary["infrastructure_failed_why"].items():
+            _say(f"  {pid}: {reason}")
+        if summary["infrastructure_failures"]:
+            _say("a provider or grader failure says nothing about the roadmap: rerun the same command to compile "
+                 "those problems again (stored calls are not asked again)")
+    if summary["infrastructure_failures"]:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

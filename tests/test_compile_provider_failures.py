@@ -1,6 +1,7 @@
-"""Compile keeps provider failures apart from plan failures: a provider that fails the teacher call or
-the independent-solve calls ends the attempt as a provider failure, with no re-ask and no error text in
-any prompt; `ladder compile` says so, exits non-zero, and a rerun compiles the problem."""
+"""Compile keeps infrastructure failures apart from plan failures: a provider that fails the teacher call
+or the independent-solve calls (or a grader that cannot grade a solve) ends the attempt as a provider (or
+grader) failure, with no re-ask and no error text in any prompt; `ladder compile` says so, exits non-zero,
+and a rerun compiles the problem."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 import oracleladder.clients
+import oracleladder.probe.verify
 from oracleladder.cli import app
-from oracleladder.schemas import MathProblem
+from oracleladder.probe.verify import VerifierPool
+from oracleladder.schemas import MathProblem, Verdict
+from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.testing import LoopbackServer, Refuse
 
 PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
@@ -27,6 +31,11 @@ GOOD = {"milestones": [
     {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
 ]}
 EXIT_INCOMPLETE = 3
+
+
+def _solve_answer(messages: list[dict]) -> str:
+    description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
+    return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
 
 
 @pytest.mark.parametrize("failing", ["solve", "teacher"])
@@ -43,8 +52,7 @@ def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest
         if is_teacher:
             teacher_requests.append(messages)
             return json.dumps(GOOD)
-        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-        return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+        return _solve_answer(messages)
 
     problems, store = tmp_path / "problems.jsonl", tmp_path / "s.sqlite"
     problems.write_text(PROBLEM.model_dump_json() + "\n")
@@ -53,7 +61,7 @@ def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest
         result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         out = " ".join(result.output.split())
-        assert "compiled 0, failed 0, provider failures 1" in out and "provider failure roots:" in out
+        assert "compiled 0, failed 0, infrastructure failures 1" in out and "roots: provider failure:" in out
         assert "upstream boom" in out
         assert len(teacher_requests) == (1 if failing == "solve" else 0)  # never re-asked
 
@@ -72,7 +80,7 @@ def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest
         result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url, "--json"])
         assert result.exit_code == 0, result.output
         summary = json.loads(result.stdout)
-        assert (summary["compiled"], summary["failed"], summary["provider_failures"]) == (1, 0, 0)
+        assert (summary["compiled"], summary["failed"], summary["infrastructure_failures"]) == (1, 0, 0)
         assert len(teacher_requests) == 1
 
 
@@ -91,5 +99,39 @@ def test_code_compile_provider_failure(tmp_path: Path) -> None:
         assert server.total == 1  # a permanent error: neither retried nor re-asked
     assert result.exit_code == EXIT_INCOMPLETE, result.output
     summary = json.loads(result.stdout)
-    assert (summary["compiled"], summary["failed"], summary["provider_failures"]) == (0, 0, 1)
-    assert "prompt too long" in summary["provider_failed_why"]["double"]
+    assert (summary["compiled"], summary["failed"], summary["infrastructure_failures"]) == (0, 0, 1)
+    assert summary["infrastructure_failed_why"]["double"].startswith("provider failure: teacher call failed")
+    assert "prompt too long" in summary["infrastructure_failed_why"]["double"]
+
+
+class BrokenPool(VerifierPool):
+    """A pool whose grading fails, as when its worker dies."""
+
+    async def verify(self, response: str, gold: str, **kwargs) -> Verdict:
+        return Verdict(label=Label.NOT_ACCEPT, reason="grading failed: worker died", status=GradeStatus.UNGRADED)
+
+
+def test_a_solve_the_grader_cannot_grade_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    teacher_requests = []
+
+    def provider(messages: list[dict], body: dict) -> str:
+        if "Mathematics Mentor" in messages[0]["content"]:
+            teacher_requests.append(messages)
+            return json.dumps(GOOD)
+        return _solve_answer(messages)
+
+    problems, store = tmp_path / "problems.jsonl", tmp_path / "s.sqlite"
+    problems.write_text(PROBLEM.model_dump_json() + "\n")
+    args = ["compile", str(problems), "--teacher", "openai/t", "--store", str(store), "--json"]
+    with LoopbackServer(script=provider) as server:
+        with monkeypatch.context() as patch:
+            patch.setattr(oracleladder.probe.verify, "VerifierPool", BrokenPool)
+            result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
+        assert result.exit_code == EXIT_INCOMPLETE, result.output
+        summary = json.loads(result.stdout)
+        assert (summary["compiled"], summary["failed"], summary["infrastructure_failures"]) == (0, 0, 1)
+        assert summary["infrastructure_failed_why"]["roots"].startswith("grader failure: independent solve failed")
+        assert len(teacher_requests) == 1  # not re-asked
+        result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
+        assert result.exit_code == 0 and json.loads(result.stdout)["compiled"] == 1
+        assert len(teacher_requests) == 1

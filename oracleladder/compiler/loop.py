@@ -4,9 +4,10 @@ Every attempt (its plan and its validator errors) is stored, so a failed problem
 afterwards, and a resumed run replays cached teacher calls instead of paying for them again. A
 teacher answer that yields no plan (retries spent, output cut off at max_tokens, not the schema),
 or a plan the checks cannot digest, is stored as a failed attempt with the reason; the problem ends
-failed and the run goes on. A provider error (on the teacher call or an independent-solve call)
-ends the attempt as a provider failure: stored with its reason, never shown to the teacher (the
-plan was not at fault), and compiled again by a rerun, since failed calls are not cached.
+failed and the run goes on. A provider error (on the teacher call or an independent-solve call),
+or an independent solve the grader could not grade, ends the attempt as an infrastructure failure
+(check "provider" or "grader"): stored with its reason, never shown to the teacher (the plan was
+not at fault), and compiled again by a rerun, since failed calls are not cached.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
 from ..validators import check_family, independent_solve_check, render_errors
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from .workers import Outcome, compile_all, failure, provider_failure, store_failed_attempt, teacher_failure
+from .workers import (GradingFailed, Outcome, compile_all, failure, infrastructure_failure, store_failed_attempt,
+                      teacher_failure)
 
 
 @dataclass
@@ -64,7 +66,10 @@ class Compiler:
             return (await self.client.complete(request)).text
 
         async def grade(response: str, gold: str):
-            return await self.pool.verify(response, gold)
+            verdict = await self.pool.verify(response, gold)
+            if not verdict.graded:  # the grader failed, not the milestone
+                raise GradingFailed(verdict.reason)
+            return verdict
 
         return list(await asyncio.gather(
             *(independent_solve_check(m, solve, grade, index=i) for i, m in family.tested())
@@ -95,8 +100,9 @@ class Compiler:
                 if not errors and self.independent_solve:
                     errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
             except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run;
-                # a solve call the provider failed ends the attempt as a provider failure, never shown to the teacher
-                error = (provider_failure("independent solve call failed", exc)
+                # a solve call the provider failed, or a solve the grader could not grade, ends the attempt as an
+                # infrastructure failure, never shown to the teacher
+                error = (infrastructure_failure("independent solve failed", exc)
                          or failure("compiler", "checking the plan failed", exc))
                 return await self._failed(problem, attempt, plan, error)
             await self.store.put_compile_attempt(

@@ -24,7 +24,14 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
     return CheckResult(check=check, passed=False, reason=f"{what}: {type(exc).__name__}: {text}"[:2000])
 
 
-PROVIDER_CHECK = "provider"  # an attempt ended by the provider (outage, refused request), not by the plan
+# an attempt ended by the infrastructure, not by the plan: the provider (outage, refused request) or
+# the grader (its pool broke, a worker died)
+PROVIDER_CHECK = "provider"
+GRADER_CHECK = "grader"
+
+
+class GradingFailed(RuntimeError):
+    """The verifier could not grade an answer (an UNGRADED verdict): no verdict on the plan."""
 
 
 class Outcome:
@@ -33,21 +40,23 @@ class Outcome:
     errors: list[CheckResult]
 
     @property
-    def provider_failure(self) -> bool:
-        """Ended by the provider, not by the plan: a rerun compiles the problem again."""
-        return any(e.check == PROVIDER_CHECK for e in self.errors)
+    def infrastructure_failure(self) -> bool:
+        """Ended by the provider or the grader, not by the plan: a rerun compiles the problem again."""
+        return any(e.check in (PROVIDER_CHECK, GRADER_CHECK) for e in self.errors)
 
 
-def provider_failure(what: str, exc: BaseException) -> CheckResult | None:
-    """The failed check of an attempt that a provider error ended (instructor wraps the errors
-    raised under it, so the chain of causes is searched), or None if no provider error is behind
-    ``exc``. Such a failure says nothing about the plan: it is never shown to the teacher, and a
-    rerun compiles the problem again."""
+def infrastructure_failure(what: str, exc: BaseException) -> CheckResult | None:
+    """The failed check of an attempt that a provider error or a failed grading ended (instructor
+    wraps the errors raised under it, so the chain of causes is searched), or None if neither is
+    behind ``exc``. Such a failure says nothing about the plan: it is never shown to the teacher,
+    and a rerun compiles the problem again (failed calls are not cached)."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
         if isinstance(cause, ProviderError):
             return failure(PROVIDER_CHECK, what, cause)
+        if isinstance(cause, GradingFailed):
+            return failure(GRADER_CHECK, what, cause)
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return None
@@ -59,7 +68,7 @@ def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
     what = "teacher call failed"
     if isinstance(exc, IncompleteOutputException):
         what += f" (its answer was cut off at --max-tokens {max_tokens}: raise it)"
-    return provider_failure(what, exc) or failure("teacher", what, exc)
+    return infrastructure_failure(what, exc) or failure("teacher", what, exc)
 
 
 async def store_failed_attempt(store: Store, pid: str, source: str, attempt: int, plan: Any,
@@ -89,7 +98,7 @@ async def compile_all(
             except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
                 what = "compiling the problem failed"
                 check = "teacher" if isinstance(exc, InstructorError) else "compiler"
-                outcome = failed(problem, provider_failure(what, exc) or failure(check, what, exc))
+                outcome = failed(problem, infrastructure_failure(what, exc) or failure(check, what, exc))
         if on_done:
             on_done(outcome)
         return outcome
