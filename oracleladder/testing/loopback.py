@@ -32,7 +32,9 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-Script = Callable[[list[dict[str, Any]], dict[str, Any]], str] | dict[str, str] | list[str] | None
+# an answer of None is a null content (an empty content list on the Anthropic wire)
+Script = (Callable[[list[dict[str, Any]], dict[str, Any]], str | None] | dict[str, str | None]
+          | list[str | None] | None)
 
 
 @dataclass
@@ -71,8 +73,8 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _ntok(s: str) -> int:
-    return max(1, len(s) // 4)
+def _ntok(s: str | None) -> int:
+    return max(1, len(s) // 4) if s else 0  # an empty answer costs nothing
 
 
 class LoopbackServer:
@@ -88,6 +90,7 @@ class LoopbackServer:
         seed: int = 0,
         max_lifetime: float = 300.0,
         refusing_models: tuple[str, ...] = (),
+        finish_reason: str = "stop",
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -104,6 +107,7 @@ class LoopbackServer:
         # provider's words: OpenAI's reasoning models max_tokens, and temperature or top_p other
         # than 1; Anthropic's newest temperature, top_p and top_k
         self.refusing_models = refusing_models
+        self.finish_reason = finish_reason  # OpenAI's word; "length" is "max_tokens" on Anthropic's wire
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -146,7 +150,7 @@ class LoopbackServer:
         return self.url
 
     # ------------------------------------------------------------------ answering
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None:
         s = self.script
         if self._queue is not None:
             return self._queue.popleft() if self._queue else "EMPTY QUEUE"
@@ -253,7 +257,7 @@ class LoopbackServer:
             "created": int(time.time()),
             "model": body.get("model", "loopback"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
+                         "finish_reason": self.finish_reason, "logprobs": None}],
             "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
         })
 
@@ -277,8 +281,8 @@ class LoopbackServer:
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "loopback"),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": [] if text is None else [{"type": "text", "text": text}],
+            "stop_reason": {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason),
             "stop_sequence": None,
             "usage": {"input_tokens": pin, "output_tokens": pout},
         })
