@@ -6,7 +6,7 @@ import asyncio
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -125,6 +125,8 @@ def verify(
 
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
 ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
+MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
@@ -143,11 +145,13 @@ async def _roadmap_set(store, name: str) -> list[Family]:
     return families
 
 
-def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None):
+def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None,
+            **client_opts: Any):
     from .clients import ConfigurationError, make_client
 
     try:
-        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm)
+        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
+                           **client_opts)
     except ConfigurationError as exc:
         _fail(str(exc))
         raise
@@ -161,7 +165,8 @@ def _progress() -> Progress:
 
 
 async def _probe(config, store_path: Path, source: str, base_url: str | None,
-                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
+                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None,
+                 client_opts: dict[str, Any]) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
     from contextlib import nullcontext
 
@@ -175,7 +180,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
     try:
         families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
-        client = _client(config.student, store, base_url, concurrency, rpm, tpm)
+        client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status = "interrupted"
         try:
@@ -226,7 +231,7 @@ def _code_problems(spec: Path) -> list:
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool) -> dict:
+                   independent_solve: bool, client_opts: dict[str, Any]) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
@@ -243,7 +248,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         _fail(str(exc))
     store = await Store.open(store_path)
     try:
-        client = _client(teacher, store, base_url, concurrency, rpm, tpm)
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
@@ -283,6 +288,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     concurrency: ConcurrencyOpt = 16,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -292,16 +299,22 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve), store)
+                            base_url, rpm, tpm, independent_solve,
+                            {"timeout": timeout, "max_cooldown": max_cooldown}), store)
     if as_json:
         typer.echo(json.dumps(summary))
         return
     cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
                   f"{summary['attempts_per_family']}; tokens {summary['tokens_in']} in / {summary['tokens_out']} out; "
-                  f"cost {cost}", soft_wrap=True, highlight=False, markup=False)
+                  f"cost {cost}{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
     for pid, errs in summary["failed_why"].items():
         console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
+
+
+def _timeouts(summary: dict) -> str:
+    n = summary["timeouts"]
+    return f"; {n} request(s) timed out (see --timeout, --concurrency)" if n else ""
 
 
 @app.command()
@@ -350,6 +363,8 @@ def probe(
     concurrency: ConcurrencyOpt = 64,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
@@ -370,13 +385,14 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit,
+                          {"timeout": timeout, "max_cooldown": max_cooldown}), store)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
                       f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
-                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out")
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out{_timeouts(summary)}")
 
 
 async def _results(store_path: Path, student: str, source: str, use_corrections: bool, domain: str = "math"):

@@ -3,11 +3,17 @@ keys echoed in error bodies, small servers, replicas. Everything against the rea
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+import time
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
 from oracleladder.clients import EmptyCompletion, ProviderError, make_client
 from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import Faults, LoopbackServer
 
 WIRES = [("openai/m", "sdk"), ("openai/m", "aiohttp"), ("anthropic/m", "auto")]
 
@@ -58,3 +64,48 @@ async def test_empty_text_cut_off_by_the_budget_is_an_answer(model, transport):
         assert srv.total == 1
     assert r.text == "" and r.finish_reason in ("length", "max_tokens")
     assert not isinstance(r, ProviderError)
+
+
+async def test_long_retry_after_is_capped_and_said_once(caplog):
+    # one 429 asking for an hour must not stop every worker for an hour
+    async with LoopbackServer(faults=Faults(fail_first=2, retry_after=3600)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, concurrency=4, max_cooldown=0.3)
+        t0 = time.monotonic()
+        results = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(8)))
+        elapsed = time.monotonic() - t0
+        await c.aclose()
+    assert [r.text for r in results] == [f"echo: q{i}" for i in range(8)]
+    assert c.usage.rate_limited == 2 and elapsed < 10
+    warnings = [r.getMessage() for r in caplog.records if "Retry-After" in r.getMessage()]
+    assert len(warnings) == 1 and "3600 s" in warnings[0] and "at most 0.3 s" in warnings[0]
+
+
+@pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
+async def test_timeouts_are_said_once_then_counted(caplog, transport):
+    async with LoopbackServer(faults=Faults(fail_first=3, fail_first_kind="hang", hang_s=5)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, timeout=0.3, backoff_base=0.01,
+                        concurrency=3, transport=transport)
+        results = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(3)))
+        await c.aclose()
+    assert len(results) == 3 and c.usage.timeouts == 3
+    notes = [r.getMessage() for r in caplog.records if "timed out" in r.getMessage()]
+    assert len(notes) == 1 and "lower --concurrency" in notes[0] and "--timeout" in notes[0]
+
+
+def _import_two_families(shared_data: Path, store: str) -> None:
+    result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store])
+    assert result.exit_code == 0, result.output
+
+
+def test_cli_timeout_and_max_cooldown(tmp_path: Path, shared_data: Path, caplog):
+    store = str(tmp_path / "s.sqlite")
+    _import_two_families(shared_data, store)
+    with LoopbackServer(faults=Faults(fail_first=2, fail_first_kind="hang", hang_s=5)) as srv:
+        result = CliRunner().invoke(app, [
+            "probe", "--student", "openai/s", "--base-url", srv.openai_base_url, "--store", store,
+            "--limit", "2", "--k", "1", "--no-stage0", "--conditions", "C1_direct", "--concurrency", "2",
+            "--timeout", "0.5", "--max-cooldown", "0.2"])
+    assert result.exit_code == 0, result.output
+    notes = [r.getMessage() for r in caplog.records if "lower --concurrency or raise --timeout" in r.getMessage()]
+    assert len(notes) == 1 and "timed out after 0.5 s" in notes[0]
+    assert "2 request(s) timed out" in result.output

@@ -279,7 +279,7 @@ class OpenAIRawProvider:
                     status = resp.status
                     retry_after = resp.headers.get("Retry-After")
             except asyncio.TimeoutError:
-                raise RequestTimeout("request timed out") from None
+                raise RequestTimeout(f"request timed out after {self._timeout:g} s") from None
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
                 raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
             try:
