@@ -4,6 +4,9 @@ keys echoed in error bodies, small servers, replicas. Everything against the rea
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.clients import EmptyCompletion, ProviderError, make_client
+from oracleladder.clients import AuthenticationError, EmptyCompletion, ProviderError, make_client
+from oracleladder.clients.errors import scrub
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 
@@ -109,3 +113,52 @@ def test_cli_timeout_and_max_cooldown(tmp_path: Path, shared_data: Path, caplog)
     notes = [r.getMessage() for r in caplog.records if "lower --concurrency or raise --timeout" in r.getMessage()]
     assert len(notes) == 1 and "timed out after 0.5 s" in notes[0]
     assert "2 request(s) timed out" in result.output
+
+
+SECRET = "gatewaySECRETkey"  # not key-shaped: found only because it is the key in use
+
+
+@pytest.mark.parametrize("model,transport", WIRES)
+async def test_key_echoed_in_a_401_reaches_neither_store_nor_stderr(tmp_path, capfd, model, transport):
+    path = tmp_path / "s.sqlite"
+    store = await Store.open(path)
+    try:
+        async with LoopbackServer(api_key="the-right-one", echo_key=True) as srv:
+            c = make_client(model, base_url=_url(srv, model), api_key=SECRET, transport=transport, cache=store)
+            with pytest.raises(AuthenticationError) as ei:
+                await c.complete(c.request("q"))
+            await c.aclose()
+        record = await store.get_call_record(c.request("q").key())
+    finally:
+        await store.close()
+    assert record is not None and record.error is not None and "invalid api key" in record.error
+    assert SECRET not in record.error and SECRET not in str(ei.value)
+    assert "[REDACTED]" in record.error
+    print(ei.getrepr())  # what a traceback would show
+    assert SECRET not in capfd.readouterr().err + capfd.readouterr().out
+    assert SECRET.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_cli_error_never_prints_the_key(tmp_path: Path, shared_data: Path):
+    store = str(tmp_path / "s.sqlite")
+    _import_two_families(shared_data, store)
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "PYTHONPATH": str(Path(__file__).parents[1])}
+    with LoopbackServer(api_key="the-right-one", echo_key=True) as srv:
+        run = subprocess.run([sys.executable, "-m", "oracleladder.cli", "probe", "--student", "openai/s",
+                              "--base-url", srv.openai_base_url, "--store", store, "--limit", "2", "--k", "1"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert srv.by_kind["401"] >= 1  # the key was sent, and echoed
+    assert run.returncode != 0 and "invalid api key" in run.stdout + run.stderr
+    assert SECRET not in run.stdout + run.stderr
+    assert SECRET.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_scrub_removes_keys_of_every_known_variable_and_key_shapes(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "anthropicENVvalue")
+    text = ("bad key anthropicENVvalue; Authorization: Bearer abc.def-ghi; sk-proj-AbC123xyz_456; "
+            "sk-ant-api03-ZZZZzzzz; token a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6; model gpt-4o-mini")
+    out = scrub(text)
+    for secret in ("anthropicENVvalue", "abc.def-ghi", "sk-proj-AbC123xyz_456", "sk-ant-api03-ZZZZzzzz",
+                   "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6"):
+        assert secret not in out
+    assert out.startswith("bad key [REDACTED]") and out.endswith("model gpt-4o-mini")

@@ -26,6 +26,8 @@ from .errors import (
     UnknownProvider,
     classify_status,
     parse_retry_after,
+    register_secret,
+    scrub,
 )
 
 KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
@@ -69,15 +71,13 @@ def parse_model(model: str) -> tuple[str, str]:
 
 
 def _resolve_key(provider: str, api_key: str | None, base_url: str | None) -> str:
-    if api_key:
-        return api_key
-    env = API_KEY_ENV[provider]
-    key = os.environ.get(env)
+    key = api_key or os.environ.get(API_KEY_ENV[provider])
     if key:
+        register_secret(key)  # some gateways echo the key in their error bodies
         return key
     if base_url:  # OpenAI-compatible servers (vLLM, SGLang, Ollama, llama.cpp) rarely need one
         return "not-needed"
-    raise MissingAPIKey(provider, env)
+    raise MissingAPIKey(provider, API_KEY_ENV[provider])
 
 
 def _openai_body(request: ChatRequest) -> dict[str, Any]:
@@ -289,7 +289,8 @@ class OpenAIRawProvider:
             if status >= 400:
                 if self._refusals.learn(request.model, body, status, data):
                     continue
-                raise classify_status(status, f"{self.name} HTTP {status}: {raw[:200]!r}",
+                excerpt = _excerpt(raw.decode("utf-8", "replace"))
+                raise classify_status(status, f"{self.name} HTTP {status}: {excerpt!r}",
                                       parse_retry_after(retry_after))
             if data is None:
                 raise MalformedResponse("malformed body: not JSON")
@@ -388,8 +389,14 @@ def _sdk_error(sdk: Any, e: Exception, name: str) -> Exception:
 
 
 def _short(e: Exception) -> str:
-    s = str(e)
-    return s if len(s) <= 300 else s[:300] + "..."
+    return _excerpt(str(e), 300)
+
+
+def _excerpt(text: str, n: int = 200) -> str:
+    """The first ``n`` characters of an error body, scrubbed of keys before it is cut (a key cut in
+    two would no longer be recognized)."""
+    s = scrub(text[: 8 * n])
+    return s if len(s) <= n else s[:n] + "..."
 
 
 def make_provider(

@@ -91,6 +91,7 @@ class LoopbackServer:
         max_lifetime: float = 300.0,
         refusing_models: tuple[str, ...] = (),
         finish_reason: str = "stop",
+        echo_key: bool = False,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -101,6 +102,7 @@ class LoopbackServer:
         self.host = host
         self.port = port
         self.api_key = api_key  # if set, requests with another key get 401
+        self.echo_key = echo_key  # that 401 quotes the key it got, as some gateways do
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
         # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
@@ -180,8 +182,9 @@ class LoopbackServer:
             if got != self.api_key:
                 self.faulted += 1
                 self.by_kind["401"] += 1
+                message = f"invalid api key {got!r}" if self.echo_key else "invalid api key"
                 return None, web.json_response(
-                    {"error": {"type": "authentication_error", "message": "invalid api key"}}, status=401)
+                    {"error": {"type": "authentication_error", "message": message}}, status=401)
         fault = self.faults.draw(self.rng, n)
         if self.latency:
             await asyncio.sleep(self.latency)
