@@ -124,7 +124,7 @@ def verify(
 
 
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
@@ -157,6 +157,21 @@ def _client(model: str, store: object, base_url: str | None, concurrency: int, r
         raise
 
 
+async def _concurrency(given: int | None, base_url: str | None, default: int) -> int:
+    """--concurrency, else the server's own slot count where it says (a small server swamped with
+    queued requests times them out), else ``default``."""
+    from .clients.providers import server_slots
+
+    if given is not None:
+        return given
+    slots = await server_slots(base_url) if base_url else None
+    if slots is None:
+        return default
+    console.print(f"{base_url} runs {slots} request(s) at once (its /props): --concurrency {slots}",
+                  soft_wrap=True, highlight=False, markup=False)
+    return slots
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -165,7 +180,7 @@ def _progress() -> Progress:
 
 
 async def _probe(config, store_path: Path, source: str, base_url: str | None,
-                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None,
+                 concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
                  client_opts: dict[str, Any]) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
     from contextlib import nullcontext
@@ -180,6 +195,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
     try:
         families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
+        concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status = "interrupted"
@@ -230,7 +246,7 @@ def _code_problems(spec: Path) -> list:
 
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
-                   concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
+                   concurrency: int | None, base_url: str | None, rpm: float | None, tpm: float | None,
                    independent_solve: bool, client_opts: dict[str, Any]) -> dict:
     from collections import Counter
 
@@ -248,6 +264,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         _fail(str(exc))
     store = await Store.open(store_path)
     try:
+        concurrency = await _concurrency(concurrency, base_url, 16)
         client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
@@ -285,7 +302,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 16,
+    concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
     timeout: TimeoutOpt = 120.0,
@@ -360,7 +377,7 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
     base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 64,
+    concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
     timeout: TimeoutOpt = 120.0,

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import AuthenticationError, EmptyCompletion, ProviderError, make_client
 from oracleladder.clients.errors import scrub
+from oracleladder.clients.providers import server_slots
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 
@@ -162,3 +163,22 @@ def test_scrub_removes_keys_of_every_known_variable_and_key_shapes(monkeypatch):
                    "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6"):
         assert secret not in out
     assert out.startswith("bad key [REDACTED]") and out.endswith("model gpt-4o-mini")
+
+
+def test_concurrency_default_is_the_servers_slot_count(tmp_path: Path, shared_data: Path):
+    store = str(tmp_path / "s.sqlite")
+    _import_two_families(shared_data, store)
+    with LoopbackServer(slots=1, latency=0.05) as srv:
+        result = CliRunner().invoke(app, [
+            "probe", "--student", "openai/s", "--base-url", srv.openai_base_url, "--store", store,
+            "--limit", "2", "--k", "3", "--no-stage0", "--conditions", "C1_direct"])
+        assert result.exit_code == 0, result.output
+        assert srv.total == 6 and srv.max_inflight == 1  # one slot: never two requests at once
+    assert "runs 1 request(s) at once" in result.output and "--concurrency 1" in result.output
+
+
+async def test_server_slots_unknown_when_the_server_does_not_say():
+    async with LoopbackServer(slots=4) as srv:
+        assert await server_slots(srv.openai_base_url) == 4
+    async with LoopbackServer() as srv:
+        assert await server_slots(srv.openai_base_url) is None

@@ -399,6 +399,23 @@ def _excerpt(text: str, n: int = 200) -> str:
     return s if len(s) <= n else s[:n] + "..."
 
 
+async def server_slots(base_url: str, timeout: float = 5.0) -> int | None:
+    """How many requests the server at ``base_url`` runs at once, where it says: llama.cpp's
+    ``GET /props`` ``total_slots``. None when it does not say (vLLM, SGLang, Ollama, OpenAI): the
+    caller keeps its default."""
+    import aiohttp
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+            async with session.get(root + "/props") as resp:
+                data = await resp.json(content_type=None) if resp.status == 200 else None
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None
+    slots = data.get("total_slots") if isinstance(data, dict) else None
+    return slots if isinstance(slots, int) and slots > 0 else None
+
+
 def make_provider(
     provider: str,
     *,

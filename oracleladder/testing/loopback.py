@@ -92,6 +92,7 @@ class LoopbackServer:
         refusing_models: tuple[str, ...] = (),
         finish_reason: str = "stop",
         echo_key: bool = False,
+        slots: int | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -103,6 +104,7 @@ class LoopbackServer:
         self.port = port
         self.api_key = api_key  # if set, requests with another key get 401
         self.echo_key = echo_key  # that 401 quotes the key it got, as some gateways do
+        self.slots = slots  # if set, GET /props says total_slots as llama.cpp's server does
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
         # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
@@ -126,6 +128,8 @@ class LoopbackServer:
         self.by_body: collections.Counter[str] = collections.Counter()
         self.by_prompt: collections.Counter[str] = collections.Counter()
         self.ok_by_prompt: collections.Counter[str] = collections.Counter()
+        self.inflight = 0
+        self.max_inflight = 0  # most chat requests at once
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -137,6 +141,7 @@ class LoopbackServer:
             "max_per_body": max(self.by_body.values(), default=0),
             "ok_by_prompt": dict(self.ok_by_prompt),
             "by_prompt": dict(self.by_prompt),
+            "max_inflight": self.max_inflight,
         }
 
     @property
@@ -290,6 +295,22 @@ class LoopbackServer:
             "usage": {"input_tokens": pin, "output_tokens": pout},
         })
 
+    @web.middleware
+    async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method != "POST" or request.path == "/reset":
+            return await handler(request)
+        self.inflight += 1
+        self.max_inflight = max(self.max_inflight, self.inflight)
+        try:
+            return await handler(request)
+        finally:
+            self.inflight -= 1
+
+    async def _props(self, request: web.Request) -> web.Response:
+        if self.slots is None:
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        return web.json_response({"total_slots": self.slots})
+
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
 
@@ -299,10 +320,11 @@ class LoopbackServer:
 
     # ------------------------------------------------------------------ lifecycle (async)
     async def start(self) -> "LoopbackServer":
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._count_inflight])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/props", self._props)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
