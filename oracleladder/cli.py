@@ -123,7 +123,7 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
+BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
 ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
@@ -145,7 +145,8 @@ async def _roadmap_set(store, name: str) -> list[Family]:
     return families
 
 
-def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None,
+def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
+            rpm: float | None, tpm: float | None,
             **client_opts: Any):
     from .clients import ConfigurationError, make_client
 
@@ -157,19 +158,21 @@ def _client(model: str, store: object, base_url: str | None, concurrency: int, r
         raise
 
 
-async def _concurrency(given: int | None, base_url: str | None, default: int) -> int:
-    """--concurrency, else the server's own slot count where it says (a small server swamped with
-    queued requests times them out), else ``default``."""
+async def _concurrency(given: int | None, base_urls: list[str] | None, default: int) -> int | list[int]:
+    """--concurrency, else each server's own slot count where it says (a small server swamped with
+    queued requests times them out), else ``default``; one per replica when there are several."""
     from .clients.providers import server_slots
 
     if given is not None:
         return given
-    slots = await server_slots(base_url) if base_url else None
-    if slots is None:
-        return default
-    console.print(f"{base_url} runs {slots} request(s) at once (its /props): --concurrency {slots}",
-                  soft_wrap=True, highlight=False, markup=False)
-    return slots
+    per_replica = []
+    for url in base_urls or []:
+        slots = await server_slots(url)
+        if slots is not None:
+            console.print(f"{url} runs {slots} request(s) at once (its /props): --concurrency {slots}",
+                          soft_wrap=True, highlight=False, markup=False)
+        per_replica.append(slots or default)
+    return per_replica[0] if len(per_replica) == 1 else per_replica or default
 
 
 def _progress() -> Progress:
@@ -179,7 +182,7 @@ def _progress() -> Progress:
     )
 
 
-async def _probe(config, store_path: Path, source: str, base_url: str | None,
+async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
                  concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
                  client_opts: dict[str, Any]) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
@@ -246,7 +249,7 @@ def _code_problems(spec: Path) -> list:
 
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
-                   concurrency: int | None, base_url: str | None, rpm: float | None, tpm: float | None,
+                   concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
                    independent_solve: bool, client_opts: dict[str, Any]) -> dict:
     from collections import Counter
 

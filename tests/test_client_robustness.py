@@ -182,3 +182,35 @@ async def test_server_slots_unknown_when_the_server_does_not_say():
         assert await server_slots(srv.openai_base_url) == 4
     async with LoopbackServer() as srv:
         assert await server_slots(srv.openai_base_url) is None
+
+
+@pytest.mark.parametrize("kind", ["500", "drop"])
+async def test_replicas_one_fails_half_way_every_call_completes_once(kind, caplog):
+    n = 60
+    async with LoopbackServer(latency=0.01) as a, \
+            LoopbackServer(latency=0.01, faults=Faults(fail_after=12, fail_after_kind=kind)) as b:
+        c = make_client("openai/m", base_url=[a.openai_base_url, b.openai_base_url], concurrency=3,
+                        backoff_base=0.01, max_cooldown=60)
+        assert c.concurrency == 6
+        results = await asyncio.gather(*(c.complete(c.request(f"item {i}")) for i in range(n)))
+        await c.aclose()
+    assert [r.text for r in results] == [f"echo: item {i}" for i in range(n)]
+    answered = a.ok_by_prompt + b.ok_by_prompt
+    assert sorted(answered) == sorted(f"item {i}" for i in range(n)) and set(answered.values()) == {1}
+    assert sum(b.ok_by_prompt.values()) == 12 and sum(a.ok_by_prompt.values()) == n - 12  # split
+    assert 1 <= b.faulted <= 6  # cooled down after its failure: a retry now and then, not every call
+    assert a.max_inflight <= 3 and b.max_inflight <= 3  # each replica's own concurrency
+    assert sum("cooled down" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_cli_base_url_repeated_spreads_calls_over_replicas(tmp_path: Path, shared_data: Path):
+    store = str(tmp_path / "s.sqlite")
+    _import_two_families(shared_data, store)
+    with LoopbackServer(latency=0.02) as a, LoopbackServer(latency=0.02) as b:
+        result = CliRunner().invoke(app, [
+            "probe", "--student", "openai/s", "--base-url", a.openai_base_url, "--base-url", b.openai_base_url,
+            "--store", store, "--limit", "2", "--k", "4", "--no-stage0", "--conditions", "C1_direct",
+            "--concurrency", "2"])
+        assert result.exit_code == 0, result.output
+        assert a.total + b.total == 8 and a.total >= 2 and b.total >= 2
+        assert a.max_inflight <= 2 and b.max_inflight <= 2

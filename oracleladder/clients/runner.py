@@ -8,6 +8,7 @@ import contextvars
 import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -17,6 +18,7 @@ from .base import ChatRequest, ChatResult, Provider
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .errors import EmptyCompletion, ProviderError, RequestTimeout, TransientError
+from .replicas import ReplicaProvider
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -467,20 +469,29 @@ def _openai_finish(reason: str | None) -> str:
 def make_client(
     model: str,
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     api_key: str | None = None,
     cache: CallCache | None = None,
     transport: str = "auto",
     timeout: float = 120.0,
     **client_kwargs: Any,
 ) -> Client:
-    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client."""
+    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
+
+    Several ``base_url``s are replicas of one model (:class:`ReplicaProvider`): ``concurrency`` is
+    then each replica's (one int, or one per replica), and the client's is their sum.
+    """
     from .providers import make_provider, parse_model
 
     provider_name, model_name = parse_model(model)
-    provider = make_provider(provider_name, api_key=api_key, base_url=base_url, timeout=timeout,
-                             transport=transport)
-    return Client(provider, cache=cache, model=model_name, **client_kwargs)
+    urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+    providers = [make_provider(provider_name, api_key=api_key, base_url=url, timeout=timeout,
+                               transport=transport) for url in urls]
+    if len(providers) == 1:
+        return Client(providers[0], cache=cache, model=model_name, **client_kwargs)
+    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
+                               max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
+    return Client(replicas, cache=cache, model=model_name, concurrency=replicas.concurrency, **client_kwargs)
 
 
 __all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",

@@ -50,10 +50,14 @@ class Faults:
     hang_s: float = 30.0
     fail_first: int = 0  # deterministic: the first N requests fail with `fail_first_kind`
     fail_first_kind: str = "429"  # "429" | "500" | "hang" | "malformed" | "drop" | "401"
+    fail_after: int | None = None  # deterministic: every request after the first N fails (a server going down)
+    fail_after_kind: str = "500"
 
     def draw(self, rng: random.Random, n: int) -> str | None:
         if n <= self.fail_first:
             return self.fail_first_kind
+        if self.fail_after is not None and n > self.fail_after:
+            return self.fail_after_kind
         x = rng.random()
         for kind, p in (("429", self.p429), ("500", self.p500), ("hang", self.hang),
                         ("malformed", self.malformed), ("drop", self.drop)):
