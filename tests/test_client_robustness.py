@@ -214,3 +214,17 @@ def test_cli_base_url_repeated_spreads_calls_over_replicas(tmp_path: Path, share
         assert result.exit_code == 0, result.output
         assert a.total + b.total == 8 and a.total >= 2 and b.total >= 2
         assert a.max_inflight <= 2 and b.max_inflight <= 2
+
+
+async def test_a_429_pauses_only_the_replica_that_sent_it():
+    async with LoopbackServer(latency=0.01) as a, \
+            LoopbackServer(latency=0.01, faults=Faults(fail_first=1, retry_after=30)) as b:
+        c = make_client("openai/m", base_url=[b.openai_base_url, a.openai_base_url], concurrency=2,
+                        backoff_base=0.01, max_cooldown=60)
+        t0 = time.monotonic()
+        results = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(20)))
+        elapsed = time.monotonic() - t0
+        await c.aclose()
+    assert len(results) == 20 and c.usage.rate_limited == 1
+    assert b.total - b.faulted <= 2 and sum(a.ok_by_prompt.values()) >= 18  # b rests 30 s, a answers
+    assert elapsed < 15  # not the 30 s the 429 asked of b

@@ -77,7 +77,8 @@ class ReplicaProvider:
             if replica.failures == 1:
                 log.warning("replica %s failed (%s); it is cooled down and the others take its calls",
                             replica.url, e)
-            raise
+            # its Retry-After is spent on this replica: the call's retry goes to another at once
+            raise type(e)(str(e), status=e.status) from None
         finally:
             replica.inflight -= 1
             async with self._changed:

@@ -336,7 +336,8 @@ class Client:
             if e.status == 429:
                 self.usage.rate_limited += 1
                 cool = self._capped(e.retry_after if e.retry_after is not None else self.default_cooldown)
-                self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
+                if not isinstance(self.provider, ReplicaProvider):  # that cools down its one replica
+                    self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
             elif isinstance(e, RequestTimeout):
                 self._note_timeout(e)
             raise
