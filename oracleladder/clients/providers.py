@@ -20,6 +20,7 @@ from typing import Any
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
     ConnectionDropped,
+    EmptyCompletion,
     MalformedResponse,
     MissingAPIKey,
     RequestTimeout,
@@ -160,6 +161,20 @@ def _pop(body: dict[str, Any], param: str) -> Any:
     return body.pop(param, None) if param in body else body.get("extra_body", {}).pop(param, None)
 
 
+# finish reasons of an answer cut off by its token budget: empty text then is a truncation, not an
+# outage (a reasoning model spent the budget thinking), and stays an answer
+_TRUNCATED = ("length", "max_tokens")
+
+
+def _answer(result: ChatResult, provider: str) -> ChatResult:
+    """``result``, unless the server sent no answer at all (EmptyCompletion, retried). Only wire
+    providers check this: the in-process ``local`` model has no outage, its empty text is its answer."""
+    if not result.text.strip() and result.finish_reason not in _TRUNCATED:
+        raise EmptyCompletion(f"{provider} returned an empty completion (finish reason "
+                              f"{result.finish_reason!r}, {result.tokens_out} tokens out)")
+    return result
+
+
 def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
     try:
         choice = data["choices"][0]
@@ -220,7 +235,7 @@ class OpenAIProvider:
                 raise _sdk_error(o, e, self.name) from None
             if status >= 400:
                 raise classify_status(status, f"{self.name} HTTP {status}")
-            return _result_from_openai_dict(data, time.perf_counter() - t0)
+            return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -294,7 +309,7 @@ class OpenAIRawProvider:
                                       parse_retry_after(retry_after))
             if data is None:
                 raise MalformedResponse("malformed body: not JSON")
-            return _result_from_openai_dict(data, time.perf_counter() - t0)
+            return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -362,7 +377,7 @@ class AnthropicProvider:
         try:
             text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
             usage = data.get("usage") or {}
-            return ChatResult(
+            result = ChatResult(
                 text=text,
                 tokens_in=int(usage.get("input_tokens") or 0),
                 tokens_out=int(usage.get("output_tokens") or 0),
@@ -371,6 +386,7 @@ class AnthropicProvider:
             )
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise MalformedResponse(f"malformed messages body: {e!r}") from None
+        return _answer(result, self.name)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from .base import ChatRequest, ChatResult, Provider
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
-from .errors import EmptyCompletion, ProviderError, RequestTimeout, TransientError
+from .errors import ProviderError, RequestTimeout, TransientError
 from .replicas import ReplicaProvider
 
 M = TypeVar("M", bound=BaseModel)
@@ -179,10 +179,6 @@ class _Slot:
         self._held = True
 
 
-# finish reasons of an answer cut off by its token budget: empty text then is a truncation, not an
-# outage (a reasoning model spent the budget thinking), and stays an answer
-_TRUNCATED = ("length", "max_tokens")
-
 _schema_var: contextvars.ContextVar[tuple[ChatRequest, dict[str, Any]] | None] = contextvars.ContextVar(
     "oracleladder_structured", default=None
 )
@@ -343,9 +339,6 @@ class Client:
             raise
         if self._tpm:
             self._tpm.adjust(result.tokens_in + result.tokens_out - est)
-        if not result.text.strip() and result.finish_reason not in _TRUNCATED:
-            raise EmptyCompletion(f"{request.provider} returned an empty completion (finish reason "
-                                  f"{result.finish_reason!r}, {result.tokens_out} tokens out)")
         return result
 
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
