@@ -146,8 +146,7 @@ async def _roadmap_set(store, name: str) -> list[Family]:
 
 
 def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
-            rpm: float | None, tpm: float | None,
-            **client_opts: Any):
+            rpm: float | None, tpm: float | None, **client_opts: Any):
     from .clients import ConfigurationError, make_client
 
     try:

@@ -84,9 +84,9 @@ class MalformedResponse(TransientError):
 
 class EmptyCompletion(TransientError):
     """A server's 200 whose answer is empty: no visible text (``""``, null, or whitespace) and no
-    tool call, though the model was not cut off by its token budget. It is an outage (an overloaded server, a
-    provider hiccup), not an answer: retried, and if it persists a failed call, never cached as a
-    success. An empty text with finish reason ``length`` is not one: a reasoning model that spent
+    tool call, though the model was not cut off by its token budget. It is an outage (an overloaded
+    server, a provider hiccup), not an answer: retried, and if it persists a failed call, never
+    cached as a success. An empty text with finish reason ``length`` is not one: a reasoning model that spent
     its whole budget thinking was truncated, and that is its answer (graded as such). Neither is
     the in-process ``local`` model's empty text: it has no outage, and it would say the same again."""
 
