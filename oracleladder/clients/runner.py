@@ -281,7 +281,7 @@ class Client:
         err = state.outcome.exception()
         if isinstance(err, TransientError) and err.retry_after is not None:
             wait = self._capped(err.retry_after)
-            return wait + random.uniform(0, 0.1 * max(wait, 0.05))
+            return min(self.max_cooldown, wait + random.uniform(0, 0.1 * max(wait, 0.05)))
         cap = min(self.backoff_max, self.max_cooldown, self.backoff_base * (2 ** (state.attempt_number - 1)))
         return random.uniform(0, cap)  # exponential backoff, full jitter
 

@@ -407,15 +407,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--retry-after", type=float, default=0.2)
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--fail-first-kind", default="429")
+    ap.add_argument("--fail-after", type=int, default=None, help="every request after the first N fails")
+    ap.add_argument("--fail-after-kind", default="500")
+    ap.add_argument("--slots", type=int, default=None, help="say this many slots at GET /props (llama.cpp)")
     ap.add_argument("--api-key", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-lifetime", type=float, default=300.0)
     ap.add_argument("--port-file", default=None, help="write the bound port here once listening")
     a = ap.parse_args(argv)
     faults = Faults(p429=a.p429, p500=a.p500, hang=a.hang, malformed=a.malformed, drop=a.drop,
-                    retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind)
+                    retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind,
+                    fail_after=a.fail_after, fail_after_kind=a.fail_after_kind)
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
-                         max_lifetime=a.max_lifetime)
+                         max_lifetime=a.max_lifetime, slots=a.slots)
     serve(srv, a.port_file)
 
 
