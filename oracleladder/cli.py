@@ -6,7 +6,7 @@ import asyncio
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -124,8 +124,10 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp).")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once, across all workers.")]
+BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
+MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
@@ -144,14 +146,33 @@ async def _roadmap_set(store, name: str) -> list[Family]:
     return families
 
 
-def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None):
+def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
+            rpm: float | None, tpm: float | None, **client_opts: Any):
     from .clients import ConfigurationError, make_client
 
     try:
-        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm)
+        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
+                           **client_opts)
     except ConfigurationError as exc:
         _fail(str(exc))
         raise
+
+
+async def _concurrency(given: int | None, base_urls: list[str] | None, default: int) -> int | list[int]:
+    """--concurrency, else each server's own slot count where it says (a small server swamped with
+    queued requests times them out), else ``default``; one per replica when there are several."""
+    from .clients.providers import server_slots
+
+    if given is not None:
+        return given
+    per_replica = []
+    for url in base_urls or []:
+        slots = await server_slots(url)
+        if slots is not None:
+            console.print(f"{url} runs {slots} request(s) at once (its /props): --concurrency {slots}",
+                          soft_wrap=True, highlight=False, markup=False)
+        per_replica.append(slots or default)
+    return per_replica[0] if len(per_replica) == 1 else per_replica or default
 
 
 def _progress() -> Progress:
@@ -167,8 +188,9 @@ EXIT_INCOMPLETE = 3
 FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMPLETE is its exit code
 
 
-async def _probe(config, store_path: Path, source: str, base_url: str | None,
-                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
+async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
+                 concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
+                 client_opts: dict[str, Any]) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
     from contextlib import nullcontext
 
@@ -182,7 +204,8 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
     try:
         families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
-        client = _client(config.student, store, base_url, concurrency, rpm, tpm)
+        concurrency = await _concurrency(concurrency, base_url, 64)
+        client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status, failed = "interrupted", []
         try:
@@ -261,8 +284,8 @@ def _code_problems(spec: Path) -> list:
 
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
-                   concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool) -> dict:
+                   concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
+                   independent_solve: bool, client_opts: dict[str, Any]) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
@@ -279,7 +302,8 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         _fail(str(exc))
     store = await Store.open(store_path)
     try:
-        client = _client(teacher, store, base_url, concurrency, rpm, tpm)
+        concurrency = await _concurrency(concurrency, base_url, 16)
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
@@ -320,9 +344,11 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 16,
+    concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -332,15 +358,16 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve), store)
+                            base_url, rpm, tpm, independent_solve,
+                            {"timeout": timeout, "max_cooldown": max_cooldown}), store)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
         console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, infrastructure failures "
                       f"{summary['infrastructure_failures']}; attempts per family {summary['attempts_per_family']}; "
-                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; cost {cost}",
-                      soft_wrap=True, highlight=False, markup=False)
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; cost {cost}"
+                      f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
         for pid, errs in summary["failed_why"].items():
             console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
         for pid, reason in summary["infrastructure_failed_why"].items():
@@ -350,6 +377,11 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
                  "those problems again (stored calls are not asked again)")
     if summary["infrastructure_failures"]:
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _timeouts(summary: dict) -> str:
+    n = summary["timeouts"]
+    return f"; {n} request(s) timed out (see --timeout, --concurrency)" if n else ""
 
 
 @app.command()
@@ -395,9 +427,11 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
     base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 64,
+    concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
@@ -418,13 +452,14 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit,
+                          {"timeout": timeout, "max_cooldown": max_cooldown}), store)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
                       f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
-                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out")
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out{_timeouts(summary)}")
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
     if summary["failed_jobs"] or summary["ungraded"]:
         raise typer.Exit(EXIT_INCOMPLETE)
@@ -587,7 +622,7 @@ def demo(
     n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release"))
     console.print(f"imported {n} sample families from the OracleLadder release into {store}")
     config = ProbeConfig(student="local", k=k, max_tokens=max_tokens, temperature=0.7)
-    summary = _run(_probe(config, store, "release", None, 2, None, None, families), store)
+    summary = _run(_probe(config, store, "release", None, 2, None, None, families, {}), store)
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,

@@ -6,6 +6,7 @@ from .errors import (
     AuthenticationError,
     BadRequestError,
     ConfigurationError,
+    EmptyCompletion,
     MissingAPIKey,
     PermanentError,
     ProviderError,
@@ -25,7 +26,7 @@ from .runner import PRICES, CallCache, Client, MemoryCache, RateLimiter, Usage, 
 
 __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError",
-    "ConfigurationError", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
+    "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
     "OpenAIRawProvider", "make_provider", "parse_model", "PRICES", "CallCache", "Client",
     "MemoryCache", "RateLimiter", "Usage", "make_client", "price_of",

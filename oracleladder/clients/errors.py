@@ -1,10 +1,44 @@
 """Errors raised by providers and the client runner.
 
 Transient errors are retried by :class:`oracleladder.clients.runner.Client`; everything else is raised
-at once. Messages never contain API keys.
+at once. Messages never contain API keys: every message is passed through :func:`scrub`.
 """
 
 from __future__ import annotations
+
+import os
+import re
+
+REDACTED = "[REDACTED]"
+# environment variables that hold keys: their values are scrubbed even when not the key in use
+KEY_ENV_VARS: set[str] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+_secrets: set[str] = set()
+# key-shaped text: OpenAI/Anthropic keys (sk-..., sk-proj-..., sk-ant-...), bearer tokens, and long
+# tokens mixing letters and digits (gateways' own keys); error text loses nothing useful by it
+_KEY_SHAPED = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._~+/=\-]+|[A-Za-z0-9_\-]{32,}")
+
+
+def register_secret(value: str | None) -> None:
+    """Scrub ``value`` from every error message from now on (providers register the key they use)."""
+    if value and len(value) >= 4:
+        _secrets.add(value)
+
+
+def _redact_shaped(m: re.Match[str]) -> str:
+    token = m.group(0)
+    if token.startswith(("sk-", "Bearer")):
+        return REDACTED
+    has_letter = any(c.isalpha() for c in token)
+    return REDACTED if has_letter and any(c.isdigit() for c in token) else token
+
+
+def scrub(text: str) -> str:
+    """``text`` without any configured key (registered, or the value of a ``KEY_ENV_VARS`` variable)
+    nor anything shaped like one. Error bodies pass through here before they are stored or printed."""
+    known = _secrets | {v for v in (os.environ.get(n) for n in KEY_ENV_VARS) if v and len(v) >= 4}
+    for secret in sorted(known, key=len, reverse=True):  # longest first: a key containing another
+        text = text.replace(secret, REDACTED)
+    return _KEY_SHAPED.sub(_redact_shaped, text)
 
 
 class ProviderError(RuntimeError):
@@ -13,7 +47,7 @@ class ProviderError(RuntimeError):
     status: int | None = None
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+        super().__init__(scrub(message))
         if status is not None:
             self.status = status
 
@@ -46,6 +80,15 @@ class ConnectionDropped(TransientError):
 
 class MalformedResponse(TransientError):
     pass
+
+
+class EmptyCompletion(TransientError):
+    """A server's 200 whose answer is empty: no visible text (``""``, null, or whitespace) and no
+    tool call, though the model was not cut off by its token budget. It is an outage (an overloaded
+    server, a provider hiccup), not an answer: retried, and if it persists a failed call, never
+    cached as a success. An empty text with finish reason ``length`` is not one: a reasoning model that spent
+    its whole budget thinking was truncated, and that is its answer (graded as such). Neither is
+    the in-process ``local`` model's empty text: it has no outage, and it would say the same again."""
 
 
 class PermanentError(ProviderError):

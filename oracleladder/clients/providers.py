@@ -20,12 +20,15 @@ from typing import Any
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
     ConnectionDropped,
+    EmptyCompletion,
     MalformedResponse,
     MissingAPIKey,
     RequestTimeout,
     UnknownProvider,
     classify_status,
     parse_retry_after,
+    register_secret,
+    scrub,
 )
 
 KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
@@ -69,15 +72,13 @@ def parse_model(model: str) -> tuple[str, str]:
 
 
 def _resolve_key(provider: str, api_key: str | None, base_url: str | None) -> str:
-    if api_key:
-        return api_key
-    env = API_KEY_ENV[provider]
-    key = os.environ.get(env)
+    key = api_key or os.environ.get(API_KEY_ENV[provider])
     if key:
+        register_secret(key)  # some gateways echo the key in their error bodies
         return key
     if base_url:  # OpenAI-compatible servers (vLLM, SGLang, Ollama, llama.cpp) rarely need one
         return "not-needed"
-    raise MissingAPIKey(provider, env)
+    raise MissingAPIKey(provider, API_KEY_ENV[provider])
 
 
 def _openai_body(request: ChatRequest) -> dict[str, Any]:
@@ -160,6 +161,20 @@ def _pop(body: dict[str, Any], param: str) -> Any:
     return body.pop(param, None) if param in body else body.get("extra_body", {}).pop(param, None)
 
 
+# finish reasons of an answer cut off by its token budget: empty text then is a truncation, not an
+# outage (a reasoning model spent the budget thinking), and stays an answer
+_TRUNCATED = ("length", "max_tokens")
+
+
+def _answer(result: ChatResult, provider: str) -> ChatResult:
+    """``result``, unless the server sent no answer at all (EmptyCompletion, retried). Only wire
+    providers check this: the in-process ``local`` model has no outage, its empty text is its answer."""
+    if not result.text.strip() and result.finish_reason not in _TRUNCATED:
+        raise EmptyCompletion(f"{provider} returned an empty completion (finish reason "
+                              f"{result.finish_reason!r}, {result.tokens_out} tokens out)")
+    return result
+
+
 def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
     try:
         choice = data["choices"][0]
@@ -220,7 +235,7 @@ class OpenAIProvider:
                 raise _sdk_error(o, e, self.name) from None
             if status >= 400:
                 raise classify_status(status, f"{self.name} HTTP {status}")
-            return _result_from_openai_dict(data, time.perf_counter() - t0)
+            return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -279,7 +294,7 @@ class OpenAIRawProvider:
                     status = resp.status
                     retry_after = resp.headers.get("Retry-After")
             except asyncio.TimeoutError:
-                raise RequestTimeout("request timed out") from None
+                raise RequestTimeout(f"request timed out after {self._timeout:g} s") from None
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
                 raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
             try:
@@ -289,11 +304,12 @@ class OpenAIRawProvider:
             if status >= 400:
                 if self._refusals.learn(request.model, body, status, data):
                     continue
-                raise classify_status(status, f"{self.name} HTTP {status}: {raw[:200]!r}",
+                excerpt = _excerpt(raw.decode("utf-8", "replace"))
+                raise classify_status(status, f"{self.name} HTTP {status}: {excerpt!r}",
                                       parse_retry_after(retry_after))
             if data is None:
                 raise MalformedResponse("malformed body: not JSON")
-            return _result_from_openai_dict(data, time.perf_counter() - t0)
+            return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -361,7 +377,7 @@ class AnthropicProvider:
         try:
             text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
             usage = data.get("usage") or {}
-            return ChatResult(
+            result = ChatResult(
                 text=text,
                 tokens_in=int(usage.get("input_tokens") or 0),
                 tokens_out=int(usage.get("output_tokens") or 0),
@@ -370,6 +386,7 @@ class AnthropicProvider:
             )
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise MalformedResponse(f"malformed messages body: {e!r}") from None
+        return _answer(result, self.name)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -388,8 +405,31 @@ def _sdk_error(sdk: Any, e: Exception, name: str) -> Exception:
 
 
 def _short(e: Exception) -> str:
-    s = str(e)
-    return s if len(s) <= 300 else s[:300] + "..."
+    return _excerpt(str(e), 300)
+
+
+def _excerpt(text: str, n: int = 200) -> str:
+    """The first ``n`` characters of an error body, scrubbed of keys before it is cut (a key cut in
+    two would no longer be recognized)."""
+    s = scrub(text[: 8 * n])
+    return s if len(s) <= n else s[:n] + "..."
+
+
+async def server_slots(base_url: str, timeout: float = 5.0) -> int | None:
+    """How many requests the server at ``base_url`` runs at once, where it says: llama.cpp's
+    ``GET /props`` ``total_slots``. None when it does not say (vLLM, SGLang, Ollama, OpenAI): the
+    caller keeps its default."""
+    import aiohttp
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+            async with session.get(root + "/props") as resp:
+                data = await resp.json(content_type=None) if resp.status == 200 else None
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None
+    slots = data.get("total_slots") if isinstance(data, dict) else None
+    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 def make_provider(

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -15,9 +17,12 @@ from pydantic import BaseModel
 from .base import ChatRequest, ChatResult, Provider
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
-from .errors import ProviderError, TransientError
+from .errors import ProviderError, RequestTimeout, TransientError
+from .replicas import ReplicaProvider
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger(__name__)
+DEFAULT_MAX_COOLDOWN_S = 120.0
 
 # USD per 1M tokens (input, output). Unknown model -> cost None.
 PRICES: dict[str, tuple[float, float]] = {
@@ -85,6 +90,7 @@ class Usage:
     rate_limited: int = 0  # 429s seen
     cooldown_waits: int = 0  # sends that had to wait for the shared 429 cool-down
     cooldown_wait_s: float = 0.0
+    timeouts: int = 0  # attempts cut off by the request timeout
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = 0.0
@@ -199,6 +205,7 @@ class Client:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         default_cooldown: float = 1.0,
+        max_cooldown: float = DEFAULT_MAX_COOLDOWN_S,
         run_id: str | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
         model: str | None = None,
@@ -213,6 +220,9 @@ class Client:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.default_cooldown = default_cooldown
+        # no wait is longer: one 429 with Retry-After: 3600 must not stop every worker for an hour
+        self.max_cooldown = max_cooldown
+        self._warned_retry_after = False
         self.run_id = run_id
         self.prices = prices
         self.model = model
@@ -270,12 +280,30 @@ class Client:
     def _tenacity_wait(self, state: Any) -> float:
         err = state.outcome.exception()
         if isinstance(err, TransientError) and err.retry_after is not None:
-            return err.retry_after + random.uniform(0, 0.1 * max(err.retry_after, 0.05))
-        cap = min(self.backoff_max, self.backoff_base * (2 ** (state.attempt_number - 1)))
+            wait = self._capped(err.retry_after)
+            return min(self.max_cooldown, wait + random.uniform(0, 0.1 * max(wait, 0.05)))
+        cap = min(self.backoff_max, self.max_cooldown, self.backoff_base * (2 ** (state.attempt_number - 1)))
         return random.uniform(0, cap)  # exponential backoff, full jitter
 
     def _before_sleep(self, state: Any) -> None:
         self.usage.retries += 1
+
+    def _capped(self, wait: float) -> float:
+        """``wait`` bounded by ``max_cooldown``; says once when a server asks for longer."""
+        if wait > self.max_cooldown and not self._warned_retry_after:
+            self._warned_retry_after = True
+            log.warning("%s asks to wait %.0f s (Retry-After); waiting at most %g s (--max-cooldown)",
+                        self.provider.name, wait, self.max_cooldown)
+        return min(wait, self.max_cooldown)
+
+    def _note_timeout(self, e: RequestTimeout) -> None:
+        """Count timeouts, and say at the first what to do: a hung or swamped server is otherwise
+        silent for timeout x attempts per call."""
+        self.usage.timeouts += 1
+        if self.usage.timeouts == 1:
+            log.warning("%s: %s (retried; more are counted in the summary). A server with fewer slots "
+                        "than the %d calls in flight queues them past the timeout: lower --concurrency "
+                        "or raise --timeout", self.provider.name, e, self.concurrency)
 
     async def _wait_cooldown(self) -> None:
         waited = False
@@ -303,8 +331,11 @@ class Client:
         except TransientError as e:
             if e.status == 429:
                 self.usage.rate_limited += 1
-                cool = e.retry_after if e.retry_after is not None else self.default_cooldown
-                self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
+                cool = self._capped(e.retry_after if e.retry_after is not None else self.default_cooldown)
+                if not isinstance(self.provider, ReplicaProvider):  # that cools down its one replica
+                    self._cooldown_until = max(self._cooldown_until, time.monotonic() + cool)
+            elif isinstance(e, RequestTimeout):
+                self._note_timeout(e)
             raise
         if self._tpm:
             self._tpm.adjust(result.tokens_in + result.tokens_out - est)
@@ -432,20 +463,29 @@ def _openai_finish(reason: str | None) -> str:
 def make_client(
     model: str,
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     api_key: str | None = None,
     cache: CallCache | None = None,
     transport: str = "auto",
     timeout: float = 120.0,
     **client_kwargs: Any,
 ) -> Client:
-    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client."""
+    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
+
+    Several ``base_url``s are replicas of one model (:class:`ReplicaProvider`): ``concurrency`` is
+    then each replica's (one int, or one per replica), and the client's is their sum.
+    """
     from .providers import make_provider, parse_model
 
     provider_name, model_name = parse_model(model)
-    provider = make_provider(provider_name, api_key=api_key, base_url=base_url, timeout=timeout,
-                             transport=transport)
-    return Client(provider, cache=cache, model=model_name, **client_kwargs)
+    urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+    providers = [make_provider(provider_name, api_key=api_key, base_url=url, timeout=timeout,
+                               transport=transport) for url in urls]
+    if len(providers) == 1:
+        return Client(providers[0], cache=cache, model=model_name, **client_kwargs)
+    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
+                               max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
+    return Client(replicas, cache=cache, model=model_name, concurrency=replicas.concurrency, **client_kwargs)
 
 
 __all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",

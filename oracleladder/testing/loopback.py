@@ -32,7 +32,9 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-Script = Callable[[list[dict[str, Any]], dict[str, Any]], str] | dict[str, str] | list[str] | None
+# an answer of None is a null content (an empty content list on the Anthropic wire)
+Script = (Callable[[list[dict[str, Any]], dict[str, Any]], str | None] | dict[str, str | None]
+          | list[str | None] | None)
 
 
 @dataclass
@@ -48,10 +50,14 @@ class Faults:
     hang_s: float = 30.0
     fail_first: int = 0  # deterministic: the first N requests fail with `fail_first_kind`
     fail_first_kind: str = "429"  # "429" | "500" | "hang" | "malformed" | "drop" | "401"
+    fail_after: int | None = None  # deterministic: every request after the first N fails (a server going down)
+    fail_after_kind: str = "500"
 
     def draw(self, rng: random.Random, n: int) -> str | None:
         if n <= self.fail_first:
             return self.fail_first_kind
+        if self.fail_after is not None and n > self.fail_after:
+            return self.fail_after_kind
         x = rng.random()
         for kind, p in (("429", self.p429), ("500", self.p500), ("hang", self.hang),
                         ("malformed", self.malformed), ("drop", self.drop)):
@@ -81,8 +87,8 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _ntok(s: str) -> int:
-    return max(1, len(s) // 4)
+def _ntok(s: str | None) -> int:
+    return max(1, len(s) // 4) if s else 0  # an empty answer costs nothing
 
 
 class LoopbackServer:
@@ -98,6 +104,9 @@ class LoopbackServer:
         seed: int = 0,
         max_lifetime: float = 300.0,
         refusing_models: tuple[str, ...] = (),
+        finish_reason: str = "stop",
+        echo_key: bool = False,
+        slots: int | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -108,12 +117,15 @@ class LoopbackServer:
         self.host = host
         self.port = port
         self.api_key = api_key  # if set, requests with another key get 401
+        self.echo_key = echo_key  # that 401 quotes the key it got, as some gateways do
+        self.slots = slots  # if set, GET /props says total_slots as llama.cpp's server does
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
         # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
         # provider's words: OpenAI's reasoning models max_tokens, and temperature or top_p other
         # than 1; Anthropic's newest temperature, top_p and top_k
         self.refusing_models = refusing_models
+        self.finish_reason = finish_reason  # OpenAI's word; "length" is "max_tokens" on Anthropic's wire
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -130,6 +142,8 @@ class LoopbackServer:
         self.by_body: collections.Counter[str] = collections.Counter()
         self.by_prompt: collections.Counter[str] = collections.Counter()
         self.ok_by_prompt: collections.Counter[str] = collections.Counter()
+        self.inflight = 0
+        self.max_inflight = 0  # most chat requests at once
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -141,6 +155,7 @@ class LoopbackServer:
             "max_per_body": max(self.by_body.values(), default=0),
             "ok_by_prompt": dict(self.ok_by_prompt),
             "by_prompt": dict(self.by_prompt),
+            "max_inflight": self.max_inflight,
         }
 
     @property
@@ -156,7 +171,7 @@ class LoopbackServer:
         return self.url
 
     # ------------------------------------------------------------------ answering
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None:
         s = self.script
         if self._queue is not None:
             return self._queue.popleft() if self._queue else "EMPTY QUEUE"
@@ -196,8 +211,9 @@ class LoopbackServer:
             if got != self.api_key:
                 self.faulted += 1
                 self.by_kind["401"] += 1
+                message = f"invalid api key {got!r}" if self.echo_key else "invalid api key"
                 return None, web.json_response(
-                    {"error": {"type": "authentication_error", "message": "invalid api key"}}, status=401)
+                    {"error": {"type": "authentication_error", "message": message}}, status=401)
         fault = self.faults.draw(self.rng, n)
         if self.latency:
             await asyncio.sleep(self.latency)
@@ -275,7 +291,7 @@ class LoopbackServer:
             "created": int(time.time()),
             "model": body.get("model", "loopback"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
+                         "finish_reason": self.finish_reason, "logprobs": None}],
             "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
         })
 
@@ -301,11 +317,27 @@ class LoopbackServer:
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "loopback"),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": [] if text is None else [{"type": "text", "text": text}],
+            "stop_reason": {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason),
             "stop_sequence": None,
             "usage": {"input_tokens": pin, "output_tokens": pout},
         })
+
+    @web.middleware
+    async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.method != "POST" or request.path == "/reset":
+            return await handler(request)
+        self.inflight += 1
+        self.max_inflight = max(self.max_inflight, self.inflight)
+        try:
+            return await handler(request)
+        finally:
+            self.inflight -= 1
+
+    async def _props(self, request: web.Request) -> web.Response:
+        if self.slots is None:
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        return web.json_response({"total_slots": self.slots})
 
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
@@ -316,10 +348,11 @@ class LoopbackServer:
 
     # ------------------------------------------------------------------ lifecycle (async)
     async def start(self) -> "LoopbackServer":
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._count_inflight])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/props", self._props)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
@@ -398,15 +431,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--retry-after", type=float, default=0.2)
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--fail-first-kind", default="429")
+    ap.add_argument("--fail-after", type=int, default=None, help="every request after the first N fails")
+    ap.add_argument("--fail-after-kind", default="500")
+    ap.add_argument("--slots", type=int, default=None, help="say this many slots at GET /props (llama.cpp)")
     ap.add_argument("--api-key", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-lifetime", type=float, default=300.0)
     ap.add_argument("--port-file", default=None, help="write the bound port here once listening")
     a = ap.parse_args(argv)
     faults = Faults(p429=a.p429, p500=a.p500, hang=a.hang, malformed=a.malformed, drop=a.drop,
-                    retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind)
+                    retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind,
+                    fail_after=a.fail_after, fail_after_kind=a.fail_after_kind)
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
-                         max_lifetime=a.max_lifetime)
+                         max_lifetime=a.max_lifetime, slots=a.slots)
     serve(srv, a.port_file)
 
 
