@@ -358,3 +358,27 @@ def test_store_in_checkout_unreadable(namespaced):
 def test_no_new_privs(mode):
     r = run("print([l.split()[1] for l in open('/proc/self/status') if l.startswith('NoNewPrivs')][0])")
     assert r.stdout == "1\n", r.stderr
+
+
+def test_stdio_program_cannot_read_its_expected_output(namespaced):
+    import json
+    import shutil
+
+    from oracleladder.code.problems import load_stdio_jsonl, run_tests
+
+    d = tempfile.mkdtemp(prefix="olsbx-problems-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "stdio.jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps({"pid": "p", "statement": "secret sum", "tests": [{"input": "2 3\n", "output": "5\n"}]}) + "\n")
+    os.chmod(path, 0o644)
+    # prints the expected output it finds for its input in the problems file, if it can read it
+    cheat = ("import json, sys\ninp = sys.stdin.read()\ntry:\n"
+             f" rec = json.loads(open({path!r}).read())\n"
+             " print(next(t['output'] for t in rec['tests'] if t['input'] == inp), end='')\n"
+             "except OSError:\n print('no file')\n")
+    try:
+        o = run_tests(load_stdio_jsonl(path)[0], cheat)
+        assert not o.passed and "no file" in o.first_failure, o
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
