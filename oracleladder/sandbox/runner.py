@@ -4,8 +4,10 @@ Layers, outermost first:
 
 * namespaces: bubblewrap (``--unshare-net --unshare-pid --unshare-ipc --unshare-uts``,
   read-only ``/``, private tmpfs ``/tmp``, only the run's temp dir bound writable) when it
-  works here; else ``unshare -n`` (+ a pid namespace when possible); else nothing, and a
+  works here; else (as root) ``unshare`` net+mount+pid namespaces with a private ``/proc``, the
+  launcher mounting private ``/tmp``, ``/run``, ... and hiding the workspace; else nothing, and a
   preamble inside the child that replaces ``socket.socket`` (weak; reported as such);
+* ``no_new_privs`` at every level;
 * a fresh, per-run unprivileged uid (when we are root) so the child cannot write anything it
   does not own, RLIMIT_NPROC counts only this run's processes, and leftovers can be killed
   by uid afterwards;
