@@ -333,6 +333,9 @@ def test_host_processes_unseen(namespaced):
         code = ("import os\nseen = 0\nfor p in os.listdir('/proc'):\n if p.isdigit():\n  try:\n"
                 f"   seen += {token!r}.encode() in open('/proc/%s/cmdline' % p, 'rb').read()\n"
                 "  except OSError:\n   pass\nprint(seen, len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
+        deadline = time.monotonic() + 10  # its argv shows once its exec is complete
+        while _processes_with(token) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert _processes_with(token) == 1  # visible from here
         r = run(code)
         seen, n_procs = map(int, r.stdout.split())
