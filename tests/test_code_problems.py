@@ -196,3 +196,12 @@ def test_plain_return_values_keep_their_types(humaneval):
     listy = q.reference.replace("return sum_value, prod_value", "return [sum_value, prod_value]")
     assert listy != q.reference
     assert run_tests(q, q.reference).passed and not run_tests(q, listy).passed
+
+
+def test_subclasses_cross_as_plain_values_and_objects_are_refused(humaneval):
+    p = humaneval["HumanEval/111"]  # histogram: a dict
+    counter = ("from collections import Counter\ndef histogram(test):\n    c = Counter(test.split())\n"
+               "    m = max(c.values(), default=0)\n    return Counter({k: v for k, v in c.items() if v == m})\n")
+    assert run_tests(p, p.reference).passed and run_tests(p, counter).passed
+    o = run_tests(p, "def histogram(test):\n    return (x for x in ())\n")
+    assert not o.passed and "not plain data" in o.first_failure

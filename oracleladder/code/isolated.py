@@ -23,23 +23,28 @@ MAX_REPLY = 16 * 1024 * 1024  # bytes of one encoded answer
 _CODEC = r'''
 import json as _ol_json
 def _ol_enc(x, depth=0):
-    t = type(x)
+    # a subclass of a plain type crosses as its base type's value (a Counter as a dict, a
+    # namedtuple as a tuple), as Python's own == would compare it; anything else is refused
     if depth > 200:
         raise ValueError("value nested too deeply")
-    if x is None or t is bool or t is int or t is float or t is str:
-        return x
-    if t is list:
+    if x is None:
+        return None
+    for base in (bool, int, float, str):
+        if isinstance(x, base):
+            return x if type(x) is base else base(x)
+    if isinstance(x, list):
         return [_ol_enc(v, depth + 1) for v in x]
-    if t is tuple or t is set or t is frozenset:
-        return {t.__name__: [_ol_enc(v, depth + 1) for v in x]}
-    if t is dict:
-        return {"dict": [[_ol_enc(k, depth + 1), _ol_enc(v, depth + 1)] for k, v in x.items()]}
-    if t is bytes:
-        return {"bytes": x.hex()}
-    if t is complex:
+    for base in (tuple, set, frozenset):
+        if isinstance(x, base):
+            return {base.__name__: [_ol_enc(v, depth + 1) for v in x]}
+    if isinstance(x, dict):
+        return {"dict": [[_ol_enc(k, depth + 1), _ol_enc(v, depth + 1)] for k, v in dict.items(x)]}
+    if isinstance(x, bytes):
+        return {"bytes": bytes(x).hex()}
+    if isinstance(x, complex):
         return {"complex": [x.real, x.imag]}
     raise TypeError("a value of type %s is not plain data (None, bool, int, float, str, bytes, complex, "
-                    "list, tuple, set, frozenset, dict)" % t.__name__)
+                    "list, tuple, set, frozenset, dict)" % type(x).__name__)
 _OL_SEQ = {"tuple": tuple, "set": set, "frozenset": frozenset}
 def _ol_dec(x):
     t = type(x)
