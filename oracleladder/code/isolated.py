@@ -81,6 +81,7 @@ def __ol_serve(rfd, wfd):
             out = {"raise": [type(e).__name__, ("%s\n%s" % (e, traceback.format_exc()))[-2000:]]}
         replies.write((_ol_json.dumps(out) + "\n").encode())
         replies.flush()
+    os._exit(0)  # the tests are done: threads the program left running do not keep it alive
 __ol_serve(RFD, WFD)
 '''
 

@@ -90,6 +90,7 @@ if a["mounts"] is not None:
     # bound back in place through an fd opened before it was covered
     keep = os.open(a["cwd"], os.O_PATH | os.O_DIRECTORY)
     for d, mode in a["mounts"]:
+        os.makedirs(d, exist_ok=True)  # may lie inside a dir hidden just before
         mount("tmpfs", d, "tmpfs", 2 | 4, "mode=" + mode)  # MS_NOSUID | MS_NODEV
     os.makedirs(a["cwd"], exist_ok=True)
     mount("/proc/self/fd/%d" % keep, a["cwd"], None, 4096, None)  # MS_BIND
