@@ -137,3 +137,71 @@ def test_stdio_record_errors():
         stdio_problem_from_record({"pid": "x", "statement": "s", "tests": []})
     with pytest.raises(ValueError):
         stdio_problem_from_record({"tests": [{"input": "", "output": ""}]})
+
+
+# A wrong has_close_elements (always False) dressed up three ways to pass its own tests.
+FORGE_MARKER = """
+import os, re
+def has_close_elements(numbers, threshold):
+    return False
+# the grader's result lines: find their marker in any source reachable here and claim passes
+for path in ["prog.py"] + [f"/proc/{p}/cmdline" for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        continue
+    for m in set(re.findall(r"@@OLCASE-[0-9a-f]{32}", text)):
+        for i in range(50):
+            print("\\n%s {\\"i\\": %d, \\"ok\\": true, \\"detail\\": \\"\\"}" % (m, i), flush=True)
+"""
+
+FORGE_EQ = """
+class Yes(int):  # an int whose == always holds, and a plain object that says the same
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+class Any:
+    def __eq__(self, other):
+        return True
+    def __bool__(self):
+        return True
+def has_close_elements(numbers, threshold):
+    return Any() if len(numbers) % 2 else Yes(0)
+"""
+
+FORGE_EXIT = """
+import os, sys
+def has_close_elements(numbers, threshold):
+    sys.stdout.flush()
+    os._exit(0)  # leave before any assert can fail
+"""
+
+
+@pytest.mark.parametrize("program", [FORGE_MARKER, FORGE_EQ, FORGE_EXIT], ids=["marker", "always_eq", "exit"])
+def test_program_cannot_forge_its_tests(humaneval, program):
+    p = humaneval["HumanEval/0"]
+    o = run_tests(p, program)
+    assert not o.passed and o.n_passed < o.n_total == 7, o
+    # the same tests still pass a genuine solution, and the values it returns are compared as plain data
+    assert run_tests(p, p.reference).passed
+
+
+def test_plain_return_values_keep_their_types(humaneval):
+    p = humaneval["HumanEval/0"]
+    # 1 == True in Python, and a tuple is not a list: the tests see exactly what the program returned
+    o = run_tests(p, "def has_close_elements(numbers, threshold):\n    s = sorted(numbers)\n"
+                     "    return int(any(b - a < threshold for a, b in zip(s, s[1:])))\n")
+    assert o.passed and o.n_passed == 7
+    q = humaneval["HumanEval/8"]  # sum_product returns a tuple
+    listy = q.reference.replace("return sum_value, prod_value", "return [sum_value, prod_value]")
+    assert listy != q.reference
+    assert run_tests(q, q.reference).passed and not run_tests(q, listy).passed
+
+
+def test_subclasses_cross_as_plain_values_and_objects_are_refused(humaneval):
+    p = humaneval["HumanEval/111"]  # histogram: a dict
+    counter = ("from collections import Counter\ndef histogram(test):\n    c = Counter(test.split())\n"
+               "    m = max(c.values(), default=0)\n    return Counter({k: v for k, v in c.items() if v == m})\n")
+    assert run_tests(p, p.reference).passed and run_tests(p, counter).passed
+    o = run_tests(p, "def histogram(test):\n    return (x for x in ())\n")
+    assert not o.passed and "not plain data" in o.first_failure

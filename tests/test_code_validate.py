@@ -6,7 +6,8 @@ import pytest
 
 from oracleladder.code.packet import CodePacket, Helper
 from oracleladder.code.problems import load_humaneval
-from oracleladder.code.validate import check_packet, check_signature
+from oracleladder.code.validate import check_gold_passes_asserts, check_packet, check_signature
+from oracleladder.probe.code_ladder import grade_helper
 from oracleladder.schemas.models import CodeProblem, CodeTest, FamilyReport
 
 pytestmark = pytest.mark.timeout(120)
@@ -147,3 +148,49 @@ def test_stdio_packet():
     pk.program = pk.program.replace("choose2(n - e)", "choose2(n - e) + 1")
     (c,) = _by_check(check_packet(pk, prob), "program_passes_tests")
     assert not c.passed and "expected '2', got '3'" in c.reason
+
+
+# Wrong adjacent_gaps helpers that try to pass the helper's asserts anyway.
+FORGED_HELPERS = {
+    "compile": (
+        "import builtins\n"
+        "_real_compile = builtins.compile\n"
+        "def _no_asserts(src, *a, **k):  # every assert the harness compiles becomes a no-op\n"
+        "    return _real_compile('pass' if str(src).lstrip().startswith('assert') else src, *a, **k)\n"
+        "builtins.compile = _no_asserts\n"
+        "def adjacent_gaps(xs: list[float]) -> list[float]:\n    return []\n"
+    ),
+    "always_eq": (
+        "class Any(list):\n    def __eq__(self, other):\n        return True\n"
+        "def adjacent_gaps(xs: list[float]) -> list[float]:\n    return Any()\n"
+    ),
+    "marker": (
+        "import re, sys\n"
+        "def adjacent_gaps(xs: list[float]) -> list[float]:\n"
+        "    for m in set(re.findall(r'@@OLASSERT-[0-9a-f]{32}', open('prog.py').read())):\n"
+        "        for i in range(10):\n"
+        "            print('\\n%s {\"i\": %d, \"ok\": true, \"detail\": \"\"}' % (m, i), flush=True)\n"
+        "    return []\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FORGED_HELPERS))
+def test_helper_cannot_forge_its_asserts(kind):
+    pk = he0_packet()
+    v = grade_helper(pk, 0, FORGED_HELPERS[kind])
+    assert not v.accepted, v.reason
+    assert grade_helper(pk, 0, pk.helpers[0].gold).accepted
+    # helper 1's asserts call adjacent_gaps too: the gold of helper 1 still passes with the real one
+    assert check_gold_passes_asserts(pk, 1).passed
+
+
+def test_helper_values_cross_as_plain_data():
+    pk = he0_packet()
+    tupled = pk.helpers[0].gold.replace("return [b - a", "return tuple([b - a")[:-1] + ")\n"
+    v = grade_helper(pk, 0, tupled)
+    assert not v.accepted and "actual: (1.0, 1.0), expected: [1.0, 1.0]" in v.reason
+    # an exception raised by the helper reaches the assert as the same builtin type
+    pk.helpers[0].asserts.append(
+        "try:\n    adjacent_gaps(None)\n    assert False\nexcept TypeError:\n    pass")
+    assert grade_helper(pk, 0, pk.helpers[0].gold).accepted

@@ -286,3 +286,102 @@ def test_workspace_hidden_under_bwrap(monkeypatch):
         monkeypatch.setenv(runner._HIDE_ENV, os.path.dirname(os.path.dirname(here)))
     r = run(f"import os\ntry:\n open({here!r}).read()\n print('READ')\nexcept OSError:\n print('HIDDEN')")
     assert r.stdout == "HIDDEN\n", r.stderr
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def namespaced(request, monkeypatch):
+    """Each namespace level in turn (skipped where this machine lacks it)."""
+    monkeypatch.setattr(runner, "_probed", None)
+    monkeypatch.setenv(runner._FORCE_ENV, request.param)
+    want = runner.ISOLATION_BWRAP if request.param == "bwrap" else runner.ISOLATION_UNSHARE
+    if isolation_level() != want:
+        pytest.skip(f"{request.param} not available here (got {isolation_level()})")
+    yield want
+    monkeypatch.setattr(runner, "_probed", None)
+
+
+def test_host_unix_socket_unreachable(namespaced):
+    d = tempfile.mkdtemp(prefix="olsbx-sock-")
+    os.chmod(d, 0o755)  # reachable by any uid: only the sandbox's own /tmp can keep it out
+    path = os.path.join(d, "svc.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    os.chmod(path, 0o777)
+    srv.listen(4)
+    srv.settimeout(5)
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(path)  # reachable from here
+        srv.accept()[0].close()
+        r = run("import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ntry:\n"
+                f" s.connect({path!r})\n print('CONNECTED')\nexcept OSError as e:\n print('REFUSED', e)\n")
+        assert r.stdout.startswith("REFUSED"), (r.stdout, r.stderr)
+        assert r.isolation == namespaced
+    finally:
+        srv.close()
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_host_processes_unseen(namespaced):
+    import subprocess
+    import sys
+
+    token = f"olsbx-token-{os.getpid()}-{time.monotonic_ns()}"
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", token])
+    try:
+        code = ("import os\nseen = 0\nfor p in os.listdir('/proc'):\n if p.isdigit():\n  try:\n"
+                f"   seen += {token!r}.encode() in open('/proc/%s/cmdline' % p, 'rb').read()\n"
+                "  except OSError:\n   pass\nprint(seen, len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
+        deadline = time.monotonic() + 10  # its argv shows once its exec is complete
+        while _processes_with(token) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _processes_with(token) == 1  # visible from here
+        r = run(code)
+        seen, n_procs = map(int, r.stdout.split())
+        assert seen == 0 and n_procs <= 3, (r.stdout, r.stderr)
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_store_in_checkout_unreadable(namespaced):
+    checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    path = os.path.join(checkout, f".olsbx-store-{os.getpid()}.sqlite")
+    with open(path, "w") as f:
+        f.write("SECRET-ROWS")
+    os.chmod(path, 0o644)  # world-readable: only hiding the checkout keeps it out
+    try:
+        r = run(f"try:\n print(open({path!r}).read())\nexcept OSError as e:\n print('HIDDEN', type(e).__name__)")
+        assert r.stdout.startswith("HIDDEN") and "SECRET" not in r.stdout, (r.stdout, r.stderr)
+    finally:
+        os.unlink(path)
+
+
+def test_no_new_privs(mode):
+    r = run("print([l.split()[1] for l in open('/proc/self/status') if l.startswith('NoNewPrivs')][0])")
+    assert r.stdout == "1\n", r.stderr
+
+
+def test_stdio_program_cannot_read_its_expected_output(namespaced):
+    import json
+    import shutil
+
+    from oracleladder.code.problems import load_stdio_jsonl, run_tests
+
+    d = tempfile.mkdtemp(prefix="olsbx-problems-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "stdio.jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps({"pid": "p", "statement": "secret sum", "tests": [{"input": "2 3\n", "output": "5\n"}]}) + "\n")
+    os.chmod(path, 0o644)
+    # prints the expected output it finds for its input in the problems file, if it can read it
+    cheat = ("import json, sys\ninp = sys.stdin.read()\ntry:\n"
+             f" rec = json.loads(open({path!r}).read())\n"
+             " print(next(t['output'] for t in rec['tests'] if t['input'] == inp), end='')\n"
+             "except OSError:\n print('no file')\n")
+    try:
+        o = run_tests(load_stdio_jsonl(path)[0], cheat)
+        assert not o.passed and "no file" in o.first_failure, o
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -17,6 +17,8 @@ from importlib import resources
 from pathlib import Path
 
 from oracleladder.sandbox import run
+
+from .isolated import run_isolated
 from oracleladder.schemas.models import CodeProblem, CodeTest
 
 MAX_CASES = 12
@@ -236,16 +238,28 @@ def __ol_fail(i, src, e, left, right):
 '''
 
 
+def _statement_prelude(statement: str) -> str:
+    """The problem's own code (imports, helpers such as HumanEval/32's `poly`) for the tests'
+    side, when the statement is code; the tests then use these trusted definitions."""
+    try:
+        ast_parse(statement)
+    except SyntaxError:
+        return ""
+    return statement + "\n"
+
+
 def _run_function(problem: CodeProblem, program: str, timeout_s: float, memory_mb: int) -> TestOutcome:
     marker = "@@OLCASE-" + uuid.uuid4().hex
     check_src, n_total = _instrument_check(problem.test_code or "", marker)
-    code = (
-        program
+    entry = problem.entry_point
+    tests = (
+        _statement_prelude(problem.statement)
+        + f"{entry} = __ol_remote({entry!r})\n"  # some checks call it by name, not as `candidate`
         + _HARNESS.replace("MARKER", repr(marker))
         + "\n" + check_src
-        + f"\ncheck({problem.entry_point})\n"
+        + f"\ncheck({entry})\n"
     )
-    r = run(code, timeout_s=timeout_s, memory_mb=memory_mb)
+    r, served = run_isolated(program, tests, timeout_s=timeout_s, memory_mb=memory_mb)
     cases: dict[int, CaseResult] = {}
     for line in r.stdout.splitlines():
         if line.startswith(marker + " "):
@@ -272,6 +286,9 @@ def _run_function(problem: CodeProblem, program: str, timeout_s: float, memory_m
             first_failure = "no asserts found in check()"
     if first is not None and first.detail and not first_failure.startswith("test "):
         first_failure = f"test {first.index + 1}: {first_failure}"
+    if first is not None and (served.killed_reason or served.returncode != 0):
+        why = served.killed_reason or f"exit code {served.returncode}"
+        first_failure += f"\nthe program ended ({why}); stderr: {_clip(served.stderr[-2000:], 2000)}"
     return TestOutcome(passed=ok, n_passed=n_ok, n_total=n_total, first_failure=first_failure,
                        cases=results, isolation=r.isolation)
 

@@ -13,9 +13,10 @@ import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from oracleladder.sandbox import run
+from oracleladder.sandbox import SandboxResult
 from oracleladder.schemas.models import CheckResult, CodeProblem, FamilyReport
 
+from .isolated import run_isolated
 from .packet import CodePacket, Helper
 from .problems import MAX_CASES, ast_parse, ast_unparse, run_tests
 
@@ -128,14 +129,25 @@ def __ol_run_asserts(marker, asserts):
 '''
 
 
+def _program_status(served: SandboxResult) -> str:
+    """How the code under test ended, when it did not end cleanly (a syntax error shows here)."""
+    if not (served.killed_reason or served.returncode != 0):
+        return ""
+    why = served.killed_reason or f"exit code {served.returncode}"
+    return f"\nthe code under test ended ({why}); stderr: {served.stderr[-1500:]}"
+
+
 def check_gold_passes_asserts(packet: CodePacket, index: int, *, timeout_s: float = 10) -> CheckResult:
-    """Run helper `index`'s gold (after the other helpers' golds, which it may call) on its asserts."""
+    """Run helper `index`'s gold (after the other helpers' golds, which it may call) on its asserts.
+
+    The gold runs in its own sandbox (`run_isolated`); the asserts, with the other golds, run in
+    another, where `h.name` is a proxy returning plain decoded values."""
     h = packet.helpers[index]
     marker = "@@OLASSERT-" + uuid.uuid4().hex
-    others = [x.gold for j, x in enumerate(packet.helpers) if j != index]
-    code = "\n\n".join(others + [h.gold]) + _ASSERT_HARNESS + \
+    others = "\n\n".join(x.gold for j, x in enumerate(packet.helpers) if j != index)
+    tests = others + f"\n{h.name} = __ol_remote({h.name!r})\n" + _ASSERT_HARNESS + \
         f"\n__ol_run_asserts({marker!r}, {json.dumps(h.asserts)})\n"
-    r = run(code, timeout_s=timeout_s)
+    r, served = run_isolated(others + "\n\n" + h.gold, tests, timeout_s=timeout_s, memory_mb=512)
     got: dict[int, dict] = {}
     for line in r.stdout.splitlines():
         if line.startswith(marker + " "):
@@ -148,10 +160,11 @@ def check_gold_passes_asserts(packet: CodePacket, index: int, *, timeout_s: floa
             why = r.killed_reason or (f"exit code {r.returncode}" if r.returncode else "no result")
             return CheckResult(check=name, passed=False, milestone=index,
                                reason=f"{h.name}: assert {i + 1} `{a}` did not complete ({why}); "
-                                      f"stderr: {r.stderr[-1500:]}")
+                                      f"stderr: {r.stderr[-1500:]}{_program_status(served)}")
         if not d["ok"]:
             return CheckResult(check=name, passed=False, milestone=index,
-                               reason=f"{h.name}: gold fails assert {i + 1} `{a}`\n{d['detail']}")
+                               reason=f"{h.name}: gold fails assert {i + 1} `{a}`\n{d['detail']}"
+                                      f"{_program_status(served)}")
     if not h.asserts:
         return CheckResult(check=name, passed=False, milestone=index, reason=f"{h.name}: no asserts to run")
     return CheckResult(check=name, passed=True, milestone=index)

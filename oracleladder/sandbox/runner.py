@@ -4,8 +4,10 @@ Layers, outermost first:
 
 * namespaces: bubblewrap (``--unshare-net --unshare-pid --unshare-ipc --unshare-uts``,
   read-only ``/``, private tmpfs ``/tmp``, only the run's temp dir bound writable) when it
-  works here; else ``unshare -n`` (+ a pid namespace when possible); else nothing, and a
+  works here; else (as root) ``unshare`` net+mount+pid namespaces with a private ``/proc``, the
+  launcher mounting private ``/tmp``, ``/run``, ... and hiding the workspace; else nothing, and a
   preamble inside the child that replaces ``socket.socket`` (weak; reported as such);
+* ``no_new_privs`` at every level;
 * a fresh, per-run unprivileged uid (when we are root) so the child cannot write anything it
   does not own, RLIMIT_NPROC counts only this run's processes, and leftovers can be killed
   by uid afterwards;
@@ -33,16 +35,21 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 ISOLATION_BWRAP = "bwrap (net+pid+ipc namespaces, read-only root, private /tmp)"
-ISOLATION_UNSHARE = "unshare -n (net namespace; no read-only root)"
+ISOLATION_UNSHARE = "unshare (net+mount+pid namespaces, private /proc /tmp /run; no read-only root)"
 ISOLATION_NONE = "no-netns (sockets refused in-process)"
 
-_HIDE_ENV = "ORACLELADDER_SANDBOX_HIDE"  # extra host dirs (colon-separated) to hide under bwrap
-# Host dirs that sandboxed code has no business reading (the workspace, home dirs); hidden under
-# bwrap by an empty tmpfs. Without bwrap only file permissions (the uid drop) protect them.
+_HIDE_ENV = "ORACLELADDER_SANDBOX_HIDE"  # extra host dirs (colon-separated) to hide
+# Host dirs that sandboxed code has no business reading (the workspace, home dirs), hidden by an
+# empty tmpfs under bwrap and unshare; so are the parent's working directory and the checkout
+# holding this package (where stores usually live), unless they are inside the Python install.
 _HIDE_DEFAULT = ("/work", "/root", "/home", "/srv", "/mnt", "/media")
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+# Replaced by a private, empty tmpfs (host sockets and files there, e.g. /run/*.sock, unreachable).
+_PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 _FORCE_ENV = "ORACLELADDER_SANDBOX"  # "bwrap" | "unshare" | "none": force a weaker level (tests)
 
 DEFAULT_NPROC = 64
@@ -70,8 +77,24 @@ class SandboxResult:
 # --------------------------------------------------------------------------- launcher
 
 _LAUNCHER = r"""
-import json, os, resource, sys
+import ctypes, json, os, resource, sys
 a = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+def die(what):
+    sys.stderr.write("sandbox launcher: %s: %s\n" % (what, os.strerror(ctypes.get_errno()))); os._exit(125)
+def mount(src, dst, fstype, flags, data):
+    if libc.mount(src.encode(), dst.encode(), fstype and fstype.encode(), flags, data and data.encode()) != 0:
+        die("mount %s on %s" % (src, dst))
+if a["mounts"] is not None:
+    # own mount namespace (unshare level): empty tmpfs over each listed dir, then the run's dir
+    # bound back in place through an fd opened before it was covered
+    keep = os.open(a["cwd"], os.O_PATH | os.O_DIRECTORY)
+    for d, mode in a["mounts"]:
+        os.makedirs(d, exist_ok=True)  # may lie inside a dir hidden just before
+        mount("tmpfs", d, "tmpfs", 2 | 4, "mode=" + mode)  # MS_NOSUID | MS_NODEV
+    os.makedirs(a["cwd"], exist_ok=True)
+    mount("/proc/self/fd/%d" % keep, a["cwd"], None, 4096, None)  # MS_BIND
+    os.close(keep)
 def lim(r, v):
     try:
         resource.setrlimit(r, (v, v))
@@ -96,6 +119,8 @@ if a["uid"] is not None:
         sys.stderr.write("sandbox launcher: cannot drop privileges: %r\n" % (e,)); os._exit(125)
     if os.getuid() == 0 or os.geteuid() == 0:
         os._exit(125)
+if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: no setuid binary regains privileges
+    die("prctl(PR_SET_NO_NEW_PRIVS)")
 os.chdir(a["cwd"])
 os.execve(a["python"], [a["python"], "-I", "-S", "-B", a["main"]], a["env"])
 """
@@ -208,32 +233,42 @@ def _release_uid(uid: int | None) -> None:
         _uids_in_use.discard(uid)
 
 
+def _inside(path: str, d: str) -> bool:
+    return path == d or path.startswith(d.rstrip("/") + "/")
+
+
 def _hidden_paths(tmpdir: str) -> list[str]:
-    """Host directories replaced by an empty tmpfs inside bwrap (never one holding the
-    interpreter or the run's temp dir)."""
+    """Host directories replaced by an empty tmpfs inside the sandbox (never one holding the
+    interpreter or the run's temp dir), outermost only."""
     extra = [p for p in os.environ.get(_HIDE_ENV, "").split(":") if p]
     keep = [os.path.realpath(_PYTHON), tmpdir, os.path.realpath(tempfile.gettempdir())]
-    out = []
-    for p in list(_HIDE_DEFAULT) + extra:
-        p = os.path.realpath(p)
-        if p == "/" or not os.path.isdir(p):
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, os.path.dirname(os.__file__))}
+    local = [p for p in (os.getcwd(), _CHECKOUT) if not any(_inside(os.path.realpath(p), x) for x in prefixes)]
+    out: list[str] = []
+    for p in sorted({os.path.realpath(p) for p in list(_HIDE_DEFAULT) + extra + local}, key=len):
+        if p == "/" or not os.path.isdir(p) or any(_inside(p, h) for h in out + list(_PRIVATE)):
             continue
-        if any(k == p or k.startswith(p.rstrip("/") + "/") for k in keep):
+        if any(_inside(k, p) for k in keep):
             continue
         out.append(p)
     return out
 
 
+def _private_paths() -> list[str]:
+    return [p for p in _PRIVATE if os.path.isdir(p) and not os.path.islink(p)
+            and not _inside(os.path.realpath(_PYTHON), p)]
+
+
 def _bwrap_prefix(tmpdir: str) -> list[str]:
     hide: list[str] = []
-    for p in _hidden_paths(tmpdir):
+    for p in _hidden_paths(tmpdir) + [p for p in _private_paths() if p != "/dev/shm"]:
         hide += ["--tmpfs", p]
     args = [
-        "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
         "--die-with-parent", "--new-session",
         "--ro-bind", "/", "/",
         *hide,
-        "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc",
+        "--dev", "/dev", "--proc", "/proc",
         "--bind", tmpdir, tmpdir, "--chdir", tmpdir,
     ]
     if _IS_ROOT:
@@ -241,15 +276,14 @@ def _bwrap_prefix(tmpdir: str) -> list[str]:
     return args + ["--"]
 
 
-_UNSHARE_VARIANTS = (
-    ["unshare", "--net", "--pid", "--fork", "--kill-child", "--"],
-    ["unshare", "--net", "--"],
-)
+# --mount-proc: a /proc of the new pid namespace (other processes and their command lines unseen)
+_UNSHARE_PREFIX = ["unshare", "--net", "--ipc", "--uts", "--mount", "--pid", "--fork", "--kill-child",
+                   "--mount-proc", "--"]
 
 _UNSHARE_SIGKILL_QUIRK = "unshare: sigprocmask unblock failed: Invalid argument\n"
 
 _probe_lock = threading.Lock()
-_probed: tuple[str, list[str] | None] | None = None  # (isolation, unshare prefix)
+_probed: str | None = None  # the isolation level
 
 
 def _probe_ok(cmd: list[str]) -> bool:
@@ -267,23 +301,45 @@ _PROBE_CODE = (
 )
 
 
-def _probe() -> tuple[str, list[str] | None]:
+def _command(isolation: str, tmpdir: str, main: str, *, uid: int | None = None, cpu: int = 10,
+             memory_mb: int = 512, nproc: int = DEFAULT_NPROC) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run `main` (in `tmpdir`) at `isolation`."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "HOME": tmpdir, "TMPDIR": tmpdir, "PYTHONIOENCODING": "utf-8"}
+    mounts = None
+    if isolation == ISOLATION_UNSHARE:
+        mounts = [(p, "0755") for p in _hidden_paths(tmpdir)] + [(p, "1777") for p in _private_paths()]
+    largs = {
+        "cpu": cpu, "mem": int(memory_mb) * 1024 * 1024, "fsize": FSIZE_LIMIT,
+        "nofile": NOFILE_LIMIT, "nproc": int(nproc), "uid": uid, "gid": uid,
+        "cwd": tmpdir, "python": _PYTHON, "main": main, "env": env,
+        "strict": _IS_ROOT, "mounts": mounts,
+    }
+    inner = [_PYTHON, "-I", "-S", "-B", "-c", _LAUNCHER, json.dumps(largs)]
+    if isolation == ISOLATION_BWRAP:
+        return _bwrap_prefix(tmpdir) + inner, env
+    if isolation == ISOLATION_UNSHARE:
+        return _UNSHARE_PREFIX + inner, env
+    return inner, env
+
+
+def _probe() -> str:
     global _probed
     with _probe_lock:
         if _probed is not None:
             return _probed
         force = os.environ.get(_FORCE_ENV, "").strip().lower()
-        result: tuple[str, list[str] | None] = (ISOLATION_NONE, None)
+        result = ISOLATION_NONE
         d = tempfile.mkdtemp(prefix="olsbx-probe-")
         try:
             py = [_PYTHON, "-I", "-S", "-c", _PROBE_CODE]
             if force in ("", "bwrap") and shutil.which("bwrap") and _probe_ok(_bwrap_prefix(d) + py):
-                result = (ISOLATION_BWRAP, None)
-            elif force in ("", "bwrap", "unshare") and shutil.which("unshare"):
-                for pre in _UNSHARE_VARIANTS:
-                    if _probe_ok(pre + py):
-                        result = (ISOLATION_UNSHARE, list(pre))
-                        break
+                result = ISOLATION_BWRAP
+            elif force in ("", "bwrap", "unshare") and _IS_ROOT and shutil.which("unshare"):
+                with open(os.path.join(d, "probe.py"), "w", encoding="utf-8") as f:
+                    f.write(_PROBE_CODE)
+                if _probe_ok(_command(ISOLATION_UNSHARE, d, "probe.py")[0]):
+                    result = ISOLATION_UNSHARE
         finally:
             shutil.rmtree(d, ignore_errors=True)
         _probed = result
@@ -292,7 +348,7 @@ def _probe() -> tuple[str, list[str] | None]:
 
 def isolation_level() -> str:
     """The isolation this machine gives sandboxed code (probed once, then cached)."""
-    return _probe()[0]
+    return _probe()
 
 
 def _reader(fd: int, cap: int, out: bytearray, over: threading.Event, on_over) -> None:
@@ -331,14 +387,23 @@ def run(
     max_output: int = 1_000_000,
     files: dict[str, str] | None = None,
     nproc: int = DEFAULT_NPROC,
+    pass_fds: Sequence[int] = (),
 ) -> SandboxResult:
     """Run Python `code` as a program in the sandbox and return what happened.
 
     `files` are written (relative paths) into the run's temp directory, which is also the
     working directory and HOME; it is removed afterwards. `max_output` caps stdout and
-    stderr (bytes, each); output past it is dropped and the child is killed.
+    stderr (bytes, each); output past it is dropped and the child is killed. `pass_fds` are
+    handed to the program at the same numbers (e.g. pipes to another sandbox) and closed here
+    once it has started, so the other end sees EOF when the program ends.
     """
-    isolation, unshare_prefix = _probe()
+    owned = list(pass_fds)
+
+    def close_owned() -> None:
+        while owned:
+            os.close(owned.pop())
+
+    isolation = _probe()
     t0 = time.monotonic()
     tmpdir = os.path.realpath(tempfile.mkdtemp(prefix="olsbx-"))
     uid = _take_uid()
@@ -366,29 +431,16 @@ def run(
                     os.chown(os.path.join(dirpath, n), uid, uid)
         os.chmod(tmpdir, 0o700)
 
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-               "HOME": tmpdir, "TMPDIR": tmpdir, "PYTHONIOENCODING": "utf-8"}
         # a second past the wall clock by default: a busy loop ends by the wall clock ("timeout")
         # instead of racing it; the CPU limit stays the backstop against multi-threaded burners
         cpu = max(1, math.ceil(cpu_s if cpu_s is not None else timeout_s + 1))
-        largs = {
-            "cpu": cpu, "mem": int(memory_mb) * 1024 * 1024, "fsize": FSIZE_LIMIT,
-            "nofile": NOFILE_LIMIT, "nproc": int(nproc), "uid": uid, "gid": uid,
-            "cwd": tmpdir, "python": _PYTHON, "main": main, "env": env,
-            "strict": _IS_ROOT,
-        }
-        inner = [_PYTHON, "-I", "-S", "-B", "-c", _LAUNCHER, json.dumps(largs)]
-        if isolation == ISOLATION_BWRAP:
-            cmd = _bwrap_prefix(tmpdir) + inner
-        elif isolation == ISOLATION_UNSHARE:
-            cmd = list(unshare_prefix or []) + inner
-        else:
-            cmd = inner
+        cmd, env = _command(isolation, tmpdir, main, uid=uid, cpu=cpu, memory_mb=memory_mb, nproc=nproc)
 
         proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=tmpdir, start_new_session=True, close_fds=True,
+            env=env, cwd=tmpdir, start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds),
         )
+        close_owned()
         out, err = bytearray(), bytearray()
         over = threading.Event()
         kill = lambda: _killpg(proc.pid)  # noqa: E731
@@ -457,6 +509,7 @@ def run(
             killed_reason=reason, isolation=isolation, duration_s=time.monotonic() - t0,
         )
     finally:
+        close_owned()
         if proc is not None:
             if proc.poll() is None:
                 _killpg(proc.pid)
