@@ -143,11 +143,42 @@ async def _roadmap_set(store, name: str) -> list[Family]:
     return families
 
 
-def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None):
+ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
+ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
+ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
+ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+
+
+def _client_options(params: list[str] | None, extra_body: str | None, api_key_env: str | None,
+                    model_name: str | None, **more: object) -> dict:
+    """make_client's keywords from the endpoint options: --param and --extra-body become the
+    client's extra_body (top-level body fields, --param winning)."""
+    body: dict = {}
+    if extra_body:
+        try:
+            body = json.loads(extra_body)
+        except ValueError as exc:
+            _fail(f"--extra-body is not JSON: {exc}")
+        if not isinstance(body, dict):
+            _fail("--extra-body must be a JSON object, e.g. '{\"top_k\": 20}'")
+    for item in params or []:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            _fail(f"--param {item!r}: expected NAME=VALUE, e.g. --param top_k=20")
+        try:
+            body[name.strip()] = json.loads(raw)
+        except ValueError:
+            body[name.strip()] = raw  # not JSON: the string itself
+    return {"extra_body": body, "api_key_env": api_key_env, "model_name": model_name, **more}
+
+
+def _client(model: str, store: object, base_url: str | None, concurrency: int, rpm: float | None, tpm: float | None,
+            options: dict | None = None):
     from .clients import ConfigurationError, make_client
 
     try:
-        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm)
+        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
+                           **(options or {}))
     except ConfigurationError as exc:
         _fail(str(exc))
         raise
@@ -161,7 +192,8 @@ def _progress() -> Progress:
 
 
 async def _probe(config, store_path: Path, source: str, base_url: str | None,
-                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None) -> dict:
+                 concurrency: int, rpm: float | None, tpm: float | None, limit: int | None,
+                 options: dict | None = None) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
     from contextlib import nullcontext
 
@@ -175,7 +207,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
     try:
         families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
-        client = _client(config.student, store, base_url, concurrency, rpm, tpm)
+        client = _client(config.student, store, base_url, concurrency, rpm, tpm, options)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status = "interrupted"
         try:
@@ -226,7 +258,7 @@ def _code_problems(spec: Path) -> list:
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int, base_url: str | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool) -> dict:
+                   independent_solve: bool, options: dict | None = None) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
@@ -243,7 +275,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         _fail(str(exc))
     store = await Store.open(store_path)
     try:
-        client = _client(teacher, store, base_url, concurrency, rpm, tpm)
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm, options)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
@@ -280,6 +312,11 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
+    structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = 16,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
@@ -291,8 +328,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
+    options = _client_options(param, extra_body, api_key_env, model_name, structured=structured)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve), store)
+                            base_url, rpm, tpm, independent_solve, options), store)
     if as_json:
         typer.echo(json.dumps(summary))
         return
@@ -347,6 +385,10 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
     base_url: BaseUrlOpt = None,
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = 64,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
@@ -370,7 +412,8 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
+    options = _client_options(param, extra_body, api_key_env, model_name)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, options), store)
     if as_json:
         typer.echo(json.dumps(summary))
     else:

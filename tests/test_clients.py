@@ -243,28 +243,39 @@ async def test_structured_reasks_invalid_json():
     assert len(cache.results) == 2
 
 
-async def test_structured_prompt_carries_the_model_schema_on_every_call():
-    """The schema instructor writes into its JSON-mode prompt is made once per Client: every call's
-    prompt and response_format still carry the model's own schema, unchanged."""
-    seen: list[tuple[list, dict]] = []
+@pytest.mark.parametrize("mode", ["json_schema", "json_object", "tools", "md_json"])
+async def test_structured_schema_reaches_the_model_once_per_mode(mode: str) -> None:
+    """Each structured mode carries the model's own schema (made once per Client, never changed) in
+    exactly one place the model reads: the response_format, the prompt, or the tool; json_object
+    also sends it as the response_format's decoding constraint (llama.cpp's servers use it)."""
+    seen: list[dict] = []
 
     def script(messages, body):
-        seen.append((messages, body))
+        seen.append(body)
         return '{"value": 3, "unit": "m"}'
 
     async with LoopbackServer(script) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url)
+        c = make_client("openai/m", base_url=srv.openai_base_url, structured=mode)
         for question in ("How far?", "How high?"):
             assert (await c.structured(c.request(question), Answer)).value == 3
         await c.aclose()
     schema = Answer.model_json_schema()
     text = json.dumps(schema, indent=2, ensure_ascii=False)
     assert len(seen) == 2
-    for (messages, body), question in zip(seen, ("How far?", "How high?")):
-        assert messages[0]["role"] == "system" and text[1:] in messages[0]["content"]
-        assert messages[-1] == {"role": "user", "content": question}
-        assert body["response_format"]["json_schema"]["schema"] == schema
-    assert seen[0][0][0] == seen[1][0][0]
+    for body, question in zip(seen, ("How far?", "How high?")):
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        assert question in body["messages"][-1]["content"]
+        in_prompt = text[1:] in prompt
+        if mode == "json_schema":
+            assert not in_prompt and body["response_format"]["json_schema"]["schema"] == schema
+            assert "tools" not in body
+        elif mode == "json_object":
+            assert in_prompt and body["response_format"] == {"type": "json_object", "schema": schema}
+        elif mode == "tools":
+            assert not in_prompt and "response_format" not in body
+            assert body["tools"][0]["function"]["parameters"]["properties"] == schema["properties"]
+        else:
+            assert in_prompt and "response_format" not in body and "tools" not in body
     assert Answer.model_json_schema() == schema  # nothing was changed in place
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -31,3 +32,40 @@ def test_probe_then_cached_rerun_sends_nothing(tmp_path: Path, shared_data: Path
     rerun = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(llama_server.chat_statuses()) == before + len(served)  # the server saw nothing new
     assert rerun["requests"] == 0 and rerun["cache_hits"] == first["requests"]
+
+
+def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, llama_server, caplog) -> None:
+    """llama.cpp's server refuses a json_schema response_format with HTTP 500 and a validation
+    message: each such call is sent once (never retried as transient), the client says once that it
+    steps down to json_object, re-sends there, and every problem's attempt is stored with its reason."""
+    from oracleladder.store import Store
+
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(json.dumps({"pid": f"p{i}", "problem": f"What is {i} + {2 * i}?",
+                                            "answer": str(3 * i)}) + "\n" for i in (1, 2, 3)))
+    store = tmp_path / "s.sqlite"
+    before = len(llama_server.chat_statuses())
+    result = CliRunner().invoke(app, ["compile", str(problems), "--teacher", "openai/smollm2", "--base-url",
+                                      llama_server.base_url, "--max-tokens", "48", "--max-attempts", "1",
+                                      "--no-independent-solve", "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    served = llama_server.chat_statuses()[before:]
+    rejected = served.count(500)
+    assert 1 <= rejected <= 3 and summary["retries"] == 0  # at most the calls in flight before it was learned
+    assert rejected == summary["failures"] and served.count(200) == summary["successes"] == 3
+    assert len(served) == summary["requests"] == rejected + 3
+    learned = [r.getMessage() for r in caplog.records if "rejects structured mode" in r.getMessage()]
+    assert len(learned) == 1 and "json_schema" in learned[0] and "use json_object from now on" in learned[0]
+
+    async def attempts() -> list:
+        s = await Store.open(store)
+        try:
+            return [a for pid in ("p1", "p2", "p3") for a in await s.compile_attempts(pid, "openai/smollm2")]
+        finally:
+            await s.close()
+
+    stored = asyncio.run(attempts())
+    assert [a.pid for a in stored] == ["p1", "p2", "p3"]
+    for a in stored:  # SmolLM2 cannot finish a plan in 48 tokens: each attempt says so
+        assert not a.passed and a.errors and a.errors[0]["reason"]

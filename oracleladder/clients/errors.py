@@ -6,6 +6,8 @@ at once. Messages never contain API keys.
 
 from __future__ import annotations
 
+import re
+
 
 class ProviderError(RuntimeError):
     """Base class of every client-layer failure."""
@@ -97,10 +99,18 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
 
 
-def classify_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
-    """Map an HTTP status to the right error class."""
+# A 5xx whose body says the server's validation refused the request (llama-cpp-python's server
+# answers an unknown response_format type with HTTP 500 and "1 validation error"): a rejection
+# the same request meets every time, never worth a retry.
+_REJECTION = re.compile(r"validation error|response_format|tool_choice", re.IGNORECASE)
+
+
+def classify_status(status: int, message: str, retry_after: float | None = None, body: str = "") -> ProviderError:
+    """Map an HTTP status (and the body's words, for a 5xx that is a rejection) to the right error class."""
     if status == 429:
         return RateLimitError(message, status=status, retry_after=retry_after)
+    if status >= 500 and _REJECTION.search(body):
+        return BadRequestError(message, status=status)
     if status in (408, 409) or status >= 500:
         return ServerError(message, status=status, retry_after=retry_after)
     if status in (401, 403):

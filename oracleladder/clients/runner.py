@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -12,10 +13,14 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from .base import ChatRequest, ChatResult, Provider
+import instructor
+from instructor.core.exceptions import InstructorRetryException
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
-from .errors import ProviderError, TransientError
+from .base import ChatRequest, ChatResult, Provider
+from .errors import BadRequestError, ConfigurationError, ProviderError, TransientError
+
+log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -173,11 +178,24 @@ class _Slot:
         self._held = True
 
 
-_schema_var: contextvars.ContextVar[tuple[ChatRequest, dict[str, Any]] | None] = contextvars.ContextVar(
+_schema_var: contextvars.ContextVar[tuple[ChatRequest, str, dict[str, Any]] | None] = contextvars.ContextVar(
     "oracleladder_structured", default=None
 )
-_INSTRUCTOR_DROP = {"model", "messages", "response_format", "stream", "tools", "tool_choice",
-                    "response_model", "max_retries", "validation_context", "context", "strict", "hooks"}
+_INSTRUCTOR_DROP = {"model", "messages", "stream", "response_model", "max_retries", "validation_context",
+                    "context", "strict", "hooks"}
+
+# How a structured answer is asked for, strongest first (instructor's modes do the asking and the
+# parsing): a JSON-schema response_format; a JSON-object response_format carrying the schema (what
+# llama.cpp's servers take) with the schema in the prompt; a forced tool call; plain JSON asked for
+# in the prompt. "auto" starts at the first and steps down when a server rejects a mode.
+STRUCTURED_MODES: dict[str, instructor.Mode] = {
+    "json_schema": instructor.Mode.JSON_SCHEMA,
+    "json_object": instructor.Mode.JSON,
+    "tools": instructor.Mode.TOOLS,
+    "md_json": instructor.Mode.MD_JSON,
+}
+# Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt.
+_PROMPT_ONLY = {"anthropic"}
 
 
 class Client:
@@ -202,7 +220,12 @@ class Client:
         run_id: str | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
         model: str | None = None,
+        structured: str = "auto",
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
+        if structured != "auto" and structured not in STRUCTURED_MODES:
+            raise ConfigurationError(f"unknown structured mode {structured!r}; known: auto, "
+                                     + ", ".join(STRUCTURED_MODES))
         self.provider = provider
         self.cache = cache
         self.concurrency = concurrency
@@ -216,20 +239,31 @@ class Client:
         self.run_id = run_id
         self.prices = prices
         self.model = model
+        self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.usage = Usage()
         self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
-        self._instructor: Any = None
+        if structured != "auto":
+            self._modes = [structured]
+        else:
+            self._modes = ["md_json"] if provider.name in _PROMPT_ONLY else list(STRUCTURED_MODES)
+        self._instructors: dict[str, Any] = {}
         self._response_models: dict[type[BaseModel], tuple[type[BaseModel], dict[str, Any]]] = {}
 
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
                 response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
-        """Convenience: a ChatRequest for this client's provider and model."""
+        """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
+        (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
+        says winning: fields for the request body's top level, part of the call key."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
+        extra = {**self.extra_body, **(params.get("extra_body") or {})}
+        if extra:
+            params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, response_schema=response_schema)
+                           messages=messages, params=params, k=k, response_schema=response_schema,
+                           endpoint=self.provider.endpoint)
 
     # ---------------------------------------------------------------- the call
     async def complete(self, request: ChatRequest) -> ChatResult:
@@ -342,7 +376,7 @@ class Client:
         ctx = _schema_var.get()
         if ctx is None:
             raise RuntimeError("_instructor_create called outside Client.structured")
-        base, schema = ctx
+        base, mode, schema = ctx
         messages = []
         for m in kwargs.get("messages", []):
             c = m.get("content")
@@ -353,41 +387,63 @@ class Client:
         for k, v in kwargs.items():
             if k not in _INSTRUCTOR_DROP and v is not None:
                 params[k] = v
-        req = ChatRequest(provider=base.provider, model=base.model, messages=messages, params=params,
-                          k=base.k, response_schema=schema)
+        if mode == "json_object":  # the schema also constrains decoding where the server can
+            params["response_format"] = {"type": "json_object", "schema": schema}
+        # instructor's request says how the schema reaches the model (once): no response_schema
+        req = base.model_copy(update={"messages": messages, "params": params, "response_schema": None})
         r = await self.complete(req)
+        message: dict[str, Any] = {"role": "assistant", "content": r.text}
+        if mode == "tools":  # the provider answers a forced tool call with its arguments
+            name = kwargs["tool_choice"]["function"]["name"]
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call-0", "type": "function", "function": {"name": name, "arguments": r.text}}]}
         return ChatCompletion.model_validate({
             "id": "ladder-" + req.key()[:16],
             "object": "chat.completion",
             "created": 0,
             "model": req.model,
-            "choices": [{"index": 0, "finish_reason": _openai_finish(r.finish_reason),
-                         "message": {"role": "assistant", "content": r.text}}],
+            "choices": [{"index": 0, "finish_reason": _openai_finish(r.finish_reason), "message": message}],
             "usage": {"prompt_tokens": r.tokens_in, "completion_tokens": r.tokens_out,
                       "total_tokens": r.tokens_in + r.tokens_out},
         })
 
     async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:
         """Parse the answer into ``response_model``; instructor re-asks on invalid JSON / validation
-        errors (at most ``max_retries`` re-asks). Every raw attempt goes through ``complete``."""
-        import instructor
+        errors (at most ``max_retries`` re-asks). Every raw attempt goes through ``complete``.
 
-        if self._instructor is None:
-            self._instructor = instructor.patch(create=self._instructor_create, mode=instructor.Mode.JSON)
+        Asked in this client's structured mode; with "auto", a mode the server rejects (see
+        ``_rejects_mode``) is learned for this client's endpoint, said once, and the call re-sent
+        in the next mode."""
         prepared = self._response_models.get(response_model)
         if prepared is None:
             prepared = self._response_models[response_model] = _prepare(response_model)
         wrapper, schema = prepared
-        token = _schema_var.set((request, schema))  # shared by every call: never mutated
-        try:
-            return await self._instructor(
-                model=request.model,
-                messages=[dict(m) for m in request.messages],
-                response_model=wrapper,
-                max_retries=max_retries,
-            )
-        finally:
-            _schema_var.reset(token)
+        while True:
+            mode = self._modes[0]
+            create = self._instructors.get(mode)
+            if create is None:
+                create = self._instructors[mode] = instructor.patch(create=self._instructor_create,
+                                                                    mode=STRUCTURED_MODES[mode])
+            token = _schema_var.set((request, mode, schema))  # shared by every call: never mutated
+            try:
+                return await create(model=request.model, messages=[dict(m) for m in request.messages],
+                                    response_model=wrapper, max_retries=max_retries)
+            except InstructorRetryException as e:
+                if not self._rejects_mode(mode, e.__cause__):
+                    raise
+            finally:
+                _schema_var.reset(token)
+
+    def _rejects_mode(self, mode: str, error: BaseException | None) -> bool:
+        """Whether ``error`` is the server rejecting structured mode ``mode`` and a weaker one is
+        left; then the client's requests use the next mode from now on (learned once)."""
+        if not isinstance(error, BadRequestError) or error.status in (401, 403, 404) or len(self._modes) < 2:
+            return False
+        if self._modes[0] == mode:  # else a call in flight learned it meanwhile: just re-send
+            self._modes.pop(0)
+            log.warning("%s/%s rejects structured mode %s (%s); its structured calls use %s from now on",
+                        self.provider.name, self.model, mode, _first_line(str(error)), self._modes[0])
+        return True
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -408,8 +464,6 @@ def _prepare(response_model: type[BaseModel]) -> tuple[type[BaseModel], dict[str
     so the wrapper answers ``model_json_schema()`` with the schema made once. instructor only
     serializes it; a test checks it is never changed.
     """
-    import instructor
-
     wrapper = instructor.openai_schema(response_model)
     generate = wrapper.model_json_schema
     once = generate()
@@ -419,6 +473,11 @@ def _prepare(response_model: type[BaseModel]) -> tuple[type[BaseModel], dict[str
 
     wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign]
     return wrapper, response_model.model_json_schema()
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def _openai_finish(reason: str | None) -> str:
@@ -434,18 +493,23 @@ def make_client(
     *,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
+    model_name: str | None = None,
     cache: CallCache | None = None,
     transport: str = "auto",
     timeout: float = 120.0,
     **client_kwargs: Any,
 ) -> Client:
-    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client."""
+    """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
+
+    ``model_name``: the name the requests carry (a server's served name), instead of the part of
+    ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
     from .providers import make_provider, parse_model
 
-    provider_name, model_name = parse_model(model)
-    provider = make_provider(provider_name, api_key=api_key, base_url=base_url, timeout=timeout,
-                             transport=transport)
-    return Client(provider, cache=cache, model=model_name, **client_kwargs)
+    provider_name, name = parse_model(model)
+    provider = make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
+                             timeout=timeout, transport=transport)
+    return Client(provider, cache=cache, model=model_name or name, **client_kwargs)
 
 
 __all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",

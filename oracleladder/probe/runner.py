@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..clients import ChatRequest, Client
+from ..clients import Client
 from ..runtime import frozen_heap, jobs_in_flight
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import Store
@@ -97,7 +97,6 @@ async def run_jobs(
     at most the calls in flight, and those come back from the call cache if they had finished.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
-    provider, model = client.provider.name, client.model or "default"
     queue: asyncio.Queue[J] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -110,8 +109,7 @@ async def run_jobs(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            request = ChatRequest(provider=provider, model=model, messages=job.messages,
-                                  params={"temperature": temperature, "max_tokens": max_tokens}, k=job.k)
+            request = client.request(job.messages, k=job.k, temperature=temperature, max_tokens=max_tokens)
             result = await client.complete(request)
             rollout = Rollout(
                 run_id=run_id, student=student, pid=job.pid, target=job.target, k=job.k,

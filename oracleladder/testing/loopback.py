@@ -247,13 +247,19 @@ class LoopbackServer:
         self.ok_by_prompt[_last_user(messages)] += 1
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        forced = body.get("tool_choice")
+        if isinstance(forced, dict) and "function" in forced:  # a forced tool call: the answer is its arguments
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call-loop", "type": "function",
+                "function": {"name": forced["function"].get("name"), "arguments": text}}]}
         return web.json_response({
             "id": f"chatcmpl-loop{self.total}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "loopback"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if "tool_calls" in message else "stop", "logprobs": None}],
             "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
         })
 
