@@ -120,6 +120,7 @@ class LoopbackServer:
         self.by_body: collections.Counter[str] = collections.Counter()
         self.by_prompt: collections.Counter[str] = collections.Counter()
         self.ok_by_prompt: collections.Counter[str] = collections.Counter()
+        self.credentials: list[str | None] = []  # each request's Authorization or x-api-key header, as sent
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -170,6 +171,7 @@ class LoopbackServer:
             self.faulted += 1
             return None, web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
         self.by_body[hashlib.sha1(raw).hexdigest()] += 1
+        self.credentials.append(request.headers.get("Authorization") or request.headers.get("x-api-key"))
         self.by_prompt[_last_user(body.get("messages") or [])] += 1
         if self.api_key is not None:
             got = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
