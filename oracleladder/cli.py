@@ -37,10 +37,27 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _run(coro, store: Path):
-    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store."""
+def _explain(error: BaseException, model: str, base_url: str | None, options: dict) -> str:
+    """One line for a failed call to the endpoint of ``model`` (clients.errors.explain)."""
+    from .clients.errors import explain
+    from .clients.providers import key_env_for, parse_model
+
+    provider = parse_model(model)[0]
+    return explain(error, provider=provider, base_url=base_url,
+                   key_env=key_env_for(provider, base_url, options.get("api_key_env")))
+
+
+def _run(coro, store: Path, endpoint: tuple[str, str | None, dict] | None = None):
+    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store. A
+    call that failed for good ends it with one line on the ``endpoint`` (model, base URL, options)."""
+    from .clients import ProviderError
+
     try:
         return asyncio.run(coro)
+    except ProviderError as exc:
+        if endpoint is None:
+            raise
+        _fail(_explain(exc, *endpoint), 1)
     except KeyboardInterrupt:
         console.print(f"interrupted: everything finished so far is kept in {store}; "
                       "rerun the same command to resume (stored calls are not asked again)",
@@ -294,7 +311,9 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     finally:
         await store.close()
     failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes if not o.ok}
+    every_call_failed = client.usage.successes == 0 and client.last_error is not None
     return {
+        "all_failed": _explain(client.last_error, teacher, base_url, options or {}) if every_call_failed else None,
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
@@ -330,9 +349,12 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown domain '{domain}'; known: math, code")
     options = _client_options(param, extra_body, api_key_env, model_name, structured=structured)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, options), store)
+                            base_url, rpm, tpm, independent_solve, options), store, (teacher, base_url, options))
     if as_json:
         typer.echo(json.dumps(summary))
+    if summary["all_failed"]:
+        _fail(f"every teacher call failed: {summary['all_failed']}", 1)
+    if as_json:
         return
     cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
     console.print(f"compiled {summary['compiled']}, failed {summary['failed']}; attempts per family "
@@ -413,7 +435,8 @@ def probe(
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
     options = _client_options(param, extra_body, api_key_env, model_name)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, options), store)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, options), store,
+                   (student, base_url, options))
     if as_json:
         typer.echo(json.dumps(summary))
     else:

@@ -136,3 +136,34 @@ async def test_another_server_is_another_call() -> None:
             answers.append((await c.complete(c.request("hi"))).text)
             await c.aclose()
         assert answers == ["first", "second", "first"] and (a.total, b.total) == (1, 1)
+
+
+def test_refused_key_and_refused_connection_are_one_line(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
+    store = _imported(tmp_path, shared_data)
+    monkeypatch.setenv("MYKEY", "wrong")
+    with LoopbackServer([r"\boxed{1}"], api_key="right") as srv:
+        url = srv.openai_base_url
+        cases = [
+            ([], f"{url} wants a key (HTTP 401): put it in an environment variable and name that with --api-key-env NAME"),
+            (["--api-key-env", "MYKEY"], f"{url} refused the key in MYKEY (HTTP 401): set MYKEY to a key it accepts"),
+        ]
+        for args, said in cases:
+            result = CliRunner().invoke(app, PROBE + ["--base-url", url, "--store", store] + args)
+            assert result.exit_code == 1 and result.output.strip().splitlines()[-1] == f"error: {said}", result.output
+    with LoopbackServer(["x"]) as srv:  # a port nothing listens on any more
+        url = srv.openai_base_url
+    result = CliRunner().invoke(app, PROBE + ["--base-url", url, "--store", store])
+    said = f"error: cannot connect to {url}: is the server running, and is --base-url right?"
+    assert result.exit_code == 1 and result.output.strip().splitlines()[-1] == said, result.output
+
+
+def test_compile_whose_every_call_failed_exits_nonzero(tmp_path: Path) -> None:
+    problems = tmp_path / "p.jsonl"
+    problems.write_text('{"pid": "p1", "problem": "What is 1 + 1?", "answer": "2"}\n')
+    with LoopbackServer(["x"], api_key="right") as srv:
+        result = CliRunner().invoke(app, ["compile", str(problems), "--teacher", "openai/t", "--base-url",
+                                          srv.openai_base_url, "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: every teacher call failed: {srv.openai_base_url} wants a key (HTTP 401): put it in an "
+        "environment variable and name that with --api-key-env NAME")

@@ -69,3 +69,22 @@ def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, lla
     assert [a.pid for a in stored] == ["p1", "p2", "p3"]
     for a in stored:  # SmolLM2 cannot finish a plan in 48 tokens: each attempt says so
         assert not a.passed and a.errors and a.errors[0]["reason"]
+
+
+def test_wrong_url_or_wire_format_is_one_line_and_a_failure(tmp_path: Path, shared_data: Path, llama_server) -> None:
+    store = str(tmp_path / "s.sqlite")
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store]).exit_code == 0
+    root = llama_server.base_url.removesuffix("/v1")
+    probe = ["probe", "--limit", "2", "--k", "1", "--conditions", "C1_direct", "--no-stage0", "--store", store]
+    cases = [
+        (["--student", "openai/smollm2", "--base-url", root],
+         f"{root}/chat/completions not found (HTTP 404): did you mean {root}/v1 ?"),
+        (["--student", "anthropic/smollm2", "--base-url", root],
+         f"{root}/v1/messages not found (HTTP 404): this server does not speak the Anthropic format"),
+    ]
+    for args, said in cases:
+        result = runner.invoke(app, probe + args)
+        assert result.exit_code == 1, result.output
+        lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.output

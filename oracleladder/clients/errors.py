@@ -50,6 +50,10 @@ class MalformedResponse(TransientError):
     pass
 
 
+class CannotConnect(ConnectionDropped):
+    """No connection at all (refused, unknown host): retried, as a server may be starting."""
+
+
 class PermanentError(ProviderError):
     """Not worth retrying: the same request will fail the same way."""
 
@@ -116,3 +120,26 @@ def classify_status(status: int, message: str, retry_after: float | None = None,
     if status in (401, 403):
         return AuthenticationError(message, status=status)
     return BadRequestError(message, status=status)
+
+
+def explain(error: BaseException, *, provider: str, base_url: str | None, key_env: str | None) -> str:
+    """One line: what went wrong with an endpoint, and what to do about it.
+
+    ``key_env`` is the variable this endpoint's key comes from (None: the endpoint gets no key)."""
+    where = (base_url or "").rstrip("/") or f"the {provider} API"
+    status = getattr(error, "status", None)
+    if isinstance(error, CannotConnect):
+        return f"cannot connect to {where}: is the server running, and is --base-url right?"
+    if status in (401, 403):
+        if key_env is None:
+            return (f"{where} wants a key (HTTP {status}): put it in an environment variable and name "
+                    f"that with --api-key-env NAME")
+        return f"{where} refused the key in {key_env} (HTTP {status}): set {key_env} to a key it accepts"
+    if status == 404 and base_url:
+        if provider == "anthropic":
+            return (f"{where}/v1/messages not found (HTTP 404): this server does not speak the Anthropic "
+                    f"format; for an OpenAI-compatible server use openai/MODEL")
+        if not where.endswith("/v1"):
+            return f"{where}/chat/completions not found (HTTP 404): did you mean {where}/v1 ?"
+        return f"{where}/chat/completions: {error} (check the model name: --model-name)"
+    return " ".join(str(error).split())

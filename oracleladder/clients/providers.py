@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
+    CannotConnect,
     ConnectionDropped,
     MalformedResponse,
     MissingAPIKey,
@@ -96,18 +97,23 @@ def _resolve_key(provider: str, api_key: str | None, base_url: str | None, api_k
     None: send no key at all (an OpenAI-compatible server that needs none)."""
     if api_key:
         return api_key
+    env = key_env_for(provider, base_url, api_key_env)
+    if env is None:
+        return None
+    key = os.environ.get(env)
+    if not key:
+        raise MissingAPIKey(provider, env)
+    return key
+
+
+def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) -> str | None:
+    """The variable this endpoint's key comes from: the one named, else the provider's own for its
+    own host, else none."""
     if api_key_env:
-        key = os.environ.get(api_key_env)
-        if not key:
-            raise MissingAPIKey(provider, api_key_env)
-        return key
+        return api_key_env
     if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS[provider]).hostname:
         return None
-    env = API_KEY_ENV[provider]
-    key = os.environ.get(env)
-    if key:
-        return key
-    raise MissingAPIKey(provider, env)
+    return API_KEY_ENV.get(provider)
 
 
 def _openai_body(request: ChatRequest) -> dict[str, Any]:
@@ -324,6 +330,8 @@ class OpenAIRawProvider:
                     retry_after = resp.headers.get("Retry-After")
             except asyncio.TimeoutError:
                 raise RequestTimeout("request timed out") from None
+            except aiohttp.ClientConnectorError as e:
+                raise CannotConnect(f"cannot connect to {self.base_url}: {type(e).__name__}") from None
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
                 raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
             try:
@@ -424,8 +432,14 @@ class AnthropicProvider:
         await self._client.close()
 
 
+# the SDKs' HTTP layer's names for a connection never made (refused, unknown host, connect timeout)
+_CONNECT_ERRORS = ("ConnectError", "ConnectTimeout")
+
+
 def _sdk_error(sdk: Any, e: Exception, name: str) -> Exception:
     """The provider error for an exception of the OpenAI or the Anthropic SDK (same class names)."""
+    if isinstance(e, sdk.APIConnectionError) and type(e.__cause__).__name__ in _CONNECT_ERRORS:
+        return CannotConnect("cannot connect")  # no connection at all, as opposed to one dropped or slow
     if isinstance(e, sdk.APITimeoutError):  # before APIConnectionError, its base class
         return RequestTimeout("request timed out")
     if isinstance(e, sdk.APIStatusError):

@@ -241,6 +241,7 @@ class Client:
         self.model = model
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.usage = Usage()
+        self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
         if structured != "auto":
@@ -288,6 +289,7 @@ class Client:
                 fut.exception()  # mark retrieved
             if isinstance(e, ProviderError):
                 self.usage.failures += 1
+                self.last_error = e
                 if self.cache is not None:
                     await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
                                               run_id=self.run_id)
