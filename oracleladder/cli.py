@@ -201,6 +201,16 @@ def _client(model: str, store: object, base_url: str | None, concurrency: int, r
         raise
 
 
+async def _served_name(client, base_url: str | None, options: dict | None) -> None:
+    """Without --model-name, a server listing one model is asked for it by its served name."""
+    if base_url is None or (options or {}).get("model_name"):
+        return
+    name = await client.use_served_model()
+    if name is not None:
+        console.print(f"{base_url} serves one model, {name}: the requests carry that name "
+                      "(--model-name NAME to choose)", soft_wrap=True, highlight=False, markup=False)
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -225,6 +235,7 @@ async def _probe(config, store_path: Path, source: str, base_url: str | None,
         families = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = families[:limit] if limit else families
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, options)
+        await _served_name(client, base_url, options)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status = "interrupted"
         try:
@@ -293,6 +304,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     store = await Store.open(store_path)
     try:
         client = _client(teacher, store, base_url, concurrency, rpm, tpm, options)
+        await _served_name(client, base_url, options)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"

@@ -10,6 +10,15 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.store import Store
+
+
+async def _calls(store: str) -> list:
+    s = await Store.open(Path(store))
+    try:
+        return await s.calls()
+    finally:
+        await s.close()
 
 
 def test_probe_then_cached_rerun_sends_nothing(tmp_path: Path, shared_data: Path, llama_server) -> None:
@@ -26,6 +35,9 @@ def test_probe_then_cached_rerun_sends_nothing(tmp_path: Path, shared_data: Path
     served = llama_server.chat_statuses()[before:]
     assert first["families"] == 3 and first["failures"] == 0
     assert len(served) == first["requests"] > 0 and set(served) == {200}
+    gguf = str(llama_server.model_path)  # the one model it lists, the name the requests carry
+    assert f"serves one model, {gguf}" in result.output
+    assert {c.model for c in asyncio.run(_calls(store))} == {gguf}
 
     result = runner.invoke(app, probe)
     assert result.exit_code == 0, result.output
@@ -38,8 +50,6 @@ def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, lla
     """llama.cpp's server refuses a json_schema response_format with HTTP 500 and a validation
     message: each such call is sent once (never retried as transient), the client says once that it
     steps down to json_object, re-sends there, and every problem's attempt is stored with its reason."""
-    from oracleladder.store import Store
-
     problems = tmp_path / "problems.jsonl"
     problems.write_text("".join(json.dumps({"pid": f"p{i}", "problem": f"What is {i} + {2 * i}?",
                                             "answer": str(3 * i)}) + "\n" for i in (1, 2, 3)))

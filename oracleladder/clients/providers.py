@@ -313,6 +313,18 @@ class OpenAIRawProvider:
             )
         return self._session
 
+    async def served_models(self) -> list[str]:
+        """The model ids the server lists at ``/models`` ([] if it lists none or cannot say)."""
+        import aiohttp
+
+        try:
+            async with self._get_session().get(self.base_url + "/models", headers=self._headers) as resp:
+                data = await resp.json(content_type=None) if resp.status == 200 else {}
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return []
+        listed = data.get("data") if isinstance(data, dict) else None
+        return [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
+
     async def complete(self, request: ChatRequest) -> ChatResult:
         import asyncio
 

@@ -266,6 +266,16 @@ class Client:
                            messages=messages, params=params, k=k, response_schema=response_schema,
                            endpoint=self.provider.endpoint)
 
+    async def use_served_model(self) -> str | None:
+        """When the server lists exactly one model (``/v1/models``) and it is not this client's
+        model, the requests carry its name from now on (vLLM refuses other names); returns it."""
+        served = getattr(self.provider, "served_models", None)
+        names = await served() if served is not None else []
+        if len(names) != 1 or names[0] == self.model:
+            return None
+        self.model = names[0]
+        return self.model
+
     # ---------------------------------------------------------------- the call
     async def complete(self, request: ChatRequest) -> ChatResult:
         self.usage.calls += 1
