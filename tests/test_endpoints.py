@@ -71,15 +71,17 @@ async def test_python_extra_body_means_top_level_fields() -> None:
         assert body["top_k"] == 5 and body["repetition_penalty"] == 1.1 and "extra_body" not in body
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
-async def test_provider_keys_never_reach_another_server(monkeypatch, transport: str) -> None:
+@pytest.mark.parametrize("model,transport", [("openai/m", "aiohttp"), ("openai/m", "sdk"), ("anthropic/m", "auto")])
+async def test_provider_keys_never_reach_another_server(monkeypatch, model: str, transport: str) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-SECRET")
     monkeypatch.setenv("MYKEY", "my-server-key")
     async with LoopbackServer(["ok"]) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, transport=transport)
+        url = srv.openai_base_url if model.startswith("openai") else srv.anthropic_base_url
+        c = make_client(model, base_url=url, transport=transport)
         await c.complete(c.request("hi"))
         await c.aclose()
-        c = make_client("openai/m", base_url=srv.openai_base_url, transport=transport, api_key_env="MYKEY")
+        c = make_client(model, base_url=url, transport=transport, api_key_env="MYKEY")
         await c.complete(c.request("hi again"))
         await c.aclose()
         assert srv.credentials == [None, "Bearer my-server-key"]

@@ -378,11 +378,14 @@ class AnthropicProvider:
 
         self.endpoint = endpoint_of("anthropic", base_url)
         self._anthropic = anthropic
+        key = _resolve_key("anthropic", api_key, base_url, api_key_env)
+        omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
+        self._headers = {} if key else {"extra_headers": omit}
         kw: dict[str, Any] = {}
         if hasattr(anthropic, "DefaultAioHttpClient"):
             kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
         self._client = anthropic.AsyncAnthropic(
-            api_key=_resolve_key("anthropic", api_key, base_url, api_key_env) or "",  # "": no env lookup
+            api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
             base_url=base_url,
             timeout=timeout,
             max_retries=0,
@@ -420,7 +423,7 @@ class AnthropicProvider:
             body = self._refusals.body(request)
             t0 = time.perf_counter()
             try:
-                raw = await self._client.messages.with_raw_response.create(**body)
+                raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
                 data = json.loads(raw.http_response.content)
                 break
             except (a.APIError, ValueError) as e:
