@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from oracleladder.clients import (
     AuthenticationError,
+    BadRequestError,
     ChatRequest,
     Client,
     MemoryCache,
@@ -392,3 +393,29 @@ def test_thread_mode_and_key_not_in_request():
         assert srv.total == 1
     assert "sk-secret-123" not in c.request("t").model_dump_json()
     assert r.text == "echo: t"
+
+
+async def test_auto_structured_mode_steps_down_once_per_rejection(caplog) -> None:
+    """A server without response_format (HTTP 400 naming it): json_schema and json_object are each
+    rejected once, said once, never retried; the answer comes as a tool call, and the next call
+    goes straight to tools."""
+    async with LoopbackServer(lambda m, b: '{"value": 3, "unit": "m"}', unsupported_fields=("response_format",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        for question in ("How far?", "How high?"):
+            assert (await c.structured(c.request(question), Answer)).value == 3
+        await c.aclose()
+        assert srv.total == 4 and srv.by_kind["400"] == 2
+    assert c.usage.retries == 0 and c.usage.failures == 2 and c.usage.successes == 2
+    learned = [r.getMessage() for r in caplog.records if "rejects structured mode" in r.getMessage()]
+    assert len(learned) == 2
+    assert "mode json_schema" in learned[0] and "use json_object from now on" in learned[0]
+    assert "mode json_object" in learned[1] and "use tools from now on" in learned[1]
+
+
+async def test_fixed_structured_mode_is_not_stepped_down() -> None:
+    async with LoopbackServer(["{}"], unsupported_fields=("response_format",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, structured="json_schema")
+        with pytest.raises(Exception) as info:
+            await c.structured(c.request("How far?"), Answer)
+        await c.aclose()
+        assert srv.total == 1 and isinstance(info.value.__cause__, BadRequestError)

@@ -88,6 +88,7 @@ class LoopbackServer:
         seed: int = 0,
         max_lifetime: float = 300.0,
         refusing_models: tuple[str, ...] = (),
+        unsupported_fields: tuple[str, ...] = (),
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -104,6 +105,9 @@ class LoopbackServer:
         # provider's words: OpenAI's reasoning models max_tokens, and temperature or top_p other
         # than 1; Anthropic's newest temperature, top_p and top_k
         self.refusing_models = refusing_models
+        # top-level body fields this server does not take (HTTP 400 naming the field), as a server
+        # without response_format or tools support answers
+        self.unsupported_fields = unsupported_fields
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -211,6 +215,12 @@ class LoopbackServer:
 
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None:
         """A refusing model's HTTP 400 for the first parameter it does not take (kind: the wire)."""
+        field = next((f for f in self.unsupported_fields if f in body), None)
+        if field is not None:
+            self.faulted += 1
+            self.by_kind["400"] += 1
+            return web.json_response({"error": {"message": f"unsupported field '{field}'",
+                                                "type": "invalid_request_error"}}, status=400)
         if not self.refusing_models or not str(body.get("model", "")).startswith(self.refusing_models):
             return None
         if kind == "anthropic":
