@@ -419,3 +419,14 @@ async def test_fixed_structured_mode_is_not_stepped_down() -> None:
             await c.structured(c.request("How far?"), Answer)
         await c.aclose()
         assert srv.total == 1 and isinstance(info.value.__cause__, BadRequestError)
+
+
+async def test_a_400_that_names_no_structured_field_keeps_the_mode(caplog) -> None:
+    """A 400 about something else (here an unsupported seed) is the call's failure, not the mode's."""
+    async with LoopbackServer(["{}"], unsupported_fields=("seed",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        with pytest.raises(Exception) as info:
+            await c.structured(c.request("How far?", seed=1), Answer)
+        await c.aclose()
+        assert srv.total == 1 and isinstance(info.value.__cause__, BadRequestError)
+    assert not [r for r in caplog.records if "rejects structured mode" in r.getMessage()]

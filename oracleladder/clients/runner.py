@@ -7,6 +7,7 @@ import asyncio
 import contextvars
 import logging
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -194,6 +195,7 @@ STRUCTURED_MODES: dict[str, instructor.Mode] = {
     "tools": instructor.Mode.TOOLS,
     "md_json": instructor.Mode.MD_JSON,
 }
+_NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 # Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt.
 _PROMPT_ONLY = {"anthropic"}
 
@@ -449,12 +451,14 @@ class Client:
     def _rejects_mode(self, mode: str, error: BaseException | None) -> bool:
         """Whether ``error`` is the server rejecting structured mode ``mode`` and a weaker one is
         left; then the client's requests use the next mode from now on (learned once)."""
-        if not isinstance(error, BadRequestError) or error.status in (401, 403, 404) or len(self._modes) < 2:
+        # a rejection names what it rejects: a 400 for, say, a too long prompt must not cost the mode
+        if not isinstance(error, BadRequestError) or not _NAMES_MODE.search(str(error)) or len(self._modes) < 2:
             return False
         if self._modes[0] == mode:  # else a call in flight learned it meanwhile: just re-send
             self._modes.pop(0)
-            log.warning("%s/%s rejects structured mode %s (%s); its structured calls use %s from now on",
-                        self.provider.name, self.model, mode, _first_line(str(error)), self._modes[0])
+            log.warning("%s/%s at %s rejects structured mode %s (%s); its structured calls use %s from now on",
+                        self.provider.name, self.model, self.provider.endpoint or "the provider's API", mode,
+                        _first_line(str(error)), self._modes[0])
         return True
 
     async def aclose(self) -> None:
