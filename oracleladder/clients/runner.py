@@ -224,6 +224,7 @@ class Client:
         model: str | None = None,
         structured: str = "auto",
         extra_body: dict[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
         if structured != "auto" and structured not in STRUCTURED_MODES:
             raise ConfigurationError(f"unknown structured mode {structured!r}; known: auto, "
@@ -240,7 +241,10 @@ class Client:
         self.default_cooldown = default_cooldown
         self.run_id = run_id
         self.prices = prices
-        self.model = model
+        self.model = model  # the name the requests carry
+        # the name results are filed under (a teacher's roadmap set): the user's provider/model,
+        # also when the requests carry a server's own name for it (--model-name, /v1/models)
+        self.name = name or f"{provider.name}/{model or 'default'}"
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.usage = Usage()
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
@@ -525,7 +529,7 @@ def make_client(
     provider_name, name = parse_model(model)
     provider = make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
                              timeout=timeout, transport=transport)
-    return Client(provider, cache=cache, model=model_name or name, **client_kwargs)
+    return Client(provider, cache=cache, model=model_name or name, name=f"{provider_name}/{name}", **client_kwargs)
 
 
 __all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",
