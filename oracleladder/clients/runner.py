@@ -532,5 +532,5 @@ def make_client(
     return Client(provider, cache=cache, model=model_name or name, name=f"{provider_name}/{name}", **client_kwargs)
 
 
-__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",
+__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "STRUCTURED_MODES", "Usage", "make_client",
            "price_of"]
