@@ -38,10 +38,28 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _run(coro, store: Path):
-    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store."""
+def _explain(error: BaseException, model: str, base_urls: list[str] | None, options: dict) -> str:
+    """One line for a failed call to the endpoint of ``model`` (clients.errors.explain)."""
+    from .clients.errors import explain
+    from .clients.providers import key_env_for, parse_model
+
+    provider = parse_model(model)[0]
+    base_url = base_urls[0] if base_urls else None
+    return explain(error, provider=provider, base_url=base_url,
+                   key_env=key_env_for(provider, base_url, options.get("api_key_env")))
+
+
+def _run(coro, store: Path, endpoint: tuple[str, list[str] | None, dict] | None = None):
+    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store. A
+    call that failed for good ends it with one line on the ``endpoint`` (model, base URL, options)."""
+    from .clients import ProviderError
+
     try:
         return asyncio.run(coro)
+    except ProviderError as exc:
+        if endpoint is None:
+            raise
+        _fail(_explain(exc, *endpoint), 1)
     except KeyboardInterrupt:
         console.print(f"interrupted: everything finished so far is kept in {store}; "
                       "rerun the same command to resume (stored calls are not asked again)",
@@ -146,6 +164,35 @@ async def _roadmap_set(store, name: str) -> list[Family]:
     return families
 
 
+ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
+ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
+ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
+ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+
+
+def _client_options(params: list[str] | None, extra_body: str | None, api_key_env: str | None,
+                    model_name: str | None, **more: object) -> dict:
+    """make_client's keywords from the endpoint options: --param and --extra-body become the
+    client's extra_body (top-level body fields, --param winning)."""
+    body: dict = {}
+    if extra_body:
+        try:
+            body = json.loads(extra_body)
+        except ValueError as exc:
+            _fail(f"--extra-body is not JSON: {exc}")
+        if not isinstance(body, dict):
+            _fail("--extra-body must be a JSON object, e.g. '{\"top_k\": 20}'")
+    for item in params or []:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            _fail(f"--param {item!r}: expected NAME=VALUE, e.g. --param top_k=20")
+        try:
+            body[name.strip()] = json.loads(raw)
+        except ValueError:
+            body[name.strip()] = raw  # not JSON: the string itself
+    return {"extra_body": body, "api_key_env": api_key_env, "model_name": model_name, **more}
+
+
 def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
             rpm: float | None, tpm: float | None, **client_opts: Any):
     from .clients import ConfigurationError, make_client
@@ -173,6 +220,16 @@ async def _concurrency(given: int | None, base_urls: list[str] | None, default: 
                           soft_wrap=True, highlight=False, markup=False)
         per_replica.append(slots or default)
     return per_replica[0] if len(per_replica) == 1 else per_replica or default
+
+
+async def _served_name(client, base_urls: list[str] | None, options: dict[str, Any]) -> None:
+    """Without --model-name, a server listing one model is asked for it by its served name."""
+    if not base_urls or options.get("model_name"):
+        return
+    name = await client.use_served_model()
+    if name is not None:
+        console.print(f"{base_urls[0]} serves one model, {name}: the requests carry that name "
+                      "(--model-name NAME to choose)", soft_wrap=True, highlight=False, markup=False)
 
 
 def _progress() -> Progress:
@@ -206,6 +263,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         families = families[:limit] if limit else families
         concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
+        await _served_name(client, base_url, client_opts)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status, failed = "interrupted", []
         try:
@@ -304,6 +362,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     try:
         concurrency = await _concurrency(concurrency, base_url, 16)
         client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
+        await _served_name(client, base_url, client_opts)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
@@ -325,7 +384,9 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
               if not o.ok and not o.infrastructure_failure}
     infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
                     for o in outcomes if o.infrastructure_failure}
+    every_call_failed = client.usage.successes == 0 and client.last_error is not None
     return {
+        "all_failed": _explain(client.last_error, teacher, base_url, client_opts) if every_call_failed else None,
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
         "infrastructure_failures": len(infra_failed),
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
@@ -344,6 +405,11 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
+    structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
@@ -357,12 +423,16 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
+    client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
+                                  timeout=timeout, max_cooldown=max_cooldown)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve,
-                            {"timeout": timeout, "max_cooldown": max_cooldown}), store)
+                            base_url, rpm, tpm, independent_solve, client_opts), store,
+                   (teacher, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
-    else:
+    if summary["all_failed"]:
+        _fail(f"every teacher call failed: {summary['all_failed']}", 1)
+    if not as_json:
         cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
         console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, infrastructure failures "
                       f"{summary['infrastructure_failures']}; attempts per family {summary['attempts_per_family']}; "
@@ -427,6 +497,10 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
     base_url: BaseUrlOpt = None,
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = None,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
     tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
@@ -452,8 +526,10 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit,
-                          {"timeout": timeout, "max_cooldown": max_cooldown}), store)
+    client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
+                                  max_cooldown=max_cooldown)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts), store,
+                   (student, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
     else:

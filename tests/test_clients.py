@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from oracleladder.clients import (
     AuthenticationError,
+    BadRequestError,
     ChatRequest,
     Client,
     MemoryCache,
@@ -243,28 +244,39 @@ async def test_structured_reasks_invalid_json():
     assert len(cache.results) == 2
 
 
-async def test_structured_prompt_carries_the_model_schema_on_every_call():
-    """The schema instructor writes into its JSON-mode prompt is made once per Client: every call's
-    prompt and response_format still carry the model's own schema, unchanged."""
-    seen: list[tuple[list, dict]] = []
+@pytest.mark.parametrize("mode", ["json_schema", "json_object", "tools", "md_json"])
+async def test_structured_schema_reaches_the_model_once_per_mode(mode: str) -> None:
+    """Each structured mode carries the model's own schema (made once per Client, never changed) in
+    exactly one place the model reads: the response_format, the prompt, or the tool; json_object
+    also sends it as the response_format's decoding constraint (llama.cpp's servers use it)."""
+    seen: list[dict] = []
 
     def script(messages, body):
-        seen.append((messages, body))
+        seen.append(body)
         return '{"value": 3, "unit": "m"}'
 
     async with LoopbackServer(script) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url)
+        c = make_client("openai/m", base_url=srv.openai_base_url, structured=mode)
         for question in ("How far?", "How high?"):
             assert (await c.structured(c.request(question), Answer)).value == 3
         await c.aclose()
     schema = Answer.model_json_schema()
     text = json.dumps(schema, indent=2, ensure_ascii=False)
     assert len(seen) == 2
-    for (messages, body), question in zip(seen, ("How far?", "How high?")):
-        assert messages[0]["role"] == "system" and text[1:] in messages[0]["content"]
-        assert messages[-1] == {"role": "user", "content": question}
-        assert body["response_format"]["json_schema"]["schema"] == schema
-    assert seen[0][0][0] == seen[1][0][0]
+    for body, question in zip(seen, ("How far?", "How high?")):
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        assert question in body["messages"][-1]["content"]
+        in_prompt = text[1:] in prompt
+        if mode == "json_schema":
+            assert not in_prompt and body["response_format"]["json_schema"]["schema"] == schema
+            assert "tools" not in body
+        elif mode == "json_object":
+            assert in_prompt and body["response_format"] == {"type": "json_object", "schema": schema}
+        elif mode == "tools":
+            assert not in_prompt and "response_format" not in body
+            assert body["tools"][0]["function"]["parameters"]["properties"] == schema["properties"]
+        else:
+            assert in_prompt and "response_format" not in body and "tools" not in body
     assert Answer.model_json_schema() == schema  # nothing was changed in place
 
 
@@ -381,3 +393,40 @@ def test_thread_mode_and_key_not_in_request():
         assert srv.total == 1
     assert "sk-secret-123" not in c.request("t").model_dump_json()
     assert r.text == "echo: t"
+
+
+async def test_auto_structured_mode_steps_down_once_per_rejection(caplog) -> None:
+    """A server without response_format (HTTP 400 naming it): json_schema and json_object are each
+    rejected once, said once, never retried; the answer comes as a tool call, and the next call
+    goes straight to tools."""
+    async with LoopbackServer(lambda m, b: '{"value": 3, "unit": "m"}', unsupported_fields=("response_format",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        for question in ("How far?", "How high?"):
+            assert (await c.structured(c.request(question), Answer)).value == 3
+        await c.aclose()
+        assert srv.total == 4 and srv.by_kind["400"] == 2
+    assert c.usage.retries == 0 and c.usage.failures == 2 and c.usage.successes == 2
+    learned = [r.getMessage() for r in caplog.records if "rejects structured mode" in r.getMessage()]
+    assert len(learned) == 2
+    assert "mode json_schema" in learned[0] and "use json_object from now on" in learned[0]
+    assert "mode json_object" in learned[1] and "use tools from now on" in learned[1]
+
+
+async def test_fixed_structured_mode_is_not_stepped_down() -> None:
+    async with LoopbackServer(["{}"], unsupported_fields=("response_format",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url, structured="json_schema")
+        with pytest.raises(Exception) as info:
+            await c.structured(c.request("How far?"), Answer)
+        await c.aclose()
+        assert srv.total == 1 and isinstance(info.value.__cause__, BadRequestError)
+
+
+async def test_a_400_that_names_no_structured_field_keeps_the_mode(caplog) -> None:
+    """A 400 about something else (here an unsupported seed) is the call's failure, not the mode's."""
+    async with LoopbackServer(["{}"], unsupported_fields=("seed",)) as srv:
+        c = make_client("openai/m", base_url=srv.openai_base_url)
+        with pytest.raises(Exception) as info:
+            await c.structured(c.request("How far?", seed=1), Answer)
+        await c.aclose()
+        assert srv.total == 1 and isinstance(info.value.__cause__, BadRequestError)
+    assert not [r for r in caplog.records if "rejects structured mode" in r.getMessage()]

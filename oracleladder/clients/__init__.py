@@ -5,6 +5,7 @@ from .base import ChatRequest, ChatResult, Provider
 from .errors import (
     AuthenticationError,
     BadRequestError,
+    CannotConnect,
     ConfigurationError,
     EmptyCompletion,
     MissingAPIKey,
@@ -22,12 +23,22 @@ from .providers import (
     make_provider,
     parse_model,
 )
-from .runner import PRICES, CallCache, Client, MemoryCache, RateLimiter, Usage, make_client, price_of
+from .runner import (
+    PRICES,
+    STRUCTURED_MODES,
+    CallCache,
+    Client,
+    MemoryCache,
+    RateLimiter,
+    Usage,
+    make_client,
+    price_of,
+)
 
 __all__ = [
-    "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError",
+    "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
     "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
-    "OpenAIRawProvider", "make_provider", "parse_model", "PRICES", "CallCache", "Client",
+    "OpenAIRawProvider", "make_provider", "parse_model", "PRICES", "STRUCTURED_MODES", "CallCache", "Client",
     "MemoryCache", "RateLimiter", "Usage", "make_client", "price_of",
 ]

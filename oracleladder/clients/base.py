@@ -18,13 +18,25 @@ class ChatRequest(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)  # temperature, max_tokens, top_p, seed, ...
     k: int = 0  # attempt index: K samples of one prompt are K different calls
     response_schema: dict[str, Any] | None = None  # JSON schema for structured output, if any
+    # The server asked: its normalized base URL; None for the provider's own default endpoint.
+    endpoint: str | None = None
 
     def key(self) -> str:
-        """sha256 over the canonical JSON of everything that determines the answer."""
-        payload = json.dumps(
-            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+        """sha256 over the canonical JSON of everything that determines the answer.
+
+        A field added after the first release enters the key only when set (``_KEYED_WHEN_SET``),
+        so the calls stored before it keep their keys: a call to a provider's default endpoint
+        has the key it always had, one to another server (``endpoint``) a key of its own.
+        """
+        data = self.model_dump(mode="json")
+        for name in _KEYED_WHEN_SET:
+            if data[name] is None:
+                del data[name]
+        payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_KEYED_WHEN_SET = ("endpoint",)
 
 
 class ChatResult(BaseModel):
@@ -41,6 +53,7 @@ class Provider(Protocol):
     """One backend. Raise a `clients.errors` exception on failure; retries happen above this."""
 
     name: str
+    endpoint: str | None  # what ChatRequest.endpoint says for this provider's calls
 
     async def complete(self, request: ChatRequest) -> ChatResult: ...
 

@@ -91,6 +91,10 @@ class EmptyCompletion(TransientError):
     the in-process ``local`` model's empty text: it has no outage, and it would say the same again."""
 
 
+class CannotConnect(ConnectionDropped):
+    """No connection at all (refused, unknown host): retried, as a server may be starting."""
+
+
 class PermanentError(ProviderError):
     """Not worth retrying: the same request will fail the same way."""
 
@@ -140,12 +144,49 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
 
 
-def classify_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
-    """Map an HTTP status to the right error class."""
+# A 5xx whose body says the server's validation refused the request (llama-cpp-python's server
+# answers an unknown response_format type with HTTP 500 and "1 validation error"): a rejection
+# the same request meets every time, never worth a retry.
+_REJECTION = re.compile(r"validation error|response_format|tool_choice", re.IGNORECASE)
+
+
+def classify_status(status: int, message: str, retry_after: float | None = None, body: str = "") -> ProviderError:
+    """Map an HTTP status (and the body's words, for a 5xx that is a rejection) to the right error class."""
     if status == 429:
         return RateLimitError(message, status=status, retry_after=retry_after)
+    if status >= 500 and _REJECTION.search(body):
+        return BadRequestError(message, status=status)
     if status in (408, 409) or status >= 500:
         return ServerError(message, status=status, retry_after=retry_after)
     if status in (401, 403):
         return AuthenticationError(message, status=status)
     return BadRequestError(message, status=status)
+
+
+def endpoint_failure(error: BaseException) -> bool:
+    """True when no request to this endpoint can succeed (no connection, a refused key, a wrong
+    URL): a run stops at once with ``explain``'s line rather than failing each of its jobs."""
+    return isinstance(error, CannotConnect) or getattr(error, "status", None) in (401, 403, 404)
+
+
+def explain(error: BaseException, *, provider: str, base_url: str | None, key_env: str | None) -> str:
+    """One line: what went wrong with an endpoint, and what to do about it.
+
+    ``key_env`` is the variable this endpoint's key comes from (None: the endpoint gets no key)."""
+    where = (base_url or "").rstrip("/") or f"the {provider} API"
+    status = getattr(error, "status", None)
+    if isinstance(error, CannotConnect):
+        return f"cannot connect to {where}: is the server running, and is --base-url right?"
+    if status in (401, 403):
+        if key_env is None:
+            return (f"{where} wants a key (HTTP {status}): put it in an environment variable and name "
+                    f"that with --api-key-env NAME")
+        return f"{where} refused the key in {key_env} (HTTP {status}): set {key_env} to a key it accepts"
+    if status == 404 and base_url:
+        if provider == "anthropic":
+            return (f"{where}/v1/messages not found (HTTP 404): this server does not speak the Anthropic "
+                    f"format; for an OpenAI-compatible server use openai/MODEL")
+        if not where.endswith("/v1"):
+            return f"{where}/chat/completions not found (HTTP 404): did you mean {where}/v1 ?"
+        return f"{where}/chat/completions: {error} (check the model name: --model-name)"
+    return " ".join(str(error).split())

@@ -133,6 +133,7 @@ class LocalProvider:
     """In-process llama.cpp provider (name ``"local"``). Lazy, thread-safe, one generation at a time."""
 
     name = "local"
+    endpoint = None  # in-process: no server to tell apart
 
     def __init__(
         self,
@@ -190,8 +191,14 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        if request.response_schema is not None:
-            kw["response_format"] = {"type": "json_object", "schema": request.response_schema}
+        schema = request.response_schema
+        rf = p.get("response_format")
+        if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
+            # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
+            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema") or schema
+            kw["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
+        elif schema is not None:
+            kw["response_format"] = {"type": "json_object", "schema": schema}
         return kw
 
     def complete_sync(self, request: ChatRequest) -> ChatResult:

@@ -9,6 +9,7 @@ API keys are held only by the provider objects: never logged, never put in a Cha
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -16,9 +17,11 @@ import re
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
+    CannotConnect,
     ConnectionDropped,
     EmptyCompletion,
     MalformedResponse,
@@ -34,6 +37,7 @@ from .errors import (
 KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
 TRANSPORTS = ("auto", "sdk", "aiohttp")
 API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
 DEFAULT_ANTHROPIC_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
@@ -43,7 +47,7 @@ log = logging.getLogger(__name__)
 _OPENAI_PARAMS = {
     "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "n",
     "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
-    "top_k", "min_p", "repetition_penalty",
+    "top_k", "min_p", "repetition_penalty", "tools", "tool_choice",
 }
 _OPENAI_REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what a newer model may refuse (_Refusals)
 _ANTHROPIC_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
@@ -71,21 +75,59 @@ def parse_model(model: str) -> tuple[str, str]:
     return provider, name
 
 
-def _resolve_key(provider: str, api_key: str | None, base_url: str | None) -> str:
-    key = api_key or os.environ.get(API_KEY_ENV[provider])
-    if key:
-        register_secret(key)  # some gateways echo the key in their error bodies
-        return key
-    if base_url:  # OpenAI-compatible servers (vLLM, SGLang, Ollama, llama.cpp) rarely need one
-        return "not-needed"
-    raise MissingAPIKey(provider, API_KEY_ENV[provider])
+def normalize_base_url(url: str) -> str:
+    """``HTTP://Host:80/v1/`` -> ``http://host/v1``: one spelling per server, for the call key."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    netloc = (parts.hostname or "").lower()
+    if parts.port is not None and parts.port != {"http": 80, "https": 443}.get(scheme):
+        netloc += f":{parts.port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def endpoint_of(provider: str, base_url: str | None) -> str | None:
+    """The endpoint a call key names: None for the provider's own default (keys stay as they were)."""
+    if base_url is None:
+        return None
+    url = normalize_base_url(base_url)
+    return None if url == normalize_base_url(DEFAULT_BASE_URLS[provider]) else url
+
+
+def _resolve_key(provider: str, api_key: str | None, base_url: str | None, api_key_env: str | None) -> str | None:
+    """This endpoint's key: ``api_key``, else the variable ``api_key_env`` names, else the
+    provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), but only for the provider's own
+    host: a key is never handed to another server unless the user names it for that server.
+    None: send no key at all (an OpenAI-compatible server that needs none)."""
+    if api_key:
+        register_secret(api_key)  # some gateways echo the key in their error bodies
+        return api_key
+    env = key_env_for(provider, base_url, api_key_env)
+    if env is None:
+        return None
+    key = os.environ.get(env)
+    if not key:
+        raise MissingAPIKey(provider, env)
+    register_secret(key)
+    return key
+
+
+def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) -> str | None:
+    """The variable this endpoint's key comes from: the one named, else the provider's own for its
+    own host, else none."""
+    if api_key_env:
+        return api_key_env
+    if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS[provider]).hostname:
+        return None
+    return API_KEY_ENV.get(provider)
 
 
 def _openai_body(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions body as it goes on the wire; ``extra_body`` fields at its top level."""
     body: dict[str, Any] = {"model": request.model, "messages": request.messages}
     for k, v in request.params.items():
-        if k in _OPENAI_PARAMS or k.startswith("extra_"):
+        if k in _OPENAI_PARAMS:
             body[k] = v
+    body.update(request.params.get("extra_body") or {})
     if request.response_schema is not None and "response_format" not in body:
         body["response_format"] = {
             "type": "json_schema",
@@ -179,6 +221,9 @@ def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"]
+        calls = choice["message"].get("tool_calls")
+        if not text and calls:  # a forced tool call (structured mode "tools"): its arguments are the answer
+            text = calls[0]["function"]["arguments"]
         if text is None:
             text = ""
         if not isinstance(text, str):
@@ -202,6 +247,7 @@ class OpenAIProvider:
         self,
         *,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         name: str = "openai",
@@ -210,23 +256,31 @@ class OpenAIProvider:
 
         self.name = name
         self.base_url = base_url
+        self.endpoint = endpoint_of("openai", base_url)
         self._openai = openai
+        key = _resolve_key("openai", api_key, base_url, api_key_env)
         self._client = openai.AsyncOpenAI(
-            api_key=_resolve_key("openai", api_key, base_url),
+            api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
             base_url=base_url,
             timeout=timeout,
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(timeout=timeout),
         )
         self._refusals = _Refusals(name, _openai_body, _OPENAI_REFUSABLE)
+        self._sdk_params = set(inspect.signature(self._client.chat.completions.create).parameters)
+        self._headers = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         o = self._openai
         while True:  # at most once more per refusable parameter: each is learned once
             body = self._refusals.body(request)
+            # the SDK takes the fields it has no keyword for through extra_body: the same wire
+            kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
+            extra = {k: v for k, v in body.items() if k not in self._sdk_params}
             t0 = time.perf_counter()
             try:
-                raw = await self._client.chat.completions.with_raw_response.create(**body)
+                raw = await self._client.chat.completions.with_raw_response.create(
+                    **kwargs, **({"extra_body": extra} if extra else {}), **self._headers)
                 status = raw.http_response.status_code
                 data = json.loads(raw.http_response.content)
             except (o.APIError, ValueError) as e:
@@ -251,18 +305,18 @@ class OpenAIRawProvider:
         self,
         *,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         name: str = "openai",
         connection_limit: int = 0,
     ) -> None:
         self.name = name
-        self.base_url = (base_url or "https://api.openai.com/v1").rstrip("/")
+        self.base_url = (base_url or DEFAULT_BASE_URLS["openai"]).rstrip("/")
+        self.endpoint = endpoint_of("openai", base_url)
         self._url = self.base_url + "/chat/completions"
-        self._headers = {
-            "Authorization": f"Bearer {_resolve_key('openai', api_key, base_url)}",
-            "Content-Type": "application/json",
-        }
+        key = _resolve_key("openai", api_key, base_url, api_key_env)
+        self._headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
         self._timeout = timeout
         self._limit = connection_limit
         self._session: Any = None
@@ -277,6 +331,18 @@ class OpenAIRawProvider:
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
             )
         return self._session
+
+    async def served_models(self) -> list[str]:
+        """The model ids the server lists at ``/models`` ([] if it lists none or cannot say)."""
+        import aiohttp
+
+        try:
+            async with self._get_session().get(self.base_url + "/models", headers=self._headers) as resp:
+                data = await resp.json(content_type=None) if resp.status == 200 else {}
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return []
+        listed = data.get("data") if isinstance(data, dict) else None
+        return [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         import asyncio
@@ -295,6 +361,8 @@ class OpenAIRawProvider:
                     retry_after = resp.headers.get("Retry-After")
             except asyncio.TimeoutError:
                 raise RequestTimeout(f"request timed out after {self._timeout:g} s") from None
+            except aiohttp.ClientConnectorError as e:
+                raise CannotConnect(f"cannot connect to {self.base_url}: {type(e).__name__}") from None
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
                 raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
             try:
@@ -304,9 +372,9 @@ class OpenAIRawProvider:
             if status >= 400:
                 if self._refusals.learn(request.model, body, status, data):
                     continue
-                excerpt = _excerpt(raw.decode("utf-8", "replace"))
-                raise classify_status(status, f"{self.name} HTTP {status}: {excerpt!r}",
-                                      parse_retry_after(retry_after))
+                text = raw.decode(errors="replace")
+                raise classify_status(status, f"{self.name} HTTP {status}: {_error_text(data, text)}",
+                                      parse_retry_after(retry_after), body=scrub(text))
             if data is None:
                 raise MalformedResponse("malformed body: not JSON")
             return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
@@ -322,16 +390,21 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(
-        self, *, api_key: str | None = None, base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+        self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         import anthropic
 
+        self.endpoint = endpoint_of("anthropic", base_url)
         self._anthropic = anthropic
+        key = _resolve_key("anthropic", api_key, base_url, api_key_env)
+        omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
+        self._headers = {} if key else {"extra_headers": omit}
         kw: dict[str, Any] = {}
         if hasattr(anthropic, "DefaultAioHttpClient"):
             kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
         self._client = anthropic.AsyncAnthropic(
-            api_key=_resolve_key("anthropic", api_key, None),
+            api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
             base_url=base_url,
             timeout=timeout,
             max_retries=0,
@@ -358,6 +431,8 @@ class AnthropicProvider:
                 body.setdefault("extra_body", {})[k] = v
             elif k == "stop":
                 body["stop_sequences"] = [v] if isinstance(v, str) else list(v)
+        if request.params.get("extra_body"):  # the SDK sends these at the body's top level
+            body.setdefault("extra_body", {}).update(request.params["extra_body"])
         body.setdefault("max_tokens", DEFAULT_ANTHROPIC_MAX_TOKENS)
         return body
 
@@ -367,7 +442,7 @@ class AnthropicProvider:
             body = self._refusals.body(request)
             t0 = time.perf_counter()
             try:
-                raw = await self._client.messages.with_raw_response.create(**body)
+                raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
                 data = json.loads(raw.http_response.content)
                 break
             except (a.APIError, ValueError) as e:
@@ -392,16 +467,29 @@ class AnthropicProvider:
         await self._client.close()
 
 
+# the SDKs' HTTP layer's names for a connection never made (refused, unknown host, connect timeout)
+_CONNECT_ERRORS = ("ConnectError", "ConnectTimeout")
+
+
 def _sdk_error(sdk: Any, e: Exception, name: str) -> Exception:
     """The provider error for an exception of the OpenAI or the Anthropic SDK (same class names)."""
+    if isinstance(e, sdk.APIConnectionError) and type(e.__cause__).__name__ in _CONNECT_ERRORS:
+        return CannotConnect("cannot connect")  # no connection at all, as opposed to one dropped or slow
     if isinstance(e, sdk.APITimeoutError):  # before APIConnectionError, its base class
         return RequestTimeout("request timed out")
     if isinstance(e, sdk.APIStatusError):
         ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
-        return classify_status(e.status_code, f"{name} HTTP {e.status_code}: {_short(e)}", ra)
+        return classify_status(e.status_code, f"{name} HTTP {e.status_code}: {_short(e)}", ra, body=str(e))
     if isinstance(e, sdk.APIConnectionError):
         return ConnectionDropped(f"connection failed: {type(e).__name__}")
     return MalformedResponse(f"malformed body: {type(e).__name__}")
+
+
+def _error_text(data: Any, text: str) -> str:
+    """An error body's message (the JSON error's own, if any) on one line, at most 200 characters."""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    return _excerpt(" ".join(str(message or text).split()))
 
 
 def _short(e: Exception) -> str:
@@ -436,6 +524,7 @@ def make_provider(
     provider: str,
     *,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     base_url: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     transport: str = "auto",
@@ -453,9 +542,9 @@ def make_provider(
     if provider == "openai":
         raw = transport == "aiohttp" or (transport == "auto" and base_url is not None)
         cls = OpenAIRawProvider if raw else OpenAIProvider
-        return cls(api_key=api_key, base_url=base_url, timeout=timeout)
+        return cls(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
-        return AnthropicProvider(api_key=api_key, base_url=base_url, timeout=timeout)
+        return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "local":
         from .local import LocalProvider  # lazy: pulls llama.cpp only when asked for
 

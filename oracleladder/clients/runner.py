@@ -7,6 +7,7 @@ import asyncio
 import contextvars
 import logging
 import random
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,10 +15,12 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from .base import ChatRequest, ChatResult, Provider
+import instructor
+from instructor.core.exceptions import InstructorRetryException
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
-from .errors import ProviderError, RequestTimeout, TransientError
+from .base import ChatRequest, ChatResult, Provider
+from .errors import BadRequestError, ConfigurationError, ProviderError, RequestTimeout, TransientError
 from .replicas import ReplicaProvider
 
 M = TypeVar("M", bound=BaseModel)
@@ -179,11 +182,25 @@ class _Slot:
         self._held = True
 
 
-_schema_var: contextvars.ContextVar[tuple[ChatRequest, dict[str, Any]] | None] = contextvars.ContextVar(
+_schema_var: contextvars.ContextVar[tuple[ChatRequest, str, dict[str, Any]] | None] = contextvars.ContextVar(
     "oracleladder_structured", default=None
 )
-_INSTRUCTOR_DROP = {"model", "messages", "response_format", "stream", "tools", "tool_choice",
-                    "response_model", "max_retries", "validation_context", "context", "strict", "hooks"}
+_INSTRUCTOR_DROP = {"model", "messages", "stream", "response_model", "max_retries", "validation_context",
+                    "context", "strict", "hooks"}
+
+# How a structured answer is asked for, strongest first (instructor's modes do the asking and the
+# parsing): a JSON-schema response_format; a JSON-object response_format carrying the schema (what
+# llama.cpp's servers take) with the schema in the prompt; a forced tool call; plain JSON asked for
+# in the prompt. "auto" starts at the first and steps down when a server rejects a mode.
+STRUCTURED_MODES: dict[str, instructor.Mode] = {
+    "json_schema": instructor.Mode.JSON_SCHEMA,
+    "json_object": instructor.Mode.JSON,
+    "tools": instructor.Mode.TOOLS,
+    "md_json": instructor.Mode.MD_JSON,
+}
+_NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
+# Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt.
+_PROMPT_ONLY = {"anthropic"}
 
 
 class Client:
@@ -209,7 +226,13 @@ class Client:
         run_id: str | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
         model: str | None = None,
+        structured: str = "auto",
+        extra_body: dict[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
+        if structured != "auto" and structured not in STRUCTURED_MODES:
+            raise ConfigurationError(f"unknown structured mode {structured!r}; known: auto, "
+                                     + ", ".join(STRUCTURED_MODES))
         self.provider = provider
         self.cache = cache
         self.concurrency = concurrency
@@ -225,21 +248,46 @@ class Client:
         self._warned_retry_after = False
         self.run_id = run_id
         self.prices = prices
-        self.model = model
+        self.model = model  # the name the requests carry
+        # the name results are filed under (a teacher's roadmap set): the user's provider/model,
+        # also when the requests carry a server's own name for it (--model-name, /v1/models)
+        self.name = name or f"{provider.name}/{model or 'default'}"
+        self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.usage = Usage()
+        self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
-        self._instructor: Any = None
+        if structured != "auto":
+            self._modes = [structured]
+        else:
+            self._modes = ["md_json"] if provider.name in _PROMPT_ONLY else list(STRUCTURED_MODES)
+        self._instructors: dict[str, Any] = {}
         self._response_models: dict[type[BaseModel], tuple[type[BaseModel], dict[str, Any]]] = {}
 
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
                 response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
-        """Convenience: a ChatRequest for this client's provider and model."""
+        """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
+        (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
+        says winning: fields for the request body's top level, part of the call key."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
+        extra = {**self.extra_body, **(params.get("extra_body") or {})}
+        if extra:
+            params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, response_schema=response_schema)
+                           messages=messages, params=params, k=k, response_schema=response_schema,
+                           endpoint=self.provider.endpoint)
+
+    async def use_served_model(self) -> str | None:
+        """When the server lists exactly one model (``/v1/models``) and it is not this client's
+        model, the requests carry its name from now on (vLLM refuses other names); returns it."""
+        served = getattr(self.provider, "served_models", None)
+        names = await served() if served is not None else []
+        if len(names) != 1 or names[0] == self.model:
+            return None
+        self.model = names[0]
+        return self.model
 
     # ---------------------------------------------------------------- the call
     async def complete(self, request: ChatRequest) -> ChatResult:
@@ -264,6 +312,7 @@ class Client:
                 fut.exception()  # mark retrieved
             if isinstance(e, ProviderError):
                 self.usage.failures += 1
+                self.last_error = e
                 if self.cache is not None:
                     await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
                                               run_id=self.run_id)
@@ -373,7 +422,7 @@ class Client:
         ctx = _schema_var.get()
         if ctx is None:
             raise RuntimeError("_instructor_create called outside Client.structured")
-        base, schema = ctx
+        base, mode, schema = ctx
         messages = []
         for m in kwargs.get("messages", []):
             c = m.get("content")
@@ -384,41 +433,65 @@ class Client:
         for k, v in kwargs.items():
             if k not in _INSTRUCTOR_DROP and v is not None:
                 params[k] = v
-        req = ChatRequest(provider=base.provider, model=base.model, messages=messages, params=params,
-                          k=base.k, response_schema=schema)
+        if mode == "json_object":  # the schema also constrains decoding where the server can
+            params["response_format"] = {"type": "json_object", "schema": schema}
+        # instructor's request says how the schema reaches the model (once): no response_schema
+        req = base.model_copy(update={"messages": messages, "params": params, "response_schema": None})
         r = await self.complete(req)
+        message: dict[str, Any] = {"role": "assistant", "content": r.text}
+        if mode == "tools":  # the provider answers a forced tool call with its arguments
+            name = kwargs["tool_choice"]["function"]["name"]
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call-0", "type": "function", "function": {"name": name, "arguments": r.text}}]}
         return ChatCompletion.model_validate({
             "id": "ladder-" + req.key()[:16],
             "object": "chat.completion",
             "created": 0,
             "model": req.model,
-            "choices": [{"index": 0, "finish_reason": _openai_finish(r.finish_reason),
-                         "message": {"role": "assistant", "content": r.text}}],
+            "choices": [{"index": 0, "finish_reason": _openai_finish(r.finish_reason), "message": message}],
             "usage": {"prompt_tokens": r.tokens_in, "completion_tokens": r.tokens_out,
                       "total_tokens": r.tokens_in + r.tokens_out},
         })
 
     async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:
         """Parse the answer into ``response_model``; instructor re-asks on invalid JSON / validation
-        errors (at most ``max_retries`` re-asks). Every raw attempt goes through ``complete``."""
-        import instructor
+        errors (at most ``max_retries`` re-asks). Every raw attempt goes through ``complete``.
 
-        if self._instructor is None:
-            self._instructor = instructor.patch(create=self._instructor_create, mode=instructor.Mode.JSON)
+        Asked in this client's structured mode; with "auto", a mode the server rejects (see
+        ``_rejects_mode``) is learned for this client's endpoint, said once, and the call re-sent
+        in the next mode."""
         prepared = self._response_models.get(response_model)
         if prepared is None:
             prepared = self._response_models[response_model] = _prepare(response_model)
         wrapper, schema = prepared
-        token = _schema_var.set((request, schema))  # shared by every call: never mutated
-        try:
-            return await self._instructor(
-                model=request.model,
-                messages=[dict(m) for m in request.messages],
-                response_model=wrapper,
-                max_retries=max_retries,
-            )
-        finally:
-            _schema_var.reset(token)
+        while True:
+            mode = self._modes[0]
+            create = self._instructors.get(mode)
+            if create is None:
+                create = self._instructors[mode] = instructor.patch(create=self._instructor_create,
+                                                                    mode=STRUCTURED_MODES[mode])
+            token = _schema_var.set((request, mode, schema))  # shared by every call: never mutated
+            try:
+                return await create(model=request.model, messages=[dict(m) for m in request.messages],
+                                    response_model=wrapper, max_retries=max_retries)
+            except InstructorRetryException as e:
+                if not self._rejects_mode(mode, e.__cause__):
+                    raise
+            finally:
+                _schema_var.reset(token)
+
+    def _rejects_mode(self, mode: str, error: BaseException | None) -> bool:
+        """Whether ``error`` is the server rejecting structured mode ``mode`` and a weaker one is
+        left; then the client's requests use the next mode from now on (learned once)."""
+        # a rejection names what it rejects: a 400 for, say, a too long prompt must not cost the mode
+        if not isinstance(error, BadRequestError) or not _NAMES_MODE.search(str(error)) or len(self._modes) < 2:
+            return False
+        if self._modes[0] == mode:  # else a call in flight learned it meanwhile: just re-send
+            self._modes.pop(0)
+            log.warning("%s/%s at %s rejects structured mode %s (%s); its structured calls use %s from now on",
+                        self.provider.name, self.model, self.provider.endpoint or "the provider's API", mode,
+                        _first_line(str(error)), self._modes[0])
+        return True
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -439,8 +512,6 @@ def _prepare(response_model: type[BaseModel]) -> tuple[type[BaseModel], dict[str
     so the wrapper answers ``model_json_schema()`` with the schema made once. instructor only
     serializes it; a test checks it is never changed.
     """
-    import instructor
-
     wrapper = instructor.openai_schema(response_model)
     generate = wrapper.model_json_schema
     once = generate()
@@ -450,6 +521,11 @@ def _prepare(response_model: type[BaseModel]) -> tuple[type[BaseModel], dict[str
 
     wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign]
     return wrapper, response_model.model_json_schema()
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def _openai_finish(reason: str | None) -> str:
@@ -465,6 +541,8 @@ def make_client(
     *,
     base_url: str | Sequence[str] | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
+    model_name: str | None = None,
     cache: CallCache | None = None,
     transport: str = "auto",
     timeout: float = 120.0,
@@ -474,19 +552,21 @@ def make_client(
 
     Several ``base_url``s are replicas of one model (:class:`ReplicaProvider`): ``concurrency`` is
     then each replica's (one int, or one per replica), and the client's is their sum.
-    """
+    ``model_name``: the name the requests carry (a server's served name), instead of the part of
+    ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
     from .providers import make_provider, parse_model
 
-    provider_name, model_name = parse_model(model)
+    provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
-    providers = [make_provider(provider_name, api_key=api_key, base_url=url, timeout=timeout,
-                               transport=transport) for url in urls]
+    providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
+                               timeout=timeout, transport=transport) for url in urls]
+    names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
     if len(providers) == 1:
-        return Client(providers[0], cache=cache, model=model_name, **client_kwargs)
+        return Client(providers[0], cache=cache, **names, **client_kwargs)
     replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
                                max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
-    return Client(replicas, cache=cache, model=model_name, concurrency=replicas.concurrency, **client_kwargs)
+    return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)
 
 
-__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "Usage", "make_client",
+__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "STRUCTURED_MODES", "Usage", "make_client",
            "price_of"]

@@ -116,7 +116,7 @@ class CodeCompiler:
 
     @property
     def source(self) -> str:
-        return f"{self.client.provider.name}/{self.client.model}"
+        return self.client.name
 
     async def _check(self, packet: CodePacket, problem: CodeProblem) -> FamilyReport:
         if self._gate is None:

@@ -55,7 +55,7 @@ class Compiler:
 
     @property
     def source(self) -> str:
-        return f"{self.client.provider.name}/{self.client.model}"
+        return self.client.name
 
     async def _solve_alone(self, family: Family, attempt: int) -> list[CheckResult]:
         """T.solve(M_i): the teacher answers each milestone from its student-facing prompt only."""

@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..clients import ChatRequest, Client, ProviderError
+from ..clients import Client, ProviderError
+from ..clients.errors import endpoint_failure
 from ..runtime import frozen_heap, jobs_in_flight
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import FailedJob, Store
@@ -98,10 +99,10 @@ async def run_jobs(
     at most the calls in flight, and those come back from the call cache if they had finished.
     A job whose call fails for good (a ProviderError after the client's retries: a permanent 4xx,
     retries spent) is stored as a failed job with its reason, never as an answer, and the run goes
-    on; any other exception is a bug and propagates.
+    on; an error of the endpoint itself (no connection, a refused key, a wrong URL) stops the run,
+    and any other exception is a bug and propagates.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
-    provider, model = client.provider.name, client.model or "default"
     queue: asyncio.Queue[J] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -114,11 +115,12 @@ async def run_jobs(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            request = ChatRequest(provider=provider, model=model, messages=job.messages,
-                                  params={"temperature": temperature, "max_tokens": max_tokens}, k=job.k)
+            request = client.request(job.messages, k=job.k, temperature=temperature, max_tokens=max_tokens)
             try:
                 result = await client.complete(request)
             except ProviderError as exc:  # the client stored the failed call; record the job, go on
+                if endpoint_failure(exc):  # every other job would fail the same way: stop, say why
+                    raise
                 failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid,
                                    target=job.target, k=job.k, call_key=request.key(),
                                    reason=" ".join(f"{type(exc).__name__}: {exc}".split())[:500])

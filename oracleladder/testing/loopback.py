@@ -107,6 +107,7 @@ class LoopbackServer:
         finish_reason: str = "stop",
         echo_key: bool = False,
         slots: int | None = None,
+        unsupported_fields: tuple[str, ...] = (),
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -126,6 +127,9 @@ class LoopbackServer:
         # than 1; Anthropic's newest temperature, top_p and top_k
         self.refusing_models = refusing_models
         self.finish_reason = finish_reason  # OpenAI's word; "length" is "max_tokens" on Anthropic's wire
+        # top-level body fields this server does not take (HTTP 400 naming the field), as a server
+        # without response_format or tools support answers
+        self.unsupported_fields = unsupported_fields
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -144,6 +148,7 @@ class LoopbackServer:
         self.ok_by_prompt: collections.Counter[str] = collections.Counter()
         self.inflight = 0
         self.max_inflight = 0  # most chat requests at once
+        self.credentials: list[str | None] = []  # each request's Authorization or x-api-key header, as sent
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -205,6 +210,7 @@ class LoopbackServer:
             self.faulted += 1
             return None, web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
         self.by_body[hashlib.sha1(raw).hexdigest()] += 1
+        self.credentials.append(request.headers.get("Authorization") or request.headers.get("x-api-key"))
         self.by_prompt[_last_user(body.get("messages") or [])] += 1
         if self.api_key is not None:
             got = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -245,6 +251,12 @@ class LoopbackServer:
 
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None:
         """A refusing model's HTTP 400 for the first parameter it does not take (kind: the wire)."""
+        field = next((f for f in self.unsupported_fields if f in body), None)
+        if field is not None:
+            self.faulted += 1
+            self.by_kind["400"] += 1
+            return web.json_response({"error": {"message": f"unsupported field '{field}'",
+                                                "type": "invalid_request_error"}}, status=400)
         if not self.refusing_models or not str(body.get("model", "")).startswith(self.refusing_models):
             return None
         if kind == "anthropic":
@@ -285,13 +297,20 @@ class LoopbackServer:
         self.ok_by_prompt[_last_user(messages)] += 1
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        forced = body.get("tool_choice")
+        if isinstance(forced, dict) and "function" in forced:  # a forced tool call: the answer is its arguments
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call-loop", "type": "function",
+                "function": {"name": forced["function"].get("name"), "arguments": text}}]}
         return web.json_response({
             "id": f"chatcmpl-loop{self.total}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "loopback"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": self.finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if "tool_calls" in message else self.finish_reason,
+                         "logprobs": None}],
             "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
         })
 
