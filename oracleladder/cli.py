@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.markup import escape
 
+from .clients.errors import endpoint_failure
 from .schemas import Family, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_jsonl, write_jsonl
 from .schemas.types import GradeStatus
@@ -384,7 +385,10 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
               if not o.ok and not o.infrastructure_failure}
     infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
                     for o in outcomes if o.infrastructure_failure}
-    every_call_failed = client.usage.successes == 0 and client.last_error is not None
+    # an endpoint that takes no request at all (no connection, a refused key, a wrong URL) is said in one
+    # line; other failures are the problems' own, counted above, and a rerun retries them
+    every_call_failed = (client.usage.successes == 0 and client.last_error is not None
+                         and endpoint_failure(client.last_error))
     return {
         "all_failed": _explain(client.last_error, teacher, base_url, client_opts) if every_call_failed else None,
         "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),

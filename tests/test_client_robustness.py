@@ -142,13 +142,15 @@ async def test_key_echoed_in_a_401_reaches_neither_store_nor_stderr(tmp_path, ca
 def test_cli_error_never_prints_the_key(tmp_path: Path, shared_data: Path):
     store = str(tmp_path / "s.sqlite")
     _import_two_families(shared_data, store)
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "PYTHONPATH": str(Path(__file__).parents[1])}
+    # the key is named for this endpoint, so it is sent (and echoed back in the 401 body)
+    env = {**os.environ, "MYKEY": SECRET, "PYTHONPATH": str(Path(__file__).parents[1])}
     with LoopbackServer(api_key="the-right-one", echo_key=True) as srv:
         run = subprocess.run([sys.executable, "-m", "oracleladder.cli", "probe", "--student", "openai/s",
-                              "--base-url", srv.openai_base_url, "--store", store, "--limit", "2", "--k", "1"],
+                              "--base-url", srv.openai_base_url, "--api-key-env", "MYKEY", "--store", store,
+                              "--limit", "2", "--k", "1"],
                              env=env, capture_output=True, text=True, timeout=120)
-        assert srv.by_kind["401"] >= 1  # the key was sent, and echoed
-    assert run.returncode != 0 and "invalid api key" in run.stdout + run.stderr
+        assert srv.by_kind["401"] >= 1 and SECRET in " ".join(c or "" for c in srv.credentials)
+    assert run.returncode == 1 and "refused the key in MYKEY (HTTP 401)" in run.stdout + run.stderr
     assert SECRET not in run.stdout + run.stderr
     assert SECRET.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
 

@@ -41,6 +41,7 @@ class ReplicaProvider:
         self.name = providers[0].name
         self.base_url = urls[0]
         self.base_urls = tuple(urls)
+        self.endpoint = providers[0].endpoint  # replicas of one model share one identity in the call key
         self.max_cooldown = max_cooldown
         self.replicas = [_Replica(p, u, max(1, n)) for p, u, n in zip(providers, urls, limits)]
         self._changed = asyncio.Condition()
