@@ -145,6 +145,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE rollouts ADD COLUMN status TEXT NOT NULL DEFAULT 'graded'",
     ),
+    # v4: a run records the process that runs it (host:pid:start), so a run whose process was
+    # killed outright (SIGKILL, OOM, power) is shown as interrupted, not running forever.
+    (
+        "ALTER TABLE runs ADD COLUMN owner TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
