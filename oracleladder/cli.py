@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import signal
@@ -90,9 +91,12 @@ def _run(coro, store: Path):
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:
-        # Another Ctrl-C while the process winds down (joining threads and workers) ends it at
-        # once, still with 130, not as a second KeyboardInterrupt killed by SIGINT.
+        # Another Ctrl-C (a terminal sends one to the verifier workers too) while the process winds
+        # down must still end it with 130: while threads are joined it exits at once, and from the
+        # atexit hooks on it is ignored, since Python restores SIGINT's default (death by signal,
+        # -2) for the last steps of its shutdown.
         signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
         console.print(f"interrupted: everything finished so far is kept in {store}; "
                       "rerun the same command to resume (stored calls are not asked again)",
                       soft_wrap=True, highlight=False, markup=False)
@@ -499,6 +503,25 @@ def compare(
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
     write_compare(result, out, name_a=a, name_b=b, student=student)
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
+
+
+async def _runs(store_path: Path) -> list:
+    store = await _reading(store_path)
+    try:
+        return await store.runs()
+    finally:
+        await store.close()
+
+
+@app.command()
+def runs(store: StoreOpt = DEFAULT_STORE) -> None:
+    """The runs of a store with their status (running, done, interrupted), tokens and cost."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    for run in asyncio.run(_runs(store)):
+        cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
+        typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
+                   f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
 
 
 @app.command()
