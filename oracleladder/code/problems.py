@@ -17,9 +17,10 @@ from importlib import resources
 from pathlib import Path
 
 from oracleladder.sandbox import run
+from oracleladder.schemas.jsonl import OnDuplicate, read_unique
+from oracleladder.schemas.models import CodeProblem, CodeTest
 
 from .isolated import run_isolated
-from oracleladder.schemas.models import CodeProblem, CodeTest
 
 MAX_CASES = 12
 
@@ -117,16 +118,8 @@ def stdio_problem_from_record(r: dict) -> CodeProblem:
                        reference=_first(r, "reference", "solution"))
 
 
-def load_stdio_jsonl(path: str | Path) -> list[CodeProblem]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    out.append(stdio_problem_from_record(json.loads(line)))
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ValueError(f"{path}:{n}: {e}") from e
-    return out
+def load_stdio_jsonl(path: str | Path, on_duplicate: OnDuplicate = "error") -> list[CodeProblem]:
+    return read_unique(path, stdio_problem_from_record, on_duplicate)
 
 
 # --------------------------------------------------------------------------- grading

@@ -190,10 +190,10 @@ def _markdown(res: dict, name_a: str, name_b: str, student: str | None = None) -
         return NOT_RUN if x["status"] == NOT_RUN else f"{x['disagree_1_vs_0']} of {x['disagree']}"
     pa = res["per_attempt"]
     rows = [["Tested milestones per family", f"{_num(sa['tested_per_family'])} / {_num(sb['tested_per_family'])}"],
-            ["Families recovered under C2-correct", rec(ag["C2"])],
-            ["Families recovered under C3-gold", rec(ag["C3"])],
-            ["Per-attempt success C2-correct", f"{_pct(pa['a']['C2'])} / {_pct(pa['b']['C2'])}"],
-            ["Per-attempt success C3-gold", f"{_pct(pa['a']['C3'])} / {_pct(pa['b']['C3'])}"],
+            ["Families recovered under C2", rec(ag["C2"])],
+            ["Families recovered under C3", rec(ag["C3"])],
+            ["Per-attempt success C2", f"{_pct(pa['a']['C2'])} / {_pct(pa['b']['C2'])}"],
+            ["Per-attempt success C3", f"{_pct(pa['a']['C3'])} / {_pct(pa['b']['C3'])}"],
             ["Same C2 outcome", same(ag["C2"])],
             ["Same C3 outcome", same(ag["C3"])],
             ["Same C2 and C3 outcomes", same(ag["both"])],

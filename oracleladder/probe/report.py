@@ -21,7 +21,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..schemas.models import CONDITIONS  # noqa: E402
+from ..schemas.models import CONDITION_NAMES, CONDITIONS  # noqa: E402
 from .outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome, solved  # noqa: E402
 from .stats import bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, transition_matrix  # noqa: E402
 
@@ -30,25 +30,18 @@ N_RESAMPLES = 1000
 TAUS = (1, 2, 3, 4, 5)
 NOT_RUN = "not run"
 
-COND_LABEL = {
-    "C1_direct": "C1 direct",
-    "C2_random": "C2-random",
-    "C2_generic": "C2-generic",
-    "C2_descriptions": "C2-correct",
-    "C3_mismatched": "C3-mismatched",
-    "C3_gold_answers": "C3-gold",
-}
+COND_LABEL = CONDITION_NAMES
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
 # (name, correct condition, control condition, planned Table 11 contrast?)
 CONTRASTS = (
-    ("C2-correct vs C1", "C2_descriptions", "C1_direct", True),
-    ("C2-correct vs C2-random", "C2_descriptions", "C2_random", True),
-    ("C2-correct vs C2-generic", "C2_descriptions", "C2_generic", True),
-    ("C3-gold vs C3-mismatched", "C3_gold_answers", "C3_mismatched", True),
+    ("C2 vs C1", "C2_descriptions", "C1_direct", True),
+    ("C2 vs C2-random", "C2_descriptions", "C2_random", True),
+    ("C2 vs C2-generic", "C2_descriptions", "C2_generic", True),
+    ("C3 vs C3-mismatched", "C3_gold_answers", "C3_mismatched", True),
     ("C2-random vs C1", "C2_random", "C1_direct", False),
     ("C2-generic vs C1", "C2_generic", "C1_direct", False),
     ("C3-mismatched vs C1", "C3_mismatched", "C1_direct", False),
-    ("C3-gold vs C1", "C3_gold_answers", "C1_direct", False),
+    ("C3 vs C1", "C3_gold_answers", "C1_direct", False),
 )
 # Shared colours: Direct is one grey in both plots; a gap of a family that passes the milestone test takes
 # its parent-probe outcome's colour (Roadmap-gap = Roadmap-Needed, Milestone-execution-gap = Answers-Needed,

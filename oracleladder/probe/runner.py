@@ -49,8 +49,10 @@ class _Job:
         return self.family.pid
 
 
-def plan_jobs(families: Sequence[Family], config: ProbeConfig) -> list[_Job]:
-    """Every rollout the run needs, in a stable order."""
+def plan_jobs(families: Sequence[Family], config: ProbeConfig,
+              donors: Sequence[Family] | None = None) -> list[_Job]:
+    """Every rollout the run needs, in a stable order. The controls draw their substitute content
+    from ``donors`` (default: ``families``), the whole set when only some families are probed."""
     jobs: list[_Job] = []
     for family in families:
         if config.stage0:
@@ -60,7 +62,8 @@ def plan_jobs(families: Sequence[Family], config: ProbeConfig) -> list[_Job]:
         gold = family.reference_answer(config.use_corrections)
         for condition in config.conditions:
             msgs, _ = condition_prompt(
-                family, condition, families, seed=config.seed, use_corrections=config.use_corrections
+                family, condition, families if donors is None else donors, seed=config.seed,
+                use_corrections=config.use_corrections
             )
             jobs += [_Job(family, condition, k, msgs, gold) for k in range(config.k)]
     return jobs
@@ -158,15 +161,17 @@ async def run_probe(
     workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
     on_failed: Callable[[FailedJob], None] | None = None,
+    donors: Sequence[Family] | None = None,
 ) -> int:
     """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
     rerun: cached calls are free, failed jobs are asked again and every answer is graded again
-    (so an ungraded one gets its verdict). The verifier pool grades while the next calls are in flight."""
+    (so an ungraded one gets its verdict). The verifier pool grades while the next calls are in flight.
+    ``donors``: the families the controls draw from (see ``plan_jobs``)."""
 
     async def grade(job: _Job, text: str) -> Verdict:
         return await pool.verify(text, job.gold, extended=config.extended, problem=job.family.parent_prompt)
 
-    return await run_jobs(plan_jobs(families, config), grade, client=client, store=store, run_id=run_id,
+    return await run_jobs(plan_jobs(families, config, donors), grade, client=client, store=store, run_id=run_id,
                           student=config.student, source=lambda job: job.family.provenance.roadmap_set,
                           temperature=config.temperature, max_tokens=config.max_tokens, workers=workers,
                           on_done=on_done, on_failed=on_failed)

@@ -1,6 +1,7 @@
 """Typed data of the protocol: problems, milestones, families, reports, rollouts, verdicts."""
 
 from .models import (
+    CONDITION_NAMES,
     CONDITIONS,
     CheckResult,
     CodeProblem,
@@ -13,12 +14,14 @@ from .models import (
     Provenance,
     Rollout,
     Verdict,
+    parse_condition,
     parse_roadmap_set,
     to_released,
 )
 from .types import AnswerSchema, GradeStatus, Label, MilestoneType
 
 __all__ = [
+    "CONDITION_NAMES",
     "CONDITIONS",
     "AnswerSchema",
     "CheckResult",
@@ -35,6 +38,7 @@ __all__ = [
     "Provenance",
     "Rollout",
     "Verdict",
+    "parse_condition",
     "parse_roadmap_set",
     "to_released",
 ]

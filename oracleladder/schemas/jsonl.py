@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,29 +20,70 @@ def _field_path(loc: tuple[object, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(record)"
 
 
+OnDuplicate = Literal["error", "keep-first", "keep-last"]
+
+
 def read_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
     """Yield one validated model per non-blank line."""
+    for _, record in _numbered(path, model):
+        yield record
+
+
+def read_unique(path: str | Path, model: type[M] | Callable[[dict], M], on_duplicate: OnDuplicate = "error",
+                key: Callable[[M], Hashable] = lambda r: r.pid) -> list[M]:  # type: ignore[attr-defined]
+    """The records of a file (a model, or a function of the raw record), one per key (the pid): a
+    repeated key is an error naming both lines, or the first or the last of them is kept (at the
+    place of the first)."""
+    kept: dict[Hashable, tuple[int, M]] = {}
+    for lineno, record in _numbered(path, model):
+        k = key(record)
+        if k in kept:
+            if on_duplicate == "error":
+                raise InputError(f"{path}:{lineno}: pid '{getattr(record, 'pid', k)}' repeats line "
+                                 f"{kept[k][0]} ({path}:{kept[k][0]}); remove one, or pass "
+                                 "--on-duplicate keep-first or keep-last")
+            if on_duplicate == "keep-first":
+                continue
+        kept[k] = (lineno, record)
+    return [record for _, record in kept.values()]
+
+
+def _numbered(path: str | Path, model: type[M] | Callable[[dict], M]) -> Iterator[tuple[int, M]]:
+    """(line number, validated model) per non-blank line; every failure is an InputError at its line."""
+    parse = model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for lineno, data in enumerate(fh, start=1):
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{lineno}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
+                                 f"{exc.start + 1}); is this a JSONL file?") from None
             if not line.strip():
                 continue
             try:
                 raw = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise InputError(f"{path}:{lineno}: JSON nested too deeply to read") from None
             if not isinstance(raw, dict):
                 raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(raw).__name__}")
             try:
-                yield model.model_validate(raw)
+                record = parse(raw)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
                 raise InputError(
                     f"{path}:{lineno}: field '{_field_path(first['loc'])}': {first['msg']}{more}"
                 ) from None
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(f"{path}:{lineno}: {exc}") from None
+            except RecursionError:
+                raise InputError(f"{path}:{lineno}: JSON nested too deeply to read") from None
+            yield lineno, record
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:

@@ -188,6 +188,28 @@ CONDITIONS: tuple[Condition, ...] = (
     "C2_generic",
     "C3_mismatched",
 )
+# What users type and read (README, CLI, reports): the paper's short names. The stored target names
+# stay the released ones above, since stores and call caches are keyed by them.
+CONDITION_NAMES: dict[Condition, str] = {
+    "C1_direct": "C1",
+    "C2_descriptions": "C2",
+    "C3_gold_answers": "C3",
+    "C2_random": "C2-random",
+    "C2_generic": "C2-generic",
+    "C3_mismatched": "C3-mismatched",
+}
+_CONDITION_LOOKUP: dict[str, Condition] = {
+    name.lower().replace("-", "_"): c for c, short in CONDITION_NAMES.items() for name in (c, short)
+}
+
+
+def parse_condition(name: str) -> Condition:
+    """The released name of a condition given by its short name (C2-random) or its released name
+    (C2_random), in any case, with '-' or '_'."""
+    try:
+        return _CONDITION_LOOKUP[name.strip().lower().replace("-", "_")]
+    except KeyError:
+        raise ValueError(f"unknown condition '{name}'; known: {', '.join(CONDITION_NAMES.values())}") from None
 
 
 class Rollout(BaseModel):

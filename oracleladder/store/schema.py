@@ -164,6 +164,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX IF NOT EXISTS failed_jobs_run ON failed_jobs(run_id)",
     ),
+    # v5: a run records the process that runs it (host:pid:start), so a run whose process was
+    # killed outright (SIGKILL, OOM, power) is shown as interrupted, not running forever.
+    (
+        "ALTER TABLE runs ADD COLUMN owner TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

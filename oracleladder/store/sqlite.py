@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import Iterable, Sequence
@@ -188,7 +189,7 @@ INSERT OR REPLACE INTO failed_jobs (student, source, pid, target, k, call_key, r
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _START_RUN = """
-INSERT INTO runs (id, kind, config, started_at, status) VALUES (?, ?, ?, ?, ?)
+INSERT INTO runs (id, kind, config, started_at, status, owner) VALUES (?, ?, ?, ?, ?, ?)
 """
 _FINISH_RUN = """
 UPDATE runs SET finished_at = ?, status = ?, tokens_in = ?, tokens_out = ?, cost_usd = ?,
@@ -234,11 +235,12 @@ class _Opening:
 class Store:
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection, *, commit_interval: float,
-                 max_batch: int) -> None:
+    def __init__(self, path: Path, conn: aiosqlite.Connection, *, uri: str, readonly: bool,
+                 commit_interval: float, max_batch: int) -> None:
         self.path = path
+        self.readonly = readonly
         self._conn = conn
-        self._reader = sqlite3.connect(str(path), check_same_thread=False)
+        self._reader = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._reader.execute("PRAGMA query_only = 1")
         self._commit_interval = commit_interval
         self._max_batch = max_batch
@@ -254,23 +256,32 @@ class Store:
     @classmethod
     def open(cls, path: str | os.PathLike[str] = DEFAULT_STORE, *, commit_interval: float = 0.002,
              max_batch: int = 4096, synchronous: Literal["OFF", "NORMAL", "FULL"] = "NORMAL",
-             busy_timeout_ms: int = 10_000) -> _Opening:
+             busy_timeout_ms: int = 10_000, readonly: bool = False) -> _Opening:
         """Open (creating and migrating as needed) the store at ``path``.
+
+        ``readonly``: open an existing store for reading only, which works where the file or its
+        folder cannot be written (mode 0444, a read-only folder or mount); every write raises
+        StoreError. Runs whose process is gone are marked interrupted on every writable open.
 
         ``commit_interval``: seconds the writer waits after the first queued write to gather more
         into the same transaction. ``synchronous``: SQLite's fsync level; NORMAL (the default)
         survives any process crash, FULL also survives power loss.
         """
         return _Opening(path, dict(commit_interval=commit_interval, max_batch=max_batch,
-                                   synchronous=synchronous, busy_timeout_ms=busy_timeout_ms))
+                                   synchronous=synchronous, busy_timeout_ms=busy_timeout_ms,
+                                   readonly=readonly))
 
     @classmethod
     async def _open(cls, path: str | os.PathLike[str], *, commit_interval: float, max_batch: int,
-                    synchronous: str, busy_timeout_ms: int) -> Store:
+                    synchronous: str, busy_timeout_ms: int, readonly: bool) -> Store:
         p = Path(path)
+        if p.is_dir():
+            raise StoreError(f"{p}: is a folder; --store takes the path of a store file")
+        if readonly:
+            return await cls._open_readonly(p, commit_interval=commit_interval, max_batch=max_batch)
         if p.parent != Path("") and not p.parent.exists():
             p.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(str(p), isolation_level=None)
+        conn = await _connect(p, str(p), uri=False)
         try:
             await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             try:
@@ -279,18 +290,62 @@ class Store:
                 raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(p, version, SCHEMA_VERSION)
-            mode = await _scalar(conn, "PRAGMA journal_mode = WAL")
+            try:
+                mode = await _scalar(conn, "PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"{p}: cannot be written ({exc}); commands that only read it "
+                                 "(export, report, compare, runs) open a read-only store") from exc
             if str(mode).lower() != "wal":
                 raise StoreError(f"{p}: could not switch the journal to WAL (got {mode!r})")
             await conn.execute(f"PRAGMA synchronous = {synchronous}")
             await conn.execute("PRAGMA foreign_keys = ON")
             await _migrate(conn, p)
-            store = cls(p, conn, commit_interval=commit_interval, max_batch=max_batch)
+            await _mark_interrupted(conn)
+            store = cls(p, conn, uri=p.absolute().as_uri(), readonly=False,
+                        commit_interval=commit_interval, max_batch=max_batch)
             await store._load_hits()
         except BaseException:
             await conn.close()
             raise
         store._writer = asyncio.get_running_loop().create_task(store._write_loop())
+        return store
+
+    @classmethod
+    async def _open_readonly(cls, p: Path, *, commit_interval: float, max_batch: int) -> Store:
+        if not p.is_file():
+            raise StoreError(f"{p}: no such store")
+        uri = f"{p.absolute().as_uri()}?mode=ro"
+        conn = await _connect(p, uri, uri=True)
+        try:
+            try:
+                version = await _user_version(conn)
+            except sqlite3.OperationalError:
+                # WAL needs its -shm file beside the store; in a read-only folder it cannot be made.
+                # Reading the file as immutable is right only when no -wal holds unmerged commits.
+                await conn.close()
+                wal = p.with_name(p.name + "-wal")
+                if wal.exists() and wal.stat().st_size > 0:
+                    raise StoreError(f"{p}: read-only, and its write-ahead log {wal.name} holds commits "
+                                     "not yet merged; copy the store with its -wal file to a writable "
+                                     "folder to read it") from None
+                uri += "&immutable=1"
+                conn = await _connect(p, uri, uri=True)
+                version = await _user_version(conn)
+            if version > SCHEMA_VERSION:
+                raise StoreVersionError(p, version, SCHEMA_VERSION)
+            if version < SCHEMA_VERSION:
+                raise StoreError(f"{p}: store schema version {version} needs migrating to version "
+                                 f"{SCHEMA_VERSION}, which a read-only store cannot take; open it once "
+                                 "where it can be written")
+            store = cls(p, conn, uri=uri, readonly=True, commit_interval=commit_interval,
+                        max_batch=max_batch)
+            await store._load_hits()
+        except sqlite3.DatabaseError as exc:
+            await conn.close()
+            raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
+        except BaseException:
+            await conn.close()
+            raise
         return store
 
     async def __aenter__(self) -> Store:
@@ -335,6 +390,8 @@ class Store:
 
     async def _submit(self, sql: str, params: Sequence[Any], wait: bool = True) -> None:
         self._check_open()
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only")
         if not wait:
             self._queue.put_nowait(_Op(sql, params, None))
             return
@@ -619,7 +676,7 @@ class Store:
     async def start_run(self, kind: str, config: Any = None, *, run_id: str | None = None) -> str:
         """Record a run as started; returns its id (generated unless given)."""
         rid = run_id or f"{kind}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        await self._submit(_START_RUN, (rid, kind, _json(config), _now(), "running"))
+        await self._submit(_START_RUN, (rid, kind, _json(config), _now(), "running", _owner(os.getpid())))
         return rid
 
     async def finish_run(self, run_id: str, status: str = "done",
@@ -786,6 +843,49 @@ async def _scalar(conn: aiosqlite.Connection, sql: str) -> Any:
     async with conn.execute(sql) as cur:
         row = await cur.fetchone()
     return None if row is None else row[0]
+
+
+async def _connect(p: Path, database: str, *, uri: bool) -> aiosqlite.Connection:
+    try:
+        return await aiosqlite.connect(database, uri=uri, isolation_level=None)
+    except sqlite3.OperationalError as exc:
+        raise StoreError(f"{p}: cannot open the store ({exc})") from exc
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot; Linux), so that a reused pid is told
+    apart from the process that had it; '' where /proc cannot say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _owner(pid: int) -> str:
+    return f"{socket.gethostname()}:{pid}:{_process_start(pid)}"
+
+
+def _gone(owner: str) -> bool:
+    """Whether the process of a run's owner no longer runs; only known on its own host."""
+    host, pid, start = owner.rsplit(":", 2)
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        pass
+    return start != _process_start(int(pid))
+
+
+async def _mark_interrupted(conn: aiosqlite.Connection) -> None:
+    """Runs still 'running' whose process is gone (killed outright) become 'interrupted'."""
+    async with conn.execute("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL") as cur:
+        gone = [(rid,) for rid, owner in await cur.fetchall() if _gone(owner)]
+    if gone:
+        await conn.executemany("UPDATE runs SET status = 'interrupted' WHERE id = ? AND status = 'running'", gone)
 
 
 async def _user_version(conn: aiosqlite.Connection) -> int:
