@@ -37,7 +37,11 @@ READINGS: dict[str, str] = {
     "6553b443-2fc3-49fd-bd43-c280c391b565:C3_gold:6": "ours-right: boxes only 4 and says the other case is impossible; missing solution 9/4",
     "6553b443-2fc3-49fd-bd43-c280c391b565:C3_gold:5": "ours-right: both values 4 and 9/4 given in two boxes joined by 'and'",
     "6553b443-2fc3-49fd-bd43-c280c391b565:C3_gold:7": "ours-right: both values 4 and 9/4 given in two boxes joined by 'and'",
-    "ba7e87af-78fc-46c1-82a7-c0a869b35837:C3_gold:2": "ours-right: boxed 3\\sqrt{2} meters equals gold 3\\sqrt{2}; unit dropped"
+    "ba7e87af-78fc-46c1-82a7-c0a869b35837:C3_gold:2": "ours-right: boxed 3\\sqrt{2} meters equals gold 3\\sqrt{2}; unit dropped",
+    "40a06b35-5c35-4c91-83b6-b2cb34e836f4:C3_gold:1": "ours-right: boxes n \\neq 2^k, the gold n\\neq2^k (k in N) without its domain; the text says k is an integer (issue 16 domain rule)",
+    "40a06b35-5c35-4c91-83b6-b2cb34e836f4:C3_gold:2": "ours-right: boxes n \\neq 2^k, the gold n\\neq2^k (k in N) without its domain; the text says k is an integer (issue 16 domain rule)",
+    "40a06b35-5c35-4c91-83b6-b2cb34e836f4:C3_gold:3": "ours-right: boxes n \\neq 2^k, the gold n\\neq2^k (k in N) without its domain; the text says k is an integer (issue 16 domain rule)",
+    "40a06b35-5c35-4c91-83b6-b2cb34e836f4:C3_gold:4": "ours-right: boxes n \\neq 2^k, the gold n\\neq2^k (k in N) without its domain; the text says k is an integer (issue 16 domain rule)"
 }
 
 

@@ -7,7 +7,7 @@ from oracleladder.schemas.types import AnswerSchema, Label
 
 from .equivalence import equivalent
 from .extract import all_boxed, strip_reasoning
-from .normalize import normalize
+from .normalize import decode_byte_bpe, normalize
 from .parse import ParseError, parse_answer
 from .screen import screen
 
@@ -15,7 +15,7 @@ from .screen import screen
 def exact_match(response: str, gold: str) -> Verdict | None:
     """The cascade's first rule alone: ACCEPT when the last box is the gold after normalization,
     else None (undecided). Cheap enough to run before a round trip to a worker process."""
-    boxes = all_boxed(strip_reasoning(response))
+    boxes = all_boxed(strip_reasoning(decode_byte_bpe(response)))
     if not boxes or screen(boxes[-1]):
         return None
     g = normalize(gold)
@@ -26,7 +26,7 @@ def verify_inprocess(response: str, gold: str, *, extended: bool = False, note: 
                      schema: AnswerSchema | None = None, problem: str = "") -> Verdict:
     """The cascade: reasoning strip -> last box -> normalize -> schema parse -> equivalence."""
     del note  # the release's grading notes are all "accept if equivalent"; nothing rule-bearing to read
-    boxes = all_boxed(strip_reasoning(response))
+    boxes = all_boxed(strip_reasoning(decode_byte_bpe(response)))
     if not boxes:
         return Verdict(Label.NOT_ACCEPT, "no boxed", None)
     pred = boxes[-1]

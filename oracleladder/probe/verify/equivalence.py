@@ -171,9 +171,32 @@ def _unpack_labelled_tuple(s: str) -> str:
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
 
 
+_INT_SET = r"(?:\\mathbb\s*)?\{?\s*[NZ]\s*\}?(?:\s*[\^_]\s*\{?\s*(?:\+|\*|0)\s*\}?)?"
+_DOMAIN = re.compile(
+    r"^(?P<rel>.+?)\s*[,;]?\s*\(?\s*(?:(?:for|where|with)\s+(?:(?:any|all|some|every|each|an?)\s+)?)?"
+    r"(?:(?:non-?negative|positive|nonzero)\s+)?(?P<word>integers?|natural\s+numbers?)?\s*(?P<var>[a-z])\s*"
+    r"(?P<dom>\\in\s*" + _INT_SET + r"|\\ge\s*[01]|>\s*0)?\s*\)?$", re.S)
+_RELATION = re.compile(r"\\ne|\\le|\\ge|=|<|>")
+
+
+def drop_integer_domain(s: str) -> str:
+    """`n\\ne2^{k}(k\\in{N})`, `n \\ne 2^k for any integer k \\ge 0` -> the condition alone.
+
+    Only a parameter ranging over the integers or naturals is dropped (the two spellings of N,
+    with or without 0, are not told apart); any other domain stays, so the answer stays unparsed.
+    """
+    m = _DOMAIN.match(s)
+    if not m or not (m["word"] or (m["dom"] or "").startswith("\\in")):
+        return s
+    rel = m["rel"]
+    if not _RELATION.search(rel) or not re.search(rf"(?<![A-Za-z\\]){m['var']}(?![A-Za-z])", rel):
+        return s
+    return rel.strip()
+
+
 def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bool:
     """Is `pred` (a bare answer) the gold answer? Order counts where the gold is ordered."""
-    g, p = normalize(gold), normalize(pred)
+    g, p = drop_integer_domain(normalize(gold)), drop_integer_domain(normalize(pred))
     if not g or not p:
         return False
     if g == p:
