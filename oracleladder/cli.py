@@ -105,18 +105,32 @@ def export(
     console.print(f"wrote {n} families to {out}")
 
 
+GraderOpt = Annotated[str, typer.Option("--grader", help="paper (the release's default cascade, for tables set beside "
+                                                          "the paper's), strict (default) or extended.")]
+
+
+def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
+    from .probe.verify import grader_name
+
+    try:
+        return grader_name(grader, extended)
+    except ValueError as exc:
+        _fail(str(exc))  # exits
+
+
 @app.command()
 def verify(
     gold: Annotated[str, typer.Option("--gold", help="Gold answer.")],
     response: Annotated[str, typer.Option("--response", help="Student response (its last \\boxed{} is graded).")],
-    extended: Annotated[bool, typer.Option(help="Extended mode (relational and compound answers).")] = False,
+    grader: GraderOpt = "strict",
+    extended: Annotated[bool, typer.Option(help="Same as --grader extended.")] = False,
     problem: Annotated[str, typer.Option(help="Problem text (lets extended mode read MCQ options).")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
     from .probe.verify import verify as run_verify
 
-    verdict = run_verify(response, gold, extended=extended, problem=problem)
+    verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
     if as_json:
         typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted}))
     else:
@@ -345,7 +359,8 @@ def probe(
     source: SourceOpt = "release",
     limit: Annotated[Optional[int], typer.Option(help="Only the first N families.")] = None,
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
-    extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
+    grader: GraderOpt = "strict",
+    extended: Annotated[bool, typer.Option("--extended", help="Same as --grader extended.")] = False,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 64,
     rpm: Annotated[Optional[float], typer.Option(help="Requests-per-minute limit.")] = None,
@@ -369,7 +384,8 @@ def probe(
                                  temperature=temperature)
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                             temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
+                             temperature=temperature, seed=seed, use_corrections=use_corrections,
+                             grader=_grader(grader, extended))
     summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit), store)
     if as_json:
         typer.echo(json.dumps(summary))

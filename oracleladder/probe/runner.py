@@ -17,7 +17,7 @@ from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
-from .verify import VerifierPool
+from .verify import VerifierPool, grader_name
 
 J = TypeVar("J", bound="Job")
 
@@ -32,7 +32,13 @@ class ProbeConfig:
     temperature: float = 1.0
     seed: int = 0  # draws the controls' substitute content
     use_corrections: bool = False
-    extended: bool = False
+    extended: bool = False  # a synonym of grader="extended", kept for old callers
+    grader: str = "strict"  # paper, strict or extended (oracleladder.probe.verify.GRADERS)
+
+    def __post_init__(self) -> None:
+        # one spelling from here on, so the stored run config names the grader that graded it
+        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
+        object.__setattr__(self, "extended", self.grader == "extended")
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,7 @@ async def run_probe(
     rerun: cached calls are free. The verifier pool grades while the next calls are in flight."""
 
     async def grade(job: _Job, text: str) -> Verdict:
-        return await pool.verify(text, job.gold, extended=config.extended, problem=job.family.parent_prompt)
+        return await pool.verify(text, job.gold, grader=config.grader, problem=job.family.parent_prompt)
 
     return await run_jobs(plan_jobs(families, config), grade, client=client, store=store, run_id=run_id,
                           student=config.student, source=lambda job: job.family.provenance.roadmap_set,

@@ -99,7 +99,13 @@ def combinatorics(s: str) -> str:
 
 @lru_cache(maxsize=8192)  # golds repeat across a family's responses
 def normalize(ans: str) -> str:
-    s = combinatorics(unicode_math(ans)).strip()
+    """The strict and extended graders' normalization: Unicode math, combinatorics, then MATH's."""
+    return math_normalize(combinatorics(unicode_math(ans)))
+
+
+def math_normalize(ans: str) -> str:
+    """The MATH-style steps of `normalize`."""
+    s = ans.strip()
     s = s.replace("\n", " ")
     # LaTeX thin spaces go; a row break `\\` followed by a blank must stay a row break.
     s = re.sub(r"(?<!\\)\\[!,; ]", lambda m: " " if m.group(0).endswith(" ") else "", s)
@@ -120,6 +126,33 @@ def normalize(ans: str) -> str:
     if s.startswith("0.") is False and re.match(r"^\.\d", s):
         s = "0" + s  # ".5" -> "0.5"
     return s
+
+
+_SQRT_BARE = re.compile(r"\\sqrt(\w)")
+_FRAC_BARE = re.compile(r"\\frac(\d)(\d)|\\frac(\{[^{}]*\})(\w)|\\frac(\w)(\{[^{}]*\})")
+_INT_SLASH = re.compile(r"^(\d+)/(\d+)$")
+
+
+def math_strip(ans: str) -> str:
+    """The string form of MATH's `is_equiv` (Hendrycks et al.), which the release's cascade tries
+    first, quirks included: everything from `\\text{ ` on is dropped as a unit (so the gold
+    `4 \\text{ or } 2 \\frac{1}{4}` reads as 4), a short `x =` label goes, spaces go."""
+    s = ans.replace("\n", "").replace("\\!", "").replace("\\\\", "\\")
+    s = s.replace("tfrac", "frac").replace("dfrac", "frac").replace("\\left", "").replace("\\right", "")
+    s = s.replace("^{\\circ}", "").replace("^\\circ", "").replace("\\$", "")
+    s = s.split("\\text{ ")[0]
+    s = s.replace("\\%", "").replace("%", "").replace(" .", " 0.").replace("{.", "{0.")
+    s = "0" + s if s.startswith(".") else s
+    sides = s.split("=")
+    if len(sides) == 2 and len(sides[0]) <= 2:
+        s = sides[1]
+    s = _SQRT_BARE.sub(r"\\sqrt{\1}", s).replace(" ", "")
+    s = _FRAC_BARE.sub(lambda m: "\\frac" + "".join(a if a.startswith("{") else "{" + a + "}"
+                                                      for a in m.groups() if a), s)
+    if s == "0.5":
+        return "\\frac{1}{2}"
+    m = _INT_SLASH.match(s)
+    return f"\\frac{{{m[1]}}}{{{m[2]}}}" if m else s
 
 
 def strip_thousands(s: str) -> str:
