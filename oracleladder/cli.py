@@ -419,6 +419,24 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     return families, collect_results(families, rollouts, use_corrections=use_corrections)
 
 
+async def _graders(store_path: Path, student: str, source: str) -> str:
+    """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
+    or every one of them joined by " + " when runs were graded differently."""
+    from .probe.runner import run_grader
+    from .probe.verify import GRADER_VERSIONS
+    from .store import Store
+
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+        runs = {r.id: r for r in await store.runs("probe")}
+    finally:
+        await store.close()
+    names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
+    return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
+
+
 @app.command()
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
@@ -435,7 +453,8 @@ def report(
     if not store.is_file():
         _fail(f"{store}: no such store")
     students = {name: asyncio.run(_results(store, name, source, use_corrections, domain))[1] for name in student}
-    write_report(students, out, tau=threshold, roadmap_set=source)
+    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders)
     console.print(f"report written to {out}/")
 
 
@@ -446,6 +465,7 @@ def compare(
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
@@ -456,6 +476,10 @@ def compare(
         _fail(f"{store}: no such store")
     families_a, results_a = asyncio.run(_results(store, student, a, use_corrections))
     families_b, results_b = asyncio.run(_results(store, student, b, use_corrections))
+    graded_a, graded_b = asyncio.run(_graders(store, student, a)), asyncio.run(_graders(store, student, b))
+    if graded_a != graded_b and not allow_mixed_graders:
+        _fail(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them could be the "
+              "grader's; regrade one, or pass --allow-mixed-graders")
     k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
     result = run_compare(families_a, families_b, results_a, results_b,
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)

@@ -281,7 +281,9 @@ def _markdown(res: dict) -> str:
     L = ["# OracleLadder diagnosis report", "",
          (f"Roadmap set: {meta['roadmap_set']}. " if meta.get("roadmap_set") else "")
          + f"Students: {ks}. Success threshold tau = {tau} correct of K per condition. "
-         f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}.", ""]
+         f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}."
+         + ("" if not meta.get("graders") else
+            " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta["graders"].items()) + "."), ""]
     notes = []
     for s, r in studs.items():
         if r["not_run"]:
@@ -555,11 +557,12 @@ def _save(fig, path: Path) -> None:
 
 
 def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
-                 roadmap_set: str | None = None) -> dict:
+                 roadmap_set: str | None = None, graders: dict[str, str] | None = None) -> dict:
+    """`graders` names, per student, the grader and its version (e.g. "strict (strict-2)")."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
-                          "students": list(students), "roadmap_set": roadmap_set},
+                          "students": list(students), "roadmap_set": roadmap_set, "graders": graders or {}},
                  "students": {s: summarize(f, tau) for s, f in students.items()}}
     if len(students) == 2:
         a, b = students.values()

@@ -41,6 +41,13 @@ class ProbeConfig:
         object.__setattr__(self, "extended", self.grader == "extended")
 
 
+def run_grader(config: object) -> str:
+    """The grader named by a stored probe run's config; runs from before graders had names say
+    only `extended` (strict when false or absent)."""
+    c = config if isinstance(config, dict) else {}
+    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
+
+
 @dataclass(frozen=True)
 class _Job:
     family: Family
