@@ -449,12 +449,18 @@ def report(
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
     from .probe.report import write_report
+    from .validators import reference_answer_problem
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    students = {name: asyncio.run(_results(store, name, source, use_corrections, domain))[1] for name in student}
+    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
+    ungradable: dict[str, str] = {}
+    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
+        ungradable = {f.pid: why for fams, _ in loaded.values() for f in fams
+                      if (why := reference_answer_problem(f, use_corrections))}
+    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results) in loaded.items()}
     graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders)
+    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable)
     console.print(f"report written to {out}/")
 
 

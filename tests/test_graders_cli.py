@@ -1,8 +1,10 @@
 """The grader travels with a probe run: the report names it, `ladder compare` refuses to set
-runs graded differently side by side unless told."""
+runs graded differently side by side unless told. The report leaves out, and lists, a family
+whose reference answer is unusable."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -12,7 +14,7 @@ from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
 
-PIDS = ("f8a3e468", "de4b7c19")  # short numeric answers
+PIDS = ("f8a3e468", "de4b7c19", "b36a1161")  # two short numeric answers, and the garbled "\\1"
 
 
 def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, shared_data: Path) -> None:
@@ -44,4 +46,9 @@ def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, shared_data:
     result = runner.invoke(app, ["report", "--student", "openai/s", "--source", "set-a", "--store", store,
                                  "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "Graded by: openai/s: paper (paper-1)." in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    assert "Graded by: openai/s: paper (paper-1)." in md
+    assert "1 families not graded, their reference answer is unusable: b36a1161" in md
+    report = json.loads((out / "report.json").read_text())
+    assert report["students"]["openai/s"]["n"] == 2
+    assert list(report["meta"]["ungradable_reference"]) == [f.pid for f in fams if f.pid.startswith("b36a1161")]

@@ -297,6 +297,10 @@ def _markdown(res: dict) -> str:
         elif r["taxonomy_not_classified"]:
             notes.append(f"- {s}: {r['taxonomy_not_classified']} of {r['n']} families have no five-way label "
                          "(no Stage 0 verdicts, or a C1-C3 run missing); they are in no gap column.")
+    bad = meta.get("ungradable_reference") or {}
+    if bad:
+        notes.append(f"- {len(bad)} families not graded, their reference answer is unusable: "
+                     + "; ".join(f"{pid} ({why})" for pid, why in bad.items()) + ".")
     L += notes + ([""] if notes else [])
 
     L += ["## Same-set summary (Table 1)", ""]
@@ -557,12 +561,15 @@ def _save(fig, path: Path) -> None:
 
 
 def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
-                 roadmap_set: str | None = None, graders: dict[str, str] | None = None) -> dict:
-    """`graders` names, per student, the grader and its version (e.g. "strict (strict-2)")."""
+                 roadmap_set: str | None = None, graders: dict[str, str] | None = None,
+                 ungradable: dict[str, str] | None = None) -> dict:
+    """`graders` names, per student, the grader and its version (e.g. "strict (strict-2)");
+    `ungradable` lists the families left out because their reference answer is unusable (pid -> why)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
-                          "students": list(students), "roadmap_set": roadmap_set, "graders": graders or {}},
+                          "students": list(students), "roadmap_set": roadmap_set, "graders": graders or {},
+                          "ungradable_reference": ungradable or {}},
                  "students": {s: summarize(f, tau) for s, f in students.items()}}
     if len(students) == 2:
         a, b = students.values()
