@@ -104,3 +104,20 @@ def test_judged_sample(shared_data: Path, extended: bool) -> None:
     assert len(correct) == 6
     assert [r["item"] for r, v in zip(rows, verdicts) if r["label"] == "correct" and r["deterministic"] and not v.accepted] == []
     assert [r["item"] for r, v in zip(rows, verdicts) if r["label"] == "incorrect" and v.accepted] == []
+
+
+def test_ladder_verify_reads_bpe_text_and_unicode_math() -> None:
+    from typer.testing import CliRunner
+
+    from oracleladder.cli import app
+
+    def label(response: str, gold: str) -> str:
+        result = CliRunner().invoke(app, ["verify", "--gold", gold, "--response", response, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["label"]
+
+    gold = r"-\frac{1}{2^{70}}\cdotC_{70}^{28}"
+    assert label(bpe("Final Answer\n\\boxed{-\\binom{70}{42} \\cdot 2^{-70}}"), gold) == "ACCEPT"
+    assert label(bpe("Final Answer\n\\boxed{-\\binom{70}{43} \\cdot 2^{-70}}"), gold) == "NOT_ACCEPT"
+    assert label(r"so \boxed{3√2}", r"3\sqrt{2}") == "ACCEPT"
+    assert label(r"so \boxed{2√3}", r"3\sqrt{2}") == "NOT_ACCEPT"
