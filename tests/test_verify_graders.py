@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.probe.runner import ProbeConfig
-from oracleladder.probe.verify import verify, verify_many
+from oracleladder.probe.verify import VerifierPool, verify, verify_many
 
 runner = CliRunner()
 
@@ -89,3 +89,18 @@ def test_no_grader_accepts_an_incorrect_judged_answer(shared_data: Path) -> None
         assert [r["item"] for r, v in zip(rows, verdicts) if r["label"] == "incorrect" and v.accepted] == []
         if grader == "paper":  # the multi-box answers strict accepts (items 15, 39) stay rejected
             assert not any(v.accepted for r, v in zip(rows, verdicts) if r["item"] in (15, 39))
+
+
+async def test_the_pools_shortcut_never_overrides_the_paper_grader() -> None:
+    """`exact_match` runs before the worker and does not know the grader: it may only decide what
+    every grader accepts (C_5^2 is a binomial coefficient for strict, not for the paper's cascade)."""
+    from oracleladder.probe.verify.core import exact_match
+
+    response, gold = r"\boxed{\binom{5}{2}}", r"C_{5}^{2}"
+    assert verify(response, gold, in_process=True).accepted
+    assert not verify(response, gold, grader="paper", in_process=True).accepted
+    with VerifierPool(workers=1) as pool:  # the prober's path: the shortcut, then a worker
+        assert not (await pool.verify(response, gold, grader="paper")).accepted
+        assert (await pool.verify(response, gold, grader="strict")).accepted
+    assert exact_match(response, gold) is None
+    assert exact_match(r"\boxed{ \dfrac{9}{4} }", r"\frac{9}{4}") is not None

@@ -49,10 +49,9 @@ def verify_many(items: Sequence[Any], *, workers: int | None = None, timeout_s: 
                 extended: bool | None = None, grader: str | None = None) -> list[Verdict]:
     """Grade many items on every core; `grader` (or `extended`, if given) applies to items that set neither."""
     jobs = [_item(x) for x in items]
-    default = grader_name(grader or "strict", bool(extended)) if grader or extended is not None else None
+    default = grader_name(grader or "strict", bool(extended))
     for j in jobs:
-        if default is not None and "grader" not in j and "extended" not in j:
-            j["grader"] = default
-        j["grader"] = grader_name(j.get("grader", "strict"), bool(j.pop("extended", False)))
+        own = "grader" in j or "extended" in j
+        j["grader"] = grader_name(j.get("grader", "strict"), bool(j.pop("extended", False))) if own else default
     with VerifierPool(workers, timeout_s) as pool:
         return pool.map(jobs)

@@ -7,7 +7,7 @@ from oracleladder.schemas.types import AnswerSchema, Label
 
 from .equivalence import equivalent, paper_equivalent
 from .extract import all_boxed, strip_reasoning
-from .normalize import decode_byte_bpe, normalize
+from .normalize import decode_byte_bpe, math_strip, normalize
 from .parse import ParseError, parse_answer
 from .screen import screen
 
@@ -25,14 +25,15 @@ def grader_name(grader: str = "strict", extended: bool = False) -> str:
 
 
 def exact_match(response: str, gold: str) -> Verdict | None:
-    """The cascade's first rule alone: ACCEPT when the last box is the gold after normalization,
-    else None (undecided). Cheap enough to run before a round trip to a worker process. Only
-    ASCII answers are decided here, where every grader's normalization agrees."""
+    """The cascades' first rule alone: ACCEPT when the last box is the gold after the strict and
+    the paper normalization both (so every grader accepts it), else None (undecided). Cheap enough
+    to run before a round trip to a worker process, which is told the grader; this is not."""
     boxes = all_boxed(strip_reasoning(response))
-    if not boxes or screen(boxes[-1]) or not (boxes[-1].isascii() and gold.isascii()):
+    if not boxes or screen(boxes[-1]):
         return None
-    g = normalize(gold)
-    return Verdict(Label.ACCEPT, "equivalent", boxes[-1]) if g and g == normalize(boxes[-1]) else None
+    pred, g = boxes[-1], normalize(gold)
+    same = g and g == normalize(pred) and math_strip(gold) == math_strip(pred)
+    return Verdict(Label.ACCEPT, "equivalent", pred) if same else None
 
 
 def verify_inprocess(response: str, gold: str, *, grader: str = "strict", extended: bool = False, note: str = "",
