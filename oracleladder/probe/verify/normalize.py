@@ -1,4 +1,6 @@
-"""MATH-style string normalization (Hendrycks et al.), applied before any parsing."""
+"""String normalization applied before any parsing: Unicode math, combinatorial notation and
+MATH-style rules (Hendrycks et al.); MATH's own `is_equiv` form for the paper grader; and the
+decoding of text left in byte-level BPE symbols."""
 
 from __future__ import annotations
 
