@@ -180,18 +180,32 @@ def export(
     console.print(f"wrote {n} families to {out}")
 
 
+GraderOpt = Annotated[str, typer.Option("--grader", help="paper (the release's default cascade, for tables set beside "
+                                                          "the paper's), strict (default) or extended.")]
+
+
+def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
+    from .probe.verify import grader_name
+
+    try:
+        return grader_name(grader, extended)
+    except ValueError as exc:
+        _fail(str(exc))  # exits
+
+
 @app.command()
 def verify(
     gold: Annotated[str, typer.Option("--gold", help="Gold answer.")],
     response: Annotated[str, typer.Option("--response", help="Student response (its last \\boxed{} is graded).")],
-    extended: Annotated[bool, typer.Option(help="Extended mode (relational and compound answers).")] = False,
+    grader: GraderOpt = "strict",
+    extended: Annotated[bool, typer.Option(help="Same as --grader extended.")] = False,
     problem: Annotated[str, typer.Option(help="Problem text (lets extended mode read MCQ options).")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
     from .probe.verify import verify as run_verify
 
-    verdict = run_verify(response, gold, extended=extended, problem=problem)
+    verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
     if as_json:
         typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted}))
     else:
@@ -555,7 +569,8 @@ def probe(
     source: SourceOpt = "release",
     limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
-    extended: Annotated[bool, typer.Option("--extended", help="Grade with the extended verifier.")] = False,
+    grader: GraderOpt = "strict",
+    extended: Annotated[bool, typer.Option("--extended", help="Same as --grader extended.")] = False,
     base_url: BaseUrlOpt = None,
     param: ParamOpt = None,
     extra_body: ExtraBodyOpt = None,
@@ -589,7 +604,8 @@ def probe(
                                  temperature=temperature)
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                             temperature=temperature, seed=seed, use_corrections=use_corrections, extended=extended)
+                             temperature=temperature, seed=seed, use_corrections=use_corrections,
+                             grader=_grader(grader, extended))
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
                                   max_cooldown=max_cooldown)
     summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts), store,
@@ -632,6 +648,24 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
 
 
+async def _graders(store_path: Path, student: str, source: str) -> str:
+    """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
+    or every one of them joined by " + " when runs were graded differently."""
+    from .probe.runner import run_grader
+    from .probe.verify import GRADER_VERSIONS
+    from .store import Store
+
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+        runs = {r.id: r for r in await store.runs("probe")}
+    finally:
+        await store.close()
+    names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
+    return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
+
+
 @app.command()
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
@@ -644,12 +678,19 @@ def report(
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
     from .probe.report import write_report
+    from .validators import reference_answer_problem
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    results = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
-    write_report({name: r[1] for name, r in results.items()}, out, tau=threshold, roadmap_set=source,
-                 missing={name: r[2] for name, r in results.items()})
+    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
+    ungradable: dict[str, str] = {}
+    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
+        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
+                      if (why := reference_answer_problem(f, use_corrections))}
+    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
+    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
+                 missing={name: r[2] for name, r in loaded.items()})
     console.print(f"report written to {out}/")
     for name, (_, _, missing) in results.items():
         if missing["ungraded_total"] or missing["failed_total"]:
@@ -663,7 +704,7 @@ async def _regrade(store_path: Path, student: str, source: str, domain: str) -> 
     from contextlib import nullcontext
 
     from .probe.code_ladder import CodeProbeConfig, grade_answer
-    from .probe.runner import regrade, target_gold
+    from .probe.runner import regrade, run_grader, target_gold
     from .probe.verify import VerifierPool
 
     code = domain == "code"
@@ -685,8 +726,7 @@ async def _regrade(store_path: Path, student: str, source: str, domain: str) -> 
                         config = CodeProbeConfig(student=student, **{k: cfg[k] for k in ("max_cases", "timeout_s") if k in cfg})
                         return await asyncio.to_thread(grade_answer, family, r.target, r.response, config)
                     gold = target_gold(family, r.target, cfg.get("use_corrections", False))
-                    return await pool.verify(r.response, gold, extended=cfg.get("extended", False),
-                                             problem=family.parent_prompt)
+                    return await pool.verify(r.response, gold, grader=run_grader(cfg), problem=family.parent_prompt)
 
                 done = await regrade(todo, grade, store)
             left = sum(not r.verdict.graded for r in done)
@@ -727,6 +767,7 @@ def compare(
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
@@ -737,6 +778,10 @@ def compare(
         _fail(f"{store}: no such store")
     families_a, results_a, _ = asyncio.run(_results(store, student, a, use_corrections))
     families_b, results_b, _ = asyncio.run(_results(store, student, b, use_corrections))
+    graded_a, graded_b = asyncio.run(_graders(store, student, a)), asyncio.run(_graders(store, student, b))
+    if graded_a != graded_b and not allow_mixed_graders:
+        _fail(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them could be the "
+              "grader's; regrade one, or pass --allow-mixed-graders")
     k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
     result = run_compare(families_a, families_b, results_a, results_b,
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)

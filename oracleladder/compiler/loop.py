@@ -23,7 +23,8 @@ from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
-from ..validators import check_family, independent_solve_check, render_errors
+from ..validators import answer_problem, check_family, independent_solve_check, render_errors
+from ..validators.reference import CHECK as REFERENCE_CHECK
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
 from .workers import (GradingFailed, Outcome, compile_all, failure, infrastructure_failure, store_failed_attempt,
                       teacher_failure)
@@ -83,6 +84,9 @@ class Compiler:
 
     async def compile(self, problem: MathProblem) -> CompileOutcome:
         await self.store.put_problem(problem)
+        unusable = answer_problem(problem.answer)
+        if unusable:  # no roadmap can be graded against it: skip before the teacher is paid
+            return await self._failed(problem, 0, None, CheckResult(check=REFERENCE_CHECK, passed=False, reason=unusable))
         messages, version = teacher_messages(problem, self.granularity)
         errors: list[CheckResult] = []
         for attempt in range(self.max_attempts):

@@ -288,7 +288,9 @@ def _markdown(res: dict) -> str:
     L = ["# OracleLadder diagnosis report", "",
          (f"Roadmap set: {meta['roadmap_set']}. " if meta.get("roadmap_set") else "")
          + f"Students: {ks}. Success threshold tau = {tau} correct of K per condition. "
-         f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}.", ""]
+         f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}."
+         + ("" if not meta.get("graders") else
+            " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta["graders"].items()) + "."), ""]
     notes = []
     for s, r in studs.items():
         if r["not_run"]:
@@ -307,6 +309,10 @@ def _markdown(res: dict) -> str:
             notes.append(f"- {s}: {m['ungraded_total']} rollouts ungraded (grading failed: `ladder regrade` grades "
                          f"them) and {m['failed_total']} jobs failed (the call failed: rerun `ladder probe`); they "
                          "are in no table (see Missing verdicts).")
+    bad = meta.get("ungradable_reference") or {}
+    if bad:
+        notes.append(f"- {len(bad)} families not graded, their reference answer is unusable: "
+                     + "; ".join(f"{pid} ({why})" for pid, why in bad.items()) + ".")
     L += notes + ([""] if notes else [])
     if any(r["missing"]["ungraded_total"] or r["missing"]["failed_total"] for r in studs.values()):
         cols = [STAGE0, *TABLE21_ORDER]
@@ -576,12 +582,16 @@ def _save(fig, path: Path) -> None:
 
 
 def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
-                 roadmap_set: str | None = None, missing: dict[str, dict] | None = None) -> dict:
-    """``missing``: per student, its `missing_counts` (none missing when left out)."""
+                 roadmap_set: str | None = None, missing: dict[str, dict] | None = None,
+                 graders: dict[str, str] | None = None, ungradable: dict[str, str] | None = None) -> dict:
+    """``missing``: per student, its `missing_counts` (none missing when left out). `graders` names,
+    per student, the grader and its version (e.g. "strict (strict-2)"); `ungradable` lists the
+    families left out because their reference answer is unusable (pid -> why)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
-                          "students": list(students), "roadmap_set": roadmap_set},
+                          "students": list(students), "roadmap_set": roadmap_set, "graders": graders or {},
+                          "ungradable_reference": ungradable or {}},
                  "students": {s: {**summarize(f, tau), "missing": (missing or {}).get(s) or missing_counts([], [])}
                               for s, f in students.items()}}
     if len(students) == 2:

@@ -18,7 +18,7 @@ from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import FailedJob, Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
-from .verify import VerifierPool
+from .verify import VerifierPool, grader_name
 
 J = TypeVar("J", bound="Job")
 
@@ -33,7 +33,20 @@ class ProbeConfig:
     temperature: float = 1.0
     seed: int = 0  # draws the controls' substitute content
     use_corrections: bool = False
-    extended: bool = False
+    extended: bool = False  # a synonym of grader="extended", kept for old callers
+    grader: str = "strict"  # paper, strict or extended (oracleladder.probe.verify.GRADERS)
+
+    def __post_init__(self) -> None:
+        # one spelling from here on, so the stored run config names the grader that graded it
+        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
+        object.__setattr__(self, "extended", self.grader == "extended")
+
+
+def run_grader(config: object) -> str:
+    """The grader named by a stored probe run's config; runs from before graders had names say
+    only `extended` (strict when false or absent)."""
+    c = config if isinstance(config, dict) else {}
+    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
 
 
 @dataclass(frozen=True)
@@ -169,7 +182,7 @@ async def run_probe(
     ``donors``: the families the controls draw from (see ``plan_jobs``)."""
 
     async def grade(job: _Job, text: str) -> Verdict:
-        return await pool.verify(text, job.gold, extended=config.extended, problem=job.family.parent_prompt)
+        return await pool.verify(text, job.gold, grader=config.grader, problem=job.family.parent_prompt)
 
     return await run_jobs(plan_jobs(families, config, donors), grade, client=client, store=store, run_id=run_id,
                           student=config.student, source=lambda job: job.family.provenance.roadmap_set,

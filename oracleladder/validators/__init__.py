@@ -7,7 +7,8 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``leak``                   -- gold does not restate the parent answer (leak.py, ``leak_level``);
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
 * ``standalone_symbols``     -- every gold symbol is defined by the milestone or problem;
-* ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py).
+* ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py);
+* ``reference_answer``       -- the parent (or corrected) answer is complete and atomic (reference.py).
 
 ``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
 """
@@ -24,13 +25,14 @@ from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
 from .leak import check_leak, leak_level
+from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
 __all__ = ["check_family", "summarize", "render_errors", "leak_level", "atomicity_problem",
            "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
            "check_count", "check_duplicates", "check_integrate", "independent_solve_check",
-           "family_leak_level"]
+           "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
 _LEVEL_ORDER = ("strict", "trivial", "equivalent")
 
@@ -43,7 +45,7 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     parser can spend 50-150 ms on a sentence. ``ladder check`` keeps every verdict.
     """
     ref = family.reference_answer(use_corrections)
-    checks: list[CheckResult] = []
+    checks: list[CheckResult] = [check_reference_answer(family, use_corrections)]
     for i, m in family.tested(use_corrections):
         atomic = check_atomicity(m, i)
         if parse_prose or atomic.passed:

@@ -1,4 +1,5 @@
-"""Deterministic answer verifier: strict cascade (the release's) and extended mode; no LLM judge."""
+"""Deterministic answer verifier, no LLM judge: three graders, `paper` (the release's default
+cascade), `strict` (the default for new work) and `extended`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, Sequence
 
 from oracleladder.schemas.types import AnswerSchema
 
-from .core import Verdict, verify_inprocess
+from .core import GRADER_VERSIONS, GRADERS, Verdict, grader_name, verify_inprocess
 from .equivalence import equivalent
 from .parse import ParseError, infer_schema, parse_answer
 from .pool import VerifierPool, shared_pool
@@ -16,14 +17,17 @@ from .pool import VerifierPool, shared_pool
 logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 __all__ = ["verify", "answers_equivalent", "verify_many", "Verdict", "VerifierPool",
-           "parse_answer", "ParseError", "infer_schema", "verify_inprocess"]
+           "parse_answer", "ParseError", "infer_schema", "verify_inprocess", "GRADERS", "GRADER_VERSIONS",
+           "grader_name"]
 
 
-def verify(response: str, gold: str, *, extended: bool = False, note: str = "",
+def verify(response: str, gold: str, *, grader: str = "strict", extended: bool = False, note: str = "",
            schema: AnswerSchema | None = None, problem: str = "", timeout_s: float = 5.0,
            in_process: bool = False) -> Verdict:
-    """Grade one response. Runs in the shared worker pool (hard timeout) unless `in_process`."""
-    kwargs = dict(response=response, gold=gold, extended=extended, note=note, schema=schema, problem=problem)
+    """Grade one response with `grader` (paper, strict or extended; `extended=True` is a synonym of
+    grader="extended"). Runs in the shared worker pool (hard timeout) unless `in_process`."""
+    kwargs = dict(response=response, gold=gold, grader=grader_name(grader, extended), note=note, schema=schema,
+                  problem=problem)
     if in_process:
         return verify_inprocess(**kwargs)
     return shared_pool(timeout_s).verify_sync(**kwargs)
@@ -36,17 +40,18 @@ def answers_equivalent(a: str, b: str, *, extended: bool = True) -> bool:
 
 def _item(x: Any) -> dict[str, Any]:
     if isinstance(x, dict):
-        return {k: x[k] for k in ("response", "gold", "extended", "note", "schema", "problem") if k in x}
+        return {k: x[k] for k in ("response", "gold", "grader", "extended", "note", "schema", "problem") if k in x}
     response, gold = x
     return {"response": response, "gold": gold}
 
 
 def verify_many(items: Sequence[Any], *, workers: int | None = None, timeout_s: float = 5.0,
-                extended: bool | None = None) -> list[Verdict]:
-    """Grade many items on every core; `extended` (if given) applies to items that do not set it."""
+                extended: bool | None = None, grader: str | None = None) -> list[Verdict]:
+    """Grade many items on every core; `grader` (or `extended`, if given) applies to items that set neither."""
     jobs = [_item(x) for x in items]
-    if extended is not None:
-        for j in jobs:
-            j.setdefault("extended", extended)
+    default = grader_name(grader or "strict", bool(extended))
+    for j in jobs:
+        own = "grader" in j or "extended" in j
+        j["grader"] = grader_name(j.get("grader", "strict"), bool(j.pop("extended", False))) if own else default
     with VerifierPool(workers, timeout_s) as pool:
         return pool.map(jobs)
