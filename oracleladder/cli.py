@@ -692,7 +692,7 @@ def report(
     write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
                  missing={name: r[2] for name, r in loaded.items()})
     console.print(f"report written to {out}/")
-    for name, (_, _, missing) in results.items():
+    for name, (_, _, missing) in loaded.items():
         if missing["ungraded_total"] or missing["failed_total"]:
             _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
                  "are in no table (report.md, Missing verdicts)")

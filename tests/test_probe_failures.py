@@ -23,6 +23,7 @@ from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.testing import LoopbackServer, Refuse
+from oracleladder.validators import reference_answer_problem
 
 STUDENT = "openai/student"
 WRONG = r"I think it is \boxed{987654321}."
@@ -31,9 +32,11 @@ EXIT_INCOMPLETE = 3
 
 @pytest.fixture
 def families(tmp_path: Path, shared_data: Path) -> tuple[list[Family], Path]:
-    """Two released families whose boxed parent answer the verifier accepts, imported into a store."""
+    """Two released families whose boxed parent answer the verifier accepts, imported into a store
+    (not one whose reference answer is unusable: the report leaves those out)."""
     fams = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)
-            if verify_inprocess(f"\\boxed{{{f.parent_answer}}}", f.parent_answer).accepted][:2]
+            if verify_inprocess(f"\\boxed{{{f.parent_answer}}}", f.parent_answer).accepted
+            and reference_answer_problem(f) is None][:2]
     path = tmp_path / "families.jsonl"
     write_jsonl(path, (to_released(f) for f in fams))
     store = tmp_path / "s.sqlite"
