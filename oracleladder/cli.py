@@ -20,14 +20,16 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.markup import escape
+from rich.text import Text
 
-from .clients import ConfigurationError, ProviderError
+from .clients import ConfigurationError, ProviderError, load_prices
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_unique, write_jsonl
@@ -305,11 +307,68 @@ async def _served_name(client, base_urls: list[str] | None, options: dict[str, A
                       "(--model-name NAME to choose)", soft_wrap=True, highlight=False, markup=False)
 
 
+class _SpendColumn(ProgressColumn):
+    """A task's spend so far (its ``spend`` field), when it has one."""
+
+    def render(self, task: Any) -> Text:
+        return Text(task.fields.get("spend", ""))
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+        TaskProgressColumn(), TimeElapsedColumn(), TimeRemainingColumn(), _SpendColumn(), console=console,
     )
+
+
+def _spend(client) -> str:
+    """What a client's run has cost so far, for the progress bar."""
+    cost = client.usage.cost_usd
+    spent = "cost unknown" if cost is None else f"${cost:.4f}"
+    return spent if client.max_cost is None else f"{spent} of ${client.max_cost:g}"
+
+
+def _ticker(progress: Progress, task: Any, client) -> Any:
+    """An on_done callback: one more done, and the spend now."""
+    return lambda _: progress.update(task, advance=1, spend=_spend(client))
+
+
+PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=_positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
+BUDGET_STOPPED = "stopped_at_budget"  # a run's status when --max-cost stopped it
+
+
+def _estimate(client, requests: list, *, calls: int | None = None) -> dict:
+    """Tokens and cost of ``requests`` (``calls`` of them, when they stand for more): prompts
+    estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
+    n = len(requests) if calls is None else calls
+    scale = n / len(requests) if requests else 0.0
+    tokens_in = round(scale * sum(client._prompt_tokens(r) for r in requests))
+    tokens_out = round(scale * sum(int(r.params.get("max_tokens") or 0) for r in requests))
+    online, batch = (client.prices.cost(client.name, tokens_in, tokens_out, batch=b) for b in (False, True))
+    return {"dry_run": True, "calls": n, "tokens_in": tokens_in, "tokens_out_max": tokens_out,
+            "cost_usd_max": online, "batch_cost_usd_max": batch, "prices": client.prices.name}
+
+
+def _say_estimate(e: dict, what: str) -> None:
+    def usd(x: float | None) -> str:
+        return "unknown (no price; see --prices)" if x is None else f"${x:.4f}"
+
+    _say(f"dry run: {what}; about {e['tokens_in']} prompt tokens, at most {e['tokens_out_max']} answer tokens; "
+         f"cost at most {usd(e['cost_usd_max'])} online, {usd(e['batch_cost_usd_max'])} in batch "
+         f"({e['prices']}); nothing was sent")
+
+
+def _say_cost(summary: dict) -> str:
+    cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
+    return f"cost {cost} ({summary['prices']})"
+
+
+def _say_budget(summary: dict) -> None:
+    if summary.get("budget_stop"):
+        _say(f"{summary['budget_stop']}: everything finished is kept; rerun the same command (with a larger "
+             "--max-cost) to resume (stored calls are not asked again)")
 
 
 # the run finished, but some of its work has no result: probe jobs whose call failed or whose answer could
@@ -320,13 +379,14 @@ FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMP
 
 async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
                  concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
-                 client_opts: dict[str, Any]) -> dict:
+                 client_opts: dict[str, Any], dry_run: bool = False) -> dict:
     """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set.
-    ``limit``: probe the first N families; the controls still draw from the whole set."""
+    ``limit``: probe the first N families; the controls still draw from the whole set. ``dry_run``:
+    plan the jobs and return the calls the run would make after the cache, with their estimate."""
     from contextlib import nullcontext
 
     from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
-    from .probe.runner import plan_jobs, run_probe
+    from .probe.runner import plan_jobs, run_probe, uncached_calls
     from .probe.verify import VerifierPool
 
     code = isinstance(config, CodeProbeConfig)
@@ -337,13 +397,19 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
+        if dry_run:
+            jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
+            todo = await uncached_calls(jobs, client=client, store=store, temperature=config.temperature,
+                                        max_tokens=config.max_tokens)
+            await client.aclose()
+            return {**_estimate(client, todo), "jobs": len(jobs), "families": len(families)}
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status, failed = "interrupted", []
         try:
             with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
                 jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
-                task = progress.add_task(f"probe {config.student}", total=len(jobs))
-                advance = lambda _: progress.advance(task)  # noqa: E731
+                task = progress.add_task(f"probe {config.student}", total=len(jobs), spend=_spend(client))
+                advance = _ticker(progress, task, client)
 
                 def fail(job) -> None:
                     failed.append(job)
@@ -356,11 +422,12 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
                                     on_done=advance, on_failed=fail, donors=donors)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
-            status = FINISHED_WITH_FAILURES if failed or ungraded else "done"
+            status = BUDGET_STOPPED if client.budget_stop else FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
+                "budget_stop": client.budget_stop,
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
         await store.close()
@@ -413,13 +480,16 @@ def _code_problems(spec: Path, on_duplicate: OnDuplicate) -> list:
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate) -> dict:
+                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate,
+                   dry_run: bool = False) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
 
     from .compiler.code import CodeCompiler
     from .compiler.loop import Compiler
+    from .compiler.plan import teacher_messages
+    from .compiler.workers import BUDGET_CHECK
     from .probe.verify import VerifierPool
     from .schemas import MathProblem
 
@@ -430,18 +500,27 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         concurrency = await _concurrency(concurrency, base_url, 16)
         client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
+        if dry_run:
+            gran = granularity if domain == "math" else None
+            todo = [p for p in problems
+                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, gran))]
+            firsts = [client.request(teacher_messages(p, granularity)[0] if domain == "math" else p.model_dump_json(),
+                                     temperature=0.0, max_tokens=max_tokens) for p in todo]
+            await client.aclose()
+            return {**_estimate(client, firsts), "problems": len(problems)}
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
         try:
             with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
-                task = progress.add_task(f"compile with {teacher}", total=len(problems))
+                task = progress.add_task(f"compile with {teacher}", total=len(problems), spend=_spend(client))
                 compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
                             if domain == "code" else
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
                                      independent_solve=independent_solve, max_tokens=max_tokens))
-                outcomes = await compiler.compile_all(problems, on_done=lambda _: progress.advance(task))
-            status = FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done"
+                outcomes = await compiler.compile_all(problems, on_done=_ticker(progress, task, client))
+            status = (BUDGET_STOPPED if client.budget_stop else
+                      FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
@@ -450,7 +529,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes
               if not o.ok and not o.infrastructure_failure}
     infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
-                    for o in outcomes if o.infrastructure_failure}
+                    for o in outcomes if o.infrastructure_failure and o.errors[0].check != BUDGET_CHECK}
     # an endpoint that takes no request at all (no connection, a refused key, a wrong URL) is said in one
     # line; other failures are the problems' own, counted above, and a rerun retries them
     every_call_failed = (client.usage.successes == 0 and client.last_error is not None
@@ -462,6 +541,8 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
         "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
+        "budget_stop": client.budget_stop, "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
+        - len(infra_failed),
     }
 
 
@@ -488,6 +569,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if granularity not in ("coarse", "default", "fine"):
@@ -495,19 +579,25 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     if domain not in ("math", "code"):
         _fail(f"unknown domain '{domain}'; known: math, code")
     client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
-                                  timeout=timeout, max_cooldown=max_cooldown)
+                                  timeout=timeout, max_cooldown=max_cooldown, prices=load_prices(prices),
+                                  max_cost=max_cost)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate), store,
+                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, dry_run), store,
                    (teacher, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
+    if dry_run:
+        if not as_json:
+            _say_estimate(summary, f"about {summary['calls']} teacher calls: a first attempt for each of the "
+                                   f"{summary['calls']} of {summary['problems']} problems not yet compiled by this "
+                                   "teacher (re-asks and independent solves add more; cached attempts cost nothing)")
+        return
     if summary["all_failed"]:
         _fail(f"every teacher call failed: {summary['all_failed']}", 1)
     if not as_json:
-        cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
         console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, infrastructure failures "
                       f"{summary['infrastructure_failures']}; attempts per family {summary['attempts_per_family']}; "
-                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; cost {cost}"
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
         for pid, errs in summary["failed_why"].items():
             console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
@@ -516,7 +606,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         if summary["infrastructure_failures"]:
             _say("a provider or grader failure says nothing about the roadmap: rerun the same command to compile "
                  "those problems again (stored calls are not asked again)")
-    if summary["infrastructure_failures"]:
+    _say_budget(summary)
+    if summary["infrastructure_failures"] or summary["budget_stop"]:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -584,6 +675,9 @@ def probe(
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
@@ -607,17 +701,24 @@ def probe(
                              temperature=temperature, seed=seed, use_corrections=use_corrections,
                              grader=_grader(grader, extended))
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
-                                  max_cooldown=max_cooldown)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts), store,
-                   (student, base_url, client_opts))
+                                  max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run),
+                   store, (student, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
-    else:
+    if dry_run:
+        if not as_json:
+            _say_estimate(summary, f"{summary['calls']} calls after the cache, for {summary['jobs']} jobs of "
+                                   f"{summary['families']} families")
+        return
+    if not as_json:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
                       f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
-                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out{_timeouts(summary)}")
+                      f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
+                      f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
+    _say_budget(summary)
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
-    if summary["failed_jobs"] or summary["ungraded"]:
+    if summary["failed_jobs"] or summary["ungraded"] or summary["budget_stop"]:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

@@ -5,6 +5,7 @@ from .base import ChatRequest, ChatResult, Provider
 from .errors import (
     AuthenticationError,
     BadRequestError,
+    BudgetReached,
     CannotConnect,
     ConfigurationError,
     EmptyCompletion,
@@ -23,8 +24,8 @@ from .providers import (
     make_provider,
     parse_model,
 )
+from .prices import DEFAULT_PRICES, PriceTable, load_prices
 from .runner import (
-    PRICES,
     STRUCTURED_MODES,
     CallCache,
     Client,
@@ -32,13 +33,12 @@ from .runner import (
     RateLimiter,
     Usage,
     make_client,
-    price_of,
 )
 
 __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
     "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
-    "OpenAIRawProvider", "make_provider", "parse_model", "PRICES", "STRUCTURED_MODES", "CallCache", "Client",
-    "MemoryCache", "RateLimiter", "Usage", "make_client", "price_of",
+    "OpenAIRawProvider", "make_provider", "parse_model", "DEFAULT_PRICES", "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client",
+    "MemoryCache", "RateLimiter", "Usage", "make_client",
 ]

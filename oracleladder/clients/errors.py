@@ -107,6 +107,10 @@ class BadRequestError(PermanentError):
     status = 400
 
 
+class BudgetReached(ProviderError):
+    """A call refused before it is sent: spend plus the calls in flight could pass --max-cost."""
+
+
 class ConfigurationError(ProviderError, ValueError):
     """Bad model string, unknown provider, missing API key."""
 

@@ -20,36 +20,13 @@ from instructor.core.exceptions import InstructorRetryException
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .base import ChatRequest, ChatResult, Provider
-from .errors import BadRequestError, ConfigurationError, ProviderError, RequestTimeout, TransientError
+from .errors import BadRequestError, BudgetReached, ConfigurationError, ProviderError, RequestTimeout, TransientError
+from .prices import DEFAULT_PRICES, PriceTable
 from .replicas import ReplicaProvider
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
 DEFAULT_MAX_COOLDOWN_S = 120.0
-
-# USD per 1M tokens (input, output). Unknown model -> cost None.
-PRICES: dict[str, tuple[float, float]] = {
-    "openai/gpt-5.4": (1.25, 10.0),
-    "openai/gpt-5": (1.25, 10.0),
-    "openai/gpt-5-mini": (0.25, 2.0),
-    "openai/gpt-4.1": (2.0, 8.0),
-    "openai/gpt-4.1-mini": (0.4, 1.6),
-    "openai/gpt-4o": (2.5, 10.0),
-    "openai/gpt-4o-mini": (0.15, 0.6),
-    "anthropic/claude-opus-4-1": (15.0, 75.0),
-    "anthropic/claude-sonnet-4-5": (3.0, 15.0),
-    "anthropic/claude-haiku-4-5": (1.0, 5.0),
-    "local/smollm2-135m-instruct": (0.0, 0.0),
-}
-
-
-def price_of(provider: str, model: str, tokens_in: int, tokens_out: int,
-             prices: dict[str, tuple[float, float]] | None = None) -> float | None:
-    p = (prices or PRICES).get(f"{provider}/{model}")
-    if p is None:
-        return None
-    return (tokens_in * p[0] + tokens_out * p[1]) / 1e6
-
 
 class CallCache(Protocol):
     """The slice of ``oracleladder.store.Store`` the runner needs."""
@@ -96,15 +73,15 @@ class Usage:
     timeouts: int = 0  # attempts cut off by the request timeout
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float | None = 0.0
+    cost_usd: float | None = 0.0  # at the price paid, from the price table named below
+    prices: str = DEFAULT_PRICES.name
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, provider: str, model: str, r: ChatResult,
-            prices: dict[str, tuple[float, float]] | None = None) -> None:
+    def add(self, name: str, r: ChatResult, prices: PriceTable) -> None:
+        """Count one paid call of model ``name`` (provider/model)."""
         self.tokens_in += r.tokens_in
         self.tokens_out += r.tokens_out
-        c = price_of(provider, model, r.tokens_in, r.tokens_out, prices)
-        name = f"{provider}/{model}"
+        c = prices.cost(name, r.tokens_in, r.tokens_out)
         m = self.by_model.get(name)
         if m is None:
             m = self.by_model[name] = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
@@ -224,7 +201,8 @@ class Client:
         default_cooldown: float = 1.0,
         max_cooldown: float = DEFAULT_MAX_COOLDOWN_S,
         run_id: str | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
+        prices: PriceTable = DEFAULT_PRICES,
+        max_cost: float | None = None,
         model: str | None = None,
         structured: str = "auto",
         extra_body: dict[str, Any] | None = None,
@@ -248,12 +226,19 @@ class Client:
         self._warned_retry_after = False
         self.run_id = run_id
         self.prices = prices
+        self.max_cost = max_cost  # USD: no call is sent that could take spend past it
+        self.budget_stop: str | None = None  # why calls are refused, once the budget is reached
+        self._reserved = 0.0  # the most the calls in flight can still cost
+        self._released = asyncio.Event()  # set (and replaced) when a call in flight ends
         self.model = model  # the name the requests carry
         # the name results are filed under (a teacher's roadmap set): the user's provider/model,
         # also when the requests carry a server's own name for it (--model-name, /v1/models)
         self.name = name or f"{provider.name}/{model or 'default'}"
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
-        self.usage = Usage()
+        if max_cost is not None and self.name not in prices.models:
+            raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "
+                                     "give one with --prices FILE")
+        self.usage = Usage(prices=prices.name)
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
@@ -303,14 +288,16 @@ class Client:
             self.usage.cache_hits += 1
             return await asyncio.shield(fut)
         fut = asyncio.get_running_loop().create_future()
-        self._inflight[key] = fut
+        self._inflight[key] = fut  # before any wait: the same call asked meanwhile shares this one
+        reserved = 0.0
         try:
+            reserved = await self._reserve(request)
             result = await self._call_with_retries(request)
         except BaseException as e:
             if not fut.done():
                 fut.set_exception(e)
                 fut.exception()  # mark retrieved
-            if isinstance(e, ProviderError):
+            if isinstance(e, ProviderError) and not isinstance(e, BudgetReached):  # that one was never sent
                 self.usage.failures += 1
                 self.last_error = e
                 if self.cache is not None:
@@ -319,12 +306,45 @@ class Client:
             raise
         finally:
             self._inflight.pop(key, None)
+            self._release(reserved)
         fut.set_result(result)
         self.usage.successes += 1
-        self.usage.add(request.provider, request.model, result, self.prices)
+        self.usage.add(self.name, result, self.prices)
         if self.cache is not None:
             await self.cache.put_call(request, result, run_id=self.run_id)
         return result
+
+    def worst_cost(self, request: ChatRequest) -> float | None:
+        """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
+        this client's model has no price."""
+        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0))
+
+    async def _reserve(self, request: ChatRequest) -> float:
+        """With a budget (``max_cost``): hold the worst cost of ``request`` until it ends. A call that
+        fits only once calls in flight end waits for them; once even the spend so far leaves no room
+        for it, raises BudgetReached, and so does every later call."""
+        if self.max_cost is None:
+            return 0.0
+        worst = self.worst_cost(request)
+        while self.budget_stop is None:
+            spent = self.usage.cost_usd
+            if worst is None or spent is None or not request.params.get("max_tokens"):
+                raise ConfigurationError(f"--max-cost cannot bound the cost of a call to {self.name}")
+            if spent + worst > self.max_cost:
+                self.budget_stop = (f"stopped at the budget: ${spent:.4f} spent, and the next call could cost "
+                                    f"${worst:.4f} more than --max-cost ${self.max_cost:g} allows")
+            elif spent + self._reserved + worst <= self.max_cost:
+                self._reserved += worst
+                return worst
+            else:
+                await self._released.wait()  # the calls in flight may cost less than their worst
+        raise BudgetReached(self.budget_stop)
+
+    def _release(self, reserved: float) -> None:
+        if reserved:
+            self._reserved -= reserved
+            self._released.set()
+            self._released = asyncio.Event()
 
     def _tenacity_wait(self, state: Any) -> float:
         err = state.outcome.exception()
@@ -410,9 +430,13 @@ class Client:
                               retry_after=e.retry_after) from e
 
     @staticmethod
-    def _estimate_tokens(request: ChatRequest) -> float:
-        chars = sum(len(m.get("content") or "") for m in request.messages)
-        return chars / 4 + float(request.params.get("max_tokens") or 256)
+    def _prompt_tokens(request: ChatRequest) -> int:
+        """An estimate of a request's prompt tokens (4 characters a token; a bound only roughly)."""
+        return sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
+
+    @classmethod
+    def _estimate_tokens(cls, request: ChatRequest) -> float:
+        return cls._prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
     async def _instructor_create(self, **kwargs: Any) -> Any:
@@ -568,5 +592,4 @@ def make_client(
     return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)
 
 
-__all__ = ["CallCache", "Client", "MemoryCache", "PRICES", "RateLimiter", "STRUCTURED_MODES", "Usage", "make_client",
-           "price_of"]
+__all__ = ["CallCache", "Client", "MemoryCache", "RateLimiter", "STRUCTURED_MODES", "Usage", "make_client"]

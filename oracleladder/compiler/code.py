@@ -165,7 +165,7 @@ class CodeCompiler:
         slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CodeCompileOutcome(p.pid, None, 0, [e]),
                                  concurrency=jobs_in_flight(self.client.concurrency, concurrency),
-                                 on_done=on_done)
+                                 on_done=on_done, stopped=lambda: self.client.budget_stop)
 
 
 async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:

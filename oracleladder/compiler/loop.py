@@ -136,4 +136,4 @@ class Compiler:
         slot); a failing problem never stops the run."""
         return await compile_all(problems, self.compile, lambda p, e: CompileOutcome(p.pid, None, 0, [e]),
                                  concurrency=jobs_in_flight(self.client.concurrency, concurrency),
-                                 on_done=on_done)
+                                 on_done=on_done, stopped=lambda: self.client.budget_stop)

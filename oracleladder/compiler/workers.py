@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from instructor.core.exceptions import IncompleteOutputException, InstructorError
 
-from ..clients import ProviderError
+from ..clients import BudgetReached, ProviderError
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
 from ..store import Store
@@ -28,6 +28,7 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
 # the grader (its pool broke, a worker died)
 PROVIDER_CHECK = "provider"
 GRADER_CHECK = "grader"
+BUDGET_CHECK = "budget"  # --max-cost stopped the run before the problem was done
 
 
 class GradingFailed(RuntimeError):
@@ -42,7 +43,7 @@ class Outcome:
     @property
     def infrastructure_failure(self) -> bool:
         """Ended by the provider or the grader, not by the plan: a rerun compiles the problem again."""
-        return any(e.check in (PROVIDER_CHECK, GRADER_CHECK) for e in self.errors)
+        return any(e.check in (PROVIDER_CHECK, GRADER_CHECK, BUDGET_CHECK) for e in self.errors)
 
 
 def infrastructure_failure(what: str, exc: BaseException) -> CheckResult | None:
@@ -53,6 +54,8 @@ def infrastructure_failure(what: str, exc: BaseException) -> CheckResult | None:
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
+        if isinstance(cause, BudgetReached):
+            return failure(BUDGET_CHECK, what, cause)
         if isinstance(cause, ProviderError):
             return failure(PROVIDER_CHECK, what, cause)
         if isinstance(cause, GradingFailed):
@@ -85,20 +88,26 @@ async def compile_all(
     *,
     concurrency: int,
     on_done: Callable[[O], None] | None = None,
+    stopped: Callable[[], str | None] = lambda: None,
 ) -> list[O]:
     """Run ``compile_one`` on every problem, ``concurrency`` at a time; a problem that raises ends as
-    ``failed(problem, reason)`` and the run goes on. The collector is kept off the libraries'
-    objects meanwhile (see ``runtime.frozen_heap``)."""
+    ``failed(problem, reason)`` and the run goes on. Once ``stopped()`` gives a reason (the client's
+    budget is reached), the problems not yet started end as budget failures, nothing stored. The
+    collector is kept off the libraries' objects meanwhile (see ``runtime.frozen_heap``)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(problem: P) -> O:
         async with gate:
-            try:
-                outcome = await compile_one(problem)
-            except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
-                what = "compiling the problem failed"
-                check = "teacher" if isinstance(exc, InstructorError) else "compiler"
-                outcome = failed(problem, infrastructure_failure(what, exc) or failure(check, what, exc))
+            reason = stopped()
+            if reason is not None:
+                outcome = failed(problem, CheckResult(check=BUDGET_CHECK, passed=False, reason=reason))
+            else:
+                try:
+                    outcome = await compile_one(problem)
+                except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
+                    what = "compiling the problem failed"
+                    check = "teacher" if isinstance(exc, InstructorError) else "compiler"
+                    outcome = failed(problem, infrastructure_failure(what, exc) or failure(check, what, exc))
         if on_done:
             on_done(outcome)
         return outcome

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..clients import Client, ProviderError
+from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..runtime import frozen_heap, jobs_in_flight
 from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
@@ -93,6 +93,24 @@ class Job(Protocol):
     messages: list[dict[str, str]]
 
 
+def job_request(client: Client, job: Job, *, temperature: float, max_tokens: int) -> ChatRequest:
+    """The call a job makes (its key is the cache's)."""
+    return client.request(job.messages, k=job.k, temperature=temperature, max_tokens=max_tokens)
+
+
+async def uncached_calls(jobs: Sequence[Job], *, client: Client, store: Store, temperature: float,
+                         max_tokens: int) -> list[ChatRequest]:
+    """The distinct calls ``run_jobs`` would send for ``jobs``: those the store has no answer for.
+    Nothing is sent."""
+    todo: dict[str, ChatRequest] = {}
+    for job in jobs:
+        request = job_request(client, job, temperature=temperature, max_tokens=max_tokens)
+        key = request.key()
+        if key not in todo and await store.get_call(key) is None:
+            todo[key] = request
+    return list(todo.values())
+
+
 async def run_jobs(
     jobs: Sequence[J],
     grade: Callable[[J, str], Awaitable[Verdict]],
@@ -115,7 +133,8 @@ async def run_jobs(
     at most the calls in flight, and those come back from the call cache if they had finished.
     A job whose call fails for good (a ProviderError after the client's retries: a permanent 4xx,
     retries spent) is stored as a failed job with its reason, never as an answer, and the run goes
-    on; an error of the endpoint itself (no connection, a refused key, a wrong URL) stops the run,
+    on; a call refused by the client's budget (``max_cost``) stops the workers, the calls in flight
+    finishing and stored; an error of the endpoint itself (no connection, a refused key, a wrong URL) stops the run,
     and any other exception is a bug and propagates.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
@@ -131,9 +150,11 @@ async def run_jobs(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            request = client.request(job.messages, k=job.k, temperature=temperature, max_tokens=max_tokens)
+            request = job_request(client, job, temperature=temperature, max_tokens=max_tokens)
             try:
                 result = await client.complete(request)
+            except BudgetReached:  # --max-cost: no new call; the calls in flight finish and are kept
+                return
             except ProviderError as exc:  # the client stored the failed call; record the job, go on
                 if endpoint_failure(exc):  # every other job would fail the same way: stop, say why
                     raise
