@@ -5,6 +5,7 @@ and a rerun compiles the problem."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -20,6 +21,7 @@ from oracleladder.cli import app
 from oracleladder.probe.verify import VerifierPool
 from oracleladder.schemas import MathProblem, Verdict
 from oracleladder.schemas.types import GradeStatus, Label
+from oracleladder.store import CallRecord, Store
 from oracleladder.testing import LoopbackServer, Refuse
 
 PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
@@ -31,6 +33,12 @@ GOOD = {"milestones": [
     {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
 ]}
 EXIT_INCOMPLETE = 3
+
+
+async def _calls(path: Path) -> list[CallRecord]:
+    """Every stored call, read as the store reads it (long requests are compressed)."""
+    async with Store.open(path) as store:
+        return await store.calls()
 
 
 def _solve_answer(messages: list[dict]) -> str:
@@ -65,8 +73,8 @@ def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest
         assert "upstream boom" in out
         assert len(teacher_requests) == (1 if failing == "solve" else 0)  # never re-asked
 
+        prompts = [json.dumps(c.request) for c in asyncio.run(_calls(store))]
         con = sqlite3.connect(store)
-        prompts = [r for (r,) in con.execute("SELECT request FROM calls")]
         attempts = con.execute("SELECT attempt, passed, errors, plan IS NOT NULL FROM compile_attempts").fetchall()
         status = con.execute("SELECT status FROM runs WHERE kind = 'compile'").fetchall()
         con.close()

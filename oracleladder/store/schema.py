@@ -169,6 +169,41 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE runs ADD COLUMN owner TEXT",
     ),
+    # v6: a response is stored once, in its call: a rollout's response is NULL when it is its call's
+    # (the readers join), and kept only where it differs (or its call is not in this store). Long
+    # requests and responses written from now on are zstd-compressed BLOBs (store/sqlite.py).
+    (
+        """
+        CREATE TABLE rollouts_v6 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL DEFAULT 'release',
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            call_key   TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            response   BLOB,
+            label      TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            extracted  TEXT,
+            created_at TEXT NOT NULL,
+            status     TEXT NOT NULL DEFAULT 'graded',
+            PRIMARY KEY (student, source, pid, target, k, call_key)
+        )
+        """,
+        """
+        INSERT INTO rollouts_v6 (student, source, pid, target, k, call_key, run_id, response, label, reason,
+                                 extracted, created_at, status)
+        SELECT r.student, r.source, r.pid, r.target, r.k, r.call_key, r.run_id,
+               CASE WHEN r.response = (SELECT c.response FROM calls c WHERE c.key = r.call_key) THEN NULL
+                    ELSE r.response END,
+               r.label, r.reason, r.extracted, r.created_at, r.status
+        FROM rollouts r ORDER BY r.rowid
+        """,
+        "DROP TABLE rollouts",
+        "ALTER TABLE rollouts_v6 RENAME TO rollouts",
+        "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

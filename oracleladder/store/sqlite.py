@@ -2,9 +2,15 @@
 
 Reads of the call cache are served from memory: the successful calls of the ``calls`` table are
 loaded once at open and kept current by every ``put_call``, so a cached ``get_call`` is a dict
-look-up. A miss falls back to one indexed SELECT, so a call another process stored is found; it
-runs on a plain read-only connection in the caller's thread (a primary-key read costs microseconds
-under WAL, far less than a hop to aiosqlite's thread for each of thousands of new calls).
+look-up. Only short answers are kept whole in memory; a long one is read back from the file when
+it is hit, so memory stays flat however many long answers a run stores. A miss falls back to one
+indexed SELECT, so a call another process stored is found; it runs on a plain read-only connection
+in the caller's thread (a primary-key read costs microseconds under WAL, far less than a hop to
+aiosqlite's thread for each of thousands of new calls).
+
+Each response is stored once, in its call; a rollout keeps its own copy only where it differs from
+its call's. Requests and responses of ``COMPRESS_FROM`` bytes or more are stored as zstd-compressed
+BLOBs; every reader takes both forms (stores written before keep their plain text).
 
 Writes go through one writer task that commits everything queued in one transaction (group
 commit): 64 concurrent puts cost a handful of transactions, not 64. Each put returns once its
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiosqlite
+import zstandard
 from pydantic import BaseModel
 
 from ..clients.base import ChatRequest, ChatResult
@@ -141,6 +148,24 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+COMPRESS_FROM = 512  # bytes; shorter texts gain little from compression and stay plain text
+
+
+def _pack(text: str) -> str | bytes:
+    """A text as stored: itself, or when long its zstd-compressed UTF-8 (a BLOB)."""
+    data = text.encode()
+    return text if len(data) < COMPRESS_FROM else zstandard.compress(data, 3)
+
+
+def _kept(text: str) -> str | None:
+    """A response as the in-memory cache keeps it: whole when short, else None (read on a hit)."""
+    return text if len(text) < COMPRESS_FROM and len(text.encode()) < COMPRESS_FROM else None
+
+
+def _unpack(value: str | bytes) -> str:
+    return zstandard.decompress(value).decode() if isinstance(value, bytes) else value
+
+
 def _gran(granularity: str | None) -> str:
     return granularity or ""
 
@@ -178,11 +203,14 @@ _PUT_REPORT = """
 INSERT OR REPLACE INTO reports (pid, source, granularity, report, passed, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
 """
+# the response is left NULL when it is the one its call stored (the readers take the call's)
 _PUT_ROLLOUT = """
 INSERT OR REPLACE INTO rollouts
     (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, status,
      created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND response = ?8) THEN NULL ELSE ?8 END,
+        ?9, ?10, ?11, ?12, ?13)
 """
 _PUT_FAILED_JOB = """
 INSERT OR REPLACE INTO failed_jobs (student, source, pid, target, k, call_key, run_id, reason, created_at)
@@ -199,8 +227,9 @@ WHERE id = ?
 
 _STOP = object()
 
-# A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason).
-_Hit = tuple[str, int, int, float, "str | None"]
+# A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason); the
+# text is None when it is long (read from the file on a hit).
+_Hit = tuple["str | None", int, int, float, "str | None"]
 
 
 class _Op:
@@ -477,8 +506,10 @@ class Store:
     # ---------------------------------------------------------------- calls
 
     async def _load_hits(self) -> None:
+        # long responses are not read: only that they are there
         async with self._conn.execute(
-            "SELECT key, response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
+            f"SELECT key, CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} AND typeof(response) = 'text' "
+            "THEN response END, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
             "WHERE response IS NOT NULL"
         ) as cur:
             rows = await cur.fetchall()
@@ -487,7 +518,8 @@ class Store:
     async def get_call(self, key: str) -> ChatResult | None:
         """The stored result of a successful call, or None (failed calls are never served)."""
         hit = self._hits.get(key)
-        if hit is None:
+        text = None if hit is None else hit[0]
+        if text is None:
             self._check_open()
             row = self._reader.execute(
                 "SELECT response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
@@ -495,8 +527,9 @@ class Store:
             ).fetchone()
             if row is None:
                 return None
-            hit = self._hits[key] = (row[0], row[1], row[2], row[3], row[4])
-        return ChatResult(text=hit[0], tokens_in=hit[1], tokens_out=hit[2], latency_s=hit[3],
+            text = _unpack(row[0])
+            hit = self._hits[key] = (_kept(text), row[1], row[2], row[3], row[4])
+        return ChatResult(text=text, tokens_in=hit[1], tokens_out=hit[2], latency_s=hit[3],
                           finish_reason=hit[4])
 
     def cached(self, key: str) -> bool:
@@ -511,11 +544,11 @@ class Store:
         if result is None and error is None:
             error = "no result"
         key = request.key()
-        request_json = request.model_dump_json()
+        request_json = _pack(request.model_dump_json())
         if result is not None:
-            self._hits[key] = (result.text, result.tokens_in, result.tokens_out, result.latency_s,
+            self._hits[key] = (_kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
                                result.finish_reason)
-            params = (key, request.provider, request.model, request_json, result.text,
+            params = (key, request.provider, request.model, request_json, _pack(result.text),
                       result.tokens_in, result.tokens_out, result.latency_s, result.finish_reason,
                       error, run_id, _now())
         else:
@@ -710,7 +743,7 @@ class Store:
         rerun that reuses a cached call replaces the row (taking the new run_id), not duplicates it."""
         v = rollout.verdict
         params = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.k, rollout.call_key,
-                  rollout.run_id, rollout.response, Label(v.label).value, v.reason, v.extracted,
+                  rollout.run_id, _pack(rollout.response), Label(v.label).value, v.reason, v.extracted,
                   GradeStatus(v.status).value, _now())
         await self._submit(_PUT_ROLLOUT, params, wait)
 
@@ -718,18 +751,19 @@ class Store:
                        pid: str | None = None, target: str | None = None,
                        source: str | None = None) -> list[Rollout]:
         """Stored rollouts, filtered by any of student, run_id, pid, target, source; in insertion order."""
-        sql = ("SELECT run_id, student, pid, target, k, call_key, response, label, reason, "
-               "extracted, source, status FROM rollouts WHERE 1=1")
+        sql = ("SELECT r.run_id, r.student, r.pid, r.target, r.k, r.call_key, "
+               "COALESCE(r.response, (SELECT c.response FROM calls c WHERE c.key = r.call_key)), r.label, "
+               "r.reason, r.extracted, r.source, r.status FROM rollouts r WHERE 1=1")
         params: list[Any] = []
         for col, val in (("student", student), ("run_id", run_id), ("pid", pid), ("target", target),
                          ("source", source)):
             if val is not None:
-                sql += f" AND {col} = ?"
+                sql += f" AND r.{col} = ?"
                 params.append(val)
-        rows = await self._fetch(sql + " ORDER BY rowid", params)
+        rows = await self._fetch(sql + " ORDER BY r.rowid", params)
         return [
             Rollout(run_id=r[0], student=r[1], pid=r[2], target=r[3], k=r[4], call_key=r[5],
-                    response=r[6], verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9],
+                    response=_unpack(r[6]), verdict=Verdict(label=Label(r[7]), reason=r[8], extracted=r[9],
                                     status=GradeStatus(r[11])),
                     source=r[10])
             for r in rows
@@ -806,9 +840,9 @@ def _run(r: Any) -> RunRecord:
 def _call_record(r: Any) -> CallRecord:
     result = None
     if r[4] is not None:
-        result = ChatResult(text=r[4], tokens_in=r[5], tokens_out=r[6], latency_s=r[7],
+        result = ChatResult(text=_unpack(r[4]), tokens_in=r[5], tokens_out=r[6], latency_s=r[7],
                             finish_reason=r[8])
-    return CallRecord(key=r[0], provider=r[1], model=r[2], request=json.loads(r[3]),
+    return CallRecord(key=r[0], provider=r[1], model=r[2], request=json.loads(_unpack(r[3])),
                       result=result, error=r[9], run_id=r[10], created_at=r[11])
 
 
