@@ -1,0 +1,216 @@
+"""Scale benchmark: the paper's probe workload for one student against the loopback server (its own
+process), through the real prober, Client, SQLite store and VerifierPool.
+
+354 families (the released sample families repeated under new pids), all six conditions and Stage
+0, K=8. Each answer is as long as a released response (responses_sample.jsonl, its length scaled
+from that run's 4K-token budget to 16K), cut from the released response texts and ending in a
+boxed answer. Reports, and checks against its targets (exit code 1 when one is missed):
+
+- wall time against the larger of two ideals measured in the same run: calls x latency /
+  concurrency, and the time the VerifierPool takes to grade the same answers on all cores
+  (target: within 1.2x);
+- store bytes per rollout against the zstd-compressed size of its answer (target: at most 1.2x);
+- the process's resident memory: its peak over the whole run against its peak over the first 10%
+  (target: within 20%).
+
+    python bench/scale.py [--scale 1.0] [--latency 0.1] [--concurrency 64]
+
+``--scale 0.1`` runs a tenth of the families. The figures are printed last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import hashlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import zstandard
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from oracleladder.clients import make_client  # noqa: E402
+from oracleladder.probe.runner import ProbeConfig, plan_jobs, run_probe  # noqa: E402
+from oracleladder.probe.verify import VerifierPool  # noqa: E402
+from oracleladder.schemas import Family  # noqa: E402
+from oracleladder.schemas.jsonl import read_jsonl  # noqa: E402
+from oracleladder.store import Store  # noqa: E402
+from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+PAPER_FAMILIES = 354
+K = 8
+BUDGET_SCALE = 16384 / 4096  # the sample's responses had a 4K-token budget; the paper's probe 16K
+TARGET_WALL, TARGET_BYTES, TARGET_RSS = 1.2, 1.2, 1.2
+
+
+# ---------------------------------------------------------------- the server process
+
+class Answers:
+    """Answers as long as released responses: slices of the released response texts, scaled to a
+    16K budget, each ending in a boxed answer. Deterministic per (prompt, n-th time asked)."""
+
+    def __init__(self, path: Path) -> None:
+        rows = [json.loads(line) for line in path.open()]
+        self.lengths = [int(r["response_chars"] * BUDGET_SCALE) for r in rows]
+        self.corpus = "\n\n".join(r["response_tail"] for r in rows)
+        self.asked: collections.Counter[str] = collections.Counter()
+
+    def __call__(self, messages: list[dict], body: dict) -> str:
+        prompt = str(messages[-1]["content"])
+        self.asked[prompt] += 1
+        h = int.from_bytes(hashlib.sha256(f"{prompt}#{self.asked[prompt]}".encode()).digest()[:8], "big")
+        n = self.lengths[h % len(self.lengths)]
+        start = h % len(self.corpus)
+        text = (self.corpus[start:] + self.corpus)[:n]
+        return text + f"\n\nSo the answer is \\boxed{{{h % 97}}}."
+
+
+def serve_main(a: argparse.Namespace) -> None:
+    serve(LoopbackServer(script=Answers(DATA / "responses_sample.jsonl"), latency=a.latency,
+                         max_lifetime=a.max_lifetime), a.port_file)
+
+
+# ---------------------------------------------------------------- the client process
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class RssSampler:
+    """The process's resident memory every ``interval`` s, with the run's progress at that time."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.done = 0
+        self.samples: list[tuple[int, int]] = []  # (rollouts done, rss)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.samples.append((self.done, rss_bytes()))
+
+    def __enter__(self) -> "RssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((self.done, rss_bytes()))
+
+
+def families(n: int) -> list[Family]:
+    """``n`` families: the released sample families, repeated under new pids."""
+    base = list(read_jsonl(DATA / "families_sample.jsonl", Family))
+    return [base[i % len(base)].model_copy(update={"pid": f"{base[i % len(base)].pid}-scale{i // len(base)}"})
+            for i in range(n)]
+
+
+async def grading_time(store: Store, fams: list[Family], config: ProbeConfig) -> float:
+    """Seconds the VerifierPool takes, on all cores, to grade every stored answer again."""
+    by_pid = {f.pid: f for f in fams}
+    rollouts = await store.rollouts()
+    with VerifierPool() as pool:
+        await pool.verify("\\boxed{1}", "1")  # the workers are up
+        t0 = time.perf_counter()
+        await asyncio.gather(*(pool.verify(r.response, _gold(by_pid[r.pid], r.target), grader=config.grader,
+                                           problem=by_pid[r.pid].parent_prompt) for r in rollouts))
+        return time.perf_counter() - t0
+
+
+def _gold(family: Family, target: str) -> str:
+    return family.milestones[int(target[1:])].answer if target.startswith("m") else family.reference_answer()
+
+
+async def run(a: argparse.Namespace) -> int:
+    fams = families(max(1, round(PAPER_FAMILIES * a.scale)))
+    config = ProbeConfig(student="openai/scale-student", k=K, max_tokens=16384)
+    n_jobs = len(plan_jobs(fams, config))
+    proc, port = spawn([sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(a.latency),
+                        "--max-lifetime", "3600"], cwd=ROOT)
+    tmp = Path(tempfile.mkdtemp(prefix="ladder-scale-"))
+    path = tmp / "scale.sqlite"
+    try:
+        print(f"{len(fams)} families, {n_jobs} calls (all six conditions and Stage 0, K={K}); latency "
+              f"{a.latency * 1000:.0f} ms, concurrency {a.concurrency}, {os.cpu_count()} cores", flush=True)
+        client = make_client(config.student, base_url=f"http://127.0.0.1:{port}/v1", concurrency=a.concurrency)
+        store = await Store.open(path)
+        with RssSampler() as rss, VerifierPool() as pool:
+            def done(_: object) -> None:
+                rss.done += 1
+
+            t0 = time.perf_counter()
+            stored = await run_probe(fams, config, client=client, store=store, pool=pool, run_id="scale",
+                                     on_done=done)
+            wall = time.perf_counter() - t0
+        await client.aclose()
+        requests = remote_stats(port)["total"]
+        grading = await grading_time(store, fams, config)
+        responses = [r.response for r in await store.rollouts()]
+        await store.close()
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    size = sum(p.stat().st_size for p in tmp.iterdir() if p.name.startswith("scale.sqlite"))
+    for p in tmp.iterdir():
+        p.unlink()
+    tmp.rmdir()
+
+    calls_ideal = requests * a.latency / a.concurrency
+    ideal = max(calls_ideal, grading)
+    per_rollout = size / max(1, stored)
+    compressed = statistics.fmean(len(zstandard.compress(t.encode(), 3)) for t in responses)
+    early = [r for d, r in rss.samples if d <= 0.1 * n_jobs] or [rss.samples[0][1]]
+    rss_early, rss_peak = max(early), max(r for _, r in rss.samples)
+    figures = {
+        "families": len(fams), "calls": requests, "rollouts": stored, "wall_s": round(wall, 2),
+        "ideal_calls_s": round(calls_ideal, 2), "ideal_grading_s": round(grading, 2),
+        "wall_over_ideal": round(wall / ideal, 3),
+        "store_bytes_per_rollout": round(per_rollout), "zstd_response_bytes": round(compressed),
+        "bytes_over_zstd": round(per_rollout / compressed, 3),
+        "mean_response_chars": round(statistics.fmean(len(t) for t in responses)),
+        "rss_mb_at_10pct": round(rss_early / 2**20, 1), "rss_mb_peak": round(rss_peak / 2**20, 1),
+        "rss_growth": round(rss_peak / rss_early, 3),
+    }
+    misses = [name for name, ok in (
+        (f"wall {figures['wall_over_ideal']}x the larger ideal (target {TARGET_WALL}x)", wall <= TARGET_WALL * ideal),
+        (f"store {figures['bytes_over_zstd']}x the compressed answer (target {TARGET_BYTES}x)",
+         per_rollout <= TARGET_BYTES * compressed),
+        (f"peak RSS {figures['rss_growth']}x its peak at 10% (target {TARGET_RSS}x)", rss_peak <= TARGET_RSS * rss_early),
+        (f"{stored} rollouts stored of {n_jobs} jobs", stored == n_jobs == requests),
+    ) if not ok]
+    for miss in misses:
+        print(f"MISSED: {miss}")
+    print(json.dumps(figures))
+    return 1 if misses else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the 354 families")
+    ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # run as the server process
+    ap.add_argument("--max-lifetime", type=float, default=3600.0, help=argparse.SUPPRESS)
+    ap.add_argument("--port-file", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.serve:
+        serve_main(a)
+        return
+    sys.exit(asyncio.run(run(a)))
+
+
+if __name__ == "__main__":
+    main()
