@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sqlite3
+import tempfile
 from enum import Enum
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,7 @@ from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set
 from .schemas.jsonl import InputError, read_unique, write_jsonl
 from .schemas.types import GradeStatus
 from .store import Store, StoreError
+from .viewer.serve import serve
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
 # (with --debug, with its traceback).
@@ -666,6 +668,47 @@ async def _graders(store_path: Path, student: str, source: str) -> str:
     return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
 
 
+def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
+                  use_corrections: bool, domain: str, html: bool) -> dict:
+    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too); returns
+    each student's loaded (families, results, missing verdicts)."""
+    from .probe.report import write_report
+    from .validators import reference_answer_problem
+    from .viewer.site import write_site
+
+    if html and domain != "math":
+        _fail("--html shows math roadmap sets; the code ladder has report.md and report.json")
+    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
+    ungradable: dict[str, str] = {}
+    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
+        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
+                      if (why := reference_answer_problem(f, use_corrections))}
+    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
+    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    res = write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
+                       missing={name: r[2] for name, r in loaded.items()})
+    if html:
+        families = next(iter(loaded.values()))[0]
+        records = asyncio.run(_records(store, student, families[0].provenance.roadmap_set))
+        write_site(out / "html", res, (out / "report.md").read_text(), families, students, records)
+    return loaded
+
+
+async def _records(store_path: Path, students: list[str], rollout_source: str) -> dict:
+    """Each student's stored attempts for the HTML report (viewer.site.StudentRecords by student)."""
+    from .viewer.site import read_records
+
+    store = await _reading(store_path)
+    try:
+        return await read_records(store, students, rollout_source)
+    finally:
+        await store.close()
+
+
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
+                                       "one page per family with every attempt; opens from the file system.")]
+
+
 @app.command()
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
@@ -675,27 +718,44 @@ def report(
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
+    html: HtmlOpt = False,
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
-    from .probe.report import write_report
-    from .validators import reference_answer_problem
-
     if not store.is_file():
         _fail(f"{store}: no such store")
-    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
-    ungradable: dict[str, str] = {}
-    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
-        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                      if (why := reference_answer_problem(f, use_corrections))}
-    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
-    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
-                 missing={name: r[2] for name, r in loaded.items()})
-    console.print(f"report written to {out}/")
+    loaded = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
+                  highlight=False, markup=False)
     for name, (_, _, missing) in loaded.items():
         if missing["ungraded_total"] or missing["failed_total"]:
             _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
                  "are in no table (report.md, Missing verdicts)")
+
+
+@app.command()
+def view(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+) -> None:
+    """Serve the HTML report of a live store on 127.0.0.1, rebuilt when the store changes; Ctrl-C stops."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
+        out, seen = Path(tmp), [None]
+
+        def refresh() -> None:
+            stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
+            if stamp != seen[0]:
+                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                seen[0] = stamp
+
+        refresh()
+        serve(out / "html", refresh, port, lambda url: console.print(f"serving {url} (Ctrl-C stops)",
+                                                                     highlight=False, markup=False))
 
 
 async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:
@@ -817,7 +877,6 @@ def demo(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    from .probe.report import write_report
     from .probe.runner import ProbeConfig
 
     n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release", OnDuplicate.error))
@@ -826,9 +885,9 @@ def demo(
     summary = _run(_probe(config, store, "release", None, 2, None, None, families, {}), store)
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
-    write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
-                 roadmap_set="release")
-    console.print(f"report written to {out}/ (report.md, report.json, plots)")
+    _write_report(store, ["local"], out, 1, "release", False, "math", True)
+    console.print(f"report written to {out}/ (report.md, report.json, plots; HTML: {out / 'html' / 'index.html'})",
+                  highlight=False, markup=False)
 
 
 if __name__ == "__main__":
