@@ -754,8 +754,7 @@ def view(
                 seen[0] = stamp
 
         refresh()
-        serve(out / "html", refresh, port, lambda url: console.print(f"serving {url} (Ctrl-C stops)",
-                                                                     highlight=False, markup=False))
+        serve(out / "html", refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"))
 
 
 async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:

@@ -32,7 +32,7 @@ def _answer(gold: str, rng: random.Random, p_right: float) -> tuple[str, str]:
 
 
 async def _fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
-                seed: int = 0) -> None:
+                odd: str, seed: int = 0) -> None:
     rng = random.Random(seed)
     async with Store.open(path) as store:
         for student, p_right in students.items():
@@ -46,7 +46,7 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
                     for kk in range(k):
                         request = ChatRequest(provider="openai", model=student, k=kk,
                                               messages=[{"role": "user", "content": f"{fam.pid} {target}"}])
-                        if not failed_one and target == "C2_descriptions":
+                        if not failed_one and fam.pid == odd and target == "C2_descriptions":
                             failed_one = True  # a job whose call failed for good: no answer, no verdict
                             await store.put_call(request, None, error="HTTP 500", run_id=run_id, wait=False)
                             await store.put_failed_job(FailedJob(run_id=run_id, student=student, source="release",
@@ -55,7 +55,7 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
                                                        wait=False)
                             continue
                         text, finish = _answer(gold, rng, p_right)
-                        if not ungraded_one and target == "C3_mismatched":
+                        if not ungraded_one and fam.pid == odd and target == "C3_mismatched":
                             ungraded_one = True
                             verdict = Verdict(Label.NOT_ACCEPT, "grader pool broke", None, GradeStatus.UNGRADED)
                         elif grade:
@@ -76,8 +76,10 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
             await store.finish_run(run_id, "done")
 
 
-def fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool) -> None:
+def fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
+         odd: str | None = None) -> None:
     """Probe ``families`` (already imported into the store at ``path``) with synthetic ``students``
     (name -> chance of a right answer), K = ``k`` per milestone and per condition; ``grade``: grade every
-    answer with the real verifier (else a verdict is read off the synthetic answer)."""
-    asyncio.run(_fill(path, families, students, k, grade=grade))
+    answer with the real verifier (else a verdict is read off the synthetic answer). Each student has one
+    failed job and one ungraded rollout, on family ``odd`` (default: the first)."""
+    asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid))
