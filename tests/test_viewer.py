@@ -4,6 +4,7 @@ report.json and against the store they were written from."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -19,12 +20,15 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.schemas import Family, to_released
+from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
+from oracleladder.schemas.types import Label
+from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
 from viewer_store import fill
 
@@ -138,6 +142,13 @@ def test_a_click_on_a_segment_lists_exactly_its_families(browser, site) -> None:
             listed_per_student[student] += rows
         for student, pids in listed_per_student.items():  # the segments of a bar part its families
             assert len(pids) == len(set(pids)) == report["students"][student]["n"]
+    # the keyboard does it too: a segment takes the focus and Enter lists its families
+    (student, value), count = next(iter(_expected_segments(report, "gap").items()))
+    browser.find_element(By.ID, "search").send_keys("zzz")
+    segment = browser.find_element(By.CSS_SELECTOR, f'#taxonomy-chart .seg[data-student="{student}"][data-value="{value}"]')
+    browser.execute_script("arguments[0].focus()", segment)
+    segment.send_keys(Keys.ENTER)
+    assert len(_listed(browser)) == count
     assert _errors(browser) == []
 
 
@@ -218,17 +229,34 @@ def test_filters_and_search_narrow_the_list(browser, site) -> None:
     assert _errors(browser) == []
 
 
-def test_ladder_view_serves_the_report_and_stops_on_ctrl_c(browser, site) -> None:
-    store, _, report = site
+async def _accept_one(store: Path, student: str, pid: str) -> None:
+    """A later answer of C1, k = 0, accepted: what a rerun writing into the store looks like."""
+    async with Store.open(store) as s:
+        r = next(r for r in await s.rollouts(student=student, pid=pid, target="C1_direct") if r.k == 0)
+        await s.put_rollout(r.model_copy(update={"response": "\\boxed{1}", "verdict": Verdict(Label.ACCEPT, "equivalent", "1")}))
+
+
+def test_ladder_view_serves_the_store_as_it_is_and_stops_on_ctrl_c(browser, site, tmp_path: Path) -> None:
+    store = tmp_path / "live.sqlite"
+    shutil.copy(site[0], store)
     proc = subprocess.Popen([sys.executable, "-m", "oracleladder.cli", "view", "--student", A, "--student", B,
                              "--store", str(store), "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         line = proc.stdout.readline()
         url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line).group(1)
         _open(browser, url)
-        assert _segments(browser, "taxonomy-chart") == _expected_segments(report, "gap")
+        assert _segments(browser, "taxonomy-chart") == _expected_segments(site[2], "gap")
         with urllib.request.urlopen(url + "data/f/0.js") as r:
             assert r.read().startswith(b"ladderFamily(0, ")
+        # the store changes under the server: the next page load shows it, as a new report would
+        unsolved = next(c for c in browser.find_elements(By.CSS_SELECTOR, f'#outcome-chart .seg[data-student="{A}"]')
+                        if c.get_attribute("data-value") != "Direct")
+        unsolved.click()
+        asyncio.run(_accept_one(store, A, _listed(browser)[0]))
+        fresh = _report(store, tmp_path / "fresh", [A, B])
+        assert fresh["students"][A]["outcomes"] != site[2]["students"][A]["outcomes"]
+        _open(browser, url)
+        assert _segments(browser, "outcome-chart") == _expected_segments(fresh, "outcome")
         assert _errors(browser) == []
     finally:
         proc.send_signal(signal.SIGINT)
@@ -251,4 +279,24 @@ def test_first_paint_of_a_354_family_six_student_report(browser, tmp_path: Path,
     assert _segments(browser, "taxonomy-chart") == _expected_segments(report, "gap")
     assert all(r["n"] == 354 for r in report["students"].values())
     assert browser.find_element(By.ID, "family-count").text == "354 of 354 families"
+    assert _errors(browser) == []
+
+
+def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
+    out, store = tmp_path / "demo", tmp_path / "demo.sqlite"
+    # the first sample family's reference answer is unusable: the report leaves it out, as `ladder report` does
+    result = CliRunner().invoke(app, ["demo", "--families", "2", "--k", "1", "--max-tokens", "16",
+                                      "--store", str(store), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    _open(browser, (out / "html" / "index.html").as_uri() + "#/family/0")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+    con = sqlite3.connect(store)
+    pid = browser.find_element(By.TAG_NAME, "h1").text.removeprefix("Family ")
+    n_rollouts = con.execute("SELECT COUNT(*) FROM rollouts WHERE pid = ?", (pid,)).fetchone()[0]
+    con.close()
+    assert report["students"]["local"]["n"] == 1
+    assert report["meta"]["ungradable_reference"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".attempt")) == n_rollouts > 0
     assert _errors(browser) == []
