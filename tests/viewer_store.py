@@ -32,7 +32,7 @@ def _answer(gold: str, rng: random.Random, p_right: float) -> tuple[str, str]:
 
 
 async def _fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
-                odd: str, seed: int = 0) -> None:
+                odd: str, stage0: bool, seed: int = 0) -> None:
     rng = random.Random(seed)
     async with Store.open(path) as store:
         for student, p_right in students.items():
@@ -40,7 +40,7 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
                                                      "temperature": 0.7, "source": "release"})
             failed_one = ungraded_one = False
             for fam in families:
-                targets = [(f"m{i}", m.answer) for i, m in fam.tested()]
+                targets = [(f"m{i}", m.answer) for i, m in fam.tested()] if stage0 else []
                 targets += [(c, fam.parent_answer) for c in CONDITIONS]
                 for target, gold in targets:
                     for kk in range(k):
@@ -77,9 +77,10 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
 
 
 def fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
-         odd: str | None = None) -> None:
+         odd: str | None = None, stage0: bool = True) -> None:
     """Probe ``families`` (already imported into the store at ``path``) with synthetic ``students``
     (name -> chance of a right answer), K = ``k`` per milestone and per condition; ``grade``: grade every
     answer with the real verifier (else a verdict is read off the synthetic answer). Each student has one
-    failed job and one ungraded rollout, on family ``odd`` (default: the first)."""
-    asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid))
+    failed job and one ungraded rollout, on family ``odd`` (default: the first). ``stage0``: probe the
+    milestones too."""
+    asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid, stage0=stage0))

@@ -27,6 +27,7 @@ from ..store.sqlite import FailedJob, RunRecord, Store
 STATIC = resources.files("oracleladder.viewer") / "static"
 TRUNCATED = "length"  # the finish_reason of an answer cut at max_tokens
 NOT_DETERMINED = "Not determined"
+NOT_PROBED = "Not probed"  # a family another student has results on; in none of this student's counts
 
 
 @dataclass
@@ -71,8 +72,8 @@ def _attempts(rec: StudentRecords) -> dict[str, dict[str, list[dict]]]:
 def _rule(f: FamilyResults | None, tau: int) -> dict:
     """The family's labels under the strict and the fraction milestone test, and the facts that decide them."""
     if f is None:
-        return {"gap": NOT_CLASSIFIED, "gap_fraction": NOT_CLASSIFIED, "outcome": NOT_DETERMINED,
-                "rule": "no graded attempt on this family"}
+        return {"gap": NOT_PROBED, "gap_fraction": NOT_PROBED, "outcome": NOT_PROBED,
+                "rule": "no graded attempt on this family: it is in none of this student's counts"}
     out = known_outcome(f, tau)
     gap, gap_fr = known_gap(f, tau, "strict"), known_gap(f, tau, "fraction")
     tested = {m: sum(r) for m, r in f.stage0.items() if r}
