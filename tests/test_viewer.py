@@ -30,7 +30,7 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import Label
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
-from viewer_store import fill
+from viewer_store import fill, fill_released
 
 A, B = "openai/student-a", "openai/student-b"
 REPO = Path(__file__).resolve().parents[1]
@@ -309,3 +309,29 @@ def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
     assert report["meta"]["ungradable_reference"]
     assert len(browser.find_elements(By.CSS_SELECTOR, ".attempt")) == n_rollouts > 0
     assert _errors(browser) == []
+
+
+def test_released_answers_render_with_their_latex_and_no_console_error(browser, tmp_path: Path,
+                                                                      shared_data: Path) -> None:
+    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    responses = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").read_text().splitlines()]
+    store = _import(tmp_path, families)
+    fill_released(store, families, responses)
+    model = responses[0]["model"]
+    out = tmp_path / "report"
+    _report(store, out, [model])
+    truncated = {(r["pid"], r["condition"], r["rollout"]) for r in responses if r["truncated"]}
+    shown = list(_numbers(out).items())[:6]
+    assert any(t[0] in dict(shown) for t in truncated)  # some of the pages have truncated answers
+    for pid, n in shown:
+        _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{n}")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+        for summary in browser.find_elements(By.CSS_SELECTOR, ".attempt summary"):
+            summary.click()
+        for block in browser.find_elements(By.CSS_SELECTOR, ".target-block"):
+            for a in block.find_elements(By.CSS_SELECTOR, ".attempt"):
+                k = int(a.get_attribute("data-k"))
+                marked = "truncated" in a.find_element(By.TAG_NAME, "summary").text
+                assert marked == ((pid, block.get_attribute("data-target"), k) in truncated)
+        assert browser.find_elements(By.CSS_SELECTOR, ".response .katex")
+        assert _errors(browser) == [], pid

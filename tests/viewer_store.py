@@ -84,3 +84,29 @@ def fill(path: Path, families: list[Family], students: dict[str, float], k: int,
     failed job and one ungraded rollout, on family ``odd`` (default: the first). ``stage0``: probe the
     milestones too."""
     asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid, stage0=stage0))
+
+
+async def _fill_released(path: Path, families: list[Family], responses: list[dict]) -> None:
+    gold = {f.pid: f.parent_answer for f in families}
+    async with Store.open(path) as store:
+        run_id = await store.start_run("probe", {"student": "released", "max_tokens": 4096, "source": "release"})
+        for r in responses:
+            if r["pid"] not in gold:
+                continue
+            request = ChatRequest(provider="released", model=r["model"], k=r["rollout"],
+                                  messages=[{"role": "user", "content": f"{r['pid']} {r['condition']}"}])
+            text = r["response_tail"]
+            await store.put_call(request, ChatResult(text=text, tokens_in=0, tokens_out=r["n_tokens"], latency_s=0.0,
+                                                     finish_reason="length" if r["truncated"] else "stop"),
+                                 run_id=run_id, wait=False)
+            await store.put_rollout(Rollout(run_id=run_id, student=r["model"], pid=r["pid"], target=r["condition"],
+                                            k=r["rollout"], call_key=request.key(), response=text,
+                                            verdict=verify_inprocess(text, gold[r["pid"]])), wait=False)
+        await store.flush()
+        await store.finish_run(run_id, "done")
+
+
+def fill_released(path: Path, families: list[Family], responses: list[dict]) -> None:
+    """The released responses (responses_sample.jsonl: a real model's answers, their tails) as rollouts of
+    their model, graded by the real verifier, truncated ones with the finish reason `length`."""
+    asyncio.run(_fill_released(path, families, responses))
