@@ -335,3 +335,9 @@ def test_released_answers_render_with_their_latex_and_no_console_error(browser, 
                 assert marked == ((pid, block.get_attribute("data-target"), k) in truncated)
         assert browser.find_elements(By.CSS_SELECTOR, ".response .katex")
         assert _errors(browser) == [], pid
+
+
+def test_html_of_a_code_report_is_refused_in_one_line(site) -> None:
+    result = CliRunner().invoke(app, ["report", "--student", A, "--store", str(site[0]), "--domain", "code", "--html"])
+    assert result.exit_code == 2
+    assert "--html shows math roadmap sets" in result.output and "Traceback" not in result.output

@@ -128,7 +128,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
 def _script(path: Path, call: str, *args: object) -> None:
     # "</" never appears raw in the file's strings, so no answer text can close a tag early
     text = ", ".join(json.dumps(a, ensure_ascii=False) for a in args).replace("</", "<\\/")
-    path.write_text(f"{call}({text});\n")
+    path.write_text(f"{call}({text});\n", encoding="utf-8")
 
 
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
@@ -139,9 +139,9 @@ def write_site(out_dir: str | Path, report: dict, report_md: str, families: list
     out = Path(out_dir)
     shutil.rmtree(out / "data", ignore_errors=True)  # a family page of an earlier report must not linger
     (out / "data" / "f").mkdir(parents=True)
-    shutil.copytree(Path(str(STATIC)), out / "assets", dirs_exist_ok=True)
-    (out / "index.html").write_text((out / "assets" / "index.html").read_text())
-    (out / "assets" / "index.html").unlink()
+    static = Path(str(STATIC))
+    shutil.copytree(static, out / "assets", dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
+    shutil.copyfile(static / "index.html", out / "index.html")
     tau = report["meta"]["tau"]
     counted = {s: {f.pid: f for f in fs} for s, fs in results.items()}
     in_report = set().union(*(set(c) for c in counted.values())) if counted else set()
