@@ -653,9 +653,8 @@ async def _graders(store_path: Path, student: str, source: str) -> str:
     or every one of them joined by " + " when runs were graded differently."""
     from .probe.runner import run_grader
     from .probe.verify import GRADER_VERSIONS
-    from .store import Store
 
-    store = await Store.open(store_path)
+    store = await _reading(store_path)
     try:
         families = await _roadmap_set(store, source)
         rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
