@@ -71,7 +71,7 @@ class _Worker:
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen([*_WORKER, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
-                                         stdin=subprocess.DEVNULL, cwd=_ROOT)
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, cwd=_ROOT)
         except OSError as e:
             ours.close()
             raise VerifierUnavailable(f"cannot start a verifier worker with {sys.executable!r}: {e}") from e
