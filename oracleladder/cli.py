@@ -203,11 +203,16 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
-    from .probe.verify import verify as run_verify
+    from .probe.verify import VerifierUnavailable, verify as run_verify
 
-    verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
+    try:
+        verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
+    except VerifierUnavailable as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
     if as_json:
-        typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted}))
+        typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted,
+                               "status": verdict.status.value}))
     else:
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
