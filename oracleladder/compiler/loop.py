@@ -98,16 +98,17 @@ class Compiler:
                 return await self._failed(problem, attempt, None, teacher_failure(exc, self.max_tokens))
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
+            stage = "checking the plan failed"
             try:
                 family = to_family(plan, problem, provenance)
                 errors = plan_errors(plan) or (await self.pool.check_family(family, parse_prose=False)).failures()
                 if not errors and self.independent_solve:
+                    stage = "independent solve failed"
                     errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
             except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run;
-                # a solve call the provider failed, or a solve the grader could not grade, ends the attempt as an
-                # infrastructure failure, never shown to the teacher
-                error = (infrastructure_failure("independent solve failed", exc)
-                         or failure("compiler", "checking the plan failed", exc))
+                # a call the provider failed, or a check or solve the grader could not finish, ends the attempt as
+                # an infrastructure failure, never shown to the teacher
+                error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
                 return await self._failed(problem, attempt, plan, error)
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),
