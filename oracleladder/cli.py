@@ -27,6 +27,8 @@ from rich.progress import (
 )
 from rich.markup import escape
 
+from .audit.cli import app as audit_app
+from .audit.format import format_audit
 from .clients import ConfigurationError, ProviderError
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
@@ -55,6 +57,7 @@ class _Ladder(TyperGroup):
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
                   help="OracleLadder: where does LLM reasoning fail?")
+app.add_typer(audit_app, name="audit")
 console = Console(stderr=True)
 
 
@@ -648,6 +651,15 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
 
 
+async def _format(store_path: Path, student: str, source: str) -> dict:
+    """The format audit of a student's rollouts on a roadmap set (a section of every math report)."""
+    store = await _reading(store_path)
+    try:
+        return await format_audit(store, student, source)
+    finally:
+        await store.close()
+
+
 async def _graders(store_path: Path, student: str, source: str) -> str:
     """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
     or every one of them joined by " + " when runs were graded differently."""
@@ -689,8 +701,9 @@ def report(
                       if (why := reference_answer_problem(f, use_corrections))}
     students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
     graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    formats = {name: asyncio.run(_format(store, name, source)) for name in student} if domain == "math" else None
     write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
-                 missing={name: r[2] for name, r in loaded.items()})
+                 missing={name: r[2] for name, r in loaded.items()}, formats=formats)
     console.print(f"report written to {out}/")
     for name, (_, _, missing) in loaded.items():
         if missing["ungraded_total"] or missing["failed_total"]:
@@ -827,7 +840,7 @@ def demo(
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
-                 roadmap_set="release")
+                 roadmap_set="release", formats={"local": asyncio.run(_format(store, "local", "release"))})
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 
