@@ -17,7 +17,7 @@ from oracleladder.cli import app
 from oracleladder.probe.verify import verify_inprocess
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import LoopbackServer, Refuse
 from oracleladder.validators import reference_answer_problem
 
 STUDENT, JUDGE = "openai/student", "openai/judge-model"
@@ -183,3 +183,26 @@ def test_a_label_outside_the_vocabulary_is_one_line(probed: Path, tmp_path: Path
     _fill(sheet, first="maybe")
     result = CliRunner().invoke(app, ["audit", "judge", "--read", str(sheet)])
     assert result.exit_code == 2 and "label 'maybe' is not one of" in result.output
+
+
+def test_a_judge_call_failing_for_good_is_counted_not_judged_and_a_sheet_is_never_overwritten(
+        probed: Path, tmp_path: Path) -> None:
+    def judge_script(messages: list[dict], body: dict) -> str:
+        if NB_SURE in messages[-1]["content"]:
+            raise Refuse(400, "the maximum context length is 4096 tokens")
+        return _judge_script(messages, body)
+
+    sheet = tmp_path / "sheet.csv"
+    with LoopbackServer(script=judge_script) as judge:
+        result = _audit(probed, judge, sheet, 100)
+        assert result.exit_code == 3, result.output
+        assert json.loads(result.stdout)["failed"] == 2
+        again = _audit(probed, judge, sheet, 100)
+    assert again.exit_code == 2 and "a sheet is never overwritten" in again.output
+    strata = json.loads((tmp_path / "sheet.csv.key.json").read_text())["strata"]
+    assert strata["no boxed"] == {"rejected": 4, "sampled": 4, "ACCEPT": 0, "NOT_ACCEPT": 2, "unreadable": 0,
+                                  "failed": 2}
+    assert NB_SURE not in sheet.read_text()
+    _fill(sheet)
+    nb = _read(sheet)["strata"]["no boxed"]
+    assert (nb["judged"], nb["weight"], nb["projected_judge_over_acceptances"]) == (2, 2.0, 0.0)

@@ -28,6 +28,7 @@ StudentOpt = Annotated[str, typer.Option("--student", help="The student whose ro
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 DEFAULT_STORE = Path("ladder.sqlite")
+EXIT_INCOMPLETE = 3  # as `ladder probe`: finished, but some calls failed; a rerun asks them again
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -156,15 +157,19 @@ def judge(
         return
     if not (judge_model and student and sheet):
         _fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
+    if sheet.exists():  # it may hold a person's labels
+        _fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
     opts = {"base_url": base_url, "api_key_env": api_key_env, "model_name": model_name, "concurrency": concurrency,
             "timeout": timeout}
     summary = asyncio.run(_judge(store, judge_model, student, source, n, seed, sheet, max_tokens, opts))
     if as_json:
         typer.echo(json.dumps(summary))
-        return
-    console.print(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
-                  f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
-                  f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable verdicts, "
-                  f"{summary['failed']} failed calls. Label each case correct, malformed_reference, incorrect or "
-                  f"undecidable, then run `ladder audit judge --read {sheet}`.",
-                  soft_wrap=True, highlight=False, markup=False)
+    else:
+            console.print(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
+                      f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
+                      f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
+                      f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
+                      f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.",
+                      soft_wrap=True, highlight=False, markup=False)
+    if summary["failed"]:  # those rollouts count as judged by no one; a rerun asks them again
+        raise typer.Exit(EXIT_INCOMPLETE)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..clients import Client, ProviderError
+from ..clients.errors import endpoint_failure
 from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
@@ -96,13 +97,16 @@ def read_verdict(text: str) -> str:
 async def ask_judge(client: Client, families: dict[str, Family], sample: Sequence[Rollout],
                     max_tokens: int) -> list[tuple[str, str | None]]:
     """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, unreadable, or "failed" when its
-    call failed for good) and the call's key."""
+    call failed for good) and the call's key. A failure of the endpoint itself (no connection, a
+    refused key) would fail every call the same way: it propagates."""
 
     async def one(r: Rollout) -> tuple[str, str | None]:
         request = client.request(judge_messages(families[r.pid], r), temperature=0.0, max_tokens=max_tokens)
         try:
             result = await client.complete(request)
-        except ProviderError:
+        except ProviderError as exc:
+            if endpoint_failure(exc):
+                raise
             return "failed", request.key()
         return read_verdict(result.text), request.key()
 
