@@ -27,8 +27,7 @@ from rich.progress import (
 )
 from rich.markup import escape
 
-from .audit.cli import app as audit_app
-from .audit.format import format_audit
+from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
@@ -651,15 +650,6 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
     return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
 
 
-async def _format(store_path: Path, student: str, source: str) -> dict:
-    """The format audit of a student's rollouts on a roadmap set (a section of every math report)."""
-    store = await _reading(store_path)
-    try:
-        return await format_audit(store, student, source)
-    finally:
-        await store.close()
-
-
 async def _graders(store_path: Path, student: str, source: str) -> str:
     """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
     or every one of them joined by " + " when runs were graded differently."""
@@ -701,7 +691,7 @@ def report(
                       if (why := reference_answer_problem(f, use_corrections))}
     students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
     graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    formats = {name: asyncio.run(_format(store, name, source)) for name in student} if domain == "math" else None
+    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if domain == "math" else None
     write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
                  missing={name: r[2] for name, r in loaded.items()}, formats=formats)
     console.print(f"report written to {out}/")
@@ -840,7 +830,7 @@ def demo(
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
-                 roadmap_set="release", formats={"local": asyncio.run(_format(store, "local", "release"))})
+                 roadmap_set="release", formats={"local": asyncio.run(read_format_audit(store, "local", "release"))})
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 

@@ -43,7 +43,9 @@ def _reading(path: Path):  # type: ignore[no-untyped-def]
     return Store.open(path, readonly=not writable)
 
 
-async def _format(store_path: Path, student: str, source: str) -> dict:
+async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
+    """The format audit of a student's rollouts on a roadmap set, from the store at ``store_path``
+    (opened read-only where it cannot be written)."""
     async with _reading(store_path) as store:
         return await fmt.format_audit(store, student, source)
 
@@ -53,7 +55,7 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
             as_json: JsonOpt = False) -> None:
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
-    audit = asyncio.run(_format(store, student, source))
+    audit = asyncio.run(read_format_audit(store, student, source))
     if not audit["table"]:
         _fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:

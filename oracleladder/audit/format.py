@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
+from .markdown import table
 
 BUCKETS = ("no_boxed", "no_boxed_trunc", "unparsable", "parsed_wrong", "parsed_correct")
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
@@ -123,11 +124,6 @@ def markdown(audits: dict[str, dict]) -> list[str]:
                         + [f"{100 * row[b] / n:.1f}% ({row[b]})" if n else "—" for b in BUCKETS]
                         + [row["truncated"], row["ungraded"], row["failed"]])
     header = ["Model", "Condition", "n", *BUCKETS, "Cut off", "Ungraded", "Failed jobs"]
-    L += _table(header, rows) if rows else ["No rollouts."]
+    L += table(header, rows) if rows else ["No rollouts."]
     L += [""] + [f"{s}: {budget(a)}." for s, a in audits.items()] + [""]
     return L
-
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])

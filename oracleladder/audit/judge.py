@@ -26,6 +26,7 @@ from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
 from ..probe.runner import target_gold
+from .markdown import table
 
 TAIL_CHARS = 12_000  # what the judge reads of a response: the paper's last 12,000 characters
 SHEET_TAIL_CHARS = 3_000  # what the person reads: the end of the response, where its answer is
@@ -200,8 +201,7 @@ def markdown(result: dict) -> list[str]:
     rows.append([f"Projected to all {a['rejected']} rejected", "", "", "", "",
                  *(_num(a[f"projected_{k}"]) for k in RESULTS), "", ""])
     L = [f"## Judge audit of the grader: {result['student']}, judge {result['judge']}", "",
-         "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-         *("| " + " | ".join(str(c) for c in row) + " |" for row in rows), ""]
+         *table(header, rows), ""]
     side = (a["projected_verifier_false_negatives"], a["projected_malformed_references"])
     if None not in side and a["rejected"] and result.get("graded"):
         wrong = sum(side)

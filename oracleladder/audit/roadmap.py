@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from ..probe.verify.normalize import normalize, strip_thousands
 from ..schemas.models import Family, Rollout
+from .markdown import table
 
 C1 = "C1_direct"
 _SPACE = re.compile(r"\s+")
@@ -114,5 +115,4 @@ def markdown(results: dict[str, dict]) -> list[str]:
             "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
             "the same golds against the attempts on every other family. Novel: golds the problem statement "
             "does not contain.", "",
-            "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows), ""]
+            *table(header, rows), ""]
