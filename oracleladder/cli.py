@@ -27,6 +27,7 @@ from rich.progress import (
 )
 from rich.markup import escape
 
+from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
@@ -55,6 +56,7 @@ class _Ladder(TyperGroup):
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
                   help="OracleLadder: where does LLM reasoning fail?")
+app.add_typer(audit_app, name="audit")
 console = Console(stderr=True)
 
 
@@ -693,8 +695,9 @@ def report(
                       if (why := reference_answer_problem(f, use_corrections))}
     students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
     graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if domain == "math" else None
     write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
-                 missing={name: r[2] for name, r in loaded.items()})
+                 missing={name: r[2] for name, r in loaded.items()}, formats=formats)
     console.print(f"report written to {out}/")
     for name, (_, _, missing) in loaded.items():
         if missing["ungraded_total"] or missing["failed_total"]:
@@ -831,7 +834,7 @@ def demo(
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
-                 roadmap_set="release")
+                 roadmap_set="release", formats={"local": asyncio.run(read_format_audit(store, "local", "release"))})
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 
