@@ -831,5 +831,37 @@ def demo(
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
 
 
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
+@app.command()
+def reanchor(
+    counts: Annotated[Path, typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6)."""
+    from rich.table import Table
+
+    from .construction.reanchor import reanchor as reanchor_table
+
+    try:
+        given = json.loads(counts.read_text())
+        table = reanchor_table(given["counts"], given.get("subsets"))
+    except OSError as exc:
+        _fail(f"{counts}: {exc.strerror}")
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        _fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
+    if as_json:
+        typer.echo(table.model_dump_json())
+        return
+    out = Table("Anchor", *table.anchors, title="Kendall's tau between anchor screens' rankings")
+    for a in table.anchors:
+        size = f" (n={table.subsets[a]})" if a in table.subsets else ""
+        out.add_row(a + size, *(_signed(table.tau[a][b]) if a != b else "1.00" for b in table.anchors))
+    console.print(out)
+    console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
+
+
 if __name__ == "__main__":
     app()

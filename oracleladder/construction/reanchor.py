@@ -1,0 +1,57 @@
+"""Re-anchoring (paper, Appendix B, Tables 3-6): does the model ranking depend on the screen's anchor?
+
+Each anchor's screen keeps a subset of families; within it every other model has a composition-gap count.
+Two anchors are compared by Kendall's tau (scipy's default, tau-b) between their counts on the models that
+are anchor in neither screen. Ranks and counts give the same tau, so counts are compared directly.
+"""
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+from pydantic import BaseModel
+from scipy.stats import kendalltau
+
+
+class ReanchorTable(BaseModel):
+    anchors: list[str]
+    subsets: dict[str, int]
+    ranking: dict[str, list[str]]  # per anchor: the other models, most composition-gap families first
+    tau: dict[str, dict[str, float | None]]  # None: undefined (a ranking all ties, or fewer than 2 shared models)
+    mean: float | None  # over the defined anchor pairs
+    positive: int
+    pairs: int
+
+
+def _tau(x: list[int], y: list[int]) -> float | None:
+    if len(x) < 2:
+        return None
+    value = float(kendalltau(x, y).statistic)
+    return None if math.isnan(value) else value
+
+
+def reanchor(counts: dict[str, dict[str, int]], subsets: dict[str, int] | None = None) -> ReanchorTable:
+    """Kendall's tau for every anchor pair from per-anchor composition-gap counts {anchor: {model: count}}.
+
+    An anchor's own column, if given, is ignored: the anchor is never scored in its own screen.
+    """
+    anchors = list(counts)
+    scored = {a: {m: n for m, n in counts[a].items() if m != a} for a in anchors}
+    for a in anchors:
+        missing = sorted(set().union(*scored.values()) - set(scored[a]) - {a})
+        if missing:
+            raise ValueError(f"anchor {a}: no count for {', '.join(missing)}")
+    tau: dict[str, dict[str, float | None]] = {a: {a: 1.0} for a in anchors}
+    for a, b in combinations(anchors, 2):
+        shared = [m for m in scored[a] if m != b and m in scored[b]]
+        tau[a][b] = tau[b][a] = _tau([scored[a][m] for m in shared], [scored[b][m] for m in shared])
+    defined = [tau[a][b] for a, b in combinations(anchors, 2) if tau[a][b] is not None]
+    return ReanchorTable(
+        anchors=anchors,
+        subsets=dict(subsets or {}),
+        ranking={a: sorted(scored[a], key=lambda m: -scored[a][m]) for a in anchors},
+        tau=tau,
+        mean=sum(defined) / len(defined) if defined else None,
+        positive=sum(1 for t in defined if t > 0),
+        pairs=len(anchors) * (len(anchors) - 1) // 2,
+    )
