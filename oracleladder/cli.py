@@ -413,18 +413,19 @@ def _code_problems(spec: Path, on_duplicate: OnDuplicate) -> list:
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate) -> dict:
+                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate,
+                   fields: list[str] | None = None) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
 
     from .compiler.code import CodeCompiler
     from .compiler.loop import Compiler
+    from .construction.pool import parse_fields, read_pool
     from .probe.verify import VerifierPool
-    from .schemas import MathProblem
 
     problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
-                else read_unique(problems_path, MathProblem, on_duplicate.value))
+                else read_pool(problems_path, parse_fields(fields), on_duplicate.value))
     store = await Store.open(store_path)
     try:
         concurrency = await _concurrency(concurrency, base_url, 16)
@@ -467,7 +468,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
 
 @app.command()
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="Math: JSONL of pid, problem, answer, optional solution. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
+    problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
@@ -488,6 +489,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if granularity not in ("coarse", "default", "fine"):
@@ -497,7 +499,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
                                   timeout=timeout, max_cooldown=max_cooldown)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate), store,
+                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, field), store,
                    (teacher, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
