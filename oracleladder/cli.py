@@ -158,13 +158,27 @@ def import_(
     console.print(f"imported {n} families from {families} into {store} (source '{source}')")
 
 
-async def _export(out: Path, store_path: Path, teacher: str | None) -> int:
+async def _export(out: Path, store_path: Path, teacher: str | None, set_name: str | None = None) -> int:
     store = await _reading(store_path)
     try:
-        families = await store.families(source=teacher)
+        if set_name is None:
+            families = await store.families(source=teacher)
+        else:
+            from .construction.funnel import final_set
+
+            verdicts = await _set_verdicts(store, set_name)
+            families = final_set(await _roadmap_set(store, verdicts[0].source), verdicts)
     finally:
         await store.close()
     return write_jsonl(out, (to_released(f) for f in families))
+
+
+async def _set_verdicts(store, set_name: str) -> list:
+    verdicts = await store.screen_verdicts(set_name)
+    if not verdicts:
+        known = ", ".join(await store.screen_sets()) or "none"
+        _fail(f"{store.path} holds no screened set '{set_name}' (sets: {known}); run `ladder screen` first")
+    return verdicts
 
 
 @app.command()
@@ -172,11 +186,14 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     store: StoreOpt = DEFAULT_STORE,
     teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher.")] = None,
+    set_name: Annotated[Optional[str], typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
 ) -> None:
     """Export families in the released OracleLadder record format."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    n = asyncio.run(_export(out, store, teacher))
+    if set_name is not None and teacher is not None:
+        _fail("--set and --teacher exclude each other (a set has its own source)")
+    n = asyncio.run(_export(out, store, teacher, set_name))
     console.print(f"wrote {n} families to {out}")
 
 
@@ -831,6 +848,147 @@ def demo(
     write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
                  roadmap_set="release")
     console.print(f"report written to {out}/ (report.md, report.json, plots)")
+
+
+async def _screen(config, store_path: Path, source: str, set_name: str, rule: str, base_url: list[str] | None,
+                  concurrency: int | None, rpm: float | None, tpm: float | None, client_opts: dict[str, Any]) -> dict:
+    """Probe the anchor (C1 and Stage 0: ordinary cached rollouts) on a roadmap set, then store each
+    family's verdict in the set."""
+    from collections import Counter
+
+    from .construction.screen import screen as screen_families
+    from .probe.runner import collect_results
+
+    summary = await _probe(config, store_path, source, base_url, concurrency, rpm, tpm, None, client_opts)
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        rollouts = await store.rollouts(student=config.student, run_id=summary["run_id"])
+        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
+                                   anchor=config.student, rule=rule, k=config.k, max_tokens=config.max_tokens,
+                                   run_id=summary["run_id"])
+        for verdict in verdicts:
+            await store.put_screen_verdict(verdict, wait=False)
+        await store.flush()
+    finally:
+        await store.close()
+    return {**summary, "set": set_name, "verdicts": dict(Counter(v.verdict for v in verdicts))}
+
+
+@app.command()
+def screen(
+    anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
+    source: SourceOpt = "release",
+    set_name: Annotated[Optional[str], typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
+    k: KOpt = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each anchor answer (the paper's construction budget: 4096).")] = 4096,
+    rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured).")] = "default",
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (a later probe at the same settings reuses the screen's rollouts).")] = 1.0,
+    grader: GraderOpt = "strict",
+    base_url: BaseUrlOpt = None,
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
+    from .construction.screen import DIRECT, RULES, STRUCTURAL
+    from .probe.runner import ProbeConfig
+
+    if rule not in RULES:
+        _fail(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
+    config = ProbeConfig(student=anchor, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
+                         temperature=temperature, grader=_grader(grader, False))
+    client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
+                                  max_cooldown=max_cooldown)
+    summary = _run(_screen(config, store, source, set_name or anchor, rule, base_url, concurrency, rpm, tpm,
+                           client_opts), store, (anchor, base_url, client_opts))
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+        v = summary["verdicts"]
+        _say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; solved directly "
+             f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
+             f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
+             f"{summary['requests']} requests, {summary['cache_hits']} cache hits")
+    _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], anchor, source)
+    if summary["failed_jobs"] or summary["ungraded"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+async def _funnel(store_path: Path, set_name: str | None):
+    from .construction.funnel import fate, funnel as build
+
+    store = await _reading(store_path)
+    try:
+        if set_name is None:  # the store's only set
+            sets = await store.screen_sets()
+            if len(sets) != 1:
+                _fail(f"{store_path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'}); name one with --set")
+            set_name = sets[0]
+        verdicts = {v.pid: v for v in await _set_verdicts(store, set_name)}
+        name = next(iter(verdicts.values())).source
+        teacher, granularity = parse_roadmap_set(name)
+        families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
+        fates = []
+        for problem in await store.problems("math"):
+            attempts = await store.compile_attempts(problem.pid, teacher, granularity=granularity)
+            if attempts or problem.pid in families:
+                fates.append(fate(problem.pid, attempts, families.get(problem.pid), verdicts.get(problem.pid)))
+        # families without a stored problem (imported ones) are candidates too
+        seen = {f.pid for f in fates}
+        fates += [fate(pid, [], family, verdicts.get(pid)) for pid, family in families.items() if pid not in seen]
+    finally:
+        await store.close()
+    return build(set_name, name, fates)
+
+
+@app.command()
+def funnel(
+    set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
+    dropped: Annotated[bool, typer.Option("--dropped", help="Also list every dropped problem with its stage and reason.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the funnel as JSON.")] = False,
+) -> None:
+    """The construction funnel of a set: candidates -> valid reference -> compiled -> screen -> structural filter."""
+    from rich.table import Table
+
+    from .construction.funnel import SCREEN_CAUSES
+
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    f = asyncio.run(_funnel(store, set_name))
+    record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "report.json"
+        report = json.loads(path.read_text()) if path.is_file() else {}
+        path.write_text(json.dumps(report | {"funnel": record}, indent=2, ensure_ascii=False))
+    if as_json:
+        typer.echo(json.dumps(record, ensure_ascii=False))
+        return
+    table = Table("step", "families", "dropped", "why", title=f"funnel of set '{f.set_name}' (roadmaps: {f.source})")
+    compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
+    screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
+    table.add_row("candidates", str(f.candidates), "", "")
+    table.add_row("valid reference answer", str(f.valid_reference), str(f.candidates - f.valid_reference),
+                  "unusable reference answer")
+    table.add_row("compiled", str(f.compiled), str(f.valid_reference - f.compiled), compile_why)
+    table.add_row("passed the screen", str(f.passed_screen), str(f.compiled - f.passed_screen), screen_why)
+    table.add_row("structural filter (final set)", str(f.final), str(f.structural_failures),
+                  "fewer than 2 tested milestones after the leak rule")
+    Console(soft_wrap=True).print(table)
+    if dropped:
+        for d in f.dropped():
+            typer.echo(f"{d.pid}\t{d.stage}\t{d.cause}\t{d.reason}")
 
 
 def _signed(value: float | None) -> str:
