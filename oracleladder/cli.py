@@ -914,7 +914,8 @@ def screen(
         typer.echo(json.dumps(summary))
     else:
         v = summary["verdicts"]
-        _say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; solved directly "
+        _say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
+             f"{v.get('reference_answer', 0)}, solved directly "
              f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
              f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
              f"{summary['requests']} requests, {summary['cache_hits']} cache hits")
@@ -978,13 +979,13 @@ def funnel(
     table = Table("step", "families", "dropped", "why", title=f"funnel of set '{f.set_name}' (roadmaps: {f.source})")
     compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
     screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
-    table.add_row("candidates", str(f.candidates), "", "")
-    table.add_row("valid reference answer", str(f.valid_reference), str(f.candidates - f.valid_reference),
-                  "unusable reference answer")
-    table.add_row("compiled", str(f.compiled), str(f.valid_reference - f.compiled), compile_why)
-    table.add_row("passed the screen", str(f.passed_screen), str(f.compiled - f.passed_screen), screen_why)
-    table.add_row("structural filter (final set)", str(f.final), str(f.structural_failures),
-                  "fewer than 2 tested milestones after the leak rule")
+    steps = [("candidates", f.candidates, ""), ("valid reference answer", f.valid_reference, "unusable reference answer"),
+             ("compiled", f.compiled, compile_why), ("passed the screen", f.passed_screen, screen_why),
+             ("structural filter (final set)", f.final, "fewer than 2 tested milestones after the leak rule")]
+    before = f.candidates
+    for step, n, why in steps:
+        table.add_row(step, str(n), str(before - n) if step != "candidates" else "", why if before > n else "")
+        before = n
     Console(soft_wrap=True).print(table)
     if dropped:
         for d in f.dropped():

@@ -52,7 +52,7 @@ def fate(pid: str, attempts: Sequence[CompileAttempt], family: Family | None, ve
         return Fate(pid=pid, stage=stage, cause=first.get("check", "compile"), reason=first.get("reason", ""))
     if verdict is None:
         return Fate(pid=pid, stage=SCREEN, cause="not_screened", reason="compiled, but not screened for this set")
-    stage = {KEPT: None, STRUCTURAL: FILTER}.get(verdict.verdict, SCREEN)
+    stage = {KEPT: None, STRUCTURAL: FILTER, REFERENCE_CHECK: REFERENCE}.get(verdict.verdict, SCREEN)
     return Fate(pid=pid, stage=stage, cause=verdict.verdict, reason=verdict.reason)
 
 

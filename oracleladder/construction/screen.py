@@ -18,11 +18,13 @@ from ..probe.outcomes import FamilyResults, solve_rate
 from ..schemas import Family
 from ..store import ScreenVerdict
 from ..validators.leak import leak_level
+from ..validators.reference import CHECK as REFERENCE_CHECK, answer_problem
 
 Rule = Literal["default", "direct-only"]
 RULES: tuple[str, ...] = ("default", "direct-only")
 DIRECT = "C1_direct"
-# verdicts, in funnel order; only KEPT families enter the set
+# verdicts, in funnel order; only KEPT families enter the set. A compiled family's reference answer was
+# checked before its teacher call; an imported one's is checked here.
 KEPT, INCOMPLETE, SOLVED_DIRECTLY, MILESTONE_UNSOLVED, STRUCTURAL = (
     "kept", "incomplete", "solved_directly", "milestone_unsolved", "structural")
 
@@ -38,6 +40,9 @@ def judge(family: Family, results: FamilyResults, k: int, rule: Rule) -> tuple[s
     direct = results.ladder.get(DIRECT, [])
     stage0 = {t: results.stage0.get(t, []) for t in targets}
     rates = {t: solve_rate(rolls) for t, rolls in stage0.items()}
+    unusable = answer_problem(family.parent_answer)
+    if unusable:
+        return REFERENCE_CHECK, unusable, sum(direct), rates
     lacking = sum(k - len(rolls) for rolls in [direct, *stage0.values()])
     if lacking:
         return (INCOMPLETE, f"{lacking} of {k * (1 + len(targets))} screen attempts have no graded answer "
