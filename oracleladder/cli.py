@@ -996,32 +996,93 @@ def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.2f}"
 
 
+async def _stored_gap_counts(store_path: Path, source: str, anchors: list[str], models: list[str], k: int,
+                             max_tokens: int):
+    """Each model's results on a set from its stored rollouts at K and max_tokens (rollouts of other
+    settings left out), then the per-anchor subsets and composition-gap counts."""
+    from .construction.reanchor import gap_counts
+    from .probe.runner import collect_results
+
+    store = await _reading(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        budget = {r.id for r in await store.runs("probe")
+                  if isinstance(r.config, dict) and r.config.get("max_tokens") == max_tokens}
+        results = {}
+        for model in models:
+            rollouts = [r for r in await store.rollouts(student=model, source=families[0].provenance.roadmap_set)
+                        if r.k < k and r.run_id in budget]
+            results[model] = collect_results(families, rollouts)
+    finally:
+        await store.close()
+    return gap_counts(results, anchors, k)
+
+
 @app.command()
 def reanchor(
-    counts: Annotated[Path, typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')],
+    counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
+    anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
+    students: Annotated[Optional[list[str]], typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
+    source: SourceOpt = "release",
+    k: KOpt = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6)."""
+    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6).
+
+    With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
+    is probed first (stored calls are not asked again), else only stored rollouts are read."""
     from rich.table import Table
 
-    from .construction.reanchor import reanchor as reanchor_table
+    from .construction.reanchor import PARENT_PROBES, reanchor as reanchor_table
+    from .probe.runner import ProbeConfig
 
-    try:
-        given = json.loads(counts.read_text())
-        table = reanchor_table(given["counts"], given.get("subsets"))
-    except OSError as exc:
-        _fail(f"{counts}: {exc.strerror}")
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
-        _fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
+    if (counts is None) == (not anchors):
+        _fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
+    incomplete: list[str] = []
+    if counts is not None:
+        try:
+            given = json.loads(counts.read_text())
+            table = reanchor_table(given["counts"], given.get("subsets"))
+        except OSError as exc:
+            _fail(f"{counts}: {exc.strerror}")
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+            _fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
+    else:
+        split = lambda names: [n.strip() for x in names or [] for n in x.split(",") if n.strip()]  # noqa: E731
+        anchor_names = split(anchors)
+        models = list(dict.fromkeys(anchor_names + split(students)))
+        if base_url:
+            for model in models:
+                config = ProbeConfig(student=model, k=k, conditions=PARENT_PROBES, max_tokens=max_tokens,
+                                     temperature=temperature)
+                summary = _run(_probe(config, store, source, base_url, concurrency, None, None, None, {}), store,
+                               (model, base_url, {}))
+                _say(f"{model}: {summary['requests']} requests, {summary['cache_hits']} cache hits")
+        subsets, gaps, incomplete = asyncio.run(_stored_gap_counts(store, source, anchor_names, models, k,
+                                                                   max_tokens))
+        table = reanchor_table(gaps, subsets)
     if as_json:
-        typer.echo(table.model_dump_json())
+        typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))
         return
+    if anchors:
+        models = list(dict.fromkeys(m for row in table.counts.values() for m in row))
+        counted = Table("Anchor (subset)", *models, title="composition-gap families in each anchor's subset")
+        for a in table.anchors:
+            counted.add_row(f"{a} (n={table.subsets[a]})", *(str(table.counts[a].get(m, "-")) for m in models))
+        console.print(counted)
     out = Table("Anchor", *table.anchors, title="Kendall's tau between anchor screens' rankings")
     for a in table.anchors:
         size = f" (n={table.subsets[a]})" if a in table.subsets else ""
         out.add_row(a + size, *(_signed(table.tau[a][b]) if a != b else "1.00" for b in table.anchors))
     console.print(out)
     console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
+    if incomplete:
+        _say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
 
 
 if __name__ == "__main__":

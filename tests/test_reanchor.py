@@ -66,3 +66,54 @@ def test_cli_reads_a_counts_file_and_prints_the_table(tmp_path):
     path.write_text("{}")
     bad = CliRunner().invoke(app, ["reanchor", "--counts", str(path)])
     assert bad.exit_code == 2 and "not a counts file" in bad.output
+
+
+# Re-anchoring from stored rollouts: five models on four released families. Per model and family,
+# S: solves every milestone alone; P: solves the parent under every probe. Derived by hand:
+# A's subset (S and not P) is f0, f1; B's f0, f3; C's f0, f2, f3; a composition gap is S and not P.
+S = {"A": "1110", "B": "1101", "C": "1011", "D": "1111", "E": "0000"}
+P = {"A": "0010", "B": "0100", "C": "0000", "D": "0000", "E": "0000"}
+SUBSETS = {"A": 2, "B": 2, "C": 3}
+COUNTS = {"A": {"B": 1, "C": 1, "D": 2, "E": 0}, "B": {"A": 1, "C": 2, "D": 2, "E": 0},
+          "C": {"A": 1, "B": 2, "D": 3, "E": 0}}
+
+
+def test_reanchor_from_stored_rollouts_probes_only_what_is_missing(tmp_path, shared_data):
+    from oracleladder.schemas import Family
+    from oracleladder.schemas.jsonl import read_jsonl
+    from oracleladder.testing import LoopbackServer
+    from oracleladder.validators import answer_problem
+
+    families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)
+                if len(f.tested()) == 2 and not answer_problem(f.parent_answer)][:4]
+    sample = tmp_path / "four.jsonl"
+    sample.write_text("".join(f.model_dump_json() + "\n" for f in families))
+    problems = [f.parent_prompt.split("Problem:\n", 1)[1].strip() for f in families]
+
+    def answer(messages, body):
+        prompt, model = messages[-1]["content"], body["model"]
+        i = next(i for i, p in enumerate(problems) if p in prompt)
+        if "Milestone:" in prompt:
+            gold = next(m.answer for m in families[i].milestones if m.prompt.strip() in prompt)
+            return f"\\boxed{{{gold}}}" if S[model][i] == "1" else "no idea"
+        return f"\\boxed{{{families[i].parent_answer}}}" if P[model][i] == "1" else "no idea"
+
+    store = str(tmp_path / "s.sqlite")
+    assert CliRunner().invoke(app, ["import", str(sample), "--store", store]).exit_code == 0
+    args = ["reanchor", "--anchors", "openai/A,openai/B", "--anchors", "openai/C", "--students", "openai/D",
+            "--students", "openai/E", "--k", "1", "--json", "--store", store]
+    with LoopbackServer(script=answer) as server:
+        first = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
+        assert first.exit_code == 0, first.output
+        asked = server.total
+        again = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
+        assert server.total == asked == 5 * 4 * (2 + 3)  # 5 models x 4 families x (2 milestones + C1-C3)
+    stored = CliRunner().invoke(app, args)  # no server: the stored rollouts alone
+    for result in (first, again, stored):
+        got = json.loads(result.output.splitlines()[-1])
+        strip = lambda d: {a.removeprefix("openai/"): v for a, v in d.items()}  # noqa: E731
+        assert strip(got["subsets"]) == SUBSETS
+        assert {a: strip(row) for a, row in strip(got["counts"]).items()} == COUNTS
+        assert got["tau"] == reanchor({f"openai/{a}": {f"openai/{m}": n for m, n in row.items()}
+                                      for a, row in COUNTS.items()}).tau
+        assert got["incomplete"] == []
