@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.schemas import Family
 from oracleladder.schemas.jsonl import read_jsonl
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import LoopbackServer, Refuse
 from oracleladder.validators import answer_problem
 
 runner = CliRunner()
@@ -162,3 +162,35 @@ def test_the_structural_filter_and_appendix_n_rule_on_the_released_sample(
         assert (funnel["passed_screen"], funnel["structural_failures"], funnel["final"]) == (53, 1, 52)
         (structural,) = [d for d in funnel["dropped"] if d["cause"] == "structural"]
         assert structural["reason"].startswith("1 tested non-INTEGRATE milestone(s) after the leak rule")
+
+
+def test_a_failed_screen_call_is_neither_a_pass_nor_a_fail_of_the_anchor(tmp_path: Path, shared_data: Path) -> None:
+    """A call refused for good leaves its family `incomplete` (exit 3, out of the set); a rerun asks
+    only that call again and then judges the family."""
+    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    target = families[2]  # its first milestone is refused while `refusing`
+    sample = tmp_path / "three.jsonl"
+    sample.write_text("".join(f.model_dump_json() + "\n" for f in families[2:5]))
+    refusing = [True]
+
+    def answer(messages: list[dict], body: dict) -> str:
+        prompt = messages[-1]["content"]
+        if refusing[0] and prompt.strip() == target.milestones[0].prompt.strip():
+            raise Refuse(400, "refused for good")
+        gold = next((m.answer for f in families for m in f.milestones if m.prompt.strip() == prompt.strip()), None)
+        return "I cannot solve this." if gold is None else f"\\boxed{{{gold}}}"
+
+    store = str(tmp_path / "s.sqlite")
+    _ok(["import", str(sample), "--store", store])
+    with LoopbackServer(script=answer) as server:
+        screen = ["screen", "--anchor", "openai/anchor", "--k", "2", "--set", "s", "--json",
+                  "--base-url", server.openai_base_url, "--store", store]
+        result = runner.invoke(app, screen)
+        assert result.exit_code == 3, result.output
+        funnel = json.loads(_ok(["funnel", "--json", "--store", store]))
+        assert funnel["screen_failures"] == {"incomplete": 1} and funnel["final"] == 2
+        (dropped,) = funnel["dropped"]
+        assert dropped["pid"] == target.pid and "2 of 6 screen attempts have no graded answer" in dropped["reason"]
+        refusing[0], asked = False, server.total
+        assert json.loads(_ok(screen).splitlines()[-1])["verdicts"] == {"kept": 3}
+        assert server.total == asked + 2
