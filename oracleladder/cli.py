@@ -924,18 +924,22 @@ def screen(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-async def _funnel(store_path: Path, set_name: str | None):
+async def _funnel(store_path: Path, set_name: str | None, source: str | None):
     from .construction.funnel import fate, funnel as build
 
     store = await _reading(store_path)
     try:
-        if set_name is None:  # the store's only set
-            sets = await store.screen_sets()
-            if len(sets) != 1:
-                _fail(f"{store_path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'}); name one with --set")
-            set_name = sets[0]
-        verdicts = {v.pid: v for v in await _set_verdicts(store, set_name)}
-        name = next(iter(verdicts.values())).source
+        if source is not None:  # before any screen: the compile steps, compiled families "not screened"
+            verdicts, name = {}, source
+        else:
+            if set_name is None:  # the store's only set
+                sets = await store.screen_sets()
+                if len(sets) != 1:
+                    _fail(f"{store_path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'}); "
+                          "name one with --set, or give --source for the compile steps alone")
+                set_name = sets[0]
+            verdicts = {v.pid: v for v in await _set_verdicts(store, set_name)}
+            name = next(iter(verdicts.values())).source
         teacher, granularity = parse_roadmap_set(name)
         families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
         fates = []
@@ -948,12 +952,13 @@ async def _funnel(store_path: Path, set_name: str | None):
         fates += [fate(pid, [], family, verdicts.get(pid)) for pid, family in families.items() if pid not in seen]
     finally:
         await store.close()
-    return build(set_name, name, fates)
+    return build(set_name or "", name, fates)
 
 
 @app.command()
 def funnel(
     set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen.")] = None,
     dropped: Annotated[bool, typer.Option("--dropped", help="Also list every dropped problem with its stage and reason.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
     store: StoreOpt = DEFAULT_STORE,
@@ -966,7 +971,9 @@ def funnel(
 
     if not store.is_file():
         _fail(f"{store}: no such store")
-    f = asyncio.run(_funnel(store, set_name))
+    if set_name is not None and source is not None:
+        _fail("--set and --source exclude each other (a set has its own source)")
+    f = asyncio.run(_funnel(store, set_name, source))
     record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -976,7 +983,8 @@ def funnel(
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
         return
-    table = Table("step", "families", "dropped", "why", title=f"funnel of set '{f.set_name}' (roadmaps: {f.source})")
+    table = Table("step", "families", "dropped", "why", title=(f"funnel of set '{f.set_name}' (roadmaps: {f.source})" if f.set_name
+                                                                       else f"funnel of roadmaps {f.source}, not screened"))
     compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
     screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
     steps = [("candidates", f.candidates, ""), ("valid reference answer", f.valid_reference, "unusable reference answer"),
