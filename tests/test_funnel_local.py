@@ -1,5 +1,5 @@
 """The whole construction on the embedded model (issue 13): `local` as teacher and anchor on three real
-problems. Whatever the small model writes, the pipeline finishes and every problem's fate is stored
+problems (as anchor on their released roadmaps too, since the small teacher may compile none). Whatever the small model writes, the pipeline finishes and every problem's fate is stored
 with its reason. Bounded for 2 cores like test_compile_local (256 teacher tokens, K=1, 64 anchor tokens)."""
 from __future__ import annotations
 
@@ -49,3 +49,14 @@ def test_local_teacher_and_anchor_build_a_set_with_every_fate_stored(shared_data
     assert funnel["candidates"] == 3 and funnel["final"] + len(funnel["dropped"]) == 3
     assert {d["pid"] for d in funnel["dropped"]} <= set(PIDS)
     assert all(d["stage"] and d["cause"] and d["reason"].strip() for d in funnel["dropped"])
+
+    # the anchor side on the same problems' released roadmaps, whatever the teacher managed
+    released = tmp_path / "released.jsonl"
+    released.write_text("".join(json.dumps(r) + "\n" for r in records if r["pid"] in PIDS))
+    assert runner.invoke(app, ["import", str(released), "--store", store]).exit_code == 0
+    screened = runner.invoke(app, ["screen", "--anchor", "local", "--k", "1", "--max-tokens", "64", "--set", "re",
+                                   "--json", "--store", store])
+    assert screened.exit_code == 0, screened.output
+    funnel = json.loads(runner.invoke(app, ["funnel", "--set", "re", "--json", "--store", store]).stdout)
+    assert funnel["candidates"] == 3 and funnel["final"] + len(funnel["dropped"]) == 3
+    assert all(d["reason"].strip() for d in funnel["dropped"])
