@@ -51,8 +51,9 @@ def judge(family: Family, results: FamilyResults, k: int, rule: Rule) -> tuple[s
         return SOLVED_DIRECTLY, f"the anchor solved the parent directly in {sum(direct)} of {k} attempts", sum(direct), rates
     unsolved = [t for t, rolls in stage0.items() if not any(rolls)]
     if rule == "default" and (unsolved or not targets):
-        why = (f"the anchor never solved milestone {', '.join(unsolved)} in {k} Stage 0 attempts" if unsolved
-               else "the family has no tested milestone")
+        attempts = f"{k} Stage 0 attempt{'s' if k > 1 else ''}"
+        why = (f"the anchor never solved milestone{'s' if len(unsolved) > 1 else ''} {', '.join(unsolved)} in "
+               f"{attempts}" if unsolved else "the family has no tested milestone")
         return MILESTONE_UNSOLVED, why, 0, rates
     kept = structural_milestones(family)
     if len(kept) < 2:
