@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from instructor.core.exceptions import IncompleteOutputException, InstructorError
 
 from ..clients import ProviderError
+from ..probe.verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
 from ..store import Store
@@ -28,10 +29,6 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
 # the grader (its pool broke, a worker died)
 PROVIDER_CHECK = "provider"
 GRADER_CHECK = "grader"
-
-
-class GradingFailed(RuntimeError):
-    """The verifier could not grade an answer (an UNGRADED verdict): no verdict on the plan."""
 
 
 class Outcome:

@@ -169,6 +169,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE runs ADD COLUMN owner TEXT",
     ),
+    # v6: an anchor screen's verdict on each family of a diagnostic set under construction (`ladder
+    # screen`): kept or dropped with the reason, and the anchor's Stage 0 solve rate per milestone.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS screen_verdicts (
+            set_name   TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            anchor     TEXT NOT NULL,
+            rule       TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            max_tokens INTEGER NOT NULL,
+            verdict    TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            direct     INTEGER NOT NULL,
+            stage0     TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (set_name, pid)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
