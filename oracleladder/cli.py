@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sqlite3
+import tempfile
 from enum import Enum
 from importlib import resources
 from pathlib import Path
@@ -29,12 +30,14 @@ from rich.progress import (
 from rich.markup import escape
 from rich.text import Text
 
+from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError, load_prices
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_unique, write_jsonl
 from .schemas.types import GradeStatus
 from .store import Store, StoreError
+from .viewer.serve import serve
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
 # (with --debug, with its traceback).
@@ -57,6 +60,7 @@ class _Ladder(TyperGroup):
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
                   help="OracleLadder: where does LLM reasoning fail?")
+app.add_typer(audit_app, name="audit")
 console = Console(stderr=True)
 
 
@@ -160,13 +164,27 @@ def import_(
     console.print(f"imported {n} families from {families} into {store} (source '{source}')")
 
 
-async def _export(out: Path, store_path: Path, teacher: str | None) -> int:
+async def _export(out: Path, store_path: Path, teacher: str | None, set_name: str | None = None) -> int:
     store = await _reading(store_path)
     try:
-        families = await store.families(source=teacher)
+        if set_name is None:
+            families = await store.families(source=teacher)
+        else:
+            from .construction.funnel import final_set
+
+            verdicts = await _set_verdicts(store, set_name)
+            families = final_set(await _roadmap_set(store, verdicts[0].source), verdicts)
     finally:
         await store.close()
     return write_jsonl(out, (to_released(f) for f in families))
+
+
+async def _set_verdicts(store, set_name: str) -> list:
+    verdicts = await store.screen_verdicts(set_name)
+    if not verdicts:
+        known = ", ".join(await store.screen_sets()) or "none"
+        _fail(f"{store.path} holds no screened set '{set_name}' (sets: {known}); run `ladder screen` first")
+    return verdicts
 
 
 @app.command()
@@ -174,11 +192,14 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     store: StoreOpt = DEFAULT_STORE,
     teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher.")] = None,
+    set_name: Annotated[Optional[str], typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
 ) -> None:
     """Export families in the released OracleLadder record format."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    n = asyncio.run(_export(out, store, teacher))
+    if set_name is not None and teacher is not None:
+        _fail("--set and --teacher exclude each other (a set has its own source)")
+    n = asyncio.run(_export(out, store, teacher, set_name))
     console.print(f"wrote {n} families to {out}")
 
 
@@ -205,11 +226,16 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
-    from .probe.verify import verify as run_verify
+    from .probe.verify import VerifierUnavailable, verify as run_verify
 
-    verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
+    try:
+        verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
+    except VerifierUnavailable as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
     if as_json:
-        typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted}))
+        typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted,
+                               "status": verdict.status.value}))
     else:
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
@@ -481,7 +507,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                    max_tokens: int, domain: str,
                    concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
                    independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate,
-                   dry_run: bool = False) -> dict:
+                   dry_run: bool = False, fields: list[str] | None = None) -> dict:
     from collections import Counter
 
     from contextlib import nullcontext
@@ -490,11 +516,11 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     from .compiler.loop import Compiler
     from .compiler.plan import teacher_messages
     from .compiler.workers import BUDGET_CHECK
+    from .construction.pool import parse_fields, read_pool
     from .probe.verify import VerifierPool
-    from .schemas import MathProblem
 
     problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
-                else read_unique(problems_path, MathProblem, on_duplicate.value))
+                else read_pool(problems_path, parse_fields(fields), on_duplicate.value))
     store = await Store.open(store_path)
     try:
         concurrency = await _concurrency(concurrency, base_url, 16)
@@ -548,7 +574,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
 
 @app.command()
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="Math: JSONL of pid, problem, answer, optional solution. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
+    problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
@@ -572,6 +598,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
+    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if granularity not in ("coarse", "default", "fine"):
@@ -582,7 +609,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
                                   timeout=timeout, max_cooldown=max_cooldown, prices=load_prices(prices),
                                   max_cost=max_cost)
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, dry_run), store,
+                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, dry_run, field), store,
                    (teacher, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
@@ -754,9 +781,8 @@ async def _graders(store_path: Path, student: str, source: str) -> str:
     or every one of them joined by " + " when runs were graded differently."""
     from .probe.runner import run_grader
     from .probe.verify import GRADER_VERSIONS
-    from .store import Store
 
-    store = await Store.open(store_path)
+    store = await _reading(store_path)
     try:
         families = await _roadmap_set(store, source)
         rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
@@ -765,6 +791,48 @@ async def _graders(store_path: Path, student: str, source: str) -> str:
         await store.close()
     names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
     return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
+
+
+def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
+                  use_corrections: bool, domain: str, html: bool) -> dict:
+    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too); returns
+    each student's loaded (families, results, missing verdicts)."""
+    from .probe.report import write_report
+    from .validators import reference_answer_problem
+    from .viewer.site import write_site
+
+    if html and domain != "math":
+        _fail("--html shows math roadmap sets; the code ladder has report.md and report.json")
+    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
+    ungradable: dict[str, str] = {}
+    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
+        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
+                      if (why := reference_answer_problem(f, use_corrections))}
+    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
+    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
+    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if domain == "math" else None
+    res = write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
+                       missing={name: r[2] for name, r in loaded.items()}, formats=formats)
+    if html:
+        families = next(iter(loaded.values()))[0]
+        records = asyncio.run(_records(store, student, families[0].provenance.roadmap_set))
+        write_site(out / "html", res, (out / "report.md").read_text(), families, students, records)
+    return loaded
+
+
+async def _records(store_path: Path, students: list[str], rollout_source: str) -> dict:
+    """Each student's stored attempts for the HTML report (viewer.site.StudentRecords by student)."""
+    from .viewer.site import read_records
+
+    store = await _reading(store_path)
+    try:
+        return await read_records(store, students, rollout_source)
+    finally:
+        await store.close()
+
+
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
+                                       "one page per family with every attempt; opens from the file system.")]
 
 
 @app.command()
@@ -776,27 +844,43 @@ def report(
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
+    html: HtmlOpt = False,
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
-    from .probe.report import write_report
-    from .validators import reference_answer_problem
-
     if not store.is_file():
         _fail(f"{store}: no such store")
-    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
-    ungradable: dict[str, str] = {}
-    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
-        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                      if (why := reference_answer_problem(f, use_corrections))}
-    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
-    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
-                 missing={name: r[2] for name, r in loaded.items()})
-    console.print(f"report written to {out}/")
+    loaded = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
+                  highlight=False, markup=False)
     for name, (_, _, missing) in loaded.items():
         if missing["ungraded_total"] or missing["failed_total"]:
             _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
                  "are in no table (report.md, Missing verdicts)")
+
+
+@app.command()
+def view(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+) -> None:
+    """Serve the HTML report of a live store on 127.0.0.1, rebuilt when the store changes; Ctrl-C stops."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
+        out, seen = Path(tmp), [None]
+
+        def refresh() -> None:
+            stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
+            if stamp != seen[0]:
+                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                seen[0] = stamp
+
+        refresh()
+        serve(out / "html", refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"))
 
 
 async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:
@@ -918,7 +1002,6 @@ def demo(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    from .probe.report import write_report
     from .probe.runner import ProbeConfig
 
     n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release", OnDuplicate.error))
@@ -927,9 +1010,252 @@ def demo(
     summary = _run(_probe(config, store, "release", None, 2, None, None, families, {}), store)
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
-    write_report({"local": asyncio.run(_results(store, "local", "release", False))[1]}, out, tau=1,
-                 roadmap_set="release")
-    console.print(f"report written to {out}/ (report.md, report.json, plots)")
+    _write_report(store, ["local"], out, 1, "release", False, "math", True)
+    console.print(f"report written to {out}/ (report.md, report.json, plots; HTML: {out / 'html' / 'index.html'})",
+                  highlight=False, markup=False)
+
+
+async def _screen(config, store_path: Path, source: str, set_name: str, rule: str, base_url: list[str] | None,
+                  concurrency: int | None, rpm: float | None, tpm: float | None, client_opts: dict[str, Any]) -> dict:
+    """Probe the anchor (C1 and Stage 0: ordinary cached rollouts) on a roadmap set, then store each
+    family's verdict in the set."""
+    from collections import Counter
+
+    from .construction.screen import screen as screen_families
+    from .probe.runner import collect_results
+
+    summary = await _probe(config, store_path, source, base_url, concurrency, rpm, tpm, None, client_opts)
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        rollouts = await store.rollouts(student=config.student, run_id=summary["run_id"])
+        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
+                                   anchor=config.student, rule=rule, k=config.k, max_tokens=config.max_tokens,
+                                   run_id=summary["run_id"])
+        for verdict in verdicts:
+            await store.put_screen_verdict(verdict, wait=False)
+        await store.flush()
+    finally:
+        await store.close()
+    return {**summary, "set": set_name, "verdicts": dict(Counter(v.verdict for v in verdicts))}
+
+
+@app.command()
+def screen(
+    anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
+    source: SourceOpt = "release",
+    set_name: Annotated[Optional[str], typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
+    k: KOpt = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each anchor answer (the paper's construction budget: 4096).")] = 4096,
+    rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured).")] = "default",
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (a later probe at the same settings reuses the screen's rollouts).")] = 1.0,
+    grader: GraderOpt = "strict",
+    base_url: BaseUrlOpt = None,
+    param: ParamOpt = None,
+    extra_body: ExtraBodyOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    model_name: ModelNameOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    timeout: TimeoutOpt = 120.0,
+    max_cooldown: MaxCooldownOpt = 120.0,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
+    from .construction.screen import DIRECT, RULES, STRUCTURAL
+    from .probe.runner import ProbeConfig
+
+    if rule not in RULES:
+        _fail(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
+    config = ProbeConfig(student=anchor, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
+                         temperature=temperature, grader=_grader(grader, False))
+    client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
+                                  max_cooldown=max_cooldown)
+    summary = _run(_screen(config, store, source, set_name or anchor, rule, base_url, concurrency, rpm, tpm,
+                           client_opts), store, (anchor, base_url, client_opts))
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+        v = summary["verdicts"]
+        _say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
+             f"{v.get('reference_answer', 0)}, solved directly "
+             f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
+             f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
+             f"{summary['requests']} requests, {summary['cache_hits']} cache hits")
+    _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], anchor, source)
+    if summary["failed_jobs"] or summary["ungraded"]:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+async def _funnel(store_path: Path, set_name: str | None, source: str | None):
+    from .construction.funnel import fate, funnel as build
+
+    store = await _reading(store_path)
+    try:
+        if source is not None:  # before any screen: the compile steps, compiled families "not screened"
+            verdicts, name = {}, source
+        else:
+            if set_name is None:  # the store's only set
+                sets = await store.screen_sets()
+                if len(sets) != 1:
+                    _fail(f"{store_path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'}); "
+                          "name one with --set, or give --source for the compile steps alone")
+                set_name = sets[0]
+            verdicts = {v.pid: v for v in await _set_verdicts(store, set_name)}
+            name = next(iter(verdicts.values())).source
+        teacher, granularity = parse_roadmap_set(name)
+        families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
+        fates = []
+        for problem in await store.problems("math"):
+            attempts = await store.compile_attempts(problem.pid, teacher, granularity=granularity)
+            if attempts or problem.pid in families:
+                fates.append(fate(problem.pid, attempts, families.get(problem.pid), verdicts.get(problem.pid)))
+        # families without a stored problem (imported ones) are candidates too
+        seen = {f.pid for f in fates}
+        fates += [fate(pid, [], family, verdicts.get(pid)) for pid, family in families.items() if pid not in seen]
+    finally:
+        await store.close()
+    return build(set_name or "", name, fates)
+
+
+@app.command()
+def funnel(
+    set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen.")] = None,
+    dropped: Annotated[bool, typer.Option("--dropped", help="Also list every dropped problem with its stage and reason.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the funnel as JSON.")] = False,
+) -> None:
+    """The construction funnel of a set: candidates -> valid reference -> compiled -> screen -> structural filter."""
+    from rich.table import Table
+
+    from .construction.funnel import SCREEN_CAUSES
+
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    if set_name is not None and source is not None:
+        _fail("--set and --source exclude each other (a set has its own source)")
+    f = asyncio.run(_funnel(store, set_name, source))
+    record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "report.json"
+        report = json.loads(path.read_text()) if path.is_file() else {}
+        path.write_text(json.dumps(report | {"funnel": record}, indent=2, ensure_ascii=False))
+    if as_json:
+        typer.echo(json.dumps(record, ensure_ascii=False))
+        return
+    table = Table("step", "families", "dropped", "why", title=(f"funnel of set '{f.set_name}' (roadmaps: {f.source})" if f.set_name
+                                                                       else f"funnel of roadmaps {f.source}, not screened"))
+    compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
+    screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
+    steps = [("candidates", f.candidates, ""), ("valid reference answer", f.valid_reference, "unusable reference answer"),
+             ("compiled", f.compiled, compile_why), ("passed the screen", f.passed_screen, screen_why),
+             ("structural filter (final set)", f.final, "fewer than 2 tested milestones after the leak rule")]
+    before = f.candidates
+    for step, n, why in steps:
+        table.add_row(step, str(n), str(before - n) if step != "candidates" else "", why if before > n else "")
+        before = n
+    Console(soft_wrap=True).print(table)
+    if dropped:
+        for d in f.dropped():
+            typer.echo(f"{d.pid}\t{d.stage}\t{d.cause}\t{d.reason}")
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
+async def _stored_gap_counts(store_path: Path, source: str, anchors: list[str], models: list[str], k: int,
+                             max_tokens: int):
+    """Each model's results on a set from its stored rollouts at K and max_tokens (rollouts of other
+    settings left out), then the per-anchor subsets and composition-gap counts."""
+    from .construction.reanchor import gap_counts
+    from .probe.runner import collect_results
+
+    store = await _reading(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        budget = {r.id for r in await store.runs("probe")
+                  if isinstance(r.config, dict) and r.config.get("max_tokens") == max_tokens}
+        results = {}
+        for model in models:
+            rollouts = [r for r in await store.rollouts(student=model, source=families[0].provenance.roadmap_set)
+                        if r.k < k and r.run_id in budget]
+            results[model] = collect_results(families, rollouts)
+    finally:
+        await store.close()
+    return gap_counts(results, anchors, k)
+
+
+@app.command()
+def reanchor(
+    counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
+    anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
+    students: Annotated[Optional[list[str]], typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
+    source: SourceOpt = "release",
+    k: KOpt = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6).
+
+    With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
+    is probed first (stored calls are not asked again), else only stored rollouts are read."""
+    from rich.table import Table
+
+    from .construction.reanchor import PARENT_PROBES, reanchor as reanchor_table
+    from .probe.runner import ProbeConfig
+
+    if (counts is None) == (not anchors):
+        _fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
+    incomplete: list[str] = []
+    if counts is not None:
+        try:
+            given = json.loads(counts.read_text())
+            table = reanchor_table(given["counts"], given.get("subsets"))
+        except OSError as exc:
+            _fail(f"{counts}: {exc.strerror}")
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+            _fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
+    else:
+        split = lambda names: [n.strip() for x in names or [] for n in x.split(",") if n.strip()]  # noqa: E731
+        anchor_names = split(anchors)
+        models = list(dict.fromkeys(anchor_names + split(students)))
+        if base_url:
+            for model in models:
+                config = ProbeConfig(student=model, k=k, conditions=PARENT_PROBES, max_tokens=max_tokens,
+                                     temperature=temperature)
+                summary = _run(_probe(config, store, source, base_url, concurrency, None, None, None, {}), store,
+                               (model, base_url, {}))
+                _say(f"{model}: {summary['requests']} requests, {summary['cache_hits']} cache hits")
+        subsets, gaps, incomplete = asyncio.run(_stored_gap_counts(store, source, anchor_names, models, k,
+                                                                   max_tokens))
+        table = reanchor_table(gaps, subsets)
+    if as_json:
+        typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))
+        return
+    if anchors:
+        models = list(dict.fromkeys(m for row in table.counts.values() for m in row))
+        counted = Table("Anchor (subset)", *models, title="composition-gap families in each anchor's subset")
+        for a in table.anchors:
+            counted.add_row(f"{a} (n={table.subsets[a]})", *(str(table.counts[a].get(m, "-")) for m in models))
+        console.print(counted)
+    out = Table("Anchor", *table.anchors, title="Kendall's tau between anchor screens' rankings")
+    for a in table.anchors:
+        size = f" (n={table.subsets[a]})" if a in table.subsets else ""
+        out.add_row(a + size, *(_signed(table.tau[a][b]) if a != b else "1.00" for b in table.anchors))
+    console.print(out)
+    console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
+    if incomplete:
+        _say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
 
 
 if __name__ == "__main__":

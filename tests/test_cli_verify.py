@@ -19,7 +19,7 @@ def _verdict(*args: str) -> dict:
 
 def test_equivalent_answer_is_accepted() -> None:
     v = _verdict("--gold", "0.5", "--response", r"so the answer is \boxed{\frac{1}{2}}")
-    assert v == {"label": "ACCEPT", "reason": "equivalent", "extracted": r"\frac{1}{2}"}
+    assert v == {"label": "ACCEPT", "reason": "equivalent", "extracted": r"\frac{1}{2}", "status": "graded"}
 
 
 def test_wrong_sign_and_missing_box_are_rejected() -> None:

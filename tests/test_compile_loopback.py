@@ -95,7 +95,7 @@ def test_cli_compile_then_check(tmp_path: Path) -> None:
     store, out = tmp_path / "s.sqlite", tmp_path / "families.jsonl"
     runner = CliRunner()
     result = runner.invoke(app, ["compile", str(problems), "--teacher", "openai/t", "--store", str(store)])
-    assert result.exit_code == 2 and "problems.jsonl:2: field 'answer': Field required" in result.output
+    assert result.exit_code == 2 and "problems.jsonl:2: no answer or solution field among ['pid', 'problem']" in result.output
 
     problems.write_text(PROBLEM.model_dump_json() + "\n")
     with LoopbackServer(script=teacher) as server:

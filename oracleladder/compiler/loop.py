@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 
 from ..clients import Client
 from ..probe.prompts import messages as student_messages
-from ..probe.verify import VerifierPool
+from ..probe.verify import GradingFailed, VerifierPool
 from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance
 from ..store import Store
-from ..validators import answer_problem, check_family, independent_solve_check, render_errors
+from ..validators import answer_problem, independent_solve_check, render_errors
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from .workers import (GradingFailed, Outcome, compile_all, failure, infrastructure_failure, store_failed_attempt,
+from .workers import (Outcome, compile_all, failure, infrastructure_failure, store_failed_attempt,
                       teacher_failure)
 
 
@@ -68,7 +68,7 @@ class Compiler:
 
         async def grade(response: str, gold: str):
             verdict = await self.pool.verify(response, gold)
-            if not verdict.graded:  # the grader failed, not the milestone
+            if not verdict.graded:  # a broken grader says nothing about the milestone: end the attempt
                 raise GradingFailed(verdict.reason)
             return verdict
 
@@ -98,16 +98,17 @@ class Compiler:
                 return await self._failed(problem, attempt, None, teacher_failure(exc, self.max_tokens))
             provenance = Provenance(source=self.source, prompt_hash=version, granularity=self.granularity,
                                     attempts=attempt + 1)
+            stage = "checking the plan failed"
             try:
                 family = to_family(plan, problem, provenance)
-                errors = plan_errors(plan) or check_family(family, parse_prose=False).failures()
+                errors = plan_errors(plan) or (await self.pool.check_family(family, parse_prose=False)).failures()
                 if not errors and self.independent_solve:
+                    stage = "independent solve failed"
                     errors = [c for c in await self._solve_alone(family, attempt) if not c.passed]
             except Exception as exc:  # noqa: BLE001 - a plan the checks cannot digest fails, it never stops the run;
-                # a solve call the provider failed, or a solve the grader could not grade, ends the attempt as an
-                # infrastructure failure, never shown to the teacher
-                error = (infrastructure_failure("independent solve failed", exc)
-                         or failure("compiler", "checking the plan failed", exc))
+                # a call the provider failed, or a check or solve the grader could not finish, ends the attempt as
+                # an infrastructure failure, never shown to the teacher
+                error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
                 return await self._failed(problem, attempt, plan, error)
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt, plan=plan.model_dump(mode="json"),

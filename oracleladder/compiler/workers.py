@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from instructor.core.exceptions import IncompleteOutputException, InstructorError
 
 from ..clients import BudgetReached, ProviderError
+from ..probe.verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
 from ..store import Store
@@ -29,10 +30,6 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
 PROVIDER_CHECK = "provider"
 GRADER_CHECK = "grader"
 BUDGET_CHECK = "budget"  # --max-cost stopped the run before the problem was done
-
-
-class GradingFailed(RuntimeError):
-    """The verifier could not grade an answer (an UNGRADED verdict): no verdict on the plan."""
 
 
 class Outcome:

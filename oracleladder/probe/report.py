@@ -21,6 +21,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..audit import format as format_audit  # noqa: E402
 from ..schemas.models import CONDITION_NAMES, CONDITIONS  # noqa: E402
 from .outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome, solved  # noqa: E402
 from .stats import bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, transition_matrix  # noqa: E402
@@ -285,12 +286,17 @@ def _markdown(res: dict) -> str:
     ks = ", ".join(f"{s}: {r['n']} families, K = {r['k'] if r['k'] else NOT_RUN} per condition"
                    + (f", K = {r['k_stage0']} per milestone (Stage 0)" if r["k_stage0"] else "")
                    for s, r in studs.items())
+    formats = {s: r["format"] for s, r in studs.items() if r.get("format")}
     L = ["# OracleLadder diagnosis report", "",
          (f"Roadmap set: {meta['roadmap_set']}. " if meta.get("roadmap_set") else "")
          + f"Students: {ks}. Success threshold tau = {tau} correct of K per condition. "
          f"Bootstrap: {meta['n_resamples']} family-level resamples, seed {meta['seed']}."
          + ("" if not meta.get("graders") else
-            " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta["graders"].items()) + "."), ""]
+            " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta["graders"].items()) + ".")
+         + ("" if not formats else
+            " Token budget: " + "; ".join(f"{s}: {format_audit.budget(a)}" for s, a in formats.items()) + "."), ""]
+    cut = format_audit.warnings(formats)
+    L += [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
     notes = []
     for s, r in studs.items():
         if r["not_run"]:
@@ -324,6 +330,8 @@ def _markdown(res: dict) -> str:
         L += _table(["Model", "Missing"] + [COND_LABEL.get(c, c) for c in cols] + ["Total"], rows)
         L.append("")
 
+    if formats:
+        L += format_audit.markdown(formats)
     L += ["## Same-set summary (Table 1)", ""]
     rows = []
     for s, r in studs.items():
@@ -583,16 +591,20 @@ def _save(fig, path: Path) -> None:
 
 def write_report(students: dict[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
                  roadmap_set: str | None = None, missing: dict[str, dict] | None = None,
-                 graders: dict[str, str] | None = None, ungradable: dict[str, str] | None = None) -> dict:
+                 graders: dict[str, str] | None = None, ungradable: dict[str, str] | None = None,
+                 formats: dict[str, dict] | None = None) -> dict:
     """``missing``: per student, its `missing_counts` (none missing when left out). `graders` names,
     per student, the grader and its version (e.g. "strict (strict-2)"); `ungradable` lists the
-    families left out because their reference answer is unusable (pid -> why)."""
+    families left out because their reference answer is unusable (pid -> why); `formats`, per
+    student, its format audit (`oracleladder.audit.format.format_audit`): a report section, and a
+    warning in the header where a condition's answers were cut off at --max-tokens."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {"meta": {"tau": tau, "seed": SEED, "n_resamples": N_RESAMPLES, "taus": list(TAUS),
                           "students": list(students), "roadmap_set": roadmap_set, "graders": graders or {},
                           "ungradable_reference": ungradable or {}},
-                 "students": {s: {**summarize(f, tau), "missing": (missing or {}).get(s) or missing_counts([], [])}
+                 "students": {s: {**summarize(f, tau), "missing": (missing or {}).get(s) or missing_counts([], []),
+                                  "format": (formats or {}).get(s)}
                               for s, f in students.items()}}
     if len(students) == 2:
         a, b = students.values()

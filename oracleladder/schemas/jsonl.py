@@ -34,8 +34,14 @@ def read_unique(path: str | Path, model: type[M] | Callable[[dict], M], on_dupli
     """The records of a file (a model, or a function of the raw record), one per key (the pid): a
     repeated key is an error naming both lines, or the first or the last of them is kept (at the
     place of the first)."""
+    return unique(_numbered(path, model), path, on_duplicate, key)
+
+
+def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: OnDuplicate = "error",
+           key: Callable[[M], Hashable] = lambda r: r.pid) -> list[M]:  # type: ignore[attr-defined]
+    """One record per key from (line or row number, record) pairs, as `read_unique` says."""
     kept: dict[Hashable, tuple[int, M]] = {}
-    for lineno, record in _numbered(path, model):
+    for lineno, record in numbered:
         k = key(record)
         if k in kept:
             if on_duplicate == "error":

@@ -169,12 +169,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE runs ADD COLUMN owner TEXT",
     ),
-    # v6: a response is stored once, in its call: a rollout's response is NULL when it is its call's
+    # v6: an anchor screen's verdict on each family of a diagnostic set under construction (`ladder
+    # screen`): kept or dropped with the reason, and the anchor's Stage 0 solve rate per milestone.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS screen_verdicts (
+            set_name   TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            anchor     TEXT NOT NULL,
+            rule       TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            max_tokens INTEGER NOT NULL,
+            verdict    TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            direct     INTEGER NOT NULL,
+            stage0     TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (set_name, pid)
+        )
+        """,
+    ),
+    # v7: a response is stored once, in its call: a rollout's response is NULL when it is its call's
     # (the readers join), and kept only where it differs (or its call is not in this store). Long
     # requests and responses written from now on are zstd-compressed BLOBs (store/sqlite.py).
     (
         """
-        CREATE TABLE rollouts_v6 (
+        CREATE TABLE rollouts_v7 (
             student    TEXT NOT NULL,
             source     TEXT NOT NULL DEFAULT 'release',
             pid        TEXT NOT NULL,
@@ -192,7 +214,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         """
-        INSERT INTO rollouts_v6 (student, source, pid, target, k, call_key, run_id, response, label, reason,
+        INSERT INTO rollouts_v7 (student, source, pid, target, k, call_key, run_id, response, label, reason,
                                  extracted, created_at, status)
         SELECT r.student, r.source, r.pid, r.target, r.k, r.call_key, r.run_id,
                CASE WHEN r.response = (SELECT c.response FROM calls c WHERE c.key = r.call_key) THEN NULL
@@ -201,7 +223,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         FROM rollouts r ORDER BY r.rowid
         """,
         "DROP TABLE rollouts",
-        "ALTER TABLE rollouts_v6 RENAME TO rollouts",
+        "ALTER TABLE rollouts_v7 RENAME TO rollouts",
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
     ),
 )

@@ -109,6 +109,23 @@ class FailedJob(BaseModel):
     reason: str
 
 
+class ScreenVerdict(BaseModel):
+    """An anchor screen's verdict on one family of a diagnostic set (`ladder screen`)."""
+
+    set_name: str
+    pid: str
+    source: str  # the roadmap set screened (the teacher's model string, or TEACHER@granularity)
+    anchor: str
+    rule: str  # default or direct-only
+    k: int
+    max_tokens: int
+    verdict: str  # kept, solved_directly, milestone_unsolved, structural or incomplete
+    reason: str
+    direct: int  # correct C1 attempts of K
+    stage0: dict[str, float]  # the anchor's solve rate per tested milestone ("m<index>")
+    run_id: str
+
+
 class CallRecord(BaseModel):
     """A row of the calls table, successful or not."""
 
@@ -804,6 +821,28 @@ class Store:
         rows = await self._fetch(sql + " ORDER BY f.rowid", params)
         return [FailedJob(run_id=r[0], student=r[1], source=r[2], pid=r[3], target=r[4], k=r[5],
                           call_key=r[6], reason=r[7]) for r in rows]
+
+    # ---------------------------------------------------------------- screen verdicts
+
+    async def put_screen_verdict(self, v: ScreenVerdict, *, wait: bool = True) -> None:
+        """Store a family's verdict in a set, replacing an earlier screen's."""
+        params = (v.set_name, v.pid, v.source, v.anchor, v.rule, v.k, v.max_tokens, v.verdict, v.reason,
+                  v.direct, _json(v.stage0), v.run_id, _now())
+        await self._submit("INSERT OR REPLACE INTO screen_verdicts (set_name, pid, source, anchor, rule, k, "
+                           "max_tokens, verdict, reason, direct, stage0, run_id, created_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", params, wait)
+
+    async def screen_verdicts(self, set_name: str) -> list[ScreenVerdict]:
+        """A set's verdicts, in the order they were first stored."""
+        rows = await self._fetch("SELECT set_name, pid, source, anchor, rule, k, max_tokens, verdict, reason, "
+                                 "direct, stage0, run_id FROM screen_verdicts WHERE set_name = ? ORDER BY rowid",
+                                 (set_name,))
+        keys = ("set_name", "pid", "source", "anchor", "rule", "k", "max_tokens", "verdict", "reason", "direct")
+        return [ScreenVerdict(**dict(zip(keys, r[:10])), stage0=json.loads(r[10]), run_id=r[11]) for r in rows]
+
+    async def screen_sets(self) -> list[str]:
+        rows = await self._fetch("SELECT DISTINCT set_name FROM screen_verdicts ORDER BY set_name")
+        return [r[0] for r in rows]
 
     # ---------------------------------------------------------------- meta
 

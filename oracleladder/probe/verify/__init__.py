@@ -11,26 +11,29 @@ from oracleladder.schemas.types import AnswerSchema
 from .core import GRADER_VERSIONS, GRADERS, Verdict, grader_name, verify_inprocess
 from .equivalence import equivalent
 from .parse import ParseError, infer_schema, parse_answer
-from .pool import VerifierPool, shared_pool
+from .pool import GradingFailed, VerifierPool, VerifierUnavailable, shared_pool
 
 # math-verify warns on every call that its own timeout is off; ours is the worker kill.
 logging.getLogger("math_verify").setLevel(logging.ERROR)
 
-__all__ = ["verify", "answers_equivalent", "verify_many", "Verdict", "VerifierPool",
-           "parse_answer", "ParseError", "infer_schema", "verify_inprocess", "GRADERS", "GRADER_VERSIONS",
-           "grader_name"]
+__all__ = ["verify", "answers_equivalent", "verify_many", "Verdict", "VerifierPool", "VerifierUnavailable",
+           "GradingFailed", "parse_answer", "ParseError", "infer_schema", "verify_inprocess", "GRADERS",
+           "GRADER_VERSIONS", "grader_name"]
 
 
 def verify(response: str, gold: str, *, grader: str = "strict", extended: bool = False, note: str = "",
            schema: AnswerSchema | None = None, problem: str = "", timeout_s: float = 5.0,
            in_process: bool = False) -> Verdict:
     """Grade one response with `grader` (paper, strict or extended; `extended=True` is a synonym of
-    grader="extended"). Runs in the shared worker pool (hard timeout) unless `in_process`."""
+    grader="extended"). Runs in the shared worker pool (hard timeout) unless `in_process`.
+
+    The verdict's status says whether it is a grade (GRADED), the answer's own limit (LIMIT) or a
+    failed grading (UNGRADED); VerifierUnavailable is raised when no worker can start."""
     kwargs = dict(response=response, gold=gold, grader=grader_name(grader, extended), note=note, schema=schema,
                   problem=problem)
     if in_process:
         return verify_inprocess(**kwargs)
-    return shared_pool(timeout_s).verify_sync(**kwargs)
+    return shared_pool().verify_sync(timeout_s=timeout_s, **kwargs)
 
 
 def answers_equivalent(a: str, b: str, *, extended: bool = True) -> bool:

@@ -11,6 +11,8 @@ from .normalize import decode_byte_bpe, math_strip, normalize
 from .parse import ParseError, parse_answer
 from .screen import screen
 
+QUICK_MAX_CHARS = 20_000  # ~4 ms of box matching in the caller's event loop
+
 
 GRADERS = ("paper", "strict", "extended")
 # A grader's version changes whenever a rule changes what it accepts; reports print it.
@@ -27,8 +29,12 @@ def grader_name(grader: str = "strict", extended: bool = False) -> str:
 def exact_match(response: str, gold: str) -> Verdict | None:
     """The cascades' first rule alone: ACCEPT when the last box is the gold after the strict and
     the paper normalization both (so every grader accepts it), else None (undecided). Cheap enough
-    to run before a round trip to a worker process, which is told the grader; this is not."""
-    boxes = all_boxed(strip_reasoning(response))
+    to run before a round trip to a worker process, which is told the grader; this is not. A final
+    answer longer than QUICK_MAX_CHARS is left undecided unread (the worker has the time limit)."""
+    text = strip_reasoning(response)
+    if len(text) > QUICK_MAX_CHARS:
+        return None
+    boxes = all_boxed(text)
     if not boxes or screen(boxes[-1]):
         return None
     pred, g = boxes[-1], normalize(gold)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE = re.compile(r"\\.|[{}]", re.S)  # an escaped character (\\{ too) is not a brace
 
 
 def strip_reasoning(response: str) -> str:
@@ -14,23 +15,27 @@ def strip_reasoning(response: str) -> str:
 
 
 def all_boxed(text: str) -> list[str]:
-    """Contents of every balanced `\\boxed{...}` / `\\fbox{...}` in order; unclosed boxes are skipped."""
+    """Contents of every balanced `\\boxed{...}` / `\\fbox{...}` in order; unclosed boxes are skipped.
+
+    One pass: each brace is matched once on a stack (rescanning the rest of the text from every
+    box start is quadratic: 8,000 unclosed boxes took 29 s)."""
+    opens = {m.end() - 1: m.start() for m in _BOX.finditer(text)}  # a box's `{` -> where `\\boxed` starts
+    closes: dict[int, int] = {}  # a box's `{` -> its matching `}`
+    stack: list[int] = []
+    for m in _BRACE.finditer(text):
+        c = m.group()
+        if c == "{":
+            stack.append(m.start())
+        elif c == "}" and stack:
+            p = stack.pop()
+            if p in opens:
+                closes[p] = m.start()
     out: list[str] = []
     end = -1  # a box inside an earlier box is part of that answer, not a separate one
-    for m in _BOX.finditer(text):
-        if m.start() < end:
-            continue
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            c = text[i]
-            if c == "\\" and i + 1 < len(text):
-                i += 2  # an escaped brace does not count
-                continue
-            depth += (c == "{") - (c == "}")
-            i += 1
-        if depth == 0:
-            out.append(text[m.end():i - 1])
-            end = i
+    for p, start in opens.items():
+        if start >= end and p in closes:
+            out.append(text[p + 1:closes[p]])
+            end = closes[p] + 1
     return out
 
 

@@ -1,0 +1,177 @@
+"""`ladder audit`: the paper's audits of a run, one command each."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..clients import ConfigurationError, make_client
+from ..prompts import load
+from ..schemas.models import parse_roadmap_set
+from ..store import Store
+from . import format as fmt
+from . import judge as jdg
+from . import roadmap
+
+app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
+console = Console(stderr=True)
+
+StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
+StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
+SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+DEFAULT_STORE = Path("ladder.sqlite")
+EXIT_INCOMPLETE = 3  # as `ladder probe`: finished, but some calls failed; a rerun asks them again
+
+
+def _fail(message: str, code: int = 2) -> None:
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def _reading(path: Path):  # type: ignore[no-untyped-def]
+    if not path.is_file():
+        _fail(f"{path}: no such store")
+    writable = os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
+    return Store.open(path, readonly=not writable)
+
+
+async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
+    """The format audit of a student's rollouts on a roadmap set, from the store at ``store_path``
+    (opened read-only where it cannot be written)."""
+    async with _reading(store_path) as store:
+        return await fmt.format_audit(store, student, source)
+
+
+@app.command("format")
+def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE,
+            as_json: JsonOpt = False) -> None:
+    """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
+    parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
+    audit = asyncio.run(read_format_audit(store, student, source))
+    if not audit["table"]:
+        _fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
+    if as_json:
+        typer.echo(json.dumps(audit))
+        return
+    for line in fmt.warnings({student: audit}):
+        console.print(f"warning: {line}", soft_wrap=True, highlight=False, markup=False)
+    typer.echo("\n".join(fmt.markdown({student: audit})))
+
+
+async def _families(store: Store, source: str) -> list:
+    try:
+        name, granularity = parse_roadmap_set(source)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    families = await store.families(source=name, granularity=granularity)
+    if not families:
+        _fail(f"{store.path} holds no families of roadmap set '{source}'")
+    return families
+
+
+async def _roadmap(store_path: Path, student: str, source: str) -> dict:
+    async with _reading(store_path) as store:
+        families = await _families(store, source)
+        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set,
+                                        target=roadmap.C1)
+    if not rollouts:
+        _fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
+              f"run `ladder probe --student {student} --conditions C1` first")
+    return roadmap.roadmap_match(families, rollouts)
+
+
+@app.command("roadmap-match")
+def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
+                  source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
+    cross-problem control, ratio, over all golds and over golds the statement does not contain."""
+    results = {s: asyncio.run(_roadmap(store, s, source)) for s in student}
+    typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
+
+
+async def _judge(store_path: Path, judge: str, student: str, source: str, n: int, seed: int, sheet: Path,
+                 max_tokens: int, client_opts: dict) -> dict:
+    if not store_path.is_file():
+        _fail(f"{store_path}: no such store")
+    async with Store.open(store_path) as store:
+        families = await _families(store, source)
+        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+        by_pid = {f.pid: f for f in families}
+        rollouts = [r for r in rollouts if r.pid in by_pid]
+        sizes, sample = jdg.draw(rollouts, n, seed)
+        if not sample:
+            _fail(f"{store_path} holds no rejected rollouts of student '{student}' on roadmap set '{source}'")
+        try:
+            client = make_client(judge, cache=store, **client_opts)
+        except ConfigurationError as exc:
+            _fail(str(exc))
+        meta = {"judge": judge, "prompt": f"judge@{load('judge').version}", "student": student, "source": source,
+                "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
+        run_id = await store.start_run("audit-judge", meta)
+        status = "interrupted"
+        try:
+            verdicts = await jdg.ask_judge(client, by_pid, sample, max_tokens)
+            status = "done_with_failures" if any(v == "failed" for v, _ in verdicts) else "done"
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+    cases = jdg.write_sheet(sheet, jdg.key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
+    return {"sampled": len(sample), "judge_accepts": cases, "failed": sum(v == "failed" for v, _ in verdicts),
+            "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict()}
+
+
+@app.command("judge")
+def judge(
+    judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
+    student: Annotated[Optional[str], typer.Option("--student", help="The student whose rejected rollouts to sample.")] = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Rejected rollouts to sample, stratified by rejection reason.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
+    source: SourceOpt = "release",
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
+    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="An OpenAI-compatible server for the judge.")] = None,
+    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding the judge endpoint's key.")] = None,
+    model_name: Annotated[Optional[str], typer.Option("--model-name", help="The model name the judge requests carry.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 8,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one judge request may take.")] = 120.0,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge audit of the grader (paper Appendix V.1): a seeded sample of rejected rollouts,
+    stratified by rejection reason, graded by an LLM judge; the cases it accepts go to a
+    grader-blind sheet for a person to label (correct, malformed_reference, incorrect, undecidable).
+    `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run."""
+    if read is not None:
+        try:
+            result = jdg.read_sheet(read, jdg.key_path(read))
+        except (OSError, jdg.SheetError) as exc:
+            _fail(str(exc))
+        typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
+        return
+    if not (judge_model and student and sheet):
+        _fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
+    if sheet.exists():  # it may hold a person's labels
+        _fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+    opts = {"base_url": base_url, "api_key_env": api_key_env, "model_name": model_name, "concurrency": concurrency,
+            "timeout": timeout}
+    summary = asyncio.run(_judge(store, judge_model, student, source, n, seed, sheet, max_tokens, opts))
+    if as_json:
+        typer.echo(json.dumps(summary))
+    else:
+            console.print(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
+                      f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
+                      f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
+                      f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
+                      f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.",
+                      soft_wrap=True, highlight=False, markup=False)
+    if summary["failed"]:  # those rollouts count as judged by no one; a rerun asks them again
+        raise typer.Exit(EXIT_INCOMPLETE)

@@ -1,0 +1,118 @@
+"""Milestone answers in the models' own solutions (paper Appendix Q, Table 35).
+
+Containment test: a milestone is attained in an unaided (C1) attempt when its gold answer appears
+in the attempt's text, verbatim after the verifier's string normalization (spaces aside), or, for a
+gold that is a number, as a number of the same value. The cross-problem control checks the same
+golds against the attempts on every other family; the statement-novel rates keep only the golds
+that the problem statement does not itself contain. A pair is (milestone gold, attempt).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+from ..probe.verify.normalize import normalize, strip_thousands
+from ..schemas.models import Family, Rollout
+from .markdown import table
+
+C1 = "C1_direct"
+_SPACE = re.compile(r"\s+")
+# a number as written in a solution: an integer or decimal, a \frac of integers, a/b
+_NUMBER = re.compile(r"(?<![\w.])(-?)(?:\\frac\{(\d+)\}\{(\d+)\}|(\d+(?:\.\d+)?)(?:/(\d+)(?!\.?\d))?)(?!\.?\d)")
+
+
+def _value(m: re.Match[str]) -> Fraction | None:
+    sign, fnum, fden, num, den = m.groups()
+    n, d = (fnum, fden) if fnum else (num, den or "1")
+    if int(d) == 0:
+        return None
+    v = Fraction(n) / Fraction(d)
+    return -v if sign else v
+
+
+def number(gold: str) -> Fraction | None:
+    """The value of a gold answer that is one number (after normalization), else None."""
+    s = strip_thousands(normalize(gold)).replace(" ", "")
+    m = _NUMBER.fullmatch(s)
+    return _value(m) if m else None
+
+
+def numbers(text: str) -> set[Fraction]:
+    """Every number written in ``text`` (normalized), by value."""
+    return {v for m in _NUMBER.finditer(normalize(text)) if (v := _value(m)) is not None}
+
+
+def _squash(s: str) -> str:
+    return _SPACE.sub("", normalize(s))
+
+
+def contains(text: str, gold: str) -> bool:
+    """Whether ``text`` holds ``gold``: as a number of its value, or verbatim after normalization."""
+    value = number(gold)
+    if value is not None:
+        return value in numbers(text)
+    g = _squash(gold)
+    return bool(g) and g in _squash(text)
+
+
+def _rate(hits: int, pairs: int) -> dict:
+    return {"hits": hits, "pairs": pairs, "rate": hits / pairs if pairs else None}
+
+
+def _ratio(own: dict, control: dict) -> float | None:
+    return own["rate"] / control["rate"] if own["rate"] is not None and control["rate"] else None
+
+
+def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout]) -> dict:
+    """Own, control and statement-novel rates of one student (Table 35), with the counts behind
+    each share. Families without a C1 attempt take no part; every stored C1 attempt counts, graded
+    or not (containment reads the text, not the verdict)."""
+    attempts: dict[str, list[str]] = {}
+    for r in rollouts:
+        if r.target == C1:
+            attempts.setdefault(r.pid, []).append(r.response)
+    fams = [f for f in families if f.pid in attempts]
+    # each tested milestone's gold, and whether the problem statement leaves it novel
+    golds = {f.pid: [(m.answer, not contains(f.parent_prompt, m.answer)) for _, m in f.tested()] for f in fams}
+    counts = {k: [0, 0] for k in ("own", "control", "novel_own", "novel_control")}
+    for f in fams:
+        for g, novel in golds[f.pid]:
+            kinds = ("own", "novel_own") if novel else ("own",)
+            for other in fams:
+                hits = sum(contains(a, g) for a in attempts[other.pid])
+                for kind in kinds:
+                    key = kind if other.pid == f.pid else kind.replace("own", "control")
+                    counts[key][0] += hits
+                    counts[key][1] += len(attempts[other.pid])
+    own, control = _rate(*counts["own"]), _rate(*counts["control"])
+    n_own, n_control = _rate(*counts["novel_own"]), _rate(*counts["novel_control"])
+    return {"families": len(fams), "attempts": sum(len(attempts[f.pid]) for f in fams),
+            "golds": sum(map(len, golds.values())),
+            "novel_golds": sum(novel for gs in golds.values() for _, novel in gs),
+            "all": {"own": own, "control": control, "ratio": _ratio(own, control)},
+            "novel": {"own": n_own, "control": n_control, "ratio": _ratio(n_own, n_control)}}
+
+
+def _share(x: dict) -> str:
+    return "—" if x["rate"] is None else f"{100 * x['rate']:.1f}% ({x['hits']}/{x['pairs']})"
+
+
+def _times(r: float | None) -> str:
+    return "—" if r is None else f"{r:.1f}x"
+
+
+def markdown(results: dict[str, dict]) -> list[str]:
+    """Table 35's layout: per student, own, control and ratio over all golds and novel golds."""
+    rows = [[s, r["families"], r["attempts"], f"{r['novel_golds']}/{r['golds']}",
+             _share(r["all"]["own"]), _share(r["all"]["control"]), _times(r["all"]["ratio"]),
+             _share(r["novel"]["own"]), _share(r["novel"]["control"]), _times(r["novel"]["ratio"])]
+            for s, r in results.items()]
+    header = ["Model", "Families", "C1 attempts", "Novel golds", "Own", "Control", "Ratio",
+              "Own (novel)", "Control (novel)", "Ratio (novel)"]
+    return ["## Milestone answers in the unaided (C1) attempts (Table 35)", "",
+            "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
+            "the same golds against the attempts on every other family. Novel: golds the problem statement "
+            "does not contain.", "",
+            *table(header, rows), ""]

@@ -1,0 +1,88 @@
+"""The construction funnel (paper, Appendix B: 2,000 -> 1,024 -> 731 -> 354), read from the store.
+
+candidates -> valid reference answer -> compiled -> passed the screen -> structural filter -> final set.
+Every candidate has one fate, the stage where it left and why (the compile attempt's or the screen's
+stored reason), so a dropped problem can always be listed with its reason.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from ..schemas import Family
+from ..store import CompileAttempt, ScreenVerdict
+from ..validators.reference import CHECK as REFERENCE_CHECK
+from .screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
+
+# the stage a problem was dropped at, in funnel order
+REFERENCE, COMPILE, SCREEN, FILTER = "reference answer", "compile", "screen", "structural filter"
+
+
+class Fate(BaseModel):
+    pid: str
+    stage: str | None  # None: in the final set
+    cause: str  # the check or verdict that dropped it (kept: "kept")
+    reason: str
+
+
+class Funnel(BaseModel):
+    set_name: str
+    source: str
+    candidates: int
+    valid_reference: int
+    compiled: int
+    compile_failures: dict[str, int]  # by the failing check of the last attempt
+    passed_screen: int
+    screen_failures: dict[str, int]  # solved_directly, milestone_unsolved, incomplete, not_screened
+    final: int
+    structural_failures: int
+    fates: list[Fate]
+
+    def dropped(self) -> list[Fate]:
+        return [f for f in self.fates if f.stage is not None]
+
+
+def fate(pid: str, attempts: Sequence[CompileAttempt], family: Family | None, verdict: ScreenVerdict | None) -> Fate:
+    if family is None:
+        errors = attempts[-1].errors if attempts else []
+        first = errors[0] if errors else {"check": "compile", "reason": "no compile attempt stored"}
+        stage = REFERENCE if first.get("check") == REFERENCE_CHECK else COMPILE
+        return Fate(pid=pid, stage=stage, cause=first.get("check", "compile"), reason=first.get("reason", ""))
+    if verdict is None:
+        return Fate(pid=pid, stage=SCREEN, cause="not_screened", reason="compiled, but not screened for this set")
+    stage = {KEPT: None, STRUCTURAL: FILTER, REFERENCE_CHECK: REFERENCE}.get(verdict.verdict, SCREEN)
+    return Fate(pid=pid, stage=stage, cause=verdict.verdict, reason=verdict.reason)
+
+
+def funnel(set_name: str, source: str, fates: Sequence[Fate]) -> Funnel:
+    at = Counter(f.stage for f in fates)
+    n = len(fates)
+    return Funnel(
+        set_name=set_name, source=source, candidates=n,
+        valid_reference=n - at[REFERENCE],
+        compiled=n - at[REFERENCE] - at[COMPILE],
+        compile_failures=dict(Counter(f.cause for f in fates if f.stage == COMPILE)),
+        passed_screen=at[FILTER] + at[None],
+        screen_failures=dict(Counter(f.cause for f in fates if f.stage == SCREEN)),
+        final=at[None], structural_failures=at[FILTER], fates=list(fates),
+    )
+
+
+# the screen's causes in the order the table lists them
+SCREEN_CAUSES = (SOLVED_DIRECTLY, MILESTONE_UNSOLVED, INCOMPLETE, "not_screened")
+
+
+def final_set(families: Sequence[Family], verdicts: Sequence[ScreenVerdict]) -> list[Family]:
+    """The kept families, each tested milestone's pre_train_phat set to the anchor's Stage 0 solve
+    rate (correct attempts of K, as the release defines it)."""
+    kept = {v.pid: v for v in verdicts if v.verdict == KEPT}
+    out = []
+    for family in families:
+        if family.pid in kept:
+            rates = kept[family.pid].stage0
+            milestones = [m.model_copy(update={"pre_train_phat": rates[f"m{i}"]}) if f"m{i}" in rates else m
+                          for i, m in enumerate(family.milestones)]
+            out.append(family.model_copy(update={"milestones": milestones}))
+    return out

@@ -1,0 +1,1 @@
+"""The HTML report (`ladder report --html`, `site`) and its live server (`ladder view`, `serve`)."""

@@ -1,0 +1,182 @@
+"""The HTML report: a static site (overview, one page per family) that opens from the file system.
+
+Layout under the site folder: index.html, assets/ (app.js, style.css, the vendored KaTeX), data/overview.js
+(the report, its provenance and a small index of every family: labels, milestone types, problem text for
+the search) and data/f/<n>.js, one per family with every attempt. Each data file is a script that hands its
+object to the page (a fetch() of a JSON file is refused under file://), and a family's file is loaded only
+when its page is opened, so the first paint needs the overview alone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from collections.abc import Iterable
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from ..probe.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
+from ..probe.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
+from ..schemas.models import CONDITION_NAMES, CONDITIONS, Family, Rollout
+from ..schemas.types import GradeStatus
+from ..store.sqlite import FailedJob, RunRecord, Store
+
+STATIC = resources.files("oracleladder.viewer") / "static"
+TRUNCATED = "length"  # the finish_reason of an answer cut at max_tokens
+NOT_DETERMINED = "Not determined"
+NOT_PROBED = "Not probed"  # a family another student has results on; in none of this student's counts
+
+
+@dataclass
+class StudentRecords:
+    """What the store holds of one student on the roadmap set: its rollouts, the jobs whose call failed for
+    good, the finish reason of each answered call (by call key), and its probe runs."""
+
+    rollouts: list[Rollout]
+    failed: list[FailedJob]
+    finish: dict[str, str | None] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+
+
+def reason_category(attempt: dict) -> str:
+    """The filterable kind of an attempt's verdict: accepted, the verdict's reason without its detail
+    ("parse error", "no boxed", ...), truncated, call failed, ungraded."""
+    if attempt.get("failed") is not None:
+        return "call failed"
+    if attempt["status"] == GradeStatus.UNGRADED.value:
+        return "ungraded"
+    if attempt["finish"] == TRUNCATED and attempt["label"] != "ACCEPT":
+        return "truncated"
+    return "accepted" if attempt["label"] == "ACCEPT" else attempt["reason"].split(":")[0].strip()
+
+
+def _attempts(rec: StudentRecords) -> dict[str, dict[str, list[dict]]]:
+    """Every attempt of a student, by family and target (m<i> or condition), in k order; a failed job is
+    an attempt with no answer and the call's failure as its reason. A later rollout of a (target, k) wins,
+    as in the report's results."""
+    by_pid: dict[str, dict[str, dict[int, dict]]] = {}
+    for j in rec.failed:
+        by_pid.setdefault(j.pid, {}).setdefault(j.target, {})[j.k] = {"k": j.k, "failed": j.reason}
+    for r in rec.rollouts:
+        v = r.verdict
+        by_pid.setdefault(r.pid, {}).setdefault(r.target, {})[r.k] = {
+            "k": r.k, "response": r.response, "label": v.label.value, "reason": v.reason,
+            "extracted": v.extracted, "status": GradeStatus(v.status).value, "finish": rec.finish.get(r.call_key)}
+    return {pid: {t: [a | {"category": reason_category(a)} for _, a in sorted(ks.items())]
+                  for t, ks in targets.items()} for pid, targets in by_pid.items()}
+
+
+def _rule(f: FamilyResults | None, tau: int) -> dict:
+    """The family's labels under the strict and the fraction milestone test, and the facts that decide them."""
+    if f is None:
+        return {"gap": NOT_PROBED, "gap_fraction": NOT_PROBED, "outcome": NOT_PROBED,
+                "rule": "no graded attempt on this family: it is in none of this student's counts"}
+    out = known_outcome(f, tau)
+    gap, gap_fr = known_gap(f, tau, "strict"), known_gap(f, tau, "fraction")
+    tested = {m: sum(r) for m, r in f.stage0.items() if r}
+    ms = (f"milestone test: {sum(1 for c in tested.values() if c)} of {len(tested)} tested milestones solved "
+          f"at least once (strict: {'pass' if milestone_test(f.stage0, 'strict') else 'fail'}, "
+          f"fraction: {'pass' if milestone_test(f.stage0, 'fraction') else 'fail'})" if tested
+          else "milestone test: Stage 0 not run")
+    rungs = ", ".join(f"{CONDITION_NAMES[c]} {sum(f.ladder[c])} of {len(f.ladder[c])}"
+                      for c in CONDITIONS[:3] if f.ladder.get(c))
+    help_ = (f"smallest help that solves the parent (tau = {tau}): {parent_outcome(f.ladder, tau).value}"
+             if out else "parent outcome: a C1-C3 run it depends on is missing")
+    return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
+            "outcome": out.value if out else NOT_DETERMINED,
+            "rule": f"{ms}; {help_} ({rungs or 'no ladder rung run'})"}
+
+
+def _milestone(m, i: int | None) -> dict:  # type: ignore[no-untyped-def]
+    return {"i": i, "type": m.type.value, "schema": m.answer_schema.value if m.answer_schema else None,
+            "prompt": m.prompt, "answer": m.answer, "description": m.description}
+
+
+def _family_page(fam: Family, labels: dict[str, dict], attempts: dict[str, dict[str, list[dict]]]) -> dict:
+    return {"pid": fam.pid, "problem": fam.parent_prompt, "answer": fam.parent_answer,
+            "answer_corrected": fam.parent_answer_corrected, "correction_note": fam.correction_note,
+            "milestones": [_milestone(m, i) for i, m in enumerate(fam.milestones)],
+            "integrate": _milestone(fam.integrate, None) if fam.integrate else None,
+            "labels": labels, "attempts": attempts}
+
+
+def _provenance(report: dict, families: list[Family], records: dict[str, StudentRecords]) -> dict:
+    meta = report["meta"]
+    per_student = {}
+    for s, rec in records.items():
+        configs = [r.config for r in rec.runs if isinstance(r.config, dict)]
+        per_student[s] = {
+            "families": report["students"][s]["n"], "k": report["students"][s]["k"],
+            "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
+            "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
+            "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
+            "runs": len(rec.runs), "tokens_in": sum(r.tokens_in for r in rec.runs),
+            "tokens_out": sum(r.tokens_out for r in rec.runs),
+            # a run with no known price leaves the total unknown, never understated
+            "cost_usd": None if any(r.cost_usd is None for r in rec.runs) or not rec.runs
+            else sum(r.cost_usd for r in rec.runs)}
+    return {"roadmap_set": meta.get("roadmap_set"), "tau": meta["tau"], "taus": meta["taus"],
+            "seed": meta["seed"], "n_resamples": meta["n_resamples"],
+            "prompt_hashes": sorted({f.provenance.prompt_hash for f in families if f.provenance.prompt_hash}),
+            "teachers": sorted({f.provenance.source for f in families}),
+            "ungradable_reference": len(meta.get("ungradable_reference") or {}), "students": per_student}
+
+
+def _script(path: Path, call: str, *args: object) -> None:
+    # "</" never appears raw in the file's strings, so no answer text can close a tag early
+    text = ", ".join(json.dumps(a, ensure_ascii=False) for a in args).replace("</", "<\\/")
+    path.write_text(f"{call}({text});\n", encoding="utf-8")
+
+
+def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
+               results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords]) -> Path:
+    """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
+    the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
+    the report are left out here too); ``records`` the stored attempts of each student."""
+    out = Path(out_dir)
+    shutil.rmtree(out / "data", ignore_errors=True)  # a family page of an earlier report must not linger
+    (out / "data" / "f").mkdir(parents=True)
+    static = Path(str(STATIC))
+    shutil.copytree(static, out / "assets", dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
+    shutil.copyfile(static / "index.html", out / "index.html")
+    tau = report["meta"]["tau"]
+    counted = {s: {f.pid: f for f in fs} for s, fs in results.items()}
+    in_report = set().union(*(set(c) for c in counted.values())) if counted else set()
+    every = {s: _attempts(records[s]) for s in results}
+    index = []
+    for n, fam in enumerate(f for f in families if f.pid in in_report):
+        labels = {s: _rule(counted[s].get(fam.pid), tau) for s in results}
+        attempts = {s: every[s].get(fam.pid, {}) for s in results}
+        for s in results:
+            labels[s]["reasons"] = sorted({a["category"] for rolls in attempts[s].values() for a in rolls})
+        _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, _family_page(fam, labels, attempts))
+        index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt,
+                      "types": sorted({m.type.value for m in fam.milestones}),
+                      "schemas": sorted({m.answer_schema.value for m in fam.milestones if m.answer_schema}),
+                      "labels": labels})
+    overview = {
+        "report": report, "families": index, "provenance": _provenance(report, families, records),
+        "tables_html": MarkdownIt("commonmark", {"html": False}).enable("table").render(report_md),
+        "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
+        "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
+        "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
+        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS}}
+    _script(out / "data" / "overview.js", "ladderOverview", overview)
+    return out / "index.html"
+
+
+async def read_records(store: Store, students: Iterable[str], source: str) -> dict[str, StudentRecords]:
+    """Each student's attempts on a roadmap set (the rollouts' source), the failed jobs, the finish reason
+    of every answered call and the probe runs that made them."""
+    runs = {r.id: r for r in await store.runs("probe")}
+    out = {}
+    for s in students:
+        rollouts = await store.rollouts(student=s, source=source)
+        failed = await store.failed_jobs(student=s, source=source)
+        finish = {r.call_key: call.finish_reason for r in rollouts if (call := await store.get_call(r.call_key))}
+        made_by = {r.run_id for r in rollouts} | {j.run_id for j in failed}
+        out[s] = StudentRecords(rollouts, failed, finish, [runs[i] for i in sorted(made_by) if i in runs])
+    return out

@@ -1,0 +1,343 @@
+"""The HTML report (`ladder report --html`, `ladder view`) in a real headless browser: Debian's chromium,
+driven by Selenium through Debian's chromedriver (no browser download). The pages are checked against
+report.json and against the store they were written from."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
+from oracleladder.schemas import Family, Verdict, to_released
+from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
+from oracleladder.schemas.types import Label
+from oracleladder.store import Store
+from oracleladder.validators import reference_answer_problem
+from viewer_store import fill, fill_released
+
+A, B = "openai/student-a", "openai/student-b"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them: "
+                    "apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(options=options, service=Service(driver))
+    yield d
+    d.quit()
+
+
+def _import(tmp: Path, families: list[Family]) -> Path:
+    path, store = tmp / "families.jsonl", tmp / "s.sqlite"
+    write_jsonl(path, (to_released(f) for f in families))
+    result = CliRunner().invoke(app, ["import", str(path), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def _report(store: Path, out: Path, students: list[str]) -> dict:
+    args = ["report", "--store", str(store), "--out", str(out), "--html"]
+    result = CliRunner().invoke(app, args + [a for s in students for a in ("--student", s)])
+    assert result.exit_code == 0, result.output
+    assert (out / "html" / "index.html").is_file()
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, shared_data: Path) -> tuple[Path, Path, dict]:
+    """Twelve released families probed by two students, every answer graded by the real verifier; one
+    failed job, one ungraded rollout and some truncated answers per student."""
+    tmp = tmp_path_factory.mktemp("viewer")
+    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))[:12]
+    store = _import(tmp, families)
+    odd = next(f.pid for f in families if reference_answer_problem(f) is None)  # a family the report keeps
+    fill(store, families, {A: 0.55, B: 0.3}, k=2, grade=True, odd=odd)
+    return store, tmp / "report", _report(store, tmp / "report", [A, B])
+
+
+def _open(d, url: str) -> None:
+    d.get_log("browser")  # what an earlier page logged is not this page's
+    d.get("about:blank")
+    d.get(url)
+    WebDriverWait(d, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def _errors(d) -> list[dict]:
+    return [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _segments(d, chart: str) -> dict[tuple[str, str], int]:
+    return {(s.get_attribute("data-student"), s.get_attribute("data-value")): int(s.get_attribute("data-count"))
+            for s in d.find_elements(By.CSS_SELECTOR, f"#{chart} .seg")}
+
+
+def _expected_segments(report: dict, kind: str) -> dict[tuple[str, str], int]:
+    out = {}
+    for s, r in report["students"].items():
+        counts = ({**r["taxonomy"], "Not classified": r["taxonomy_not_classified"]} if kind == "gap"
+                  else {**r["outcomes_known"], "Not determined": r["outcome_undetermined"]})
+        out.update({(s, k): v for k, v in counts.items() if v})
+    return out
+
+
+def _listed(d) -> list[str]:
+    return [r.get_attribute("data-pid") for r in d.find_elements(By.CSS_SELECTOR, "#family-list tbody tr")]
+
+
+def test_the_overview_renders_the_counts_of_its_report_json(browser, site, tmp_path: Path) -> None:
+    _, out, report = site
+    _open(browser, (out / "html" / "index.html").as_uri())
+    assert _segments(browser, "taxonomy-chart") == _expected_segments(report, "gap")
+    assert _segments(browser, "outcome-chart") == _expected_segments(report, "outcome")
+    n = report["students"][A]["n"]
+    assert browser.find_element(By.ID, "family-count").text == f"{n} of {n} families"
+    # the tables of report.md, every section of it
+    headings = re.findall(r"^## (.+)$", (out / "report.md").read_text(), re.M)
+    shown = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#tables h2")]
+    assert shown == [h.replace("`", "") for h in headings]
+    prov = browser.find_element(By.CSS_SELECTOR, "dl.prov").text
+    assert f"Student {A}" in prov and "max tokens 256" in prov and "K = 2 per condition" in prov
+    browser.save_screenshot(str(tmp_path / "overview.png"))
+    assert _errors(browser) == []
+
+
+def test_a_click_on_a_segment_lists_exactly_its_families(browser, site) -> None:
+    _, out, report = site
+    _open(browser, (out / "html" / "index.html").as_uri())
+    for chart, kind in (("taxonomy-chart", "gap"), ("outcome-chart", "outcome")):
+        listed_per_student: dict[str, list[str]] = {A: [], B: []}
+        for (student, value), count in _expected_segments(report, kind).items():
+            browser.find_element(
+                By.CSS_SELECTOR, f'#{chart} .seg[data-student="{student}"][data-value="{value}"]').click()
+            rows = _listed(browser)
+            assert len(rows) == count, (student, value)
+            column = [report["meta"]["students"].index(student) + 4]  # #, family, problem, then the students
+            cells = browser.find_elements(By.CSS_SELECTOR, f"#family-list tbody td:nth-child({column[0]})")
+            assert all(c.text.startswith(value) or c.text.endswith(value) for c in cells), (student, value)
+            listed_per_student[student] += rows
+        for student, pids in listed_per_student.items():  # the segments of a bar part its families
+            assert len(pids) == len(set(pids)) == report["students"][student]["n"]
+    # the keyboard does it too: a segment takes the focus and Enter lists its families
+    (student, value), count = next(iter(_expected_segments(report, "gap").items()))
+    browser.find_element(By.ID, "search").send_keys("zzz")
+    segment = browser.find_element(By.CSS_SELECTOR, f'#taxonomy-chart .seg[data-student="{student}"][data-value="{value}"]')
+    browser.execute_script("arguments[0].focus()", segment)
+    segment.send_keys(Keys.ENTER)
+    assert len(_listed(browser)) == count
+    assert _errors(browser) == []
+
+
+def _store_attempts(store: Path, student: str, pid: str) -> dict[tuple[str, int], str]:
+    """(target, k) -> what the page must say of it, read from the store's tables directly."""
+    con = sqlite3.connect(store)
+    try:
+        rows = con.execute("SELECT r.target, r.k, r.label, r.status, c.finish_reason FROM rollouts r "
+                           "JOIN calls c ON c.key = r.call_key WHERE r.student = ? AND r.pid = ?",
+                           (student, pid)).fetchall()
+        failed = con.execute("SELECT target, k FROM failed_jobs WHERE student = ? AND pid = ?",
+                             (student, pid)).fetchall()
+    finally:
+        con.close()
+    out = {(t, k): "call failed" for t, k in failed}
+    for t, k, label, status, finish in rows:
+        out[(t, k)] = ("UNGRADED" if status == "ungraded" else label) + (" truncated" if finish == "length" else "")
+    return out
+
+
+def _numbers(out: Path) -> dict[str, int]:
+    """The families of the report, by pid: their page numbers, from the site's overview data."""
+    data = json.loads(re.sub(r"^ladderOverview\((.*)\);\s*$", r"\1",
+                             (out / "html" / "data" / "overview.js").read_text(), flags=re.S))
+    return {f["pid"]: f["n"] for f in data["families"]}
+
+
+def test_a_family_page_shows_every_attempt_with_its_verdict(browser, site, tmp_path: Path) -> None:
+    store, out, report = site
+    numbers = _numbers(out)
+    con = sqlite3.connect(store)
+    failed_pid = next(p for (p,) in con.execute("SELECT pid FROM failed_jobs") if p in numbers)
+    con.close()
+    for pid in (failed_pid, list(numbers)[-1]):
+        _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{numbers[pid]}")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+        assert pid in browser.find_element(By.TAG_NAME, "h1").text
+        for student in (A, B):
+            column = browser.find_element(By.CSS_SELECTOR, f'section.student[data-student="{student}"]')
+            for summary in column.find_elements(By.CSS_SELECTOR, ".attempt summary"):
+                summary.click()  # every answer opened, and its LaTeX typeset
+            seen = {}
+            for block in column.find_elements(By.CSS_SELECTOR, ".target-block"):
+                for a in block.find_elements(By.CSS_SELECTOR, ".attempt"):
+                    head = a.find_element(By.TAG_NAME, "summary").text
+                    k = int(re.match(r"k=(\d+)", head).group(1))
+                    verdict = ("call failed" if "call failed" in head else "UNGRADED" if "UNGRADED" in head
+                               else "NOT_ACCEPT" if "NOT_ACCEPT" in head else "ACCEPT")
+                    seen[(block.get_attribute("data-target"), k)] = verdict + (" truncated" if "truncated" in head else "")
+            assert seen == _store_attempts(store, student, pid)
+            assert column.find_elements(By.CSS_SELECTOR, ".response .katex")  # the answers' LaTeX is typeset
+    browser.save_screenshot(str(tmp_path / "family.png"))
+    assert _errors(browser) == []
+
+
+def test_filters_and_search_narrow_the_list(browser, site) -> None:
+    store, out, _ = site
+    _open(browser, (out / "html" / "index.html").as_uri())
+    con = sqlite3.connect(store)
+    failed = {p for (p,) in con.execute("SELECT pid FROM failed_jobs")}
+    truncated = {p for (p,) in con.execute("SELECT r.pid FROM rollouts r JOIN calls c ON c.key = r.call_key "
+                                           "WHERE c.finish_reason = 'length' AND r.label = 'NOT_ACCEPT' "
+                                           "AND r.status != 'ungraded'")}
+    con.close()
+    in_report = set(_numbers(out))
+    failed, truncated = failed & in_report, truncated & in_report
+    assert failed and truncated
+    reason = Select(browser.find_element(By.ID, "filter-reason"))
+    reason.select_by_value("call failed")
+    assert set(_listed(browser)) == failed
+    reason.select_by_value("truncated")
+    assert set(_listed(browser)) == truncated
+    reason.select_by_value("")
+    families = list(read_jsonl(out.parent / "families.jsonl", Family))
+    word = "chessboard"
+    browser.find_element(By.ID, "search").send_keys(word)
+    assert set(_listed(browser)) == {f.pid for f in families if word in f.parent_prompt.lower()} & in_report != set()
+    assert _errors(browser) == []
+
+
+async def _accept_one(store: Path, student: str, pid: str) -> None:
+    """A later answer of C1, k = 0, accepted: what a rerun writing into the store looks like."""
+    async with Store.open(store) as s:
+        r = next(r for r in await s.rollouts(student=student, pid=pid, target="C1_direct") if r.k == 0)
+        await s.put_rollout(r.model_copy(update={"response": "\\boxed{1}", "verdict": Verdict(Label.ACCEPT, "equivalent", "1")}))
+
+
+def test_ladder_view_serves_the_store_as_it_is_and_stops_on_ctrl_c(browser, site, tmp_path: Path) -> None:
+    store = tmp_path / "live.sqlite"
+    shutil.copy(site[0], store)
+    proc = subprocess.Popen([sys.executable, "-m", "oracleladder.cli", "view", "--student", A, "--student", B,
+                             "--store", str(store), "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line).group(1)
+        _open(browser, url)
+        assert _segments(browser, "taxonomy-chart") == _expected_segments(site[2], "gap")
+        with urllib.request.urlopen(url + "data/f/0.js") as r:
+            assert r.read().startswith(b"ladderFamily(0, ")
+        # the store changes under the server: the next page load shows it, as a new report would
+        unsolved = next(c for c in browser.find_elements(By.CSS_SELECTOR, f'#outcome-chart .seg[data-student="{A}"]')
+                        if c.get_attribute("data-value") != "Direct")
+        unsolved.click()
+        asyncio.run(_accept_one(store, A, _listed(browser)[0]))
+        fresh = _report(store, tmp_path / "fresh", [A, B])
+        assert fresh["students"][A]["outcomes"] != site[2]["students"][A]["outcomes"]
+        _open(browser, url)
+        assert _segments(browser, "outcome-chart") == _expected_segments(fresh, "outcome")
+        assert _errors(browser) == []
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+
+
+def test_first_paint_of_a_354_family_six_student_report(browser, tmp_path: Path, shared_data: Path) -> None:
+    released = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None]
+    families = [f.model_copy(update={"pid": f"{f.pid}-{i}"}) for i in range(8) for f in released][:354]
+    store = _import(tmp_path, families)
+    students = {f"openai/student-{i}": 0.15 * i for i in range(6)}
+    last = "openai/student-0"  # never right: probed on fewer families, 10 of them without Stage 0 (no label)
+    fill(store, families, {s: p for s, p in students.items() if s != last}, k=2, grade=False)
+    fill(store, families[:290], {last: 0.0}, k=2, grade=False)
+    fill(store, families[290:300], {last: 0.0}, k=2, grade=False, stage0=False)
+    report = _report(store, tmp_path / "report", list(students))
+    _open(browser, (tmp_path / "report" / "html" / "index.html").as_uri())
+    paint = browser.execute_script(
+        "return [performance.getEntriesByName('first-contentful-paint')[0].startTime,"
+        " performance.getEntriesByName('ladder-overview')[0].startTime]")
+    print(f"354 families x 6 students: first contentful paint {paint[0]:.0f} ms, overview drawn {paint[1]:.0f} ms")
+    assert paint[1] < 3000
+    assert _segments(browser, "taxonomy-chart") == _expected_segments(report, "gap")
+    assert [r["n"] for r in report["students"].values()] == [300] + [354] * 5
+    assert report["students"][last]["taxonomy_not_classified"] == 10
+    assert browser.find_element(By.ID, "family-count").text == "354 of 354 families"
+    for (student, value), count in _expected_segments(report, "gap").items():
+        if student == last:  # its segments list its own families only
+            browser.find_element(
+                By.CSS_SELECTOR, f'#taxonomy-chart .seg[data-student="{student}"][data-value="{value}"]').click()
+            assert len(_listed(browser)) == count
+    assert _errors(browser) == []
+
+
+def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
+    out, store = tmp_path / "demo", tmp_path / "demo.sqlite"
+    # the first sample family's reference answer is unusable: the report leaves it out, as `ladder report` does
+    result = CliRunner().invoke(app, ["demo", "--families", "2", "--k", "1", "--max-tokens", "16",
+                                      "--store", str(store), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    _open(browser, (out / "html" / "index.html").as_uri() + "#/family/0")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+    con = sqlite3.connect(store)
+    pid = browser.find_element(By.TAG_NAME, "h1").text.removeprefix("Family ")
+    n_rollouts = con.execute("SELECT COUNT(*) FROM rollouts WHERE pid = ?", (pid,)).fetchone()[0]
+    con.close()
+    assert report["students"]["local"]["n"] == 1
+    assert report["meta"]["ungradable_reference"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".attempt")) == n_rollouts > 0
+    assert _errors(browser) == []
+
+
+def test_released_answers_render_with_their_latex_and_no_console_error(browser, tmp_path: Path,
+                                                                      shared_data: Path) -> None:
+    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    responses = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").read_text().splitlines()]
+    store = _import(tmp_path, families)
+    fill_released(store, families, responses)
+    model = responses[0]["model"]
+    out = tmp_path / "report"
+    _report(store, out, [model])
+    truncated = {(r["pid"], r["condition"], r["rollout"]) for r in responses if r["truncated"]}
+    shown = list(_numbers(out).items())[:6]
+    assert any(t[0] in dict(shown) for t in truncated)  # some of the pages have truncated answers
+    for pid, n in shown:
+        _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{n}")
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+        for summary in browser.find_elements(By.CSS_SELECTOR, ".attempt summary"):
+            summary.click()
+        for block in browser.find_elements(By.CSS_SELECTOR, ".target-block"):
+            for a in block.find_elements(By.CSS_SELECTOR, ".attempt"):
+                k = int(a.get_attribute("data-k"))
+                marked = "truncated" in a.find_element(By.TAG_NAME, "summary").text
+                assert marked == ((pid, block.get_attribute("data-target"), k) in truncated)
+        assert browser.find_elements(By.CSS_SELECTOR, ".response .katex")
+        assert _errors(browser) == [], pid
+
+
+def test_html_of_a_code_report_is_refused_in_one_line(site) -> None:
+    result = CliRunner().invoke(app, ["report", "--student", A, "--store", str(site[0]), "--domain", "code", "--html"])
+    assert result.exit_code == 2
+    assert "--html shows math roadmap sets" in result.output and "Traceback" not in result.output
