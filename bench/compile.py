@@ -38,7 +38,7 @@ from orchestration import raw_baseline  # noqa: E402
 
 from oracleladder.clients import make_client  # noqa: E402
 from oracleladder.compiler.loop import Compiler  # noqa: E402
-from oracleladder.probe.verify import VerifierPool  # noqa: E402
+from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import MathProblem  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from oracleladder.clients import make_client  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig, plan_jobs, run_probe  # noqa: E402
-from oracleladder.probe.verify import VerifierPool  # noqa: E402
+from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import Family  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402

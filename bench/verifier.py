@@ -13,7 +13,7 @@ from pathlib import Path
 
 from math_verify import parse, verify
 
-from oracleladder.probe.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import VerifierPool, verify_inprocess
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses_sample.jsonl"  # ../shared beside the repo
 

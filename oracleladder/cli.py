@@ -208,7 +208,7 @@ GraderOpt = Annotated[str, typer.Option("--grader", help="paper (the release's d
 
 
 def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
-    from .probe.verify import grader_name
+    from .verify import grader_name
 
     try:
         return grader_name(grader, extended)
@@ -226,7 +226,7 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
-    from .probe.verify import VerifierUnavailable, verify as run_verify
+    from .verify import VerifierUnavailable, verify as run_verify
 
     try:
         verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
@@ -413,7 +413,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
 
     from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
     from .probe.runner import plan_jobs, run_probe, uncached_calls
-    from .probe.verify import VerifierPool
+    from .verify import VerifierPool
 
     code = isinstance(config, CodeProbeConfig)
     store = await Store.open(store_path)
@@ -517,7 +517,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     from .compiler.plan import teacher_messages
     from .compiler.workers import BUDGET_CHECK
     from .construction.pool import parse_fields, read_pool
-    from .probe.verify import VerifierPool
+    from .verify import VerifierPool
 
     problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
                 else read_pool(problems_path, parse_fields(fields), on_duplicate.value))
@@ -780,7 +780,7 @@ async def _graders(store_path: Path, student: str, source: str) -> str:
     """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
     or every one of them joined by " + " when runs were graded differently."""
     from .probe.runner import run_grader
-    from .probe.verify import GRADER_VERSIONS
+    from .verify import GRADER_VERSIONS
 
     store = await _reading(store_path)
     try:
@@ -890,7 +890,7 @@ async def _regrade(store_path: Path, student: str, source: str, domain: str) -> 
 
     from .probe.code_ladder import CodeProbeConfig, grade_answer
     from .probe.runner import regrade, run_grader, target_gold
-    from .probe.verify import VerifierPool
+    from .verify import VerifierPool
 
     code = domain == "code"
     store = await Store.open(store_path)

@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from oracleladder.probe.verify import GRADER_VERSIONS, GRADERS, verify_many
+from oracleladder.verify import GRADER_VERSIONS, GRADERS, verify_many
 from oracleladder.validators import answer_problem
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared beside the repo

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.clients import ChatRequest, ChatResult
-from oracleladder.probe.verify import verify_many
-from oracleladder.probe.verify.extract import all_boxed
+from oracleladder.verify import verify_many
+from oracleladder.verify.extract import all_boxed
 from oracleladder.schemas import Family, Rollout, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label

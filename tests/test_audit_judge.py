@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from oracleladder.audit.judge import allocate
 from oracleladder.cli import app
-from oracleladder.probe.verify import verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer, Refuse

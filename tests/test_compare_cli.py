@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.probe.prompts import condition_prompt, stage0_prompt
-from oracleladder.probe.verify import verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer

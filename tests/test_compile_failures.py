@@ -10,7 +10,7 @@ from pathlib import Path
 
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
-from oracleladder.probe.verify import VerifierPool
+from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 import oracleladder.clients
-import oracleladder.probe.verify
+import oracleladder.verify
 from oracleladder.cli import app
-from oracleladder.probe.verify import VerifierPool
+from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem, Verdict
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import CallRecord, Store
@@ -133,7 +133,7 @@ def test_a_solve_the_grader_cannot_grade_is_no_plan_failure(tmp_path: Path, monk
     args = ["compile", str(problems), "--teacher", "openai/t", "--store", str(store), "--json"]
     with LoopbackServer(script=provider) as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.probe.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
             result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         summary = json.loads(result.stdout)

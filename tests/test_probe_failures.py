@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 import oracleladder.clients
-import oracleladder.probe.verify
+import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.probe.prompts import condition_prompt
-from oracleladder.probe.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
@@ -134,7 +134,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
 
     with LoopbackServer(script=lambda messages, body: right.get(messages[-1]["content"], WRONG)) as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.probe.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
             result = _probe(store, server)
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         assert "2 answers could not be graded" in " ".join(result.output.split())
@@ -164,7 +164,7 @@ def test_rerunning_the_probe_grades_ungraded_answers_from_the_cache(families, mo
     fams, store = families
     with LoopbackServer(script=lambda messages, body: f"MARK {WRONG}") as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.probe.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
             assert _probe(store, server).exit_code == EXIT_INCOMPLETE
         asked = server.total
         result = _probe(store, server)

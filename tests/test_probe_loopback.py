@@ -17,7 +17,7 @@ from oracleladder.clients import make_client
 from oracleladder.probe.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.probe.prompts import condition_prompt, description, stage0_prompt
 from oracleladder.probe.runner import ProbeConfig, collect_results, run_probe
-from oracleladder.probe.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import sympy
 
-from oracleladder.probe.verify import answers_equivalent, parse_answer
-from oracleladder.probe.verify.parse import sym
-from oracleladder.probe.verify.normalize import normalize
+from oracleladder.verify import answers_equivalent, parse_answer
+from oracleladder.verify.parse import sym
+from oracleladder.verify.normalize import normalize
 from oracleladder.schemas.types import AnswerSchema
 from oracleladder.validators._fast import clearly_not_equivalent, read, schema_ok
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
-from oracleladder.probe.verify import VerifierPool
+from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer

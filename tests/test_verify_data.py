@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from oracleladder.probe.verify import verify_many
+from oracleladder.verify import verify_many
 from oracleladder.schemas.types import Label
 
 # (pid prefix, condition, rollout, accepted) -- each read by hand, see docs/verifier-agreement.md
@@ -42,7 +42,7 @@ def test_extended_superset_of_strict(graded):
 
 
 def test_exact_match_agrees_with_the_pool_on_real_responses(graded):
-    from oracleladder.probe.verify.core import exact_match
+    from oracleladder.verify.core import exact_match
 
     rows, strict, ext = graded
     decided = [(exact_match(r["response_tail"], r["gold"]), s, e) for r, s, e in zip(rows, strict, ext)]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from oracleladder.probe.verify import verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas.types import Label
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.probe.runner import ProbeConfig
-from oracleladder.probe.verify import VerifierPool, verify, verify_many
+from oracleladder.verify import VerifierPool, verify, verify_many
 
 runner = CliRunner()
 
@@ -94,7 +94,7 @@ def test_no_grader_accepts_an_incorrect_judged_answer(shared_data: Path) -> None
 async def test_the_pools_shortcut_never_overrides_the_paper_grader() -> None:
     """`exact_match` runs before the worker and does not know the grader: it may only decide what
     every grader accepts (C_5^2 is a binomial coefficient for strict, not for the paper's cascade)."""
-    from oracleladder.probe.verify.core import exact_match
+    from oracleladder.verify.core import exact_match
 
     response, gold = r"\boxed{\binom{5}{2}}", r"C_{5}^{2}"
     assert verify(response, gold, in_process=True).accepted

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleladder.probe.verify import verify
-from oracleladder.probe.verify.normalize import decode_byte_bpe
+from oracleladder.verify import verify
+from oracleladder.verify.normalize import decode_byte_bpe
 
 
 def bpe(text: str) -> str:

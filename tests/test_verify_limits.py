@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from oracleladder.probe.verify import VerifierPool, verify
-from oracleladder.probe.verify.core import exact_match, verify_inprocess
+from oracleladder.verify import VerifierPool, verify
+from oracleladder.verify.core import exact_match, verify_inprocess
 from oracleladder.schemas.types import Label
 
 TOWER = "\\boxed{\\dfrac{5^{(5^{(5^{(5^5)})} - 4)} - 5}{16}}"

@@ -18,7 +18,7 @@ import pytest
 
 from oracleladder.compiler.loop import Compiler
 from oracleladder.clients import make_client
-from oracleladder.probe.verify import Verdict, VerifierPool, verify, verify_inprocess, verify_many
+from oracleladder.verify import Verdict, VerifierPool, verify, verify_inprocess, verify_many
 from oracleladder.schemas import Family, MathProblem
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
@@ -28,7 +28,7 @@ from oracleladder.validators import check_family
 REPO = Path(__file__).resolve().parents[1]
 HANG = "\\boxed{2^{2^{30}}}"  # passes the screen; SymPy does not finish it in minutes
 SCRIPT = (
-    "from oracleladder.probe.verify import verify, verify_many\n"
+    "from oracleladder.verify import verify, verify_many\n"
     "v = verify(r'so \\boxed{x^2+1}', '1+x^2')\n"
     "w = verify_many([(r'\\boxed{x^2-1}', '1+x^2')], workers=1)[0]\n"
     "print(v.label.value, v.reason, v.status.value, w.label.value, w.reason)\n"
@@ -64,7 +64,7 @@ def _worker_pids() -> list[int]:
             cmd = (d / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and b"oracleladder.probe.verify._worker" in cmd:
+        if ppid == os.getpid() and b"oracleladder.verify._worker" in cmd:
             pids.append(int(d.name))
     return pids
 
@@ -145,7 +145,7 @@ def test_inside_a_running_event_loop(tmp_path: Path) -> None:
 
 
 def test_workers_that_cannot_start_raise_a_clear_error(tmp_path: Path) -> None:
-    body = ("import os\nfrom oracleladder.probe.verify import verify, VerifierUnavailable\n"
+    body = ("import os\nfrom oracleladder.verify import verify, VerifierUnavailable\n"
             "os.environ['PYTHONHOME'] = '/nonexistent'  # the worker's interpreter cannot start\n"
             "try:\n    print(verify(r'\\boxed{1}', '2'))\n"
             "except VerifierUnavailable as e:\n    print('unavailable:', e)\n")
@@ -227,7 +227,7 @@ async def test_unclosed_boxes_answer_fast() -> None:
 
 
 def test_workers_leave_quietly_when_their_parent_is_killed(tmp_path: Path) -> None:
-    body = ("import threading, time\nfrom oracleladder.probe.verify import VerifierPool\n"
+    body = ("import threading, time\nfrom oracleladder.verify import VerifierPool\n"
             "pool = VerifierPool(workers=2, timeout_s=600)\n"
             "pool.map([{'response': r'\\boxed{1}', 'gold': '1'}] * 2)\n"
             f"threading.Thread(target=pool.map, args=([{{'response': {HANG!r}, 'gold': '3'}}],)).start()\n"

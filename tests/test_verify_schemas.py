@@ -2,7 +2,7 @@
 
 import pytest
 
-from oracleladder.probe.verify import ParseError, answers_equivalent, infer_schema, parse_answer, verify_inprocess
+from oracleladder.verify import ParseError, answers_equivalent, infer_schema, parse_answer, verify_inprocess
 from oracleladder.schemas.types import AnswerSchema as S, Label
 
 CASES = [  # (schema, gold, accepted, rejected near misses)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracleladder.probe.verify import verify
+from oracleladder.verify import verify
 
 CASES = [  # (gold, boxed answer as a model writes it, accepted)
     (r"\sqrt{2}", "√2", True),

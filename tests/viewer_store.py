@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from oracleladder.clients.base import ChatRequest, ChatResult
-from oracleladder.probe.verify import verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, Verdict
 from oracleladder.schemas.models import CONDITIONS, Rollout
 from oracleladder.schemas.types import GradeStatus, Label

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from ..probe.verify.normalize import normalize, strip_thousands
+from ..verify.normalize import normalize, strip_thousands
 from ..schemas.models import Family, Rollout
 from .markdown import table
 

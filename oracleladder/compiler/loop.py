@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..clients import Client
 from ..probe.prompts import messages as student_messages
-from ..probe.verify import GradingFailed, VerifierPool
+from ..verify import GradingFailed, VerifierPool
 from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult, Family, FamilyReport, MathProblem, Provenance

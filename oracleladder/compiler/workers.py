@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from instructor.core.exceptions import IncompleteOutputException, InstructorError
 
 from ..clients import BudgetReached, ProviderError
-from ..probe.verify import GradingFailed
+from ..verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
 from ..store import Store

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow.csv
 import pyarrow.parquet
 
-from ..probe.verify.extract import last_boxed
+from ..verify.extract import last_boxed
 from ..schemas import MathProblem
 from ..schemas.jsonl import InputError, OnDuplicate, read_unique, unique
 

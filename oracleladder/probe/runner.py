@@ -18,7 +18,7 @@ from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import FailedJob, Store
 from .outcomes import FamilyResults, results_from_rollouts
 from .prompts import condition_prompt, stage0_prompt
-from .verify import VerifierPool, grader_name
+from ..verify import VerifierPool, grader_name
 
 J = TypeVar("J", bound="Job")
 
@@ -34,7 +34,7 @@ class ProbeConfig:
     seed: int = 0  # draws the controls' substitute content
     use_corrections: bool = False
     extended: bool = False  # a synonym of grader="extended", kept for old callers
-    grader: str = "strict"  # paper, strict or extended (oracleladder.probe.verify.GRADERS)
+    grader: str = "strict"  # paper, strict or extended (oracleladder.verify.GRADERS)
 
     def __post_init__(self) -> None:
         # one spelling from here on, so the stored run config names the grader that graded it

@@ -34,6 +34,8 @@ from functools import lru_cache
 from typing import Union
 
 from oracleladder.schemas.types import AnswerSchema
+from oracleladder.verify.normalize import normalize
+from oracleladder.verify.screen import screen
 
 Const = Union[Fraction, float]
 SYMBOLIC = "symbolic"  # an expression with free symbols: no value
@@ -254,9 +256,6 @@ class Parsed:
 
 
 def _screened(s: str) -> str | None:
-    from oracleladder.probe.verify.normalize import normalize
-    from oracleladder.probe.verify.screen import screen
-
     s = normalize(s)
     if not s or screen(s):
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from oracleladder import verify
 from oracleladder.schemas.models import CheckResult, Family
 
 from ._text import milestone_description
@@ -48,12 +49,10 @@ def check_duplicates(family: Family, use_corrections: bool = False) -> list[Chec
 def check_integrate(family: Family, use_corrections: bool = False) -> CheckResult:
     if family.integrate is None:
         return CheckResult(check=CHECK_INTEGRATE, passed=True, reason="no INTEGRATE step in released record")
-    from oracleladder.probe.verify import answers_equivalent
-
     ref = family.reference_answer(use_corrections)
     gold = family.integrate.answer
     try:
-        ok = answers_equivalent(ref, gold, extended=True)
+        ok = verify.answers_equivalent(ref, gold, extended=True)
     except Exception as exc:  # noqa: BLE001
         ok, why = False, f" (verifier error {type(exc).__name__})"
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from oracleladder import verify
 from oracleladder.schemas.models import CheckResult, Milestone
 
 from ._fast import clearly_not_equivalent
@@ -50,10 +51,8 @@ def leak_level(milestone_gold: str, parent_answer: str) -> LeakLevel | None:
         return "trivial"
     if clearly_not_equivalent(parent_answer, milestone_gold):  # no LaTeX parser needed (_fast.py)
         return None
-    from oracleladder.probe.verify import answers_equivalent
-
     try:
-        if answers_equivalent(parent_answer, milestone_gold, extended=True):
+        if verify.answers_equivalent(parent_answer, milestone_gold, extended=True):
             return "equivalent"
     except Exception:  # noqa: BLE001 - a verifier crash is not evidence of a leak
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracleladder import verify
 from oracleladder.schemas.models import CheckResult, Milestone
 
 from ._fast import schema_ok
@@ -10,15 +11,13 @@ CHECK = "schema"
 
 
 def check_schema(m: Milestone, index: int | None = None) -> CheckResult:
-    from oracleladder.probe.verify import ParseError, infer_schema, parse_answer
-
     gold = m.answer
     if not gold.strip():
         return CheckResult(check=CHECK, passed=False, milestone=index,
                            reason="gold answer is empty; give one value in the declared schema")
     declared = m.answer_schema is not None
     try:
-        schema = m.answer_schema if declared else infer_schema(gold)
+        schema = m.answer_schema if declared else verify.infer_schema(gold)
     except Exception as exc:  # noqa: BLE001 - any inference failure is a schema failure
         return CheckResult(check=CHECK, passed=False, milestone=index,
                            reason=f"cannot infer an answer schema for gold {gold!r}: {exc}")
@@ -27,8 +26,8 @@ def check_schema(m: Milestone, index: int | None = None) -> CheckResult:
         return CheckResult(check=CHECK, passed=True, milestone=index,
                            reason=f"parses as {how} schema {schema.value}")
     try:
-        parse_answer(gold, schema)
-    except (ParseError, ValueError) as exc:
+        verify.parse_answer(gold, schema)
+    except (verify.ParseError, ValueError) as exc:
         return CheckResult(check=CHECK, passed=False, milestone=index,
                            reason=f"gold {gold!r} does not parse as its {how} schema {schema.value}: {exc}; "
                                   f"rewrite it as a plain LaTeX {schema.value} or declare the right schema")

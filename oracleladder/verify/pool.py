@@ -1,7 +1,7 @@
 """Worker processes with a hard wall-clock limit per task, and an honest status when one fails.
 
 concurrent.futures cannot kill one hung task, so each worker is a process we own, fed over a
-socket. Workers are `python -m oracleladder.probe.verify._worker`, never a fork or a re-import
+socket. Workers are `python -m oracleladder.verify._worker`, never a fork or a re-import
 of the caller's `__main__`, so any calling context can grade. What can happen to one item:
 
 * the worker answers: that result (a Verdict with status GRADED);
@@ -38,7 +38,7 @@ from .core import Verdict, exact_match
 READY = "ready"
 START_TIMEOUT_S = 120.0  # importing SymPy on a loaded machine; never counted against an item
 _ROOT = str(Path(__file__).resolve().parents[3])  # the directory holding this oracleladder
-_WORKER = [sys.executable, "-m", "oracleladder.probe.verify._worker"]
+_WORKER = [sys.executable, "-m", "oracleladder.verify._worker"]
 
 
 class VerifierUnavailable(RuntimeError):
@@ -91,7 +91,7 @@ class _Worker:
             self.kill()
             raise VerifierUnavailable(
                 f"a verifier worker did not start ({self.ended()}; its error, if any, is on stderr above); "
-                f"check that `{sys.executable} -m oracleladder.probe.verify._worker` can import "
+                f"check that `{sys.executable} -m oracleladder.verify._worker` can import "
                 "oracleladder, SymPy and math-verify, or grade with in_process=True (no time limit)")
 
     def run(self, task: str, kwargs: dict[str, Any], timeout_s: float) -> Any:

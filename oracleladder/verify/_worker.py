@@ -1,4 +1,4 @@
-"""One grading worker: `python -m oracleladder.probe.verify._worker FD`, owned by a VerifierPool.
+"""One grading worker: `python -m oracleladder.verify._worker FD`, owned by a VerifierPool.
 
 It reads pickled `(task, kwargs)` calls from the socket FD and answers each with its result. It
 never imports the caller's `__main__` (so any script, `python -c`, stdin or a thread can grade),

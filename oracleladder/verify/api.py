@@ -1,24 +1,15 @@
-"""Deterministic answer verifier, no LLM judge: three graders, `paper` (the release's default
-cascade), `strict` (the default for new work) and `extended`."""
+"""The verifier's public functions: one response (`verify`), many (`verify_many`), two bare
+answers (`answers_equivalent`)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Sequence
 
 from oracleladder.schemas.types import AnswerSchema
 
-from .core import GRADER_VERSIONS, GRADERS, Verdict, grader_name, verify_inprocess
+from .core import Verdict, grader_name, verify_inprocess
 from .equivalence import equivalent
-from .parse import ParseError, infer_schema, parse_answer
-from .pool import GradingFailed, VerifierPool, VerifierUnavailable, shared_pool
-
-# math-verify warns on every call that its own timeout is off; ours is the worker kill.
-logging.getLogger("math_verify").setLevel(logging.ERROR)
-
-__all__ = ["verify", "answers_equivalent", "verify_many", "Verdict", "VerifierPool", "VerifierUnavailable",
-           "GradingFailed", "parse_answer", "ParseError", "infer_schema", "verify_inprocess", "GRADERS",
-           "GRADER_VERSIONS", "grader_name"]
+from .pool import VerifierPool, shared_pool
 
 
 def verify(response: str, gold: str, *, grader: str = "strict", extended: bool = False, note: str = "",

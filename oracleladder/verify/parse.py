@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Any
@@ -13,6 +14,9 @@ from oracleladder.schemas.types import AnswerSchema
 
 from .normalize import mcq_letter, normalize
 from .screen import screen
+
+# math-verify warns on every call that its own timeout is off; ours is the worker kill.
+logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 _CONFIG = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?)\s*=(?!=)\s*(.+)$", re.S)
