@@ -31,6 +31,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import zstandard
@@ -38,11 +40,11 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleladder.clients import make_client  # noqa: E402
-from oracleladder.probe.runner import ProbeConfig, plan_jobs, run_probe  # noqa: E402
+from oracleladder import Endpoint, Experiment  # noqa: E402
+from oracleladder.probe.runner import ProbeConfig, plan_jobs  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
-from oracleladder.schemas import Family  # noqa: E402
-from oracleladder.schemas.jsonl import read_jsonl  # noqa: E402
+from oracleladder.schemas import Family, to_released  # noqa: E402
+from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
 
@@ -145,18 +147,25 @@ async def run(a: argparse.Namespace) -> int:
     try:
         print(f"{len(fams)} families, {n_jobs} calls (all six conditions and Stage 0, K={K}); latency "
               f"{a.latency * 1000:.0f} ms, concurrency {a.concurrency}, {os.cpu_count()} cores", flush=True)
-        client = make_client(config.student, base_url=f"http://127.0.0.1:{port}/v1", concurrency=a.concurrency)
-        store = await Store.open(path)
-        with RssSampler() as rss, VerifierPool() as pool:
-            def done(_: object) -> None:
-                rss.done += 1
+        write_jsonl(tmp / "families.jsonl", (to_released(f) for f in fams))
+        student = Endpoint(config.student, base_urls=[f"http://127.0.0.1:{port}/v1"], concurrency=a.concurrency)
+        with RssSampler() as rss:
+            @contextmanager
+            def progress(description: str, total: int, client: object) -> Iterator[Callable[[object], None]]:
+                def done(_: object) -> None:
+                    rss.done += 1
 
-            t0 = time.perf_counter()
-            stored = await run_probe(fams, config, client=client, store=store, pool=pool, run_id="scale",
-                                     on_done=done)
-            wall = time.perf_counter() - t0
-        await client.aclose()
+                yield done
+
+            async with Experiment(path) as ex:  # what `ladder import` and `ladder probe` do
+                await ex.import_families(tmp / "families.jsonl")
+                t0 = time.perf_counter()
+                summary = await ex.probe(student, k=config.k, max_tokens=config.max_tokens, progress=progress)
+                wall = time.perf_counter() - t0
+                stored = await ex.store.rollout_count(run_id=summary["run_id"])
+        (tmp / "families.jsonl").unlink()
         requests = remote_stats(port)["total"]
+        store = await Store.open(path)
         grading = await grading_time(store, fams, config)
         responses = [r.response for r in await store.rollouts()]
         await store.close()
