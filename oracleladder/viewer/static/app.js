@@ -364,15 +364,17 @@ function renderFamily(n, page) {
 
 // ------------------------------------------------------------------ compare view (ladder compare --html)
 
-// the student's rungs C1-C3 recover the parent (its outcome is known and not Unrecovered)
-function recovered(l) { return OV.outcomes.includes(l.outcome) && l.outcome !== OV.compare.unrecovered; }
+// whether the student's rungs C1-C3 recover the parent; null when its outcome is not known
+function recovered(l) { return OV.outcomes.includes(l.outcome) ? l.outcome !== OV.compare.unrecovered : null; }
 
-function hit(t, c) { return Boolean(t[c]) && t[c][0] >= 1; }
+// whether a rung recovers the parent (at least 1 of K correct); null when it was not run
+function hit(t, c) { return t[c] ? t[c][0] >= 1 : null; }
 
-// the "Change" filter: how the problem's outcome moves from roadmap A to roadmap B
+// the "Change" filter: how the problem's outcome moves from roadmap A to roadmap B (a side whose outcome
+// is not known is in neither direction, as in the tables)
 function changes() {
   const [a, b] = OV.compare.names;
-  const only = (test, i) => (p) => test(p.sides[i]) && !test(p.sides[1 - i]);
+  const only = (test, i) => (p) => test(p.sides[i]) === true && test(p.sides[1 - i]) === false;
   const differs = (key) => (p) => p.sides[0].labels[key] !== p.sides[1].labels[key];
   return [
     ["solved-a", `solved (C1-C3) under ${a}, not under ${b}`, only((s) => recovered(s.labels), 0)],
