@@ -866,17 +866,27 @@ def view(
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+    a: Annotated[Optional[str], typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
+                                             "roadmap sets (one --student) instead of the report.")] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
 ) -> None:
-    """Serve the HTML report of a live store on 127.0.0.1, rebuilt when the store changes; Ctrl-C stops."""
+    """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
+    when the store changes; Ctrl-C stops."""
     if not store.is_file():
         _fail(f"{store}: no such store")
+    if (a is None) != (b is None) or (a is not None and len(student) != 1):
+        _fail("a comparison takes --a, --b and one --student")
     with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
         out, seen = Path(tmp), [None]
 
         def refresh() -> None:
             stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
             if stamp != seen[0]:
-                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                if a is not None and b is not None:
+                    _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+                else:
+                    _write_report(store, student, out, threshold, source, use_corrections, "math", True)
                 seen[0] = stamp
 
         refresh()
@@ -945,22 +955,13 @@ def regrade(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-@app.command()
-def compare(
-    a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
-    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
-    student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
-    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
-    store: StoreOpt = DEFAULT_STORE,
-) -> None:
-    """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
+def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
+                   allow_mixed_graders: bool, html: bool) -> None:
+    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
     from .probe.compare import compare as run_compare, write_compare
     from .validators.atomicity import atomicity_problem
+    from .viewer.site import write_compare_site
 
-    if not store.is_file():
-        _fail(f"{store}: no such store")
     families_a, results_a, _ = asyncio.run(_results(store, student, a, use_corrections))
     families_b, results_b, _ = asyncio.run(_results(store, student, b, use_corrections))
     graded_a, graded_b = asyncio.run(_graders(store, student, a)), asyncio.run(_graders(store, student, b))
@@ -971,7 +972,32 @@ def compare(
     result = run_compare(families_a, families_b, results_a, results_b,
                          is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
     write_compare(result, out, name_a=a, name_b=b, student=student)
-    console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
+    if html:
+        records = tuple(asyncio.run(_records(store, [student], fams[0].provenance.roadmap_set))[student]
+                        for fams in (families_a, families_b))
+        write_compare_site(out / "html", result, (out / "compare.md").read_text(), (a, b), student,
+                           (families_a, families_b), (results_a, results_b), records)
+
+
+@app.command()
+def compare(
+    a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
+    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
+    student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
+                                       "tables, and each problem's two roadmaps side by side with the student's "
+                                       "attempts; opens from the file system.")] = False,
+) -> None:
+    """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
+    console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
+                  + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
 
 
 async def _runs(store_path: Path) -> list:
