@@ -9,7 +9,7 @@ import json
 import pytest
 from pydantic import BaseModel, Field
 
-from oracleladder.clients import MemoryCache, StructuredOutputError, make_client
+from oracleladder.clients import ConfigurationError, MemoryCache, StructuredOutputError, make_client
 from oracleladder.testing import LoopbackServer
 
 MARK = "unit-of-length-7f3a"  # in the schema only: where it shows in a body, the schema is
@@ -85,3 +85,12 @@ async def test_a_reply_cut_off_by_its_budget_is_not_reasked() -> None:
         await c.aclose()
         assert srv.total == 1
     assert info.value.truncated and "cut off by its token budget" in str(info.value)
+
+
+def test_a_mode_whose_schema_the_wire_would_drop_is_refused() -> None:
+    """Anthropic's wire has no response_format nor OpenAI tools: a schema sent there would be sent
+    zero times, so only md_json (or auto) is taken."""
+    with pytest.raises(ConfigurationError, match="md_json"):
+        make_client("anthropic/m", base_url="http://127.0.0.1:9", api_key="k", structured="json_schema")
+    with pytest.raises(ConfigurationError, match="unknown structured mode"):
+        make_client("openai/m", base_url="http://127.0.0.1:9", structured="xml")

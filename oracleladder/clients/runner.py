@@ -53,9 +53,7 @@ class Client:
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
     ) -> None:
-        if structured != "auto" and structured not in STRUCTURED_MODES:
-            raise ConfigurationError(f"unknown structured mode {structured!r}; known: auto, "
-                                     + ", ".join(STRUCTURED_MODES))
+        self._modes = Modes(structured, provider.name)  # first: a mode the provider cannot take stops here
         self.provider = provider
         self.cache = cache
         self.concurrency = concurrency
@@ -80,7 +78,6 @@ class Client:
         self._budget = Budget(max_cost, self.name) if max_cost is not None else None
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._inflight = InFlight()
-        self._modes = Modes(structured, provider.name)
         self._shapes: dict[type[BaseModel], Shape[Any]] = {}
 
     @property

@@ -4,11 +4,12 @@ Each mode has ONE owner of the JSON schema in the request: the ``response_format
 json_object), the forced tool's parameters (tools), or the prompt (md_json); the schema is never
 sent twice. Each reply is validated in one place (``Shape.parse``), by pydantic.
 
-Why not instructor: its modes build the request (so the call key and the prompt depend on its
-version: 1.7's JSON_SCHEMA mode sent the schema in a system prompt and in ``response_format``, 1.17's
-JSON mode in both too), and its parsing is pydantic's ``model_validate_json`` behind a fake OpenAI
-``ChatCompletion`` it needs even for Anthropic. Here the request is a ChatRequest from the start,
-every attempt a cached call, and the re-ask loop is ours (and can be switched off: ``max_retries=0``).
+Why not instructor: its modes build the request, so what is sent (and so the call key) changes with
+its version (1.7's JSON_SCHEMA mode sent the schema twice, in a system prompt and in a json_object
+``response_format``; 1.17's sends one json_schema ``response_format``), and its parsing is pydantic's
+``model_validate_json`` behind a fake OpenAI ``ChatCompletion`` it needs even for Anthropic. Here the
+request is a ChatRequest from the start, every attempt a cached call, and the re-ask loop is ours
+(``max_retries=0``: no re-ask, the caller's own loop decides).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .base import ChatRequest, ChatResult
-from .errors import BadRequestError
+from .errors import BadRequestError, ConfigurationError
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -144,6 +145,10 @@ class Modes:
     rejects is dropped for the client's endpoint (learned once, said once)."""
 
     def __init__(self, mode: str, provider: str) -> None:
+        if mode != "auto" and mode not in STRUCTURED_MODES:
+            raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(STRUCTURED_MODES))
+        if provider in PROMPT_ONLY and mode not in ("auto", "md_json"):  # its wire would drop the schema
+            raise ConfigurationError(f"{provider} takes structured mode md_json (or auto), not {mode}")
         if mode != "auto":
             self.left = [mode]
         else:
