@@ -103,7 +103,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     base = 20 + rep * (a.n + 20)
     with VerifierPool(workers=a.workers) as pool:
         compiler = Compiler(client, store, pool, max_attempts=3, independent_solve=True)
-        # warm-up (imports, instructor set-up, the pool's first SymPy calls), not timed
+        # warm-up (imports, the response models' schemas, the pool's first SymPy calls), not timed
         await compiler.compile_all(problems(base - 12, 12), concurrency=12)
         await store.flush()
         remote_stats(port, reset=True)
