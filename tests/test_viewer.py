@@ -25,7 +25,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.verify import verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
