@@ -77,11 +77,11 @@ class Usage:
     prices: str = DEFAULT_PRICES.name
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, name: str, r: ChatResult, prices: PriceTable) -> None:
-        """Count one paid call of model ``name`` (provider/model)."""
+    def add(self, name: str, r: ChatResult, prices: PriceTable, *, batch: bool = False) -> None:
+        """Count one paid call of model ``name`` (provider/model), at the batch price if ``batch``."""
         self.tokens_in += r.tokens_in
         self.tokens_out += r.tokens_out
-        c = prices.cost(name, r.tokens_in, r.tokens_out)
+        c = prices.cost(name, r.tokens_in, r.tokens_out, batch=batch)
         m = self.by_model.get(name)
         if m is None:
             m = self.by_model[name] = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}
@@ -239,6 +239,7 @@ class Client:
             raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "
                                      "give one with --prices FILE")
         self.usage = Usage(prices=prices.name)
+        self.batch = bool(getattr(provider, "batch", False))  # a batch API's provider: calls at the batch price
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._cooldown_until = 0.0  # monotonic; ONE cool-down shared by all workers after a 429
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
@@ -309,7 +310,7 @@ class Client:
             self._release(reserved)
         fut.set_result(result)
         self.usage.successes += 1
-        self.usage.add(self.name, result, self.prices)
+        self.usage.add(self.name, result, self.prices, batch=self.batch)
         if self.cache is not None:
             await self.cache.put_call(request, result, run_id=self.run_id)
         return result
@@ -317,7 +318,8 @@ class Client:
     def worst_cost(self, request: ChatRequest) -> float | None:
         """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
         this client's model has no price."""
-        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0))
+        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0),
+                                batch=self.batch)
 
     async def _reserve(self, request: ChatRequest) -> float:
         """With a budget (``max_cost``): hold the worst cost of ``request`` until it ends. A call that
