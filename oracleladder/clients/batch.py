@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from .base import ChatRequest, ChatResult
+from .runner import Client
 from .errors import (
     ConfigurationError,
     PermanentError,
@@ -536,10 +537,19 @@ def _fail(w: _Waiter, error: ProviderError) -> None:
         w.future.set_exception(error)
 
 
-def make_batch_provider(model: str, *, log_store: BatchLog | None, base_url: str | None = None,
-                        api_key: str | None = None, api_key_env: str | None = None, timeout: float = 120.0,
-                        **options: Any) -> BatchProvider:
-    """``make_batch_provider("openai/gpt-5.4", log_store=store)``: a BatchProvider for ``model``."""
+def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,
+                      api_key_env: str | None = None, model_name: str | None = None, timeout: float = 120.0,
+                      quiet: float = DEFAULT_QUIET_S, poll: float = DEFAULT_POLL_S,
+                      **client_kwargs: Any) -> Client:
+    """``make_client``'s batch twin: a Client whose calls go through ``model``'s batch API, with the
+    batches logged in ``cache`` (the store). Every call of a run may wait in a batch at once."""
+    if isinstance(base_url, list):
+        if len(base_url) > 1:
+            raise ConfigurationError("--batch takes one --base-url (a batch API has no replicas)")
+        base_url = base_url[0] if base_url else None
     provider, name = parse_model(model)
     api = make_batch_api(provider, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    return BatchProvider(api, model=name, log_store=log_store, **options)
+    log_store = cache if hasattr(cache, "put_batch") else None
+    batches = BatchProvider(api, model=model_name or name, log_store=log_store, quiet=quiet, poll=poll)
+    client_kwargs["concurrency"] = BATCH_SLOTS
+    return Client(batches, cache=cache, model=model_name or name, name=f"{provider}/{name}", **client_kwargs)

@@ -4,14 +4,13 @@ results, cancel).
 
 A batch goes validating -> in_progress -> finalizing -> completed (Anthropic: in_progress -> ended)
 over ``delay`` seconds. On demand, a fraction of the rows error on their first submission
-(``errors``) and the first ``expire`` batches expire with only half their rows done. Every row
+(``errors``, exactly) and the first ``expire`` batches expire with only half their rows done. Every row
 received is counted by its custom_id, so a test can assert that nothing was submitted twice.
 """
 
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -79,16 +78,13 @@ class LoopbackBatches:
 
     # ------------------------------------------------------------------ common
     def _new(self, wire: str, rows: list[tuple[str, dict[str, Any]]]) -> _Batch:
-        seen: set[str] = set()
-        errored = set()
-        for cid, _ in rows:
-            if cid in seen:
-                raise web.HTTPBadRequest(text=json.dumps({"error": {"message": f"duplicate custom_id {cid}"}}),
-                                         content_type="application/json")
-            seen.add(cid)
-            self.rows_by_id[cid] += 1
-            if self.rows_by_id[cid] == 1 and _fraction(cid) < self.errors:
-                errored.add(cid)
+        if len({cid for cid, _ in rows}) < len(rows):
+            raise web.HTTPBadRequest(text=json.dumps({"error": {"message": "duplicate custom_id"}}),
+                                     content_type="application/json")
+        firsts = [cid for cid, _ in rows if cid not in self.rows_by_id]
+        self.rows_by_id.update(cid for cid, _ in rows)
+        # every 1/errors-th row among those submitted for the first time: the fraction exactly
+        errored = {cid for i, cid in enumerate(firsts) if int((i + 1) * self.errors) > int(i * self.errors)}
         prefix = "batch_" if wire == "openai" else "msgbatch_"
         batch = _Batch(f"{prefix}loop{self.created}", wire, rows, errored, expire=self.created < self.expire)
         self.created += 1
@@ -270,7 +266,3 @@ class LoopbackBatches:
         return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
                             content_type="application/binary")
 
-
-def _fraction(custom_id: str) -> float:
-    """A fixed number in [0, 1) per custom_id: which rows error does not depend on their order."""
-    return int(hashlib.sha256(custom_id.encode()).hexdigest()[:8], 16) / 16 ** 8
