@@ -4,6 +4,7 @@ are submitted again, compile goes in rounds, and batch answers are the call cach
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -208,3 +209,51 @@ def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shar
                                     "--base-url", server.url + "/plain/v1"])
     assert other.exit_code == 1 and "has no batch API" in other.output
     assert len(other.output.strip().splitlines()) == 1
+
+
+def test_a_batch_the_provider_no_longer_has_is_submitted_again(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "gone.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
+        args = _probe_args("openai", server, store)
+        _killed_after_submission([*args, *FAST], store, server)
+        rows, port = server.batches.stats()["batch_rows"], server.port
+    # the same endpoint, which has no such batch now (a provider that deleted it)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, port=port) as server:
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        stats = server.stats()
+    assert stats["batches"] == 1 and stats["batch_rows"] == rows and set(stats["batch_rows_by_id"].values()) == {1}
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+
+
+async def test_progress_is_not_done_until_the_results_are_read(tmp_path: Path) -> None:
+    """Each batch's state as the provider says it, polled at a growing interval; its rows count as
+    done only once read (not while the provider is finalizing), and the batch is in the store."""
+    from oracleladder.clients.batch import make_batch_client
+    from oracleladder.store import Store
+
+    views: list[tuple[str, int]] = []
+    polls: list[float] = []
+    async with LoopbackServer(batch_delay=1.5) as server:
+        store = await Store.open(tmp_path / "p.sqlite")
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+        client.provider.on_status = lambda v: views.append((v.state, v.settled))
+        status = client.provider.api.status
+
+        async def timed(batch_id: str):  # type: ignore[no-untyped-def]
+            polls.append(time.monotonic())
+            return await status(batch_id)
+
+        client.provider.api.status = timed
+        results = await asyncio.gather(*(client.complete(client.request(f"q{i}", max_tokens=8)) for i in range(5)))
+        stored = await store.batches()
+        await client.aclose()
+        await store.close()
+    assert [r.text for r in results] == [f"echo: q{i}" for i in range(5)]
+    states = [s for s, _ in views]
+    assert states[:1] == ["submitted"] and {"validating", "in_progress", "finalizing", "completed"} <= set(states)
+    assert all(settled == 0 for _, settled in views[:-1]) and views[-1] == ("completed", 5)
+    gaps = [b - a for a, b in zip(polls, polls[1:])]
+    assert gaps[-1] > 2 * gaps[0]  # the interval backs off
+    assert [(b.state, b.requests, b.succeeded) for b in stored] == [("completed", 5, 5)]
+    assert client.usage.successes == 5 and client.batch

@@ -54,6 +54,7 @@ DEFAULT_QUIET_S = 2.0
 DEFAULT_POLL_S = 5.0
 DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
+MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
 # the provider's word for a batch that will change no more
 ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
 # Anthropic's error types, as the HTTP status its online API answers them with
@@ -452,14 +453,18 @@ class BatchProvider:
         """Poll a batch, backing off, until it ends; then answer its calls from its rows."""
         view = BatchView(batch_id, "submitted", len(keys))
         self._show(view)
-        delay = self.poll
+        delay, failures = self.poll, 0
         try:
             while True:
                 try:
                     st = await self.api.status(batch_id)
                 except TransientError as e:  # a poll that failed says nothing of the batch: poll again
+                    failures += 1
+                    if failures > MAX_POLL_FAILURES:
+                        raise
                     log.warning("%s batch %s: %s (polling again)", self.name, batch_id, e)
                 else:
+                    failures = 0
                     if (st.state, st.succeeded, st.failed) != (view.state, view.succeeded, view.failed):
                         view.state, view.succeeded, view.failed = st.state, st.succeeded, st.failed
                         if self.store is not None:
@@ -474,11 +479,12 @@ class BatchProvider:
                 self._settle(key, ServerError(f"{self.name} batch {batch_id} ({view.state}) has no result for it"))
             view.settled = len(keys)
             self._show(view)
-        except ProviderError as e:  # the batch cannot be read (a refused key, a deleted batch): its calls fail
+        except ProviderError as e:
             for key in keys:
-                w = self._waiting.get(key)
-                if w is not None:
-                    _fail(w, e)
+                if e.status == 404:  # the provider has no such batch (any more): its calls go again
+                    self._settle(key, ServerError(f"{self.name} batch {batch_id} is gone: {e}"))
+                elif key in self._waiting:  # it cannot be read now (a refused key, an outage): its calls fail
+                    _fail(self._waiting[key], e)  # (asked again, a call reads this batch again)
 
     async def _read(self, batch_id: str, keys: set[str], stored: bool, view: BatchView) -> set[str]:
         """Settle the calls of an ended batch from its rows; returns the custom_ids it has rows for. A
