@@ -55,6 +55,7 @@ DEFAULT_POLL_S = 5.0
 DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
 MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
+READ_ATTEMPTS = 4  # reads of an ended batch's results
 # the provider's word for a batch that will change no more
 ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
 # Anthropic's error types, as the HTTP status its online API answers them with
@@ -358,15 +359,12 @@ class BatchProvider:
         # call key -> the newest batch holding it whose row has not answered it: a call asked again
         # (a retry after a failed read, a rerun) reads that batch, never submits it again
         self._stored: dict[str, str] | None = None
-        self._ready: dict[str, ChatResult] = {}  # answers read before their call was asked
         self._last = 0.0  # when the last call came
         self._flusher: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         key = request.key()
-        if key in self._ready:
-            return self._ready.pop(key)
         if self._stored is None:
             await self._load()
             assert self._stored is not None
@@ -407,7 +405,7 @@ class BatchProvider:
                 await asyncio.sleep(wait)
                 continue
             for batch_id, keys in self._attached.items():
-                self._spawn(self._watch(batch_id, keys, stored=True))
+                self._spawn(self._watch(batch_id, keys))
             self._attached = {}
             queue, self._queue, self._queued_bytes = self._queue, {}, 0
             for chunk in self._chunks(queue):
@@ -435,9 +433,14 @@ class BatchProvider:
             return
         if self.store is not None:  # first: a run killed from here on reads this batch, never submits it again
             t = now()
-            await self.store.put_batch(BatchRecord(
-                id=batch_id, provider=self.name, endpoint=self.endpoint, model=self.model, state="submitted",
-                requests=len(chunk), custom_ids=list(chunk), run_id=self.run_id, created_at=t, updated_at=t))
+            try:
+                await self.store.put_batch(BatchRecord(
+                    id=batch_id, provider=self.name, endpoint=self.endpoint, model=self.model, state="submitted",
+                    requests=len(chunk), custom_ids=list(chunk), run_id=self.run_id, created_at=t, updated_at=t))
+            except Exception as e:  # a batch the store cannot record: its calls fail with why (the run stops)
+                for w, _ in chunk.values():
+                    _fail(w, e)
+                return
         self.submitted += len(chunk)
         for key, (w, _) in chunk.items():
             w.rounds += 1
@@ -449,7 +452,7 @@ class BatchProvider:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _watch(self, batch_id: str, keys: set[str], *, stored: bool = False) -> None:
+    async def _watch(self, batch_id: str, keys: set[str]) -> None:
         """Poll a batch, backing off, until it ends; then answer its calls from its rows."""
         view = BatchView(batch_id, "submitted", len(keys))
         self._show(view)
@@ -474,48 +477,55 @@ class BatchProvider:
                         break
                 await asyncio.sleep(delay)
                 delay = min(delay * 1.5, self.max_poll)
-            seen = await self._read(batch_id, keys, stored, view)
+            seen = await self._read(batch_id, keys, view)
             for key in keys - seen:
-                self._settle(key, ServerError(f"{self.name} batch {batch_id} ({view.state}) has no result for it"))
+                self._settle(key, ServerError(f"{self.name} batch {batch_id} ({view.state}) has no result for it"),
+                             batch_id)
             view.settled = len(keys)
             self._show(view)
         except ProviderError as e:
             for key in keys:
                 if e.status == 404:  # the provider has no such batch (any more): its calls go again
-                    self._settle(key, ServerError(f"{self.name} batch {batch_id} is gone: {e}"))
+                    self._settle(key, ServerError(f"{self.name} batch {batch_id} is gone: {e}"), batch_id)
                 elif key in self._waiting:  # it cannot be read now (a refused key, an outage): its calls fail
                     _fail(self._waiting[key], e)  # (asked again, a call reads this batch again)
+        except Exception as e:  # a bug or a store failure: the calls fail with it, never wait forever
+            for key in keys:
+                if key in self._waiting:
+                    _fail(self._waiting[key], e)
 
-    async def _read(self, batch_id: str, keys: set[str], stored: bool, view: BatchView) -> set[str]:
-        """Settle the calls of an ended batch from its rows; returns the custom_ids it has rows for. A
-        read cut off is read again (a row settled twice is answered once)."""
+    async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> set[str]:
+        """Settle the calls ``keys`` from the rows of an ended batch (the rows of calls not asked are
+        left in it); returns the custom_ids it has rows for. A read cut off is read again."""
         delay = self.poll
-        for attempt in range(1, self.rounds + 2):
+        for attempt in range(1, READ_ATTEMPTS + 1):
             seen: set[str] = set()
             try:
                 async for key, outcome in self.api.results(batch_id):
-                    seen.add(key)
-                    if key in keys or stored:
-                        self._settle(key, outcome)
-                view.settled = len(seen & keys)
+                    if key in keys:
+                        seen.add(key)
+                        self._settle(key, outcome, batch_id)
+                view.settled = len(seen)
                 return seen
             except TransientError as e:
-                if attempt > self.rounds:
+                if attempt == READ_ATTEMPTS:
                     raise
                 log.warning("%s batch %s: reading its results: %s (reading again)", self.name, batch_id, e)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.max_poll)
         raise AssertionError("unreachable")
 
-    def _settle(self, key: str, outcome: Outcome) -> None:
+    def _settle(self, key: str, outcome: Outcome, batch_id: str) -> None:
+        """Answer the call ``key`` from its row in ``batch_id``; a row without an answer goes in the
+        next batch, or fails the call after ``rounds`` batches."""
         w = self._waiting.get(key)
         if w is None or w.future.done():
-            if isinstance(outcome, ChatResult):  # a stored batch's answer to a call not asked (yet)
-                self._ready[key] = outcome
             return
-        if isinstance(outcome, ChatResult):
+        if isinstance(outcome, ChatResult):  # an answer is one, from whichever batch
             self._stored.pop(key, None)
             w.future.set_result(outcome)
+            return
+        if self._stored.get(key) != batch_id:  # an older batch's failed row: the call is in a newer one
             return
         if isinstance(outcome, TransientError) and w.rounds < self.rounds:  # only this row goes again
             self._enqueue(key, w)
@@ -538,7 +548,7 @@ class BatchProvider:
         await self.api.aclose()
 
 
-def _fail(w: _Waiter, error: ProviderError) -> None:
+def _fail(w: _Waiter, error: Exception) -> None:
     if not w.future.done():
         w.future.set_exception(error)
 
