@@ -32,6 +32,7 @@ from rich.text import Text
 
 from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError, load_prices
+from .clients.batch import ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_unique, write_jsonl
@@ -297,12 +298,11 @@ def _client_options(params: list[str] | None, extra_body: str | None, api_key_en
 def _client(model: str, store: object, base_url: list[str] | None, concurrency: int | list[int],
             rpm: float | None, tpm: float | None, **client_opts: Any):
     from .clients import ConfigurationError, make_client
-    from .clients.batch import make_batch_client
 
     batch = client_opts.pop("batch", None)  # --batch: the batch API's timing, {"quiet": s, "poll": s}
     try:
         if batch is not None:
-            return make_batch_client(model, cache=store, base_url=base_url, rpm=rpm, tpm=tpm, **batch, **client_opts)
+            return make_batch_client(model, cache=store, base_url=base_url, **batch, **client_opts)  # no rate limits: every call waits in a batch
         return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
                            **client_opts)
     except ConfigurationError as exc:
@@ -1313,8 +1313,6 @@ def reanchor(
 async def _batches(store_path: Path, cancel: bool, api_key_env: str | None) -> tuple[list, list[str]]:
     """The store's batches, oldest first; with ``cancel``, those in flight cancelled first (their
     states as the provider then says). Returns them and the ids cancelled."""
-    from .clients.batch import ENDED, make_batch_api
-
     store = await (Store.open(store_path) if cancel else _reading(store_path))
     cancelled: list[str] = []
     try:

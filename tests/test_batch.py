@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.clients.batch import make_batch_client
+from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 
 LADDER = [sys.executable, "-m", "oracleladder.cli"]
@@ -231,9 +233,6 @@ def test_a_batch_the_provider_no_longer_has_is_submitted_again(tmp_path: Path, s
 async def test_progress_is_not_done_until_the_results_are_read(tmp_path: Path) -> None:
     """Each batch's state as the provider says it, polled at a growing interval; its rows count as
     done only once read (not while the provider is finalizing), and the batch is in the store."""
-    from oracleladder.clients.batch import make_batch_client
-    from oracleladder.store import Store
-
     views: list[tuple[str, int]] = []
     polls: list[float] = []
     async with LoopbackServer(batch_delay=1.5) as server:
