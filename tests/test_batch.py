@@ -258,3 +258,22 @@ async def test_progress_is_not_done_until_the_results_are_read(tmp_path: Path) -
     assert gaps[-1] > 2 * gaps[0]  # the interval backs off
     assert [(b.state, b.requests, b.succeeded) for b in stored] == [("completed", 5, 5)]
     assert client.usage.successes == 5 and client.batch
+
+
+@pytest.mark.parametrize("limit", ["requests", "bytes"])
+async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, limit: str) -> None:
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "split.sqlite")
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+        requests = [client.request(f"q{i}", max_tokens=8) for i in range(7)]
+        api = client.provider.api
+        if limit == "requests":
+            api.max_requests = 3
+        else:  # room for two rows and a half
+            api.max_bytes = len(json.dumps(api.entry(requests[0].key(), requests[0])).encode()) * 5 // 2
+        results = await asyncio.gather(*(client.complete(r) for r in requests))
+        await client.aclose()
+        await store.close()
+        sizes = [len(b.rows) for b in server.batches.batches.values()]
+    assert [r.text for r in results] == [f"echo: q{i}" for i in range(7)]
+    assert sizes == ([3, 3, 1] if limit == "requests" else [2, 2, 2, 1])
