@@ -277,3 +277,21 @@ async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, lim
         sizes = [len(b.rows) for b in server.batches.batches.values()]
     assert [r.text for r in results] == [f"echo: q{i}" for i in range(7)]
     assert sizes == ([3, 3, 1] if limit == "requests" else [2, 2, 2, 1])
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, shared_data: Path, wire: str) -> None:
+    """A newer model refuses max_tokens (OpenAI's reasoning models) or temperature (Anthropic's newest)
+    with a 400 per row: learned from the rows, the next batch goes without it, as online calls do."""
+    store = tmp_path / "refusing.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, refusing_models=("newest",)) as server:
+        args = _probe_args(wire, server, store)
+        args[args.index(f"{wire}/student")] = f"{wire}/newest"
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        batches = list(server.batches.batches.values())
+    refused = "max_tokens" if wire == "openai" else "temperature"
+    assert len(batches) == 2 and len(batches[0].rows) == len(batches[1].rows)
+    assert all(refused in body for _, body in batches[0].rows)
+    assert not any(refused in body for _, body in batches[1].rows)
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(batches[1].rows)

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from .base import ChatRequest, ChatResult
 from .runner import Client
 from .errors import (
+    BadRequestError,
     ConfigurationError,
     PermanentError,
     ProviderError,
@@ -36,7 +37,10 @@ from .errors import (
     classify_status,
 )
 from .providers import (
+    _ANTHROPIC_SAMPLING,
+    _OPENAI_REFUSABLE,
     AnthropicProvider,
+    _Refusals,
     _answer,
     _openai_body,
     _resolve_key,
@@ -68,6 +72,15 @@ class BatchRowFailed(PermanentError):
     """A call whose batch rows failed in every round: no answer, as an online call whose retries are spent."""
 
 
+class RowRefused(BadRequestError):
+    """A batch row the provider refused (HTTP 400), with its error body: it may name a parameter the
+    model refuses, which its next row goes without (as the online providers' ``_Refusals``)."""
+
+    def __init__(self, message: str, error: Any) -> None:
+        super().__init__(message, status=400)
+        self.error = error
+
+
 @dataclass
 class BatchStatus:
     """What the provider says of one batch now."""
@@ -90,6 +103,8 @@ class BatchAPI(Protocol):
     max_bytes: int
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]: ...
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool: ...
 
     async def check(self) -> None: ...
 
@@ -128,10 +143,18 @@ class OpenAIBatchAPI:
         # No key: a placeholder the SDK insists on, never sent.
         self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, timeout=timeout, max_retries=3)
         self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+        self._refusals = _Refusals(self.name, _openai_body, _OPENAI_REFUSABLE)
         self._once = self._client.with_options(max_retries=0)
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
-        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": _openai_body(request)}
+        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                "body": self._refusals.body(request)}
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
+        """Whether ``error`` refuses a parameter of ``request`` the model can go without (then its
+        rows go without it from now on, and this one goes again)."""
+        return isinstance(error, RowRefused) and self._refusals.learn(request.model, _openai_body(request), 400,
+                                                                      error.error)
 
     async def check(self) -> None:
         try:
@@ -179,6 +202,8 @@ class OpenAIBatchAPI:
         status, body = response.get("status_code", 0), response.get("body") or {}
         if status != 200:
             message = (body.get("error") or {}).get("message", "") if isinstance(body, dict) else ""
+            if status == 400:
+                return RowRefused(f"openai batch row HTTP 400: {message}", body)
             return classify_status(status, f"openai batch row HTTP {status}: {message}")
         try:
             return _answer(_result_from_openai_dict(body, 0.0), self.name)
@@ -214,12 +239,18 @@ class AnthropicBatchAPI:
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
         self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url, timeout=timeout, max_retries=3,
                                                 default_headers=omit)
+        self._refusals = _Refusals(self.name, AnthropicProvider.body, _ANTHROPIC_SAMPLING)
         self._once = self._client.with_options(max_retries=0)
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
-        params = AnthropicProvider.body(request)
+        params = self._refusals.body(request)
         params.update(params.pop("extra_body", {}))  # what the SDK would put at the body's top level
         return {"custom_id": custom_id, "params": params}
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
+        """As ``OpenAIBatchAPI.learn``: Anthropic's newest models refuse sampling parameters."""
+        return isinstance(error, RowRefused) and self._refusals.learn(request.model, AnthropicProvider.body(request),
+                                                                      400, error.error)
 
     async def check(self) -> None:
         try:
@@ -261,7 +292,8 @@ class AnthropicBatchAPI:
         if kind == "errored":
             error = (result.get("error") or {}).get("error") or {}
             status = _ANTHROPIC_STATUS.get(error.get("type", ""), 500)
-            return classify_status(status, f"anthropic batch row {error.get('type')}: {error.get('message', '')}")
+            message = f"anthropic batch row {error.get('type')}: {error.get('message', '')}"
+            return RowRefused(message, error) if status == 400 else classify_status(status, message)
         return ServerError(f"anthropic batch row: {kind}")
 
     async def cancel(self, batch_id: str) -> None:
@@ -527,6 +559,9 @@ class BatchProvider:
             return
         if self._stored.get(key) != batch_id:  # an older batch's failed row: the call is in a newer one
             return
+        if self.api.learn(w.request, outcome):  # refused a parameter, which it now goes without: not a round
+            w.rounds -= 1
+            outcome = ServerError(str(outcome))
         if isinstance(outcome, TransientError) and w.rounds < self.rounds:  # only this row goes again
             self._enqueue(key, w)
             self._last = time.monotonic()

@@ -29,6 +29,8 @@ class _Answering(Protocol):
 
     def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]: ...
 
+    def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
+
 
 @dataclass
 class _Batch:
@@ -117,6 +119,9 @@ class LoopbackBatches:
                     results[cid] = {"kind": kind}
                 elif cid in batch.errored:
                     results[cid] = {"kind": "errored"}
+                elif (refusal := self.server._refusal(body, batch.wire)) is not None:  # as the online API refuses it
+                    assert isinstance(refusal.body, bytes)
+                    results[cid] = {"kind": "refused", "status": refusal.status, "error": json.loads(refusal.body)}
                 else:  # answered once: every read of the results says the same
                     messages = list(body.get("messages") or [])
                     if batch.wire == "anthropic" and body.get("system"):
@@ -156,6 +161,8 @@ class LoopbackBatches:
         if r["kind"] == "succeeded":
             line["response"] = {"status_code": 200, "request_id": "req-loop",
                                 "body": self.server._completion(r["body"], r["text"])}
+        elif r["kind"] == "refused":
+            line["response"] = {"status_code": r["status"], "request_id": "req-loop", "body": r["error"]}
         elif r["kind"] == "errored":
             line["response"] = {"status_code": 500, "request_id": "req-loop",
                                 "body": {"error": {"message": "boom (loopback batch row)", "type": "server_error"}}}
@@ -223,7 +230,7 @@ class LoopbackBatches:
         ended = p >= 1
         if ended:
             kinds = collections.Counter(r["kind"] for r in self._finish(batch).values())
-            counts = {"processing": 0, "succeeded": kinds["succeeded"], "errored": kinds["errored"],
+            counts = {"processing": 0, "succeeded": kinds["succeeded"], "errored": kinds["errored"] + kinds["refused"],
                       "canceled": kinds["cancelled"], "expired": kinds["expired"]}
         url = f"{request.scheme}://{request.host}/v1/messages/batches/{batch.id}/results"
         return {"id": batch.id, "type": "message_batch",
@@ -257,6 +264,8 @@ class LoopbackBatches:
         for cid, r in self._finish(batch).items():
             if r["kind"] == "succeeded":
                 result = {"type": "succeeded", "message": self.server._message(r["messages"], r["body"], r["text"])}
+            elif r["kind"] == "refused":
+                result = {"type": "errored", "error": r["error"]}
             elif r["kind"] == "errored":
                 result = {"type": "errored", "error": {"type": "error", "error": {
                     "type": "api_error", "message": "boom (loopback batch row)"}}}
