@@ -400,6 +400,16 @@ def _show_batches(progress: Progress, client, run_id: str) -> None:
     client.provider.run_id = run_id
 
 
+def _batch_rows(client) -> int | None:
+    """Rows this run submitted to a batch API (None without --batch)."""
+    return client.provider.submitted if client.batch else None
+
+
+def _batch_rows_said(summary: dict) -> str:
+    n = summary.get("batch_rows_submitted")
+    return "" if n is None else f" ({n} batch rows submitted)"
+
+
 def _estimate(client, requests: list, *, calls: int | None = None) -> dict:
     """Tokens and cost of ``requests`` (``calls`` of them, when they stand for more): prompts
     estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
@@ -491,7 +501,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
-                "budget_stop": client.budget_stop,
+                "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
         await store.close()
@@ -609,7 +619,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
         "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
-        "budget_stop": client.budget_stop, "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
+        "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client), "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
         - len(infra_failed),
     }
 
@@ -789,7 +799,7 @@ def probe(
         return
     if not as_json:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
-                      f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
+                      f"{summary['requests']} requests{_batch_rows_said(summary)}, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
     _say_budget(summary)

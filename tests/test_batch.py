@@ -87,7 +87,7 @@ def test_killed_batch_probe_resumes_without_submitting_again(tmp_path: Path, sha
         assert stats["batches"] == 1 and stats["batch_rows"] == rows  # 0 requests submitted twice
         assert set(Counter(stats["batch_rows_by_id"]).values()) == {1}
         assert stats["total"] == 0  # and none online
-        assert summary["failed_jobs"] == [] and summary["successes"] == rows
+        assert summary["failed_jobs"] == [] and summary["successes"] == rows and summary["batch_rows_submitted"] == 0
         assert _count(store, "SELECT COUNT(*) FROM rollouts") == rows  # every rollout stored
         assert _count(store, "SELECT state FROM batches") == "completed"
 
@@ -137,6 +137,7 @@ def test_only_rows_without_an_answer_are_submitted_again(tmp_path: Path, shared_
             assert 0.02 <= len(unanswered) / len(first.rows) <= 0.25  # about 10%
         assert {cid for cid, n in by_id.items() if n == 2} == unanswered  # those, and only those, again
         assert set(by_id.values()) == {1, 2} and server.batches.created == 2
+        assert summary["batch_rows_submitted"] == sum(by_id.values())
         assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
         # paid at the batch price: half the online one
         assert summary["cost_usd"] == pytest.approx((summary["tokens_in"] * 1.0 + summary["tokens_out"] * 2.0) / 1e6)
