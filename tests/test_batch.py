@@ -14,6 +14,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -45,10 +46,10 @@ def _summary(result) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def _count(store: Path, sql: str) -> int:
+def _count(store: Path, sql: str) -> Any:
     con = sqlite3.connect(store)
     try:
-        return con.execute(sql).fetchone()[0]
+        return con.execute(sql).fetchone()[0]  # the first column of the first row
     except sqlite3.OperationalError:  # the store is not made yet
         return 0
     finally:
@@ -57,13 +58,15 @@ def _count(store: Path, sql: str) -> int:
 
 def _killed_after_submission(args: list[str], store: Path, server: LoopbackServer) -> None:
     """Run the CLI in a process of its own and SIGKILL it once its batch is in the store, before any result."""
-    proc = subprocess.Popen([*LADDER, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while _count(store, "SELECT COUNT(*) FROM batches") == 0 and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+    err = store.with_suffix(".stderr")
+    with err.open("w") as sink:  # a file, not a pipe nobody reads while the process runs
+        proc = subprocess.Popen([*LADDER, *args], stdout=subprocess.DEVNULL, stderr=sink)
+        deadline = time.monotonic() + 120
+        while _count(store, "SELECT COUNT(*) FROM batches") == 0 and time.monotonic() < deadline:
+            assert proc.poll() is None, err.read_text()[-2000:]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
     assert server.batches.created == 1
     assert _count(store, "SELECT COUNT(*) FROM rollouts") == 0  # killed before any result
 
