@@ -32,6 +32,7 @@ from rich.text import Text
 
 from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError, load_prices
+from .clients.batch import ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure
 from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, read_unique, write_jsonl
@@ -298,7 +299,10 @@ def _client(model: str, store: object, base_url: list[str] | None, concurrency: 
             rpm: float | None, tpm: float | None, **client_opts: Any):
     from .clients import ConfigurationError, make_client
 
+    batch = client_opts.pop("batch", None)  # --batch: the batch API's timing, {"quiet": s, "poll": s}
     try:
+        if batch is not None:
+            return make_batch_client(model, cache=store, base_url=base_url, **batch, **client_opts)  # no rate limits: every call waits in a batch
         return make_client(model, base_url=base_url, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
                            **client_opts)
     except ConfigurationError as exc:
@@ -363,6 +367,47 @@ PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", h
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=_positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
 BUDGET_STOPPED = "stopped_at_budget"  # a run's status when --max-cost stopped it
+BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
+BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
+BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long (all first attempts go in one batch).")]
+
+
+def _batch_options(batch: bool, poll: float, quiet: float) -> dict[str, Any]:
+    """The client options of --batch (none without it)."""
+    return {"batch": {"poll": poll, "quiet": quiet}} if batch else {}
+
+
+async def _check_batch(client) -> None:
+    """With --batch, fail in one line at once if the endpoint has no batch API."""
+    if client.batch:
+        await client.provider.api.check()
+
+
+def _show_batches(progress: Progress, client, run_id: str) -> None:
+    """With --batch, one line per batch on the progress display: the provider's state and counts; its
+    bar fills as its results are stored (not while the provider still finalizes them)."""
+    if not client.batch:
+        return
+    tasks: dict[str, Any] = {}
+
+    def show(view) -> None:
+        what = f"batch {view.id}: {view.state}, {view.succeeded + view.failed} of {view.requests} done at the provider"
+        if view.id not in tasks:
+            tasks[view.id] = progress.add_task(what, total=view.requests, spend="")
+        progress.update(tasks[view.id], description=what, completed=view.settled)
+
+    client.provider.on_status = show
+    client.provider.run_id = run_id
+
+
+def _batch_rows(client) -> int | None:
+    """Rows this run submitted to a batch API (None without --batch)."""
+    return client.provider.submitted if client.batch else None
+
+
+def _batch_rows_said(summary: dict) -> str:
+    n = summary.get("batch_rows_submitted")
+    return "" if n is None else f" ({n} batch rows submitted)"
 
 
 def _estimate(client, requests: list, *, calls: int | None = None) -> dict:
@@ -429,6 +474,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
                                         max_tokens=config.max_tokens)
             await client.aclose()
             return {**_estimate(client, todo), "jobs": len(jobs), "families": len(families)}
+        await _check_batch(client)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status, failed = "interrupted", []
         try:
@@ -436,6 +482,8 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
                 jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
                 task = progress.add_task(f"probe {config.student}", total=len(jobs), spend=_spend(client))
                 advance = _ticker(progress, task, client)
+                _show_batches(progress, client, run_id)
+                workers = len(jobs) if client.batch else None  # in batch mode every job waits in a batch at once
 
                 def fail(job) -> None:
                     failed.append(job)
@@ -443,17 +491,17 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
 
                 if code:
                     await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance, on_failed=fail)
+                                         source=source, on_done=advance, on_failed=fail, workers=workers)
                 else:
                     await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance, on_failed=fail, donors=donors)
+                                    on_done=advance, on_failed=fail, donors=donors, workers=workers)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
             status = BUDGET_STOPPED if client.budget_stop else FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
-                "budget_stop": client.budget_stop,
+                "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
         await store.close()
@@ -534,17 +582,21 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                                      temperature=0.0, max_tokens=max_tokens) for p in todo]
             await client.aclose()
             return {**_estimate(client, firsts), "problems": len(problems)}
+        await _check_batch(client)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
         try:
             with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
                 task = progress.add_task(f"compile with {teacher}", total=len(problems), spend=_spend(client))
+                _show_batches(progress, client, run_id)
                 compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
                             if domain == "code" else
                             Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
                                      independent_solve=independent_solve, max_tokens=max_tokens))
-                outcomes = await compiler.compile_all(problems, on_done=_ticker(progress, task, client))
+                # in batch mode every problem is under way at once: its first attempts go in one batch
+                outcomes = await compiler.compile_all(problems, on_done=_ticker(progress, task, client),
+                                                      concurrency=len(problems) if client.batch else None)
             status = (BUDGET_STOPPED if client.budget_stop else
                       FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
         finally:
@@ -567,7 +619,7 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
         "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
         "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
         "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
-        "budget_stop": client.budget_stop, "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
+        "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client), "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
         - len(infra_failed),
     }
 
@@ -598,6 +650,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 5.0,
+    batch_quiet: BatchQuietOpt = 2.0,
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
@@ -607,7 +662,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail(f"unknown domain '{domain}'; known: math, code")
     client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
                                   timeout=timeout, max_cooldown=max_cooldown, prices=load_prices(prices),
-                                  max_cost=max_cost)
+                                  max_cost=max_cost, **_batch_options(batch, batch_poll, batch_quiet))
     summary = _run(_compile(problems, teacher, store, granularity, max_attempts, max_tokens, domain, concurrency,
                             base_url, rpm, tpm, independent_solve, client_opts, on_duplicate, dry_run, field), store,
                    (teacher, base_url, client_opts))
@@ -705,6 +760,9 @@ def probe(
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 5.0,
+    batch_quiet: BatchQuietOpt = 2.0,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
@@ -728,7 +786,8 @@ def probe(
                              temperature=temperature, seed=seed, use_corrections=use_corrections,
                              grader=_grader(grader, extended))
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
-                                  max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
+                                  max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost,
+                                  **_batch_options(batch, batch_poll, batch_quiet))
     summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run),
                    store, (student, base_url, client_opts))
     if as_json:
@@ -740,7 +799,7 @@ def probe(
         return
     if not as_json:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
-                      f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
+                      f"{summary['requests']} requests{_batch_rows_said(summary)}, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
     _say_budget(summary)
@@ -1088,6 +1147,9 @@ def screen(
     max_cooldown: MaxCooldownOpt = 120.0,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 5.0,
+    batch_quiet: BatchQuietOpt = 2.0,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
     from .construction.screen import DIRECT, RULES, STRUCTURAL
@@ -1098,7 +1160,7 @@ def screen(
     config = ProbeConfig(student=anchor, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
                          temperature=temperature, grader=_grader(grader, False))
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
-                                  max_cooldown=max_cooldown)
+                                  max_cooldown=max_cooldown, **_batch_options(batch, batch_poll, batch_quiet))
     summary = _run(_screen(config, store, source, set_name or anchor, rule, base_url, concurrency, rpm, tpm,
                            client_opts), store, (anchor, base_url, client_opts))
     if as_json:
@@ -1282,6 +1344,51 @@ def reanchor(
     console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
     if incomplete:
         _say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
+
+
+async def _batches(store_path: Path, cancel: bool, api_key_env: str | None) -> tuple[list, list[str]]:
+    """The store's batches, oldest first; with ``cancel``, those in flight cancelled first (their
+    states as the provider then says). Returns them and the ids cancelled."""
+    store = await (Store.open(store_path) if cancel else _reading(store_path))
+    cancelled: list[str] = []
+    try:
+        records = await store.batches()
+        for b in records if cancel else []:
+            if b.state in ENDED:
+                continue
+            api = make_batch_api(b.provider, base_url=b.endpoint, api_key_env=api_key_env)
+            try:
+                await api.cancel(b.id)
+                st = await api.status(b.id)
+            finally:
+                await api.aclose()
+            await store.update_batch(b.id, st.state, st.succeeded, st.failed)
+            cancelled.append(b.id)
+        return (await store.batches() if cancelled else records), cancelled
+    finally:
+        await store.close()
+
+
+@app.command("batches")
+def batches_(
+    store: StoreOpt = DEFAULT_STORE,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel every batch still in flight (stop the run that waits on them first: it would submit the cancelled rows again).")] = False,
+    api_key_env: ApiKeyEnvOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per batch.")] = False,
+) -> None:
+    """List the store's provider batches (`--batch`) with their states, as of their last poll."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    records, cancelled = _run(_batches(store, cancel, api_key_env), store)
+    for b in records:
+        if as_json:
+            typer.echo(b.model_dump_json(exclude={"custom_ids"}))
+        else:
+            where = f" at {b.endpoint}" if b.endpoint else ""
+            _say(f"{b.provider}{where} {b.id}: {b.state}; {b.requests} requests, {b.succeeded} succeeded, "
+                 f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
+    if not as_json:
+        _say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ class Client:
                                      "give one with --prices FILE")
         self.max_cost = max_cost  # USD: no call is sent that could take spend past it
         self._budget = Budget(max_cost, self.name) if max_cost is not None else None
+        self.batch = bool(getattr(provider, "batch", False))  # a batch API's provider: calls at the batch price
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._inflight = InFlight()
         self._shapes: dict[type[BaseModel], Shape[Any]] = {}
@@ -145,7 +146,7 @@ class Client:
                 self._budget.release(reserved)
         fut.set_result(result)
         self.usage.successes += 1
-        self.usage.add(self.name, result, self.prices)
+        self.usage.add(self.name, result, self.prices, batch=self.batch)
         if self.cache is not None:
             await self.cache.put_call(request, result, run_id=self.run_id)
         return result
@@ -153,7 +154,8 @@ class Client:
     def worst_cost(self, request: ChatRequest) -> float | None:
         """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
         this client's model has no price."""
-        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0))
+        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0),
+                                batch=self.batch)
 
     def _count_retry(self) -> None:
         self.usage.retries += 1

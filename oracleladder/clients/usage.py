@@ -29,11 +29,11 @@ class Usage:
     prices: str = DEFAULT_PRICES.name
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, name: str, r: ChatResult, prices: PriceTable) -> None:
-        """Count one paid call of model ``name`` (provider/model)."""
+    def add(self, name: str, r: ChatResult, prices: PriceTable, *, batch: bool = False) -> None:
+        """Count one paid call of model ``name`` (provider/model), at the batch price if ``batch``."""
         self.tokens_in += r.tokens_in
         self.tokens_out += r.tokens_out
-        c = prices.cost(name, r.tokens_in, r.tokens_out)
+        c = prices.cost(name, r.tokens_in, r.tokens_out, batch=batch)
         m = self.by_model.get(name)
         if m is None:
             m = self.by_model[name] = {"requests": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}

@@ -1,5 +1,6 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
+from .batches import BatchRecord
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -15,6 +16,7 @@ from .sqlite import (
 
 __all__ = [
     "DEFAULT_STORE",
+    "BatchRecord",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "CallRecord",

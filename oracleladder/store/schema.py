@@ -226,6 +226,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE rollouts_v7 RENAME TO rollouts",
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
     ),
+    # v8: the batches submitted to a provider's batch API (`--batch`), written the moment the provider
+    # returns their id: a run killed while they are in flight reads them instead of submitting again.
+    # custom_ids: a JSON list of the call keys the batch holds.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS batches (
+            id         TEXT PRIMARY KEY,
+            provider   TEXT NOT NULL,
+            endpoint   TEXT,
+            model      TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            requests   INTEGER NOT NULL,
+            succeeded  INTEGER NOT NULL DEFAULT 0,
+            failed     INTEGER NOT NULL DEFAULT 0,
+            custom_ids TEXT NOT NULL,
+            run_id     TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -46,6 +46,7 @@ from ..schemas.models import (
     to_released,
 )
 from ..schemas.types import GradeStatus, Label
+from .batches import BatchTable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_STORE = Path("ladder.sqlite")
@@ -278,7 +279,7 @@ class _Opening:
             await self._store.close()
 
 
-class Store:
+class Store(BatchTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, conn: aiosqlite.Connection, *, uri: str, readonly: bool,
