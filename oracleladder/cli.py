@@ -572,10 +572,55 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     }
 
 
+async def _compile_primitives(teacher: str, store_path: Path, source: str, max_attempts: int, max_tokens: int,
+                              concurrency: int | None, base_url: list[str] | None, rpm: float | None,
+                              tpm: float | None, client_opts: dict[str, Any]) -> dict:
+    """`--primitives-only`: a primitive for each family of ``source`` that has none (docs/primitive.md)."""
+    from .compiler.primitive import PrimitiveCompiler
+    from .verify import VerifierPool
+
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        todo = [f for f in families if f.primitive is None]
+        concurrency = await _concurrency(concurrency, base_url, 16)
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
+        await _served_name(client, base_url, client_opts)
+        run_id = await store.start_run("compile-primitives", {"teacher": teacher, "source": source,
+                                                              "max_attempts": max_attempts, "families": len(todo)})
+        status = "interrupted"
+        try:
+            with VerifierPool() as pool, _progress() as progress:
+                task = progress.add_task(f"primitives with {teacher}", total=len(todo), spend=_spend(client))
+                compiler = PrimitiveCompiler(client, store, pool, max_attempts=max_attempts, max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=_ticker(progress, task, client))
+            status = (BUDGET_STOPPED if client.budget_stop else
+                      FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+    finally:
+        await store.close()
+    return {"run_id": run_id, "families": len(families), "had_primitive": len(families) - len(todo),
+            "compiled": sum(o.ok for o in outcomes),
+            "failed_why": {o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes
+                           if not o.ok and o.errors},
+            "infrastructure_failures": sum(o.infrastructure_failure for o in outcomes),
+            **client.usage.as_dict(), "budget_stop": client.budget_stop}
+
+
+def _say_primitives(summary: dict) -> None:
+    _say(f"primitives: {summary['compiled']} written, {len(summary['failed_why'])} failed, "
+         f"{summary['had_primitive']} of {summary['families']} families already had one; "
+         f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}")
+    for pid, why in summary["failed_why"].items():
+        _say(f"  failed {pid}: {why}")
+
+
 @app.command()
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
+    problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
@@ -599,8 +644,26 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
+    primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
+    source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    if primitives_only:
+        if problems is not None or domain != "math" or dry_run:
+            _fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+        opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured, timeout=timeout,
+                               max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
+        result = _run(_compile_primitives(teacher, store, source, max_attempts, max_tokens, concurrency, base_url,
+                                          rpm, tpm, opts), store, (teacher, base_url, opts))
+        if as_json:
+            typer.echo(json.dumps(result))
+        else:
+            _say_primitives(result)
+        if result["infrastructure_failures"] or result["budget_stop"]:
+            raise typer.Exit(EXIT_INCOMPLETE)
+        return
+    if problems is None:
+        _fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
     if granularity not in ("coarse", "default", "fine"):
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain not in ("math", "code"):

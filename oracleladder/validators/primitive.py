@@ -40,8 +40,9 @@ _NUMBER = r"-?\d[\d,]*(?:\.\d+)?|-?\\[dt]?frac\s*\{-?\d+\}\s*\{\d+\}|-?\d+\s*/\s
 _RESULT = re.compile(rf"(?:=|\\approx|≈|\bequals?\b|\bis equal to\b)\s*\$?\s*({_NUMBER})", re.I)
 
 
-def _pieces(text: str) -> set[str]:
-    """The math pieces of a text: segments, boxed content, the sides of '=', math-looking tokens."""
+def _pieces(text: str) -> list[str]:
+    """The math pieces of a text: segments, boxed content, the sides of '=', math-looking tokens; in a
+    fixed order (a set's order changes between processes, and the re-ask quoting a piece must not)."""
     segments = [next(g for g in m.groups() if g is not None) for m in _SEGMENT.finditer(text)]
     segments += _BOXED.findall(text)
     prose = _SEGMENT.sub(" ", text)
@@ -58,7 +59,7 @@ def _pieces(text: str) -> set[str]:
     for piece in list(out):
         out.update(side for side in piece.split("=") if side.strip())
     out.update(side for side in prose.split("=")[1:] if len(side.split()) <= 3)  # "... is x = 1/2"
-    return {p.strip().strip(".") for p in out if p.strip().strip(".")}
+    return sorted({p.strip().strip(".") for p in out if p.strip().strip(".")}, key=lambda p: (len(p), p))
 
 
 def golds(family: Family) -> list[tuple[str, str]]:
@@ -73,7 +74,7 @@ def golds(family: Family) -> list[tuple[str, str]]:
     return [(what, g) for what, g in out if g.strip()]
 
 
-def _given(gold: str, problem_pieces: set[str]) -> bool:
+def _given(gold: str, problem_pieces: list[str]) -> bool:
     """The problem itself states the value (as written, up to trivial reformatting)."""
     return _trivial(gold) in {_trivial(p) for p in problem_pieces}
 
