@@ -33,7 +33,8 @@ from rich.text import Text
 from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError, load_prices
 from .clients.errors import endpoint_failure
-from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
+from .schemas import (CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condition, parse_roadmap_set,
+                      to_released)
 from .schemas.jsonl import InputError, read_unique, write_jsonl
 from .schemas.types import GradeStatus
 from .store import Store, StoreError
@@ -412,6 +413,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
     from contextlib import nullcontext
 
     from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
+    from .probe.primitive import without_primitive
     from .probe.runner import plan_jobs, run_probe, uncached_calls
     from .verify import VerifierPool
 
@@ -453,6 +455,9 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
+                # families the primitive conditions skip for want of a primitive (docs/primitive.md)
+                "without_primitive": len(without_primitive(families, config.primitive_fallback))
+                if not code and set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
                 "budget_stop": client.budget_stop,
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
@@ -768,17 +773,22 @@ def probe(
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
+    primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
     from .probe.runner import ProbeConfig
     from .schemas import CONDITIONS
 
-    known = CODE_CONDITIONS if domain == "code" else CONDITIONS
+    default = CODE_CONDITIONS if domain == "code" else CONDITIONS
+    known = CODE_CONDITIONS if domain == "code" else CONDITIONS + PRIMITIVE_CONDITIONS
     try:
-        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else known
+        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
     except ValueError as exc:
         _fail(str(exc))
+    if primitive:
+        chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
     unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
     if unknown:
         _fail(f"the {domain} ladder has no condition {', '.join(unknown)}; "
@@ -789,7 +799,7 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections,
-                             grader=_grader(grader, extended))
+                             grader=_grader(grader, extended), primitive_fallback=primitive_fallback)
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
                                   max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
     summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run),
@@ -806,6 +816,9 @@ def probe(
                       f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
+    if summary.get("without_primitive") and not as_json:
+        _say(f"C2-primitive and C2-primitive-random skipped {summary['without_primitive']} families without a "
+             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     _say_budget(summary)
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
     if summary["failed_jobs"] or summary["ungraded"] or summary["budget_stop"]:
