@@ -1024,8 +1024,10 @@ def regrade(
 @app.command()
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
-    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
@@ -1037,6 +1039,19 @@ def compare(
 
     if not store.is_file():
         _fail(f"{store}: no such store")
+    if primitive == (b is not None):
+        _fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+    if primitive:
+        from .probe.primitive import primitive_vs_roadmap, write_primitive_vs_roadmap
+
+        result = primitive_vs_roadmap(asyncio.run(_results(store, student, a, use_corrections))[1], threshold)
+        if not result["n"]:
+            _fail(f"no family of '{a}' has both C2-primitive and C2 rollouts of {student}; run "
+                  f"`ladder probe --student {student} --source {a} --primitive` first")
+        write_primitive_vs_roadmap(result, out, a, student)
+        _say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+             f"{out}/primitive_vs_roadmap.md")
+        return
     families_a, results_a, _ = asyncio.run(_results(store, student, a, use_corrections))
     families_b, results_b, _ = asyncio.run(_results(store, student, b, use_corrections))
     graded_a, graded_b = asyncio.run(_graders(store, student, a)), asyncio.run(_graders(store, student, b))

@@ -9,7 +9,9 @@ either is skipped and counted (``without_primitive``), never probed with an empt
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..prompts import load
 from ..schemas import Condition, Family, MilestoneType, Primitive
@@ -75,3 +77,25 @@ def primitive_vs_roadmap(results: Sequence[FamilyResults], tau: int = 1) -> dict
         "per_attempt": {"C2-primitive": rate(C2P), "C2": rate(C2)},
         "mcnemar": mcnemar_exact(p, c2),
     }
+
+
+def write_primitive_vs_roadmap(result: dict, out_dir: str | Path, roadmap_set: str, student: str) -> None:
+    """primitive_vs_roadmap.json and .md in ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "primitive_vs_roadmap.json").write_text(json.dumps(
+        {"roadmap_set": roadmap_set, "student": student, **result}, indent=2))
+    m, rate = result["mcnemar"], result["per_attempt"]
+
+    def pct(x: float | None) -> str:
+        return "not run" if x is None else f"{100 * x:.1f}%"
+    lines = [f"# Primitive vs roadmap: {roadmap_set} (student {student})", "",
+             f"{result['n']} families probed with both C2-primitive (the primitive alone) and C2 (the roadmap); "
+             f"solved = at least {result['tau']} correct of K.", "",
+             "| | C2 solves | C2 does not |", "|---|---|---|",
+             f"| C2-primitive solves | {result['both']} | {result['primitive_only']} |",
+             f"| C2-primitive does not | {result['roadmap_only']} | {result['neither']} |", "",
+             f"Per-attempt success: C2-primitive {pct(rate['C2-primitive'])}, C2 {pct(rate['C2'])}.", "",
+             f"Paired exact McNemar: {m['only_a']} only with the primitive, {m['only_b']} only with the roadmap, "
+             f"p = {m['p_value']:.3g}.", ""]
+    (out / "primitive_vs_roadmap.md").write_text("\n".join(lines))
