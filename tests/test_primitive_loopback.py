@@ -152,6 +152,8 @@ def test_primitive_rung_end_to_end(tmp_path: Path) -> None:
         specificity = next(c for c in r["contrasts"] if c["contrast"] == "C2-primitive vs C2-primitive-random")
         assert (specificity["n"], specificity["only_a"], specificity["only_b"]) == (3, 1, 0)
         assert r["conditions"]["C2_primitive"]["solved"] == 1 and r["conditions"]["C2_primitive_random"]["solved"] == 0
+        table = r["format"]["table"]  # the format audit counts the rung's answers too
+        assert table["C2_primitive"]["n"] == table["C2_primitive_random"]["n"] == 3 * K
         md = (out / "report.md").read_text()
         assert "| Model | Direct | Primitive-gap | Roadmap-gap |" in md  # Table 16
         assert "C2-primitive vs C2-primitive-random" in md and "Primitive-Needed" in md
