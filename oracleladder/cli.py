@@ -422,6 +422,10 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
     try:
         donors = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = donors[:limit]
+        if (not code and "C2_primitive_random" in config.conditions
+                and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
+            _fail(f"C2-primitive-random needs another family with a primitive in '{source}', and only one has "
+                  "one: `ladder compile --primitives-only` writes more (or --primitive-fallback)")
         concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
