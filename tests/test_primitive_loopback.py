@@ -143,8 +143,10 @@ def test_primitive_rung_end_to_end(tmp_path: Path) -> None:
     for tau, expected in EXPECTED.items():
         out = tmp_path / f"report{tau}"
         result = runner.invoke(app, ["report", "--student", STUDENT, "--source", TEACHER, "--threshold", str(tau),
-                                     "--out", str(out), "--store", str(store)])
+                                     "--out", str(out), "--store", str(store), "--html"])
         assert result.exit_code == 0, result.output
+        pages = "".join(p.read_text() for p in (out / "html" / "data").rglob("*.js"))
+        assert '"C2_primitive": "C2-primitive"' in pages and "C2-primitive 3 of 3" in pages  # the HTML shows the rung
         r = json.loads((out / "report.json").read_text())["students"][STUDENT]
         assert r["primitive_run"]
         assert r["outcomes"] == {o.value: sum(e[0] is o for e in expected.values()) for o in Outcome}
