@@ -34,7 +34,8 @@ from .audit.cli import app as audit_app, read_format_audit
 from .clients import ConfigurationError, ProviderError, load_prices
 from .clients.batch import ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure
-from .schemas import CONDITION_NAMES, Family, parse_condition, parse_roadmap_set, to_released
+from .schemas import (CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condition, parse_roadmap_set,
+                      to_released)
 from .schemas.jsonl import InputError, read_unique, write_jsonl
 from .schemas.types import GradeStatus
 from .store import Store, StoreError
@@ -457,6 +458,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
     from contextlib import nullcontext
 
     from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
+    from .probe.primitive import without_primitive
     from .probe.runner import plan_jobs, run_probe, uncached_calls
     from .verify import VerifierPool
 
@@ -465,6 +467,10 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
     try:
         donors = await (_code_set(store, source) if code else _roadmap_set(store, source))
         families = donors[:limit]
+        if (not code and "C2_primitive_random" in config.conditions
+                and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
+            _fail(f"C2-primitive-random needs another family with a primitive in '{source}', and only one has "
+                  "one: `ladder compile --primitives-only` writes more (or --primitive-fallback)")
         concurrency = await _concurrency(concurrency, base_url, 64)
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
@@ -501,6 +507,9 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
+                # families the primitive conditions skip for want of a primitive (docs/primitive.md)
+                "without_primitive": len(without_primitive(families, config.primitive_fallback))
+                if not code and set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
                 "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
@@ -624,10 +633,55 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
     }
 
 
+async def _compile_primitives(teacher: str, store_path: Path, source: str, max_attempts: int, max_tokens: int,
+                              concurrency: int | None, base_url: list[str] | None, rpm: float | None,
+                              tpm: float | None, client_opts: dict[str, Any]) -> dict:
+    """`--primitives-only`: a primitive for each family of ``source`` that has none (docs/primitive.md)."""
+    from .compiler.primitive import PrimitiveCompiler
+    from .verify import VerifierPool
+
+    store = await Store.open(store_path)
+    try:
+        families = await _roadmap_set(store, source)
+        todo = [f for f in families if f.primitive is None]
+        concurrency = await _concurrency(concurrency, base_url, 16)
+        client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
+        await _served_name(client, base_url, client_opts)
+        run_id = await store.start_run("compile-primitives", {"teacher": teacher, "source": source,
+                                                              "max_attempts": max_attempts, "families": len(todo)})
+        status = "interrupted"
+        try:
+            with VerifierPool() as pool, _progress() as progress:
+                task = progress.add_task(f"primitives with {teacher}", total=len(todo), spend=_spend(client))
+                compiler = PrimitiveCompiler(client, store, pool, max_attempts=max_attempts, max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=_ticker(progress, task, client))
+            status = (BUDGET_STOPPED if client.budget_stop else
+                      FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+    finally:
+        await store.close()
+    return {"run_id": run_id, "families": len(families), "had_primitive": len(families) - len(todo),
+            "compiled": sum(o.ok for o in outcomes),
+            "failed_why": {o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes
+                           if not o.ok and o.errors},
+            "infrastructure_failures": sum(o.infrastructure_failure for o in outcomes),
+            **client.usage.as_dict(), "budget_stop": client.budget_stop}
+
+
+def _say_primitives(summary: dict) -> None:
+    _say(f"primitives: {summary['compiled']} written, {len(summary['failed_why'])} failed, "
+         f"{summary['had_primitive']} of {summary['families']} families already had one; "
+         f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}")
+    for pid, why in summary["failed_why"].items():
+        _say(f"  failed {pid}: {why}")
+
+
 @app.command()
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
+    problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math or code.")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
@@ -654,8 +708,26 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     batch_poll: BatchPollOpt = 5.0,
     batch_quiet: BatchQuietOpt = 2.0,
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
+    primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
+    source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    if primitives_only:
+        if problems is not None or domain != "math" or dry_run:
+            _fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+        opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured, timeout=timeout,
+                               max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost)
+        result = _run(_compile_primitives(teacher, store, source, max_attempts, max_tokens, concurrency, base_url,
+                                          rpm, tpm, opts), store, (teacher, base_url, opts))
+        if as_json:
+            typer.echo(json.dumps(result))
+        else:
+            _say_primitives(result)
+        if result["infrastructure_failures"] or result["budget_stop"]:
+            raise typer.Exit(EXIT_INCOMPLETE)
+        return
+    if problems is None:
+        _fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
     if granularity not in ("coarse", "default", "fine"):
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
     if domain not in ("math", "code"):
@@ -763,17 +835,22 @@ def probe(
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 5.0,
     batch_quiet: BatchQuietOpt = 2.0,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
+    primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
     from .probe.runner import ProbeConfig
     from .schemas import CONDITIONS
 
-    known = CODE_CONDITIONS if domain == "code" else CONDITIONS
+    default = CODE_CONDITIONS if domain == "code" else CONDITIONS
+    known = CODE_CONDITIONS if domain == "code" else CONDITIONS + PRIMITIVE_CONDITIONS
     try:
-        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else known
+        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
     except ValueError as exc:
         _fail(str(exc))
+    if primitive:
+        chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
     unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
     if unknown:
         _fail(f"the {domain} ladder has no condition {', '.join(unknown)}; "
@@ -784,7 +861,7 @@ def probe(
     else:
         config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                              temperature=temperature, seed=seed, use_corrections=use_corrections,
-                             grader=_grader(grader, extended))
+                             grader=_grader(grader, extended), primitive_fallback=primitive_fallback)
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
                                   max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost,
                                   **_batch_options(batch, batch_poll, batch_quiet))
@@ -802,6 +879,9 @@ def probe(
                       f"{summary['requests']} requests{_batch_rows_said(summary)}, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
+    if summary.get("without_primitive") and not as_json:
+        _say(f"C2-primitive and C2-primitive-random skipped {summary['without_primitive']} families without a "
+             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     _say_budget(summary)
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
     if summary["failed_jobs"] or summary["ungraded"] or summary["budget_stop"]:
@@ -1038,11 +1118,27 @@ def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_cor
                            (families_a, families_b), (results_a, results_b), records)
 
 
+def _write_primitive_compare(store: Path, a: str, student: str, out: Path, use_corrections: bool,
+                             threshold: int) -> None:
+    """primitive_vs_roadmap.md/.json in ``out``: C2-primitive against C2 on the families of ``a``."""
+    from .probe.primitive import primitive_vs_roadmap, write_primitive_vs_roadmap
+
+    result = primitive_vs_roadmap(asyncio.run(_results(store, student, a, use_corrections))[1], threshold)
+    if not result["n"]:
+        _fail(f"no family of '{a}' has both C2-primitive and C2 rollouts of {student}; run "
+              f"`ladder probe --student {student} --source {a} --primitive` first")
+    write_primitive_vs_roadmap(result, out, a, student)
+    _say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+         f"{out}/primitive_vs_roadmap.md")
+
+
 @app.command()
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
-    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
@@ -1051,13 +1147,20 @@ def compare(
                                        "tables, and each problem's two roadmaps side by side with the student's "
                                        "attempts; opens from the file system.")] = False,
 ) -> None:
-    """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
+    """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
+    --primitive the primitive against the roadmap on one set."""
     if not store.is_file():
         _fail(f"{store}: no such store")
+    if primitive == (b is not None):
+        _fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+    if primitive:
+        if html:
+            _fail("--html is for two roadmap sets (--b), not --primitive")
+        _write_primitive_compare(store, a, student, out, use_corrections, threshold)
+        return
     _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
-
 
 async def _runs(store_path: Path) -> list:
     store = await _reading(store_path)

@@ -14,9 +14,10 @@ from typing import Protocol, TypeVar
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..runtime import frozen_heap, jobs_in_flight
-from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
+from ..schemas import CONDITIONS, PRIMITIVE_CONDITIONS, Condition, Family, Rollout, Verdict
 from ..store import FailedJob, Store
 from .outcomes import FamilyResults, results_from_rollouts
+from .primitive import family_primitive, primitive_prompt
 from .prompts import condition_prompt, stage0_prompt
 from ..verify import VerifierPool, grader_name
 
@@ -35,6 +36,7 @@ class ProbeConfig:
     use_corrections: bool = False
     extended: bool = False  # a synonym of grader="extended", kept for old callers
     grader: str = "strict"  # paper, strict or extended (oracleladder.verify.GRADERS)
+    primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
 
     def __post_init__(self) -> None:
         # one spelling from here on, so the stored run config names the grader that graded it
@@ -74,10 +76,16 @@ def plan_jobs(families: Sequence[Family], config: ProbeConfig,
                 jobs += [_Job(family, f"m{index}", k, msgs, milestone.answer) for k in range(config.k)]
         gold = family.reference_answer(config.use_corrections)
         for condition in config.conditions:
-            msgs, _ = condition_prompt(
-                family, condition, families if donors is None else donors, seed=config.seed,
-                use_corrections=config.use_corrections
-            )
+            if condition in PRIMITIVE_CONDITIONS:  # only where the family has a primitive (skips are counted)
+                if family_primitive(family, config.primitive_fallback) is None:
+                    continue
+                msgs, _ = primitive_prompt(family, condition, families if donors is None else donors,
+                                           seed=config.seed, fallback=config.primitive_fallback)
+            else:
+                msgs, _ = condition_prompt(
+                    family, condition, families if donors is None else donors, seed=config.seed,
+                    use_corrections=config.use_corrections
+                )
             jobs += [_Job(family, condition, k, msgs, gold) for k in range(config.k)]
     return jobs
 

@@ -247,6 +247,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v9: `ladder compile --primitives-only`: each teacher attempt at a family's primitive (the family
+    # of pid/source/granularity, asked of `teacher`), its validator errors; the result goes on the family.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS primitive_attempts (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            teacher     TEXT NOT NULL,
+            attempt     INTEGER NOT NULL,
+            primitive   TEXT,
+            errors      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity, teacher, attempt)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -8,7 +8,9 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
 * ``standalone_symbols``     -- every gold symbol is defined by the milestone or problem;
 * ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py);
-* ``reference_answer``       -- the parent (or corrected) answer is complete and atomic (reference.py).
+* ``reference_answer``       -- the parent (or corrected) answer is complete and atomic (reference.py);
+* ``primitive_*``            -- the family's primitive, when it has one, leaks no gold, states no
+  result, is short and standalone (primitive.py).
 
 ``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
 """
@@ -25,13 +27,14 @@ from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
 from .leak import check_leak, leak_level
+from .primitive import check_primitive
 from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
 __all__ = ["check_family", "summarize", "render_errors", "leak_level", "atomicity_problem",
            "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
-           "check_count", "check_duplicates", "check_integrate", "independent_solve_check",
+           "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
            "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
 _LEVEL_ORDER = ("strict", "trivial", "equivalent")
@@ -59,6 +62,8 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     checks.append(check_count(family, use_corrections))
     checks.extend(check_duplicates(family, use_corrections))
     checks.append(check_integrate(family, use_corrections))
+    if family.primitive is not None:
+        checks.extend(check_primitive(family.primitive.text, family))
     return FamilyReport(pid=family.pid, checks=checks)
 
 

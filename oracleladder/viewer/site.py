@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from ..probe.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
 from ..probe.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, Family, Rollout
+from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store
 
@@ -84,7 +84,7 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
           f"fraction: {'pass' if milestone_test(f.stage0, 'fraction') else 'fail'})" if tested
           else "milestone test: Stage 0 not run")
     rungs = ", ".join(f"{CONDITION_NAMES[c]} {sum(f.ladder[c])} of {len(f.ladder[c])}"
-                      for c in CONDITIONS[:3] if f.ladder.get(c))
+                      for c in (CONDITIONS[0], PRIMITIVE_CONDITIONS[0], *CONDITIONS[1:3]) if f.ladder.get(c))
     help_ = (f"smallest help that solves the parent (tau = {tau}): {parent_outcome(f.ladder, tau).value}"
              if out else "parent outcome: a C1-C3 run it depends on is missing")
     return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
@@ -163,7 +163,7 @@ def _shared(students: list[str], markdown: str) -> dict:
         "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
         "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
         "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
-        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS}}
+        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
 
 
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
