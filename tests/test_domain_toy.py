@@ -5,6 +5,8 @@ which know nothing of it: a scripted teacher and student on the loopback server.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +141,14 @@ def test_toy_domain_through_the_cli(tmp_path: Path, arith: type[ArithDomain]) ->
     assert result.exit_code == 0 and json.loads(result.stdout)["still_ungraded"] == 0, result.output
     result = runner.invoke(app, ["compile", str(problems), "--domain", "nope", "--teacher", "openai/t", "--store", store])
     assert result.exit_code == 2 and "unknown domain 'nope'; known: math, code, arith" in result.output
+
+
+@pytest.mark.parametrize("loop, other", [("oracleladder.compiler.loop", "oracleladder.probe"),
+                                         ("oracleladder.probe.runner", "oracleladder.compiler")])
+def test_the_loops_do_not_import_each_other(loop: str, other: str) -> None:
+    """The compile loop loads nothing of the prober and the probe loop nothing of the compiler: each
+    knows only the domain interface (a domain's module loads when the domain is first asked for)."""
+    code = f"import sys, {loop}; print(sorted(m for m in sys.modules if m.startswith('{other}')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "[]", out.stdout

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -46,6 +46,7 @@ from .base import Attempt, Checked, Domain, Job
 if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
     from ..probe.runner import ProbeConfig
 
+T = TypeVar("T")
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 PROMPT_VERSION_KEY = "prompt_version"  # extra key stored beside the packet fields in the plan JSON
 
@@ -250,7 +251,7 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
     sandbox_workers: int = 2
     _gate: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
 
-    async def _in_sandbox(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def _in_sandbox(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._gate is None:
             self._gate = asyncio.Semaphore(max(1, self.sandbox_workers))
         async with self._gate:
