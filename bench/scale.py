@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleladder.clients import make_client  # noqa: E402
-from oracleladder.probe.runner import ProbeConfig, plan_jobs, run_probe  # noqa: E402
+from oracleladder.domains import MathDomain  # noqa: E402
+from oracleladder.probe.runner import ProbeConfig, run_probe  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import Family  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl  # noqa: E402
@@ -137,7 +138,7 @@ def _gold(family: Family, target: str) -> str:
 async def run(a: argparse.Namespace) -> int:
     fams = families(max(1, round(PAPER_FAMILIES * a.scale)))
     config = ProbeConfig(student="openai/scale-student", k=K, max_tokens=16384)
-    n_jobs = len(plan_jobs(fams, config))
+    n_jobs = len(MathDomain().plan_jobs(fams, config, fams))
     proc, port = spawn([sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(a.latency),
                         "--max-lifetime", "3600"], cwd=ROOT)
     tmp = Path(tempfile.mkdtemp(prefix="ladder-scale-"))
@@ -152,7 +153,7 @@ async def run(a: argparse.Namespace) -> int:
                 rss.done += 1
 
             t0 = time.perf_counter()
-            stored = await run_probe(fams, config, client=client, store=store, pool=pool, run_id="scale",
+            stored = await run_probe(MathDomain(pool), fams, config, client=client, store=store, run_id="scale",
                                      on_done=done)
             wall = time.perf_counter() - t0
         await client.aclose()

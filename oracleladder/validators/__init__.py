@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 
@@ -32,7 +32,7 @@ from .reference import answer_problem, check_reference_answer, reference_answer_
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
-__all__ = ["check_family", "summarize", "render_errors", "leak_level", "atomicity_problem",
+__all__ = ["check_family", "summarize", "render_errors", "render_failures", "leak_level", "atomicity_problem",
            "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
            "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
            "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
@@ -108,20 +108,27 @@ def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
     }
 
 
-def render_errors(report: FamilyReport, family: Family | None = None) -> str:
-    """Re-ask message for the teacher: every failing check, by milestone number, with its reason."""
+def render_failures(report: FamilyReport, *, whole: str, intro: str, part: Callable[[int], str]) -> str:
+    """Re-ask message body: every failing check with its full reason, where it failed: ``whole`` (the
+    family or packet) or ``part(i)`` (milestone or helper i); ``intro`` leads, with ``{pid}`` and ``{n}``."""
     fails = report.failures()
     if not fails:
-        return f"Family {report.pid}: all checks passed."
-    lines = [f"The milestone family for problem {report.pid} failed {len(fails)} check(s). Fix each and return "
-             "the whole family again:"]
-    for c in fails:
-        if c.milestone is None:
-            lines.append(f"- Family [{c.check}]: {c.reason}")
-            continue
-        where = f"Milestone {c.milestone + 1}"
-        if family is not None and 0 <= c.milestone < len(family.milestones):
-            desc = " ".join(milestone_description(family.milestones[c.milestone]).split())
-            where += f" ({desc[:160]}{'...' if len(desc) > 160 else ''})"
-        lines.append(f"- {where} [{c.check}]: {c.reason}")
+        return f"{whole} {report.pid}: all checks passed."
+    lines = [intro.format(pid=report.pid, n=len(fails))]
+    lines += [f"- {whole if c.milestone is None else part(c.milestone)} [{c.check}]: {c.reason}" for c in fails]
     return "\n".join(lines)
+
+
+def render_errors(report: FamilyReport, family: Family | None = None) -> str:
+    """Re-ask message for the teacher: every failing check, by milestone number, with its reason."""
+
+    def milestone(i: int) -> str:
+        where = f"Milestone {i + 1}"
+        if family is not None and 0 <= i < len(family.milestones):
+            desc = " ".join(milestone_description(family.milestones[i]).split())
+            where += f" ({desc[:160]}{'...' if len(desc) > 160 else ''})"
+        return where
+
+    return render_failures(report, whole="Family", part=milestone,
+                           intro="The milestone family for problem {pid} failed {n} check(s). Fix each and return "
+                                 "the whole family again:")
