@@ -38,6 +38,7 @@ from orchestration import raw_baseline  # noqa: E402
 
 from oracleladder.clients import make_client  # noqa: E402
 from oracleladder.compiler.loop import Compiler  # noqa: E402
+from oracleladder.domains import MathDomain  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import MathProblem  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
@@ -102,8 +103,8 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     # fresh problem numbers per repetition (and for the warm-up): nothing is shared or cached across runs
     base = 20 + rep * (a.n + 20)
     with VerifierPool(workers=a.workers) as pool:
-        compiler = Compiler(client, store, pool, max_attempts=3, independent_solve=True)
-        # warm-up (imports, instructor set-up, the pool's first SymPy calls), not timed
+        compiler = Compiler(client, store, MathDomain(pool, independent_solve=True), max_attempts=3)
+        # warm-up (imports, the response models' schemas, the pool's first SymPy calls), not timed
         await compiler.compile_all(problems(base - 12, 12), concurrency=12)
         await store.flush()
         remote_stats(port, reset=True)

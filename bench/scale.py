@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
-from oracleladder.probe.runner import ProbeConfig, plan_jobs  # noqa: E402
+from oracleladder.domains import MathDomain  # noqa: E402
+from oracleladder.probe.runner import ProbeConfig  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
@@ -139,7 +140,7 @@ def _gold(family: Family, target: str) -> str:
 async def run(a: argparse.Namespace) -> int:
     fams = families(max(1, round(PAPER_FAMILIES * a.scale)))
     config = ProbeConfig(student="openai/scale-student", k=K, max_tokens=16384)
-    n_jobs = len(plan_jobs(fams, config))
+    n_jobs = len(MathDomain().plan_jobs(fams, config, fams))
     proc, port = spawn([sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(a.latency),
                         "--max-lifetime", "3600"], cwd=ROOT)
     tmp = Path(tempfile.mkdtemp(prefix="ladder-scale-"))

@@ -40,8 +40,9 @@ from .audit.cli import app as audit_app
 from .clients import Client, ConfigurationError, ProviderError, load_prices
 from .construction.funnel import SCREEN_CAUSES
 from .construction.screen import STRUCTURAL
-from .experiment import (HTML_MATH_ONLY, Endpoint, EndpointError, Experiment, ExperimentError, Report,
-                         check as check_families, request_body)
+from .domains import get_domain
+from .experiment import (Endpoint, EndpointError, Experiment, ExperimentError, Report, check as check_families,
+                         request_body)
 from .schemas import CONDITION_NAMES
 from .schemas.jsonl import InputError
 from .store import StoreError
@@ -50,10 +51,8 @@ from .viewer.serve import serve
 
 if TYPE_CHECKING:
     from .construction import reanchor as _reanchor
-    from .probe import compare as _compare
-else:  # SciPy behind them: loaded by the commands that use them, not by `ladder --help`
+else:  # SciPy behind it: loaded by the commands that use it, not by `ladder --help`
     _reanchor = lazy_module("oracleladder.construction.reanchor")
-    _compare = lazy_module("oracleladder.probe.compare")
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
 # (with --debug, with its traceback).
@@ -214,7 +213,7 @@ MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Lo
 RpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Requests-per-minute limit.")]
 TpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Tokens-per-minute limit.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
-DomainOpt = Annotated[str, typer.Option(help="math, or code (families compiled with --domain code).")]
+DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
 
@@ -222,6 +221,9 @@ ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server
 ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
 ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
 ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
+BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
+BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long (all first attempts go in one batch).")]
 
 
 # the options of every command that calls a model, defined once (_endpoint_options adds them)
@@ -229,7 +231,8 @@ ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
     "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
     "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, 120.0),
-    "max_cooldown": (MaxCooldownOpt, 120.0),
+    "max_cooldown": (MaxCooldownOpt, 120.0), "batch": (BatchOpt, False), "batch_poll": (BatchPollOpt, 5.0),
+    "batch_quiet": (BatchQuietOpt, 2.0),
 }
 
 
@@ -259,7 +262,8 @@ def _endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
     return Endpoint(model, base_urls=options["base_url"], concurrency=options["concurrency"], rpm=options["rpm"],
                     tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
                     api_key_env=options["api_key_env"], model_name=options["model_name"],
-                    timeout=options["timeout"], max_cooldown=options["max_cooldown"], **more)
+                    timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
+                    batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
 
 
 class _SpendColumn(ProgressColumn):
@@ -288,7 +292,29 @@ def _bar(description: str, total: int, client: Client) -> Iterator[Callable[[obj
     """The progress display of a run (experiment.Progress): one more done, and the spend now."""
     with _progress() as progress:
         task = progress.add_task(description, total=total, spend=_spend(client))
+        _show_batches(progress, client)
         yield lambda _: progress.update(task, advance=1, spend=_spend(client))
+
+
+def _show_batches(progress: Progress, client: Client) -> None:
+    """With --batch, one line per batch on the progress display: the provider's state and counts; its
+    bar fills as its results are stored (not while the provider still finalizes them)."""
+    if not client.batch:
+        return
+    tasks: dict[str, Any] = {}
+
+    def show(view) -> None:  # type: ignore[no-untyped-def]
+        what = f"batch {view.id}: {view.state}, {view.succeeded + view.failed} of {view.requests} done at the provider"
+        if view.id not in tasks:
+            tasks[view.id] = progress.add_task(what, total=view.requests, spend="")
+        progress.update(tasks[view.id], description=what, completed=view.settled)
+
+    client.provider.on_status = show
+
+
+def _batch_rows_said(summary: dict) -> str:
+    n = summary.get("batch_rows_submitted")
+    return "" if n is None else f" ({n} batch rows submitted)"
 
 
 PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
@@ -346,10 +372,10 @@ def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: 
 @app.command()
 @_endpoint_options
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
-    problems: Annotated[Path, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems.")],
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
+    problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
-    domain: Annotated[str, typer.Option(help="math or code.")] = "math",
+    domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
@@ -362,8 +388,28 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
+    primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
+    source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    if primitives_only:
+        if problems is not None or domain != "math" or dry_run:
+            _fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+        # online calls, as before the API: the primitive compiler has no batch mode
+        endpoint = _endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
+                             prices=load_prices(prices), max_cost=max_cost)
+        result = _run(store, lambda ex: ex.compile_primitives(endpoint, source=source, max_attempts=max_attempts,
+                                                               max_tokens=max_tokens, progress=_bar), endpoint)
+        if as_json:
+            typer.echo(json.dumps(result))
+        else:
+            _say_primitives(result)
+        if result["infrastructure_failures"] or result["budget_stop"]:
+            raise typer.Exit(EXIT_INCOMPLETE)
+        return
+    if problems is None:
+        _fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
+    get_domain(domain)  # an unknown name fails here, before the store is touched
     endpoint = _endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
                          max_cost=max_cost)
     summary = _run(store, lambda ex: ex.compile(
@@ -395,6 +441,14 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     _say_budget(summary)
     if summary["infrastructure_failures"] or summary["budget_stop"]:
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _say_primitives(summary: dict) -> None:
+    _say(f"primitives: {summary['compiled']} written, {len(summary['failed_why'])} failed, "
+         f"{summary['had_primitive']} of {summary['families']} families already had one; "
+         f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}")
+    for pid, why in summary["failed_why"].items():
+        _say(f"  failed {pid}: {why}")
 
 
 def _timeouts(summary: dict) -> str:
@@ -451,6 +505,8 @@ def probe(
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
+    primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     grader = _grader(grader, extended)
@@ -458,7 +514,8 @@ def probe(
     summary = _run(store, lambda ex: ex.probe(
         endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
-        domain=domain, dry_run=dry_run, progress=_bar), endpoint)
+        domain=domain, primitive=primitive, primitive_fallback=primitive_fallback, dry_run=dry_run,
+        progress=_bar), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     if dry_run:
@@ -468,9 +525,12 @@ def probe(
         return
     if not as_json:
         console.print(f"run {summary['run_id']}: {summary['families']} families, "
-                      f"{summary['requests']} requests, {summary['cache_hits']} cache hits, "
+                      f"{summary['requests']} requests{_batch_rows_said(summary)}, {summary['cache_hits']} cache hits, "
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
+    if summary.get("without_primitive") and not as_json:
+        _say(f"C2-primitive and C2-primitive-random skipped {summary['without_primitive']} families without a "
+             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     _say_budget(summary)
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
     if summary["failed_jobs"] or summary["ungraded"] or summary["budget_stop"]:
@@ -480,10 +540,9 @@ def probe(
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
                   use_corrections: bool, domain: str, html: bool) -> Report:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
-    if html and domain != "math":
-        _fail(HTML_MATH_ONLY)
-
     async def write(ex: Experiment) -> Report:
+        if html:
+            ex.check_html(domain)
         report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
                                  domain=domain)
         await ex.write_report(report, out, html=html)
@@ -527,17 +586,27 @@ def view(
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+    a: Annotated[Optional[str], typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
+                                             "roadmap sets (one --student) instead of the report.")] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
 ) -> None:
-    """Serve the HTML report of a live store on 127.0.0.1, rebuilt when the store changes; Ctrl-C stops."""
+    """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
+    when the store changes; Ctrl-C stops."""
     if not store.is_file():
         _fail(f"{store}: no such store")
+    if (a is None) != (b is None) or (a is not None and len(student) != 1):
+        _fail("a comparison takes --a, --b and one --student")
     with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
         out, seen = Path(tmp), [None]
 
         def refresh() -> None:
             stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
             if stamp != seen[0]:
-                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                if a is not None and b is not None:
+                    _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+                else:
+                    _write_report(store, student, out, threshold, source, use_corrections, "math", True)
                 seen[0] = stamp
 
         refresh()
@@ -565,23 +634,46 @@ def regrade(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
+def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
+                   allow_mixed_graders: bool, html: bool) -> None:
+    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
+    _run(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
+                                            allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
+
+
 @app.command()
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
-    b: Annotated[str, typer.Option("--b", help="Second roadmap set of the same problems.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
     store: StoreOpt = DEFAULT_STORE,
+    html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
+                                       "tables, and each problem's two roadmaps side by side with the student's "
+                                       "attempts; opens from the file system.")] = False,
 ) -> None:
-    """Compare two teachers or two granularities on the same problems (paper Appendix P)."""
+    """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
+    --primitive the primitive against the roadmap on one set."""
     if not store.is_file():
         _fail(f"{store}: no such store")
-    result = _run(store, lambda ex: ex.compare(a, b, student, use_corrections=use_corrections,
-                                               allow_mixed_graders=allow_mixed_graders), reading=True)
-    _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
-    console.print(f"compared {a} and {b} for {student}: {out}/compare.md", highlight=False, markup=False)
+    if primitive == (b is not None):
+        _fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+    if primitive:
+        if html:
+            _fail("--html is for two roadmap sets (--b), not --primitive")
+        result = _run(store, lambda ex: ex.write_primitive_compare(a, student, out, threshold=threshold,
+                                                                   use_corrections=use_corrections), reading=True)
+        _say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+             f"{out}/primitive_vs_roadmap.md")
+        return
+    assert b is not None
+    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
+    console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
+                  + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
 
 
 @app.command()
@@ -753,6 +845,28 @@ def reanchor(
     console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
     if incomplete:
         _say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
+
+
+@app.command("batches")
+def batches_(
+    store: StoreOpt = DEFAULT_STORE,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel every batch still in flight (stop the run that waits on them first: it would submit the cancelled rows again).")] = False,
+    api_key_env: ApiKeyEnvOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per batch.")] = False,
+) -> None:
+    """List the store's provider batches (`--batch`) with their states, as of their last poll."""
+    if not store.is_file():
+        _fail(f"{store}: no such store")
+    records, cancelled = _run(store, lambda ex: ex.batches(cancel=cancel, api_key_env=api_key_env), reading=not cancel)
+    for b in records:
+        if as_json:
+            typer.echo(b.model_dump_json(exclude={"custom_ids"}))
+        else:
+            where = f" at {b.endpoint}" if b.endpoint else ""
+            _say(f"{b.provider}{where} {b.id}: {b.state}; {b.requests} requests, {b.succeeded} succeeded, "
+                 f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
+    if not as_json:
+        _say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))
 
 
 if __name__ == "__main__":

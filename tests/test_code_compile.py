@@ -10,8 +10,8 @@ import pytest
 from oracleladder.clients import make_client
 from oracleladder.code.packet import CodePacket
 from oracleladder.code.problems import load_humaneval
-from oracleladder.compiler.code import CodeCompiler, load_packets, render_code_errors, teacher_messages
-from oracleladder.probe.code_ladder import load_code_families
+from oracleladder.compiler.loop import Compiler
+from oracleladder.domains.code import CodeDomain, load_code_families, load_packets, render_code_errors, teacher_messages
 from oracleladder.schemas import CheckResult, FamilyReport
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
@@ -91,7 +91,7 @@ async def test_rejected_packet_is_reasked_with_the_failing_assert(tmp_path: Path
     async with LoopbackServer(script=teacher) as server:
         store = await Store.open(tmp_path / "compile.sqlite")
         client = make_client("openai/teacher", base_url=server.openai_base_url, cache=store)
-        compiler = CodeCompiler(client, store)
+        compiler = Compiler(client, store, CodeDomain())
         assert compiler.max_attempts == 3
         outcomes = await compiler.compile_all([problem])
         attempts = await store.compile_attempts("HumanEval/0", "openai/teacher")
@@ -100,13 +100,13 @@ async def test_rejected_packet_is_reasked_with_the_failing_assert(tmp_path: Path
         families = await load_code_families(store, "openai/teacher")
         # a rerun replays the cached teacher calls: no new request reaches the server
         before = server.total
-        again = await CodeCompiler(client, store).compile(problem)
+        again = await Compiler(client, store, CodeDomain()).compile(problem)
         replayed = server.total - before
         await client.aclose()
         await store.close()
 
     assert [o.ok for o in outcomes] == [True] and outcomes[0].attempts == 2
-    assert type(outcomes[0].packet) is CodePacket and outcomes[0].packet == CodePacket.model_validate(GOOD)
+    assert type(outcomes[0].family.packet) is CodePacket and outcomes[0].family.packet == CodePacket.model_validate(GOOD)
     assert again.ok and again.attempts == 2 and replayed == 0
 
     # the re-ask: the previous packet as the assistant turn, then the failing assert and its traceback
@@ -143,7 +143,7 @@ async def test_three_rejections_give_up(tmp_path: Path) -> None:
     async with LoopbackServer(script=lambda messages, body: json.dumps(broken)) as server:
         store = await Store.open(tmp_path / "compile.sqlite")
         client = make_client("openai/teacher", base_url=server.openai_base_url, cache=store)
-        outcome = await CodeCompiler(client, store).compile(problem)
+        outcome = await Compiler(client, store, CodeDomain()).compile(problem)
         attempts = await store.compile_attempts("HumanEval/0", "openai/teacher")
         packets = await load_packets(store, "openai/teacher")
         await client.aclose()
@@ -157,19 +157,33 @@ async def test_three_rejections_give_up(tmp_path: Path) -> None:
 
 
 async def test_unusable_teacher_answer_is_a_stored_failure(tmp_path: Path) -> None:
-    """Prose instead of a packet, after instructor's re-asks: one failed attempt stored with the reason."""
+    """Prose instead of a packet: each teacher call is one stored failed attempt with the reason, re-asked
+    with the reply and what is wrong with it; no call is hidden in a re-ask of the structured call."""
     problem = load_humaneval(limit=1)[0]
-    async with LoopbackServer(script=lambda messages, body: "Here is my plan, in words.") as server:
+    asked: list[list[dict]] = []
+
+    def prose(messages: list[dict], body: dict) -> str:
+        asked.append(messages)
+        return "Here is my plan, in words."
+
+    async with LoopbackServer(script=prose) as server:
         async with Store.open(tmp_path / "compile.sqlite") as store:
             client = make_client("openai/teacher", base_url=server.openai_base_url, cache=store)
-            [outcome] = await CodeCompiler(client, store).compile_all([problem])
+            [outcome] = await Compiler(client, store, CodeDomain()).compile_all([problem])
             attempts = await store.compile_attempts("HumanEval/0", "openai/teacher")
             await client.aclose()
+        calls = server.total
 
-    assert not outcome.ok and outcome.attempts == 1
-    assert [e.check for e in outcome.errors] == ["teacher"] and "teacher call failed" in outcome.errors[0].reason
-    assert [(a.attempt, a.passed, a.plan) for a in attempts] == [(0, False, None)]
-    assert attempts[0].errors[0]["reason"] == outcome.errors[0].reason
+    assert not outcome.ok and outcome.attempts == 3
+    assert [e.check for e in outcome.errors] == ["teacher"]
+    assert "not a valid CodePacket" in outcome.errors[0].reason and "Invalid JSON" in outcome.errors[0].reason
+    assert calls == len(asked) == len(attempts) == 3  # one call per attempt, every one stored
+    assert [(a.attempt, a.passed, a.plan) for a in attempts] == [(0, False, None), (1, False, None), (2, False, None)]
+    assert all(a.errors[0]["reason"] == outcome.errors[0].reason for a in attempts)
+    # the re-ask: the reply as the assistant turn, then its validation errors
+    assert [m["role"] for m in asked[2][-4:]] == ["assistant", "user", "assistant", "user"]
+    assert asked[1][-2]["content"] == "Here is my plan, in words."
+    assert "Invalid JSON" in asked[1][-1]["content"] and "corrected JSON object" in asked[1][-1]["content"]
 
 
 def test_cli_code_compile_probe_report(tmp_path: Path) -> None:

@@ -16,18 +16,16 @@ from oracleladder.clients import make_client
 from oracleladder.code.packet import CodePacket, Helper
 from oracleladder.code.problems import load_humaneval
 from oracleladder.code.validate import check_packet
-from oracleladder.probe.code_ladder import (
+from oracleladder.domains.code import (
     CODE_CONDITIONS,
+    CodeDomain,
     CodeFamily,
-    CodeProbeConfig,
-    collect_code_results,
     condition_prompt,
     extract_code,
     helper_prompt,
-    plan_code_jobs,
-    run_code_probe,
 )
 from oracleladder.probe.outcomes import Gap, Outcome, classify, milestone_test, parent_outcome
+from oracleladder.probe.runner import ProbeConfig, run_probe
 from oracleladder.schemas import CodeProblem, CodeTest
 from oracleladder.schemas.types import Label
 from oracleladder.store import Store
@@ -158,7 +156,7 @@ def test_prompts_show_what_each_rung_allows(families):
     assert "def adjacent_gaps(xs: list[float]) -> list[float]:" in h and f0.packet.helpers[0].docstring in h
     assert "assert" not in h and f0.problem.statement.strip() not in h
     assert "assert adjacent_gaps([5.0]) == []" in helper_prompt(f0.packet, 0, show_asserts=True)[0]["content"]
-    jobs = plan_code_jobs(families[:1], CodeProbeConfig(student="s", k=2))
+    jobs = CodeDomain().plan_jobs(families[:1], ProbeConfig(student="s", k=2), families[:1])
     assert [(j.target, j.k) for j in jobs] == [("m0", 0), ("m0", 1), ("m1", 0), ("m1", 1), ("C1_direct", 0),
                                                ("C1_direct", 1), ("C2_descriptions", 0), ("C2_descriptions", 1),
                                                ("C3_gold_answers", 0), ("C3_gold_answers", 1)]
@@ -207,8 +205,8 @@ async def test_scripted_student_outcomes_and_labels(tmp_path: Path, families) ->
     async with LoopbackServer(script=script) as server:
         store = await Store.open(tmp_path / "probe.sqlite")
         client = make_client("openai/student", base_url=server.openai_base_url, cache=store)
-        config = CodeProbeConfig(student="openai/student", k=K, max_tokens=512)
-        n = await run_code_probe(fams, config, client=client, store=store, run_id="r1", source="hand")
+        config = ProbeConfig(student="openai/student", k=K, max_tokens=512, temperature=0.7)
+        n = await run_probe(CodeDomain(), fams, config, client=client, store=store, run_id="r1", source="hand")
         rollouts = await store.rollouts(student="openai/student", run_id="r1")
         calls = server.total
         await client.aclose()
@@ -235,7 +233,7 @@ async def test_scripted_student_outcomes_and_labels(tmp_path: Path, families) ->
     assert r.verdict.label is Label.NOT_ACCEPT and "expected '6', got '0'" in r.verdict.reason
     assert by[("stdio/sum", "C2_descriptions", 1)].verdict.reason == "2/2 tests passed"
 
-    results = {fr.pid: fr for fr in collect_code_results(fams, rollouts)}
+    results = {fr.pid: fr for fr in CodeDomain().collect_results(fams, rollouts)}
     assert set(results) == {"HumanEval/0", "stdio/sum", "HumanEval/3"}
     he0, s, he3 = results["HumanEval/0"], results["stdio/sum"], results["HumanEval/3"]
     assert he0.stage0 == {"m0": [True, True], "m1": [True, True]}
@@ -265,12 +263,12 @@ async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
     store = await Store.open(tmp_path / "local.sqlite")
     client = make_client("local", cache=store)
     student = f"{client.provider.name}/{client.model}"
-    config = CodeProbeConfig(student=student, k=1, max_tokens=128, temperature=0.7)
+    config = ProbeConfig(student=student, k=1, max_tokens=128, temperature=0.7)
     try:
-        n = await run_code_probe(fams, config, client=client, store=store, run_id="local1", source="hand")
+        n = await run_probe(CodeDomain(), fams, config, client=client, store=store, run_id="local1", source="hand")
         rollouts = await store.rollouts(student=student, run_id="local1")
         calls_after_first = client.usage.successes
-        again = await run_code_probe(fams, config, client=client, store=store, run_id="local2", source="hand")
+        again = await run_probe(CodeDomain(), fams, config, client=client, store=store, run_id="local2", source="hand")
         replayed = client.usage.successes - calls_after_first
     finally:
         await client.aclose()
@@ -287,7 +285,7 @@ async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
         assert r.verdict.extracted is not None
         if r.verdict.label is Label.ACCEPT:
             assert "tests passed" in r.verdict.reason
-    results = collect_code_results(fams, rollouts)
+    results = CodeDomain().collect_results(fams, rollouts)
     assert [fr.pid for fr in results] == [f.pid for f in fams]
     for fr in results:
         assert set(fr.stage0) == {"m0", "m1"} and all(len(v) == 1 for v in fr.stage0.values())

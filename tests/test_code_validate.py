@@ -7,7 +7,7 @@ import pytest
 from oracleladder.code.packet import CodePacket, Helper
 from oracleladder.code.problems import load_humaneval
 from oracleladder.code.validate import check_gold_passes_asserts, check_packet, check_signature
-from oracleladder.probe.code_ladder import grade_helper
+from oracleladder.domains.code import grade_helper
 from oracleladder.schemas.models import CodeProblem, CodeTest, FamilyReport
 
 pytestmark = pytest.mark.timeout(120)

@@ -1,6 +1,7 @@
-"""A teacher answer the compiler cannot use (not JSON, or the wrong JSON, after instructor's re-asks)
-ends that problem as a stored failed attempt with the reason; the other problems compile, and a
-rerun replays every call from the store."""
+"""A teacher answer the compiler cannot use (not JSON, or the wrong JSON) is a stored failed attempt
+with the reason, re-asked by the compiler's own loop (one teacher call per attempt, none hidden in
+a re-ask of the structured call); the other problems compile, and a rerun replays every call from
+the store."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
+from oracleladder.domains import MathDomain
 from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
@@ -29,11 +31,15 @@ PROBLEMS = [
 ]
 
 
+TEACHER_CALLS: list[str] = []
+
+
 def teacher(messages: list[dict], body: dict) -> str:
     if "Mathematics Mentor" not in messages[0]["content"]:
         description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
         return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
     user = messages[1]["content"]
+    TEACHER_CALLS.append(user)
     if "product" in user:
         return "I would rather explain the problem in words than write JSON."
     if "larger" in user:
@@ -46,7 +52,7 @@ async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> N
         async with Store.open(tmp_path / "s.sqlite") as store:
             client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
             with VerifierPool(workers=1) as pool:
-                compiler = Compiler(client, store, pool, max_attempts=2)
+                compiler = Compiler(client, store, MathDomain(pool), max_attempts=2)
                 outcomes = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
                 first = server.total
                 again = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
@@ -54,13 +60,17 @@ async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> N
             await client.aclose()
 
     assert outcomes["good"].ok and outcomes["good"].attempts == 1
-    for pid in ("prose", "shape"):
+    for pid, what in (("prose", "Invalid JSON"), ("shape", "milestones: Input should be a valid array")):
         o = outcomes[pid]
-        assert not o.ok and o.attempts == 1
-        assert [e.check for e in o.errors] == ["teacher"] and "teacher call failed" in o.errors[0].reason
+        assert not o.ok and o.attempts == 2
+        assert [e.check for e in o.errors] == ["teacher"] and "not a valid TeacherPlan" in o.errors[0].reason
+        assert what in o.errors[0].reason, o.errors[0].reason
         stored = attempts[pid]
-        assert [(a.attempt, a.passed, a.plan) for a in stored] == [(0, False, None)]
-        assert stored[0].errors[0]["reason"] == o.errors[0].reason
+        assert [(a.attempt, a.passed, a.plan) for a in stored] == [(0, False, None), (1, False, None)]
+        assert all(a.errors[0]["reason"] == o.errors[0].reason for a in stored)
+    # one teacher call per attempt: 1 for "good", 2 for each of the others, and none on the rerun
+    asked = [PROBLEMS[[p.problem in u for p in PROBLEMS].index(True)].pid for u in TEACHER_CALLS]
+    assert sorted(asked) == ["good", "prose", "prose", "shape", "shape"]
     assert server.total == first  # the rerun asked nothing new
     assert {p: (o.ok, [e.reason for e in o.errors]) for p, o in again.items()} == \
         {p: (o.ok, [e.reason for e in o.errors]) for p, o in outcomes.items()}

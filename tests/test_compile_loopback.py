@@ -10,6 +10,7 @@ import pytest
 
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
+from oracleladder.domains import MathDomain
 from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem, MilestoneType
 from oracleladder.store import Store
@@ -57,7 +58,7 @@ async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path,
         base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
         client = make_client(f"{wire}/teacher", base_url=base_url, api_key="k", cache=store)
         with VerifierPool(workers=1) as pool:
-            outcomes = await Compiler(client, store, pool).compile_all([PROBLEM])
+            outcomes = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
         attempts = await store.compile_attempts("roots", f"{wire}/teacher", granularity="default")
         family = await store.get_family("roots", source=f"{wire}/teacher")
         await client.aclose()

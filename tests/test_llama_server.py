@@ -6,10 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Literal
 
+import aiohttp
+from aiohttp import web
+from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.clients import make_client
 from oracleladder.store import Store
 
 
@@ -98,3 +103,69 @@ def test_wrong_url_or_wire_format_is_one_line_and_a_failure(tmp_path: Path, shar
         assert result.exit_code == 1, result.output
         lines = [line for line in result.output.splitlines() if line.startswith("error:")]
         assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.output
+
+
+class _Recorder:
+    """A pass-through proxy in front of the real server that keeps every chat body it forwards, as
+    the server receives it, and the server's status for it."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.removesuffix("/v1")
+        self.chats: list[tuple[dict, int]] = []
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        async with self._session.request(request.method, self.upstream + request.path_qs, data=raw,
+                                         headers={"Content-Type": "application/json"}) as r:
+            body = await r.read()
+            if request.path.endswith("/chat/completions"):
+                self.chats.append((json.loads(raw), r.status))
+            return web.Response(body=body, status=r.status, content_type="application/json")
+
+    async def __aenter__(self) -> "_Recorder":
+        self._session = aiohttp.ClientSession()
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+        await self._session.close()
+
+
+MARK = "distance-unit-5c1e"  # in the schema only
+
+
+class Distance(BaseModel):
+    value: int
+    unit: Literal["m", "km"] = Field(description=f"the {MARK}")
+
+
+async def test_the_schema_reaches_the_real_server_once_per_mode(llama_server) -> None:
+    """Every structured mode's body as llama.cpp's server received it carries the schema once: the
+    json_schema one it refuses, and the json_object one whose schema constrains its decoding (so
+    even SmolLM2's one reply validates, with no re-ask)."""
+    async with _Recorder(llama_server.base_url) as proxy:
+        for mode in ("json_schema", "auto", "tools", "md_json"):
+            c = make_client("openai/smollm2", base_url=proxy.base_url, structured=mode)
+            request = c.request("A walk of 3 km. How far, as JSON?", temperature=0.0, max_tokens=48)
+            try:
+                out = await c.structured(request, Distance, max_retries=0)
+            except Exception as e:  # noqa: BLE001 - what the small model makes of a mode is not the point here
+                out = e
+            finally:
+                await c.aclose()
+            if mode == "auto":
+                assert isinstance(out, Distance), out  # stepped down to json_object: its schema decoded
+    modes = [("json_schema" if "json_schema" in json.dumps(b.get("response_format"))
+              else "json_object" if "response_format" in b else "tools" if "tools" in b else "md_json", status)
+             for b, status in proxy.chats]
+    assert modes == [("json_schema", 500), ("json_schema", 500), ("json_object", 200), ("tools", modes[3][1]),
+                     ("md_json", 200)]
+    for body, _ in proxy.chats:
+        assert json.dumps(body).count(MARK) == 1, body

@@ -16,7 +16,9 @@ import pytest
 from oracleladder.clients import make_client
 from oracleladder.probe.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.probe.prompts import condition_prompt, description, stage0_prompt
-from oracleladder.probe.runner import ProbeConfig, collect_results, run_probe
+from oracleladder.domains import MathDomain
+from oracleladder.domains.math import collect_results
+from oracleladder.probe.runner import ProbeConfig, run_probe
 from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
@@ -86,7 +88,7 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, s
         base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
         client = make_client(name, base_url=base_url, api_key="k", cache=store, concurrency=8)
         with VerifierPool(workers=2) as pool:
-            stored = await run_probe(families, config, client=client, store=store, pool=pool, run_id="r1", workers=8)
+            stored = await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id="r1", workers=8)
         rollouts = await store.rollouts(student=name)
         await client.aclose()
         await store.close()
@@ -117,7 +119,7 @@ async def test_rerun_is_served_from_the_cache(tmp_path: Path, shared_data: Path)
             store = await Store.open(path)
             client = make_client("openai/echo", base_url=server.openai_base_url, cache=store)
             with VerifierPool(workers=1) as pool:
-                await run_probe(families, config, client=client, store=store, pool=pool, run_id=f"r{attempt}")
+                await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id=f"r{attempt}")
             await client.aclose()
             await store.close()
             assert server.total == 2 * 2 * len(families)  # the second run asked nothing

@@ -103,14 +103,14 @@ def test_write_report_two_students(tmp_path):
     assert d["pair"]["outcome_transitions"]["same"] == 1 and res["pair"]["n_common"] == 4
     md = (tmp_path / "report.md").read_text()
     rows = [
-        "| s1 | 4 | 12.5% | 25.0% | 75.0% | 50.0% | not run |",              # Table 1
-        "| s2 | 4 | 37.5% | 50.0% | 75.0% | 25.0% | not run |",
-        "| s1 | 1 | 1 | not run | 2 | 0 | 2 | 3 |",                           # Table 21
-        "| s2 | 2 | 0 | 0 | 1 | 0 | 0 | 3 |",
-        "| s1 | 1 | 0 | 1 | 0 | 1 | 1 | 2 | 3 | 1.50 | 66.7% (4/6) |",       # Table 16 + Stage 0
-        "| s2 | 2 | 0 | 0 | 1 | 1 | 0 | 3 | 3 | 1.00 | 75.0% (3/4) |",
-        "| 1 (default) | 1 | 1 | 1 | 1 |",                                    # Table 9, s1
-        "| 2 | 0 | 1 | 0 | 3 |",
+        "| s1 | 4 | 12.5% | 25.0% | not run | 75.0% | 50.0% | not run |",    # Table 1 (Primitive-Needed not run)
+        "| s2 | 4 | 37.5% | 50.0% | not run | 75.0% | 25.0% | not run |",
+        "| s1 | 1 | 1 | not run | not run | not run | 2 | 0 | 2 | 3 |",       # Table 21
+        "| s2 | 2 | 0 | 0 | not run | not run | 1 | 0 | 0 | 3 |",
+        "| s1 | 1 | not run | 0 | 1 | 0 | 1 | 1 | 2 | 3 | 1.50 | 66.7% (4/6) |",  # Table 16 + Stage 0
+        "| s2 | 2 | not run | 0 | 0 | 1 | 1 | 0 | 3 | 3 | 1.00 | 75.0% (3/4) |",
+        "| 1 (default) | 1 | not run | 1 | 1 | 1 |",                          # Table 9, s1
+        "| 2 | 0 | not run | 1 | 0 | 3 |",
         "| Direct | 1 | 0 | 0 | 0 | 1 |",                                     # Table 38
         "| Roadmap-Needed | 1 | 0 | 0 | 0 | 1 |",
         "| Answers-Needed | 0 | 0 | 0 | 1 | 1 |",
@@ -191,7 +191,7 @@ def test_plots_order_hatching_and_legends_outside():
                                             "partial": summarize(fams)}}
     fig, ax, legend, drawn = taxonomy_figure(res)
     # Direct once, then the five gaps in Table 16 order, then the hatched unlabelled families
-    assert [k for k, _ in drawn] == [g.value for g in Gap] + [None]
+    assert [k for k, _ in drawn] == [g.value for g in Gap if g is not Gap.PRIMITIVE] + [None]  # C2-primitive not run
     assert dict(drawn)[None] == [0, 2, 1] and dict(drawn)["Direct"] == [1, 2, 2]
     assert all(sum(c[i] for _, c in drawn) == n for i, n in enumerate((4, 4, 4)))  # every family drawn once
     fig.canvas.draw()
@@ -200,7 +200,7 @@ def test_plots_order_hatching_and_legends_outside():
     plt.close(fig)
 
     fig, ax, legend, drawn = fingerprint_figure(res)
-    assert [k for k, _ in drawn] == [o.value for o in Outcome] + [None]
+    assert [k for k, _ in drawn] == [o.value for o in Outcome if o is not Outcome.PRIMITIVE_NEEDED] + [None]
     assert dict(drawn)[None] == [0, 0, 1] and dict(drawn)["Unrecovered"] == [1, 1, 1]
     fig.canvas.draw()
     r = fig.canvas.get_renderer()

@@ -64,14 +64,16 @@ def test_bootstrap_seed_reproducible():
 def test_transition_matrix_counts():
     D, R, A, U = Outcome.DIRECT, Outcome.ROADMAP_NEEDED, Outcome.ANSWERS_NEEDED, Outcome.UNRECOVERED
     tm = transition_matrix([D, D, R, U, U, A], [D, R, R, U, D, U])
-    assert tm["labels"] == ["Direct", "Roadmap-Needed", "Answers-Needed", "Unrecovered"]
+    assert tm["labels"] == ["Direct", "Primitive-Needed", "Roadmap-Needed", "Answers-Needed", "Unrecovered"]
     c = tm["counts"]
     assert c["Direct"]["Direct"] == 1 and c["Direct"]["Roadmap-Needed"] == 1
     assert c["Roadmap-Needed"]["Roadmap-Needed"] == 1 and c["Unrecovered"]["Unrecovered"] == 1
     assert c["Unrecovered"]["Direct"] == 1 and c["Answers-Needed"]["Unrecovered"] == 1
     assert sum(sum(r.values()) for r in c.values()) == 6
-    assert tm["row_totals"] == {"Direct": 2, "Roadmap-Needed": 1, "Answers-Needed": 1, "Unrecovered": 2}
-    assert tm["col_totals"] == {"Direct": 2, "Roadmap-Needed": 2, "Answers-Needed": 0, "Unrecovered": 2}
+    assert tm["row_totals"] == {"Direct": 2, "Primitive-Needed": 0, "Roadmap-Needed": 1, "Answers-Needed": 1,
+                                "Unrecovered": 2}
+    assert tm["col_totals"] == {"Direct": 2, "Primitive-Needed": 0, "Roadmap-Needed": 2, "Answers-Needed": 0,
+                                "Unrecovered": 2}
     assert tm["same"] == 3 and tm["n"] == 6
     s = transition_matrix(["x", "y", "x"], ["y", "y", "z"])
     assert s["labels"] == ["x", "y", "z"] and s["counts"]["x"] == {"x": 0, "y": 1, "z": 1} and s["same"] == 1

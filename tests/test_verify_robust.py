@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from oracleladder.compiler.loop import Compiler
+from oracleladder.domains import MathDomain
 from oracleladder.clients import make_client
 from oracleladder.verify import Verdict, VerifierPool, verify, verify_inprocess, verify_many
 from oracleladder.schemas import Family, MathProblem
@@ -274,7 +275,7 @@ async def test_a_hung_symbolic_check_ends_the_compile_attempt_with_a_reason(tmp_
         async with Store.open(tmp_path / "s.sqlite") as store:
             client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
             with VerifierPool(workers=1, timeout_s=0.5) as pool:
-                compiler = Compiler(client, store, pool, max_attempts=2, independent_solve=False)
+                compiler = Compiler(client, store, MathDomain(pool, independent_solve=False), max_attempts=2)
                 problem = MathProblem(pid="huge", problem="Find 2^(2^30)+1.", answer="2^{2^{30}}+1")
                 first = await compiler.compile(problem)
                 tick = asyncio.create_task(ticker())  # the rerun replays the plan and checks it again

@@ -32,12 +32,12 @@ def _answer(gold: str, rng: random.Random, p_right: float) -> tuple[str, str]:
 
 
 async def _fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
-                odd: str, stage0: bool, seed: int = 0) -> None:
+                odd: str, stage0: bool, source: str, seed: int = 0) -> None:
     rng = random.Random(seed)
     async with Store.open(path) as store:
         for student, p_right in students.items():
             run_id = await store.start_run("probe", {"student": student, "k": k, "max_tokens": 256,
-                                                     "temperature": 0.7, "source": "release"})
+                                                     "temperature": 0.7, "source": source})
             failed_one = ungraded_one = False
             for fam in families:
                 targets = [(f"m{i}", m.answer) for i, m in fam.tested()] if stage0 else []
@@ -45,11 +45,11 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
                 for target, gold in targets:
                     for kk in range(k):
                         request = ChatRequest(provider="openai", model=student, k=kk,
-                                              messages=[{"role": "user", "content": f"{fam.pid} {target}"}])
+                                              messages=[{"role": "user", "content": f"{source} {fam.pid} {target}"}])
                         if not failed_one and fam.pid == odd and target == "C2_descriptions":
                             failed_one = True  # a job whose call failed for good: no answer, no verdict
                             await store.put_call(request, None, error="HTTP 500", run_id=run_id, wait=False)
-                            await store.put_failed_job(FailedJob(run_id=run_id, student=student, source="release",
+                            await store.put_failed_job(FailedJob(run_id=run_id, student=student, source=source,
                                                                  pid=fam.pid, target=target, k=kk,
                                                                  call_key=request.key(), reason="gave up after 6 attempts"),
                                                        wait=False)
@@ -69,21 +69,23 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
                         await store.put_call(request, ChatResult(text=text, tokens_in=20, tokens_out=30,
                                                                  latency_s=0.1, finish_reason=finish),
                                              run_id=run_id, wait=False)
-                        await store.put_rollout(Rollout(run_id=run_id, student=student, pid=fam.pid, target=target,
-                                                        k=kk, call_key=request.key(), response=text, verdict=verdict),
+                        await store.put_rollout(Rollout(run_id=run_id, student=student, pid=fam.pid, target=target, k=kk,
+                                                        call_key=request.key(), response=text, verdict=verdict,
+                                                        source=source),
                                                 wait=False)
             await store.flush()
             await store.finish_run(run_id, "done")
 
 
 def fill(path: Path, families: list[Family], students: dict[str, float], k: int, *, grade: bool,
-         odd: str | None = None, stage0: bool = True) -> None:
+         odd: str | None = None, stage0: bool = True, source: str = "release") -> None:
     """Probe ``families`` (already imported into the store at ``path``) with synthetic ``students``
     (name -> chance of a right answer), K = ``k`` per milestone and per condition; ``grade``: grade every
     answer with the real verifier (else a verdict is read off the synthetic answer). Each student has one
     failed job and one ungraded rollout, on family ``odd`` (default: the first). ``stage0``: probe the
-    milestones too."""
-    asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid, stage0=stage0))
+    milestones too. ``source``: the roadmap set the families were filed under."""
+    asyncio.run(_fill(path, families, students, k, grade=grade, odd=odd or families[0].pid, stage0=stage0,
+                      source=source))
 
 
 async def _fill_released(path: Path, families: list[Family], responses: list[dict]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, Rollout, parse_roadmap_set
+from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
 from .markdown import table
@@ -22,7 +22,7 @@ BUCKETS = ("no_boxed", "no_boxed_trunc", "unparsable", "parsed_wrong", "parsed_c
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
 TRUNCATED = ("length", "max_tokens")
 STAGE0 = "Stage 0"
-ROWS = (*CONDITIONS, STAGE0)
+ROWS = (*CONDITIONS, *PRIMITIVE_CONDITIONS, STAGE0)  # the primitive rung where it was run
 WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
 
 

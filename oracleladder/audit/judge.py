@@ -25,7 +25,7 @@ from ..clients.errors import endpoint_failure
 from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
-from ..probe.runner import target_gold
+from ..domains.math import target_gold
 from .markdown import table
 
 TAIL_CHARS = 12_000  # what the judge reads of a response: the paper's last 12,000 characters

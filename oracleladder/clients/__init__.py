@@ -1,5 +1,6 @@
 """Async LLM client layer: providers (openai, anthropic, OpenAI-compatible base_url, local) and the
-shared runner (cache, limits, retries, usage, structured outputs)."""
+shared runner (``runner.Client``) composed of its concerns: ``cache``, ``limits``, ``retry``, ``usage``
+and ``structured`` outputs."""
 
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
@@ -25,20 +26,16 @@ from .providers import (
     parse_model,
 )
 from .prices import DEFAULT_PRICES, PriceTable, load_prices
-from .runner import (
-    STRUCTURED_MODES,
-    CallCache,
-    Client,
-    MemoryCache,
-    RateLimiter,
-    Usage,
-    make_client,
-)
+from .cache import CallCache, MemoryCache
+from .limits import RateLimiter
+from .runner import Client, make_client
+from .structured import STRUCTURED_MODES, StructuredOutputError
+from .usage import Usage
 
 __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
     "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
     "OpenAIRawProvider", "make_provider", "parse_model", "DEFAULT_PRICES", "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client",
-    "MemoryCache", "RateLimiter", "Usage", "make_client",
+    "MemoryCache", "RateLimiter", "StructuredOutputError", "Usage", "make_client",
 ]

@@ -240,6 +240,21 @@ def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
         raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
 
 
+def _result_from_anthropic_dict(data: Any, latency: float) -> ChatResult:
+    try:
+        text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=text,
+            tokens_in=int(usage.get("input_tokens") or 0),
+            tokens_out=int(usage.get("output_tokens") or 0),
+            latency_s=latency,
+            finish_reason=data.get("stop_reason"),
+        )
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise MalformedResponse(f"malformed messages body: {e!r}") from None
+
+
 class OpenAIProvider:
     """OpenAI or any OpenAI-compatible server, through the official ``AsyncOpenAI`` SDK on aiohttp."""
 
@@ -449,19 +464,7 @@ class AnthropicProvider:
                 if isinstance(e, a.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
                     continue
                 raise _sdk_error(a, e, self.name) from None
-        try:
-            text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
-            usage = data.get("usage") or {}
-            result = ChatResult(
-                text=text,
-                tokens_in=int(usage.get("input_tokens") or 0),
-                tokens_out=int(usage.get("output_tokens") or 0),
-                latency_s=time.perf_counter() - t0,
-                finish_reason=data.get("stop_reason"),
-            )
-        except (KeyError, TypeError, AttributeError, ValueError) as e:
-            raise MalformedResponse(f"malformed messages body: {e!r}") from None
-        return _answer(result, self.name)
+        return _answer(_result_from_anthropic_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..prompts import load
-from ..schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Provenance
+from ..schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Primitive, Provenance
 
 Granularity = Literal["coarse", "default", "fine"]
 
@@ -40,6 +40,9 @@ class TeacherPlan(BaseModel):
     """A milestone plan; the last milestone is the private INTEGRATE step."""
 
     milestones: list[PlannedMilestone] = Field(min_length=2)
+    # the key idea (docs/primitive.md), written after the roadmap; optional so that a teacher that
+    # leaves it out still compiles a roadmap (`ladder compile --primitives-only` can add it later)
+    primitive: str | None = Field(default=None, description="one short sentence: the key idea, no value")
 
 
 def plan_errors(plan: TeacherPlan) -> list[CheckResult]:
@@ -95,4 +98,7 @@ def to_family(plan: TeacherPlan, problem: MathProblem, provenance: Provenance) -
         milestones=milestones,
         integrate=integrate,
         provenance=provenance,
+        primitive=None if not (plan.primitive or "").strip() else Primitive(
+            text=plan.primitive.strip(), provenance="teacher", teacher=provenance.source,
+            prompt_hash=provenance.prompt_hash),
     )

@@ -1,5 +1,5 @@
-"""What the math and the code compiler share: bounded async workers over the problems, and the
-record of an attempt that ends a problem without a result."""
+"""The compile loop's workers: bounded async workers over the problems, and the record of an
+attempt that ends a problem without a result."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from instructor.core.exceptions import IncompleteOutputException, InstructorError
-
-from ..clients import BudgetReached, ProviderError
+from ..clients import BudgetReached, ProviderError, StructuredOutputError
 from ..verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
@@ -33,7 +31,7 @@ BUDGET_CHECK = "budget"  # --max-cost stopped the run before the problem was don
 
 
 class Outcome:
-    """What the math and code compile outcomes share (they are dataclasses with ``errors``)."""
+    """What a compile outcome says of its failures (a dataclass with ``errors``)."""
 
     errors: list[CheckResult]
 
@@ -44,8 +42,8 @@ class Outcome:
 
 
 def infrastructure_failure(what: str, exc: BaseException) -> CheckResult | None:
-    """The failed check of an attempt that a provider error or a failed grading ended (instructor
-    wraps the errors raised under it, so the chain of causes is searched), or None if neither is
+    """The failed check of an attempt that a provider error or a failed grading ended (the chain of
+    causes is searched: a check may wrap the error it met), or None if neither is
     behind ``exc``. Such a failure says nothing about the plan: it is never shown to the teacher,
     and a rerun compiles the problem again (failed calls are not cached)."""
     seen: set[int] = set()
@@ -66,7 +64,7 @@ def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
     """The teacher gave no usable answer; one cut off by its token budget says which and what to do.
     A provider error behind it is a provider failure, not the teacher's."""
     what = "teacher call failed"
-    if isinstance(exc, IncompleteOutputException):
+    if isinstance(exc, StructuredOutputError) and exc.truncated:
         what += f" (its answer was cut off at --max-tokens {max_tokens}: raise it)"
     return infrastructure_failure(what, exc) or failure("teacher", what, exc)
 
@@ -103,7 +101,7 @@ async def compile_all(
                     outcome = await compile_one(problem)
                 except Exception as exc:  # noqa: BLE001 - e.g. the store refused the attempt: report, go on
                     what = "compiling the problem failed"
-                    check = "teacher" if isinstance(exc, InstructorError) else "compiler"
+                    check = "teacher" if isinstance(exc, StructuredOutputError) else "compiler"
                     outcome = failed(problem, infrastructure_failure(what, exc) or failure(check, what, exc))
         if on_done:
             on_done(outcome)

@@ -1,4 +1,10 @@
-"""Parent-probe outcomes (Algorithm 3), milestone test (Algorithm 2), five-way taxonomy (Section 4 / Table 16)."""
+"""Parent-probe outcomes (Algorithm 3), milestone test (Algorithm 2), five-way taxonomy (Section 4 / Table 16).
+
+The primitive rung (docs/primitive.md) refines both where C2-primitive was run: the ladder reads C1,
+C2-primitive, C2, C3, so a family the primitive alone recovers is Primitive-Needed, and a roadmap gap
+(milestone test passed) that the primitive alone closes is a Primitive-gap. Where C2-primitive was not
+run, its rung is skipped and the labels are the paper's.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from enum import Enum
 
 class Outcome(str, Enum):
     DIRECT = "Direct"
+    PRIMITIVE_NEEDED = "Primitive-Needed"  # only where C2-primitive was run
     ROADMAP_NEEDED = "Roadmap-Needed"
     ANSWERS_NEEDED = "Answers-Needed"
     UNRECOVERED = "Unrecovered"
@@ -18,11 +25,22 @@ class Gap(str, Enum):
     """Five-way taxonomy with Direct counted once (Table 16 column order)."""
 
     DIRECT = "Direct"
+    PRIMITIVE = "Primitive-gap"  # a roadmap gap the primitive alone closes (only where C2-primitive was run)
     ROADMAP = "Roadmap-gap"
     MS_EXEC = "Milestone-execution-gap"
     COMPOSITION = "Composition-gap"
     MISSING_MS = "Missing-milestone-gap"
     CAPABILITY = "Capability-gap"
+
+
+def ladder_outcomes(primitive: bool) -> list[Outcome]:
+    """The outcomes a ladder can reach: Primitive-Needed only where C2-primitive was run."""
+    return [o for o in Outcome if primitive or o is not Outcome.PRIMITIVE_NEEDED]
+
+
+def ladder_gaps(primitive: bool) -> list[Gap]:
+    """The five-way labels (Direct once) a ladder can reach: Primitive-gap only where C2-primitive was run."""
+    return [g for g in Gap if primitive or g is not Gap.PRIMITIVE]
 
 
 @dataclass
@@ -53,9 +71,11 @@ def solved(rolls: list[bool], tau: int = 1) -> bool:
 
 
 def parent_outcome(ladder: dict[str, list[bool]], tau: int = 1) -> Outcome:
-    """Algorithm 3: first of C1, C2, C3 with >= tau correct."""
+    """Algorithm 3: first of C1, C2, C3 with >= tau correct (C2-primitive between C1 and C2, where run)."""
     if solved(ladder.get("C1_direct", []), tau):
         return Outcome.DIRECT
+    if solved(ladder.get("C2_primitive", []), tau):
+        return Outcome.PRIMITIVE_NEEDED
     if solved(ladder.get("C2_descriptions", []), tau):
         return Outcome.ROADMAP_NEEDED
     if solved(ladder.get("C3_gold_answers", []), tau):
@@ -67,7 +87,7 @@ def taxonomy(passed: bool, outcome: Outcome) -> Gap:
     if outcome is Outcome.DIRECT:
         return Gap.DIRECT
     if passed:
-        return {Outcome.ROADMAP_NEEDED: Gap.ROADMAP, Outcome.ANSWERS_NEEDED: Gap.MS_EXEC,
+        return {Outcome.PRIMITIVE_NEEDED: Gap.PRIMITIVE, Outcome.ROADMAP_NEEDED: Gap.ROADMAP, Outcome.ANSWERS_NEEDED: Gap.MS_EXEC,
                 Outcome.UNRECOVERED: Gap.COMPOSITION}[outcome]
     return Gap.CAPABILITY if outcome is Outcome.UNRECOVERED else Gap.MISSING_MS
 
@@ -77,13 +97,16 @@ def classify(fam: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap:
 
 
 def taxonomy_from_fingerprints(all_fp: dict[str, int], pass_fp: dict[str, int]) -> dict[Gap, int]:
-    """Table 14 fingerprints (keys D,R,A,U; all families and passing families) -> Table 16 counts."""
+    """Table 14 fingerprints (keys D,R,A,U, and P where C2-primitive was run; all families and passing
+    families) -> Table 16 counts."""
+    p_all, p_pass = all_fp.get("P", 0), pass_fp.get("P", 0)
     return {
         Gap.DIRECT: all_fp["D"],
+        **({Gap.PRIMITIVE: p_pass} if "P" in all_fp else {}),
         Gap.ROADMAP: pass_fp["R"],
         Gap.MS_EXEC: pass_fp["A"],
         Gap.COMPOSITION: pass_fp["U"],
-        Gap.MISSING_MS: (all_fp["R"] - pass_fp["R"]) + (all_fp["A"] - pass_fp["A"]),
+        Gap.MISSING_MS: (p_all - p_pass) + (all_fp["R"] - pass_fp["R"]) + (all_fp["A"] - pass_fp["A"]),
         Gap.CAPABILITY: all_fp["U"] - pass_fp["U"],
     }
 

@@ -6,6 +6,8 @@ reasoning-gap taxonomy with milestone-test statistics (Table 16 / Table 14), thr
 CIs (Table 12) and, for exactly two students, the outcome transition matrix (Table 38) and the
 bootstrap pairwise ordering (Table 13). Plots: taxonomy stacked bars (Figure 4) and the outcome
 fingerprint (Figure 8). Conditions that were not run are reported as "not run", never as zeros.
+The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
+appears in Tables 1, 9, 11, 12, 16 and 21 and in the plots where C2-primitive was run, "not run" elsewhere.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..audit import format as format_audit  # noqa: E402
-from ..schemas.models import CONDITION_NAMES, CONDITIONS  # noqa: E402
-from .outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome, solved  # noqa: E402
+from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS  # noqa: E402
+from .outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes,  # noqa: E402
+                       milestone_test, parent_outcome, solved)
 from .stats import bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, transition_matrix  # noqa: E402
 
 SEED = 42
@@ -32,30 +35,35 @@ TAUS = (1, 2, 3, 4, 5)
 NOT_RUN = "not run"
 
 COND_LABEL = CONDITION_NAMES
-TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
+TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
+                 "C3_mismatched", "C3_gold_answers")
 # (name, correct condition, control condition, planned Table 11 contrast?)
 CONTRASTS = (
     ("C2 vs C1", "C2_descriptions", "C1_direct", True),
     ("C2 vs C2-random", "C2_descriptions", "C2_random", True),
     ("C2 vs C2-generic", "C2_descriptions", "C2_generic", True),
     ("C3 vs C3-mismatched", "C3_gold_answers", "C3_mismatched", True),
+    ("C2-primitive vs C2-primitive-random", "C2_primitive", "C2_primitive_random", True),  # its specificity check
     ("C2-random vs C1", "C2_random", "C1_direct", False),
     ("C2-generic vs C1", "C2_generic", "C1_direct", False),
     ("C3-mismatched vs C1", "C3_mismatched", "C1_direct", False),
     ("C3 vs C1", "C3_gold_answers", "C1_direct", False),
+    ("C2-primitive vs C1", "C2_primitive", "C1_direct", False),
+    ("C2-primitive-random vs C1", "C2_primitive_random", "C1_direct", False),
 )
 # Shared colours: Direct is one grey in both plots; a gap of a family that passes the milestone test takes
 # its parent-probe outcome's colour (Roadmap-gap = Roadmap-Needed, Milestone-execution-gap = Answers-Needed,
 # Composition-gap = Unrecovered); the two fail-the-test gaps are dark (purple, dark red).
-GAP_COLORS = {Gap.DIRECT: "#8c8c8c", Gap.ROADMAP: "#1f77b4", Gap.MS_EXEC: "#2ca02c",
+GAP_COLORS = {Gap.DIRECT: "#8c8c8c", Gap.PRIMITIVE: "#ff7f0e", Gap.ROADMAP: "#1f77b4", Gap.MS_EXEC: "#2ca02c",
               Gap.COMPOSITION: "#d62728", Gap.MISSING_MS: "#6a3d9a", Gap.CAPABILITY: "#7b1e1e"}
-OUT_COLORS = {Outcome.DIRECT: "#8c8c8c", Outcome.ROADMAP_NEEDED: "#1f77b4",
+OUT_COLORS = {Outcome.DIRECT: "#8c8c8c", Outcome.PRIMITIVE_NEEDED: "#ff7f0e", Outcome.ROADMAP_NEEDED: "#1f77b4",
               Outcome.ANSWERS_NEEDED: "#2ca02c", Outcome.UNRECOVERED: "#d62728"}
 # what each category means, for plot legends (paper Section 4.3 / Figure 4 and Figure 8)
-GAP_HELP = {Gap.DIRECT: "C1 solves", Gap.ROADMAP: "MS test pass, C2 solves",
+GAP_HELP = {Gap.DIRECT: "C1 solves", Gap.PRIMITIVE: "MS test pass, C2-primitive solves", Gap.ROADMAP: "MS test pass, C2 solves",
             Gap.MS_EXEC: "MS test pass, C3 solves", Gap.COMPOSITION: "MS test pass, C1-C3 fail",
             Gap.MISSING_MS: "MS test fail, C2 or C3 solves", Gap.CAPABILITY: "MS test fail, C1-C3 fail"}
-OUT_HELP = {Outcome.DIRECT: "C1 solves", Outcome.ROADMAP_NEEDED: "C2 solves, C1 does not",
+OUT_HELP = {Outcome.DIRECT: "C1 solves", Outcome.PRIMITIVE_NEEDED: "C2-primitive solves, C1 does not",
+            Outcome.ROADMAP_NEEDED: "C2 solves, C1 does not",
             Outcome.ANSWERS_NEEDED: "C3 solves, C1 and C2 do not", Outcome.UNRECOVERED: "C1, C2 and C3 fail"}
 NOT_CLASSIFIED = "Not classified"
 LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
@@ -69,14 +77,22 @@ def _stage0_ran(f: FamilyResults) -> bool:
     return any(f.stage0.values())
 
 
-_RUNGS_READ = {Outcome.DIRECT: 1, Outcome.ROADMAP_NEEDED: 2, Outcome.ANSWERS_NEEDED: 3, Outcome.UNRECOVERED: 3}
+PRIMITIVE = "C2_primitive"
+# the rungs an outcome is read from (the primitive rung, where it was run, is read on the way: see outcomes.py)
+_RUNGS_READ = {Outcome.DIRECT: LADDER[:1], Outcome.PRIMITIVE_NEEDED: (LADDER[0], PRIMITIVE),
+               Outcome.ROADMAP_NEEDED: LADDER[:2], Outcome.ANSWERS_NEEDED: LADDER, Outcome.UNRECOVERED: LADDER}
+
+
+def primitive_ran(fams: list[FamilyResults]) -> bool:
+    """Whether any family was probed with C2-primitive: the rung's columns say "not run" otherwise."""
+    return any(_ran(f, PRIMITIVE) for f in fams)
 
 
 def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
     """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
     not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
     out = parent_outcome(f.ladder, tau)
-    return out if all(_ran(f, c) for c in LADDER[:_RUNGS_READ[out]]) else None
+    return out if all(_ran(f, c) for c in _RUNGS_READ[out]) else None
 
 
 def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:
@@ -115,7 +131,7 @@ def condition_counts(fams: list[FamilyResults], tau: int = 1) -> dict[str, dict 
 
     A condition no family has rollouts for is None ("not run")."""
     out: dict[str, dict | None] = {}
-    for c in CONDITIONS:
+    for c in CONDITIONS + PRIMITIVE_CONDITIONS:
         run = [f for f in fams if _ran(f, c)]
         if not run:
             out[c] = None
@@ -166,11 +182,14 @@ def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
     res: dict[str, dict] = {}
     if not fams:
         return res
+    skip = set() if primitive_ran(fams) else {Outcome.PRIMITIVE_NEEDED.value, Gap.PRIMITIVE.value}  # "not run"
     ind = {o.value: [x is o for x in outs] for o in Outcome}
     ind["Any probe"] = [x is not Outcome.UNRECOVERED for x in outs]
     if any(_stage0_ran(f) for f in fams):  # gap shares need the milestone test
         ind.update({g.value: [x is g for x in gaps] for g in Gap if g is not Gap.DIRECT})
     for k, v in ind.items():
+        if k in skip:
+            continue
         res[k] = bootstrap_ci(v, stat=np.mean, n_resamples=n_resamples, seed=seed)
     return res
 
@@ -178,10 +197,11 @@ def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
 def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
               seed: int = SEED, n_resamples: int = N_RESAMPLES) -> dict:
     n = len(fams)
-    gaps = {g.value: 0 for g in Gap}
-    gaps_fraction = {g.value: 0 for g in Gap}
-    outs = {o.value: 0 for o in Outcome}
-    known_outs = {o.value: 0 for o in Outcome}
+    ran = primitive_ran(fams)  # the primitive rung's keys only where it was run ("not run" in the tables)
+    gaps = {g.value: 0 for g in ladder_gaps(ran)}
+    gaps_fraction = {g.value: 0 for g in ladder_gaps(ran)}
+    outs = {o.value: 0 for o in ladder_outcomes(ran)}
+    known_outs = {o.value: 0 for o in ladder_outcomes(ran)}
     not_classified = undetermined = 0
     for f in fams:
         g = known_gap(f, tau, mode)
@@ -198,6 +218,7 @@ def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
             known_outs[o.value] += 1
     conds = condition_counts(fams, tau)
     c1 = conds["C1_direct"]
+    prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
     direct = outs[Outcome.DIRECT.value]
     anyp = n - outs[Outcome.UNRECOVERED.value]
     s0 = stage0_stats(fams)
@@ -212,12 +233,14 @@ def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
         # outcomes with a not-run rung kept apart (the plots); "outcomes" counts such a rung as unsolved
         "outcomes_known": known_outs, "outcome_undetermined": undetermined,
         "milestone_test_pass": s0["pass_strict"],
+        "primitive_run": ran,
         "stage0": s0,
         "summary": {  # Table 1
             "direct_accuracy": c1["per_rollout_rate"] if c1 else None,
             "solved_directly": direct, "solved_directly_share": _share(direct, n) if c1 else None,
             "solved_any": anyp, "solved_any_share": _share(anyp, n),
             "added_by_milestones": anyp - direct, "added_by_milestones_share": _share(anyp - direct, n),
+            "solved_with_primitive": prim, "solved_with_primitive_share": None if prim is None else _share(prim, n),
             "math_score": None,
         },
         "conditions": conds,
@@ -234,7 +257,8 @@ def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -
         return None
     la = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in a]
     lb = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in b]
-    labels = [g.value for g in Gap] + ([NOT_CLASSIFIED] if NOT_CLASSIFIED in la + lb else [])
+    ran = primitive_ran(a) or primitive_ran(b)
+    labels = [g.value for g in ladder_gaps(ran)] + ([NOT_CLASSIFIED] if NOT_CLASSIFIED in la + lb else [])
     return transition_matrix(la, lb, labels=labels)
 
 
@@ -252,7 +276,8 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
     dir_b = [x is Outcome.DIRECT for x in ob]
     return {
         "n_common": len(common),
-        "outcome_transitions": transition_matrix(oa, ob, labels=[o.value for o in Outcome]),
+        "outcome_transitions": transition_matrix(
+            oa, ob, labels=[o.value for o in ladder_outcomes(primitive_ran(common) or primitive_ran(fb))]),
         "gap_transitions": _gap_transitions(common, fb, tau),
         "order_any_probe": {
             "a_gt_b": bootstrap_order(any_a, any_b, n_resamples, seed)["frac_a_gt_b"] if common else None,
@@ -299,8 +324,10 @@ def _markdown(res: dict) -> str:
     L += [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
     notes = []
     for s, r in studs.items():
-        if r["not_run"]:
-            notes.append(f"- {s}: not run: {', '.join(COND_LABEL[c] for c in r['not_run'])}.")
+        # the opt-in primitive rung is named only once it was run (its columns say "not run" anyway)
+        not_run = [c for c in r["not_run"] if r["primitive_run"] or c not in PRIMITIVE_CONDITIONS]
+        if not_run:
+            notes.append(f"- {s}: not run: {', '.join(COND_LABEL[c] for c in not_run)}.")
         if r["outcome_undetermined"]:
             notes.append(f"- {s}: {r['outcome_undetermined']} of {r['n']} families lack a C1-C3 run that their "
                          "parent-probe outcome depends on. The outcome tables count the missing run as unsolved; "
@@ -337,11 +364,13 @@ def _markdown(res: dict) -> str:
     for s, r in studs.items():
         sm = r["summary"]
         rows.append([s, r["n"], _pct(sm["direct_accuracy"]), _pct(sm["solved_directly_share"]),
+                     _pct(sm["solved_with_primitive_share"]),
                      _pct(sm["solved_any_share"]), _pct(sm["added_by_milestones_share"]), NOT_RUN])
-    L += _table(["Model", "Families", "Direct accuracy", "Solved directly", "Solved by any probe",
+    L += _table(["Model", "Families", "Direct accuracy", "Solved directly", "Primitive-Needed", "Solved by any probe",
                  "Added by milestones", "MATH score"], rows)
     L += ["", "Direct accuracy is per-rollout C1 success; the other shares are family-level at "
-          f">= {tau} of K. Solved by any probe = Direct + Roadmap-Needed + Answers-Needed. "
+          f">= {tau} of K. Solved by any probe = Direct + Primitive-Needed (where C2-primitive was run) + "
+          "Roadmap-Needed + Answers-Needed. "
           "MATH score is an external comparator this toolkit does not run.", ""]
 
     L += [f"## Families solved per condition (Table 21, >= {tau} of K)", ""]
@@ -363,6 +392,9 @@ def _markdown(res: dict) -> str:
 
     L += [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {tau})", ""]
     cols = [g.value for g in Gap]
+
+    def gap_cell(r: dict, key: str, c: str):  # the Primitive-gap column says "not run" where C2-primitive was not
+        return r[key].get(c, NOT_RUN)
     unlabeled = any(r["taxonomy_not_classified"] and r["stage0"]["stage0_run"] for r in studs.values())
     rows = []
     for s, r in studs.items():
@@ -371,7 +403,7 @@ def _markdown(res: dict) -> str:
         if not s0["stage0_run"]:
             rows.append([s] + [r["taxonomy"]["Direct"]] + [NOT_RUN] * (len(cols) - 1 + len(extra)) + [NOT_RUN] * 4)
             continue
-        rows.append([s] + [r["taxonomy"][c] for c in cols] + extra
+        rows.append([s] + [gap_cell(r, "taxonomy", c) for c in cols] + extra
                     + [s0["pass_strict"], s0["pass_fraction"], f"{s0['mean_tested_milestones']:.2f}",
                        f"{_pct(s0['milestone_solve_rate'])} ({s0['milestones_solved']}/{s0['milestones_tested']})"])
     L += _table(["Model"] + cols + ([NOT_CLASSIFIED] if unlabeled else [])
@@ -380,7 +412,7 @@ def _markdown(res: dict) -> str:
     L += ["", "Strict: every tested milestone solved >= 1 of K alone. Fraction: at least half of them. "
           "Milestone solve rate: tested milestones solved >= 1 of K, over all tested milestones.", "",
           "Taxonomy under the fraction milestone test (secondary readout):", ""]
-    rows = [[s] + ([r["taxonomy_fraction"][c] for c in cols] if r["stage0"]["stage0_run"] else
+    rows = [[s] + ([gap_cell(r, "taxonomy_fraction", c) for c in cols] if r["stage0"]["stage0_run"] else
                    [r["taxonomy_fraction"]["Direct"]] + [NOT_RUN] * (len(cols) - 1)) for s, r in studs.items()]
     L += _table(["Model"] + cols, rows)
     L.append("")
@@ -389,7 +421,8 @@ def _markdown(res: dict) -> str:
     for s, r in studs.items():
         L += [f"**{s}** (n = {r['n']})", ""]
         L += _table(["tau"] + [o.value for o in Outcome],
-                    [[t + (" (default)" if t == "1" else "")] + [row[o.value] for o in Outcome]
+                    [[t + (" (default)" if t == "1" else "")]
+                     + [row.get(o.value, NOT_RUN) for o in Outcome]
                      for t, row in r["threshold_sweep"].items()])
         L.append("")
 
@@ -504,12 +537,13 @@ def taxonomy_figure(res: dict):
     x = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(2.2 + 1.25 * len(names), 4.6))
     bottom = np.zeros(len(names))
+    ran = any(studs[s]["primitive_run"] for s in names)  # no Primitive-gap segment nor legend entry otherwise
     segments = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT)
-                for g in Gap]
+                for g in Gap if ran or g is not Gap.PRIMITIVE]
     segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", _HATCH, False))
     handles, labels, drawn = [], [], []
     for key, label, style, dark in segments:
-        counts = np.array([studs[s]["taxonomy"][key] if key else studs[s]["taxonomy_not_classified"]
+        counts = np.array([studs[s]["taxonomy"].get(key, 0) if key else studs[s]["taxonomy_not_classified"]
                            for s in names], float)
         if key is None and not counts.any():
             break  # no hatched segment, no legend entry
@@ -553,12 +587,13 @@ def fingerprint_figure(res: dict):
     y = np.arange(len(names))[::-1]
     fig, ax = plt.subplots(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
     left = np.zeros(len(names))
+    ran = any(studs[s]["primitive_run"] for s in names)  # no Primitive-Needed segment nor legend entry otherwise
     segments = [(o.value, f"{o.value}: {OUT_HELP[o]}", {"color": OUT_COLORS[o]}, o is not Outcome.DIRECT)
-                for o in Outcome]
+                for o in Outcome if ran or o is not Outcome.PRIMITIVE_NEEDED]
     segments.append((None, "Not determined: a C1-C3 run it depends on is missing", _HATCH, False))
     handles, labels, drawn = [], [], []
     for key, label, style, dark in segments:
-        counts = np.array([studs[s]["outcomes_known"][key] if key else studs[s]["outcome_undetermined"]
+        counts = np.array([studs[s]["outcomes_known"].get(key, 0) if key else studs[s]["outcome_undetermined"]
                            for s in names], float)
         if key is None and not counts.any():
             break

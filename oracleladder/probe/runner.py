@@ -1,7 +1,8 @@
-"""The async prober: Stage 0 and the parent ladder, every rollout cached, graded and stored.
+"""The async prober: Stage 0 and the parent ladder of any domain (`domains.Domain`: its jobs and
+its grader), every rollout cached, graded and stored.
 
-Generation and grading are pipelined: each worker hands its response to the verifier pool and
-goes on, so the pool grades while the next calls are in flight.
+Generation and grading are pipelined: each worker hands its response to the domain's grader (the
+verifier pool, the sandbox) and goes on, so grading runs while the next calls are in flight.
 """
 
 from __future__ import annotations
@@ -9,88 +10,37 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, TypeVar
 
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
+from ..domains.base import Domain, Job
 from ..runtime import frozen_heap, jobs_in_flight
-from ..schemas import CONDITIONS, Condition, Family, Rollout, Verdict
+from ..schemas import Condition, Rollout, Verdict
 from ..store import FailedJob, Store
-from .outcomes import FamilyResults, results_from_rollouts
-from .prompts import condition_prompt, stage0_prompt
-from ..verify import VerifierPool, grader_name
+from ..verify import grader_name
 
-J = TypeVar("J", bound="Job")
+J = TypeVar("J", bound=Job)
 
 
 @dataclass(frozen=True)
 class ProbeConfig:
     student: str  # provider/model string, also the student's name in the store
     k: int = 8
-    conditions: tuple[Condition, ...] = CONDITIONS
+    conditions: tuple[Condition, ...] | None = None  # None: every condition of the domain's ladder
     stage0: bool = True
     max_tokens: int = 4096
     temperature: float = 1.0
     seed: int = 0  # draws the controls' substitute content
-    use_corrections: bool = False
+    use_corrections: bool = False  # grade against corrected reference answers (math)
     extended: bool = False  # a synonym of grader="extended", kept for old callers
-    grader: str = "strict"  # paper, strict or extended (oracleladder.verify.GRADERS)
+    grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
+    primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
 
     def __post_init__(self) -> None:
         # one spelling from here on, so the stored run config names the grader that graded it
         object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
         object.__setattr__(self, "extended", self.grader == "extended")
-
-
-def run_grader(config: object) -> str:
-    """The grader named by a stored probe run's config; runs from before graders had names say
-    only `extended` (strict when false or absent)."""
-    c = config if isinstance(config, dict) else {}
-    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
-
-
-@dataclass(frozen=True)
-class _Job:
-    family: Family
-    target: str  # condition name, or "m<index>" for a Stage 0 milestone
-    k: int
-    messages: list[dict[str, str]]
-    gold: str
-
-    @property
-    def pid(self) -> str:
-        return self.family.pid
-
-
-def plan_jobs(families: Sequence[Family], config: ProbeConfig,
-              donors: Sequence[Family] | None = None) -> list[_Job]:
-    """Every rollout the run needs, in a stable order. The controls draw their substitute content
-    from ``donors`` (default: ``families``), the whole set when only some families are probed."""
-    jobs: list[_Job] = []
-    for family in families:
-        if config.stage0:
-            for index, milestone in family.tested(config.use_corrections):
-                msgs = stage0_prompt(milestone)
-                jobs += [_Job(family, f"m{index}", k, msgs, milestone.answer) for k in range(config.k)]
-        gold = family.reference_answer(config.use_corrections)
-        for condition in config.conditions:
-            msgs, _ = condition_prompt(
-                family, condition, families if donors is None else donors, seed=config.seed,
-                use_corrections=config.use_corrections
-            )
-            jobs += [_Job(family, condition, k, msgs, gold) for k in range(config.k)]
-    return jobs
-
-
-class Job(Protocol):
-    """One rollout to make: what both ladders (math and code) plan."""
-
-    @property
-    def pid(self) -> str: ...
-
-    target: str  # condition name, or "m<index>" for a Stage 0 milestone or helper
-    k: int
-    messages: list[dict[str, str]]
 
 
 def job_request(client: Client, job: Job, *, temperature: float, max_tokens: int) -> ChatRequest:
@@ -185,37 +135,33 @@ async def run_jobs(
 
 
 async def run_probe(
-    families: Sequence[Family],
+    domain: Domain,
+    families: Sequence[Any],
     config: ProbeConfig,
     *,
     client: Client,
     store: Store,
-    pool: VerifierPool,
     run_id: str,
+    source: str = "",
     workers: int | None = None,
     on_done: Callable[[Rollout], None] | None = None,
     on_failed: Callable[[FailedJob], None] | None = None,
-    donors: Sequence[Family] | None = None,
+    donors: Sequence[Any] | None = None,
 ) -> int:
     """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
     rerun: cached calls are free, failed jobs are asked again and every answer is graded again
-    (so an ungraded one gets its verdict). The verifier pool grades while the next calls are in flight.
-    ``donors``: the families the controls draw from (see ``plan_jobs``)."""
+    (so an ungraded one gets its verdict). ``source``: the set probed (rollouts are filed under
+    ``domain.rollout_source``); ``donors``: the families the controls draw from (default: ``families``,
+    the whole set when only some families are probed)."""
 
-    async def grade(job: _Job, text: str) -> Verdict:
-        return await pool.verify(text, job.gold, grader=config.grader, problem=job.family.parent_prompt)
+    async def grade(job: Job, text: str) -> Verdict:
+        return await domain.grade(job, text, config)
 
-    return await run_jobs(plan_jobs(families, config, donors), grade, client=client, store=store, run_id=run_id,
-                          student=config.student, source=lambda job: job.family.provenance.roadmap_set,
+    jobs = domain.plan_jobs(families, config, families if donors is None else donors)
+    return await run_jobs(jobs, grade, client=client, store=store, run_id=run_id, student=config.student,
+                          source=lambda job: domain.rollout_source(job.family, source),
                           temperature=config.temperature, max_tokens=config.max_tokens, workers=workers,
                           on_done=on_done, on_failed=on_failed)
-
-
-def target_gold(family: Family, target: str, use_corrections: bool = False) -> str:
-    """The gold answer a rollout of ``target`` ("m<i>" or a condition) is graded against."""
-    if target.startswith("m"):
-        return family.milestones[int(target[1:])].answer
-    return family.reference_answer(use_corrections)
 
 
 async def regrade(rollouts: Sequence[Rollout], grade: Callable[[Rollout], Awaitable[Verdict]],
@@ -228,12 +174,3 @@ async def regrade(rollouts: Sequence[Rollout], grade: Callable[[Rollout], Awaita
         await store.put_rollout(r, wait=False)
     await store.flush()
     return out
-
-
-def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *, use_corrections: bool = False) -> list[FamilyResults]:
-    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition; an
-    ungraded rollout (grading failed) says nothing about the student and is left out."""
-    return results_from_rollouts(
-        [(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
-        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
-    )

@@ -80,11 +80,12 @@ def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence |
 
 def threshold_sweep(families: Sequence, taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
-    from .outcomes import Outcome, parent_outcome
+    from .outcomes import ladder_outcomes, parent_outcome
 
+    primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
     out: dict[int, dict[str, int]] = {}
     for tau in taus:
-        row = {o.value: 0 for o in Outcome}
+        row = {o.value: 0 for o in ladder_outcomes(primitive)}
         for f in families:
             row[parent_outcome(f.ladder, tau).value] += 1
         out[int(tau)] = row

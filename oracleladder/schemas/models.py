@@ -83,6 +83,21 @@ def parse_roadmap_set(name: str) -> tuple[str, str | None]:
     return source, granularity or None
 
 
+PrimitiveSource = Literal["teacher", "teacher-primitives-only", "key-move-fallback"]
+
+
+class Primitive(BaseModel):
+    """The key idea the solution turns on (the PRIM paper's primitive: a structural insight, not a step
+    and not a value), shown to the student in C2-primitive. ``provenance`` says who wrote it: the
+    teacher with the roadmap, the teacher asked for it alone (`ladder compile --primitives-only`), or
+    the documented fallback, a KEY_MOVE milestone's description."""
+
+    text: str
+    provenance: PrimitiveSource
+    teacher: str | None = None  # the model that wrote it (None for the fallback)
+    prompt_hash: str | None = None
+
+
 class Family(BaseModel):
     """A milestone family: tested milestones plus the private INTEGRATE step."""
 
@@ -96,6 +111,7 @@ class Family(BaseModel):
     milestone_gold_invalid: list[int] | None = None
     integrate: Milestone | None = None  # produced by the teacher, never shown to students
     provenance: Provenance = Field(default_factory=Provenance)
+    primitive: Primitive | None = None  # not a released field: written by our compile and exports only
 
     def reference_answer(self, use_corrections: bool = False) -> str:
         if use_corrections and self.parent_answer_corrected is not None:
@@ -178,7 +194,8 @@ class Verdict:
 
 
 Condition = Literal[
-    "C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random", "C2_generic", "C3_mismatched"
+    "C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random", "C2_generic", "C3_mismatched",
+    "C2_primitive", "C2_primitive_random",
 ]
 CONDITIONS: tuple[Condition, ...] = (
     "C1_direct",
@@ -188,6 +205,8 @@ CONDITIONS: tuple[Condition, ...] = (
     "C2_generic",
     "C3_mismatched",
 )
+# The primitive rung (docs/primitive.md) and its control: run only when asked for, never by default.
+PRIMITIVE_CONDITIONS: tuple[Condition, ...] = ("C2_primitive", "C2_primitive_random")
 # What users type and read (README, CLI, reports): the paper's short names. The stored target names
 # stay the released ones above, since stores and call caches are keyed by them.
 CONDITION_NAMES: dict[Condition, str] = {
@@ -197,6 +216,8 @@ CONDITION_NAMES: dict[Condition, str] = {
     "C2_random": "C2-random",
     "C2_generic": "C2-generic",
     "C3_mismatched": "C3-mismatched",
+    "C2_primitive": "C2-primitive",
+    "C2_primitive_random": "C2-primitive-random",
 }
 _CONDITION_LOOKUP: dict[str, Condition] = {
     name.lower().replace("-", "_"): c for c, short in CONDITION_NAMES.items() for name in (c, short)

@@ -1,11 +1,13 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
+from .batches import BatchRecord
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
     CallRecord,
     CompileAttempt,
     FailedJob,
+    PrimitiveAttempt,
     RunRecord,
     ScreenVerdict,
     Store,
@@ -15,11 +17,13 @@ from .sqlite import (
 
 __all__ = [
     "DEFAULT_STORE",
+    "BatchRecord",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "CallRecord",
     "CompileAttempt",
     "FailedJob",
+    "PrimitiveAttempt",
     "RunRecord",
     "ScreenVerdict",
     "Store",

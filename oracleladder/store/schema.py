@@ -226,6 +226,45 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE rollouts_v7 RENAME TO rollouts",
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
     ),
+    # v8: the batches submitted to a provider's batch API (`--batch`), written the moment the provider
+    # returns their id: a run killed while they are in flight reads them instead of submitting again.
+    # custom_ids: a JSON list of the call keys the batch holds.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS batches (
+            id         TEXT PRIMARY KEY,
+            provider   TEXT NOT NULL,
+            endpoint   TEXT,
+            model      TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            requests   INTEGER NOT NULL,
+            succeeded  INTEGER NOT NULL DEFAULT 0,
+            failed     INTEGER NOT NULL DEFAULT 0,
+            custom_ids TEXT NOT NULL,
+            run_id     TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+    ),
+    # v9: `ladder compile --primitives-only`: each teacher attempt at a family's primitive (the family
+    # of pid/source/granularity, asked of `teacher`), its validator errors; the result goes on the family.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS primitive_attempts (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            teacher     TEXT NOT NULL,
+            attempt     INTEGER NOT NULL,
+            primitive   TEXT,
+            errors      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity, teacher, attempt)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

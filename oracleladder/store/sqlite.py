@@ -46,6 +46,7 @@ from ..schemas.models import (
     to_released,
 )
 from ..schemas.types import GradeStatus, Label
+from .batches import BatchTable
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_STORE = Path("ladder.sqlite")
@@ -76,6 +77,20 @@ class CompileAttempt(BaseModel):
     granularity: str | None = None
     attempt: int
     plan: Any = None
+    errors: list[Any]
+    passed: bool
+    created_at: str
+
+
+class PrimitiveAttempt(BaseModel):
+    """One teacher attempt at a family's primitive (`ladder compile --primitives-only`)."""
+
+    pid: str
+    source: str  # the roadmap set of the family
+    granularity: str | None = None
+    teacher: str
+    attempt: int
+    primitive: str | None = None  # None when the teacher gave no usable answer
     errors: list[Any]
     passed: bool
     created_at: str
@@ -216,6 +231,11 @@ INSERT OR REPLACE INTO compile_attempts
     (pid, source, granularity, attempt, plan, errors, passed, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """
+_PUT_PRIMITIVE_ATTEMPT = """
+INSERT OR REPLACE INTO primitive_attempts
+    (pid, source, granularity, teacher, attempt, primitive, errors, passed, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
 _PUT_REPORT = """
 INSERT OR REPLACE INTO reports (pid, source, granularity, report, passed, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
@@ -278,7 +298,7 @@ class _Opening:
             await self._store.close()
 
 
-class Store:
+class Store(BatchTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     def __init__(self, path: Path, conn: aiosqlite.Connection, *, uri: str, readonly: bool,
@@ -692,6 +712,22 @@ class Store:
                            errors=json.loads(r[5]), passed=bool(r[6]), created_at=r[7])
             for r in rows
         ]
+
+    async def put_primitive_attempt(self, family: Family, teacher: str, attempt: int, *, primitive: str | None,
+                                    errors: Sequence[Any], passed: bool, wait: bool = True) -> None:
+        """One teacher attempt at ``family``'s primitive, with the validator errors it got."""
+        params = (family.pid, family.provenance.source, _gran(family.provenance.granularity), teacher,
+                  int(attempt), primitive, _json(list(errors)), int(bool(passed)), _now())
+        await self._submit(_PUT_PRIMITIVE_ATTEMPT, params, wait)
+
+    async def primitive_attempts(self, pid: str | None = None) -> list[PrimitiveAttempt]:
+        """Primitive attempts (of one pid, or all) in order."""
+        sql = ("SELECT pid, source, granularity, teacher, attempt, primitive, errors, passed, created_at "
+               "FROM primitive_attempts" + (" WHERE pid = ?" if pid is not None else ""))
+        rows = await self._fetch(sql + " ORDER BY rowid", [] if pid is None else [pid])
+        return [PrimitiveAttempt(pid=r[0], source=r[1], granularity=r[2] or None, teacher=r[3], attempt=r[4],
+                                 primitive=r[5], errors=json.loads(r[6]), passed=bool(r[7]), created_at=r[8])
+                for r in rows]
 
     # ---------------------------------------------------------------- validation reports
 

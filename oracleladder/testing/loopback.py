@@ -9,6 +9,8 @@ Use it three ways:
 * ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process
   (``spawn`` starts one and returns its port; ``serve`` runs a scripted server as a process's main).
 
+The OpenAI and Anthropic batch APIs are served too (``oracleladder.testing.batches``).
+
 ``GET /stats`` returns the counters as JSON, ``POST /reset`` zeroes them. It always stops by itself
 after ``max_lifetime`` seconds.
 """
@@ -31,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from aiohttp import web
+
+from .batches import LoopbackBatches
 
 # an answer of None is a null content (an empty content list on the Anthropic wire)
 Script = (Callable[[list[dict[str, Any]], dict[str, Any]], str | None] | dict[str, str | None]
@@ -108,6 +112,9 @@ class LoopbackServer:
         echo_key: bool = False,
         slots: int | None = None,
         unsupported_fields: tuple[str, ...] = (),
+        batch_delay: float = 0.5,
+        batch_errors: float = 0.0,
+        expire_batches: int = 0,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -130,6 +137,9 @@ class LoopbackServer:
         # top-level body fields this server does not take (HTTP 400 naming the field), as a server
         # without response_format or tools support answers
         self.unsupported_fields = unsupported_fields
+        # the batch APIs: batches end after batch_delay s; a batch_errors fraction of rows errors on
+        # its first submission; the first expire_batches batches expire with half their rows done
+        self.batches = LoopbackBatches(self, delay=batch_delay, errors=batch_errors, expire=expire_batches)
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -149,6 +159,7 @@ class LoopbackServer:
         self.inflight = 0
         self.max_inflight = 0  # most chat requests at once
         self.credentials: list[str | None] = []  # each request's Authorization or x-api-key header, as sent
+        self.batches.reset()
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -161,6 +172,7 @@ class LoopbackServer:
             "ok_by_prompt": dict(self.ok_by_prompt),
             "by_prompt": dict(self.by_prompt),
             "max_inflight": self.max_inflight,
+            **self.batches.stats(),
         }
 
     @property
@@ -295,6 +307,11 @@ class LoopbackServer:
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[_last_user(messages)] += 1
+        return web.json_response(self._completion(body, text))
+
+    def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
+        """The chat-completions body answering ``body`` with ``text``."""
+        messages = body.get("messages") or []
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
         message: dict[str, Any] = {"role": "assistant", "content": text}
@@ -303,7 +320,7 @@ class LoopbackServer:
             message = {"role": "assistant", "content": None, "tool_calls": [{
                 "id": "call-loop", "type": "function",
                 "function": {"name": forced["function"].get("name"), "arguments": text}}]}
-        return web.json_response({
+        return {
             "id": f"chatcmpl-loop{self.total}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -312,7 +329,7 @@ class LoopbackServer:
                          "finish_reason": "tool_calls" if "tool_calls" in message else self.finish_reason,
                          "logprobs": None}],
             "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
-        })
+        }
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._common(request, "anthropic")
@@ -329,9 +346,13 @@ class LoopbackServer:
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[_last_user(messages)] += 1
+        return web.json_response(self._message(messages, body, text))
+
+    def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]:
+        """The Anthropic message answering ``body`` (its system prompt among ``messages``) with ``text``."""
         pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
         pout = _ntok(text)
-        return web.json_response({
+        return {
             "id": f"msg_loop{self.total}",
             "type": "message",
             "role": "assistant",
@@ -340,7 +361,7 @@ class LoopbackServer:
             "stop_reason": {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason),
             "stop_sequence": None,
             "usage": {"input_tokens": pin, "output_tokens": pout},
-        })
+        }
 
     @web.middleware
     async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -371,6 +392,7 @@ class LoopbackServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        self.batches.add_routes(app)
         app.router.add_get("/props", self._props)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
@@ -456,13 +478,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--api-key", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-lifetime", type=float, default=300.0)
+    ap.add_argument("--batch-delay", type=float, default=0.5, help="seconds a batch takes to complete")
+    ap.add_argument("--batch-errors", type=float, default=0.0, help="fraction of batch rows erroring once")
+    ap.add_argument("--expire-batches", type=int, default=0, help="the first N batches expire half done")
     ap.add_argument("--port-file", default=None, help="write the bound port here once listening")
     a = ap.parse_args(argv)
     faults = Faults(p429=a.p429, p500=a.p500, hang=a.hang, malformed=a.malformed, drop=a.drop,
                     retry_after=a.retry_after, fail_first=a.fail_first, fail_first_kind=a.fail_first_kind,
                     fail_after=a.fail_after, fail_after_kind=a.fail_after_kind)
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
-                         max_lifetime=a.max_lifetime, slots=a.slots)
+                         max_lifetime=a.max_lifetime, slots=a.slots, batch_delay=a.batch_delay,
+                         batch_errors=a.batch_errors, expire_batches=a.expire_batches)
     serve(srv, a.port_file)
 
 

@@ -8,7 +8,9 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
 * ``standalone_symbols``     -- every gold symbol is defined by the milestone or problem;
 * ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py);
-* ``reference_answer``       -- the parent (or corrected) answer is complete and atomic (reference.py).
+* ``reference_answer``       -- the parent (or corrected) answer is complete and atomic (reference.py);
+* ``primitive_*``            -- the family's primitive, when it has one, leaks no gold, states no
+  result, is short and standalone (primitive.py).
 
 ``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 
@@ -25,13 +27,14 @@ from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
 from .leak import check_leak, leak_level
+from .primitive import check_primitive
 from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
-__all__ = ["check_family", "summarize", "render_errors", "leak_level", "atomicity_problem",
+__all__ = ["check_family", "summarize", "render_errors", "render_failures", "leak_level", "atomicity_problem",
            "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
-           "check_count", "check_duplicates", "check_integrate", "independent_solve_check",
+           "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
            "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
 _LEVEL_ORDER = ("strict", "trivial", "equivalent")
@@ -59,6 +62,8 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     checks.append(check_count(family, use_corrections))
     checks.extend(check_duplicates(family, use_corrections))
     checks.append(check_integrate(family, use_corrections))
+    if family.primitive is not None:
+        checks.extend(check_primitive(family.primitive.text, family))
     return FamilyReport(pid=family.pid, checks=checks)
 
 
@@ -103,20 +108,27 @@ def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
     }
 
 
-def render_errors(report: FamilyReport, family: Family | None = None) -> str:
-    """Re-ask message for the teacher: every failing check, by milestone number, with its reason."""
+def render_failures(report: FamilyReport, *, whole: str, intro: str, part: Callable[[int], str]) -> str:
+    """Re-ask message body: every failing check with its full reason, where it failed: ``whole`` (the
+    family or packet) or ``part(i)`` (milestone or helper i); ``intro`` leads, with ``{pid}`` and ``{n}``."""
     fails = report.failures()
     if not fails:
-        return f"Family {report.pid}: all checks passed."
-    lines = [f"The milestone family for problem {report.pid} failed {len(fails)} check(s). Fix each and return "
-             "the whole family again:"]
-    for c in fails:
-        if c.milestone is None:
-            lines.append(f"- Family [{c.check}]: {c.reason}")
-            continue
-        where = f"Milestone {c.milestone + 1}"
-        if family is not None and 0 <= c.milestone < len(family.milestones):
-            desc = " ".join(milestone_description(family.milestones[c.milestone]).split())
-            where += f" ({desc[:160]}{'...' if len(desc) > 160 else ''})"
-        lines.append(f"- {where} [{c.check}]: {c.reason}")
+        return f"{whole} {report.pid}: all checks passed."
+    lines = [intro.format(pid=report.pid, n=len(fails))]
+    lines += [f"- {whole if c.milestone is None else part(c.milestone)} [{c.check}]: {c.reason}" for c in fails]
     return "\n".join(lines)
+
+
+def render_errors(report: FamilyReport, family: Family | None = None) -> str:
+    """Re-ask message for the teacher: every failing check, by milestone number, with its reason."""
+
+    def milestone(i: int) -> str:
+        where = f"Milestone {i + 1}"
+        if family is not None and 0 <= i < len(family.milestones):
+            desc = " ".join(milestone_description(family.milestones[i]).split())
+            where += f" ({desc[:160]}{'...' if len(desc) > 160 else ''})"
+        return where
+
+    return render_failures(report, whole="Family", part=milestone,
+                           intro="The milestone family for problem {pid} failed {n} check(s). Fix each and return "
+                                 "the whole family again:")

@@ -1,10 +1,12 @@
 """The HTML report: a static site (overview, one page per family) that opens from the file system.
 
-Layout under the site folder: index.html, assets/ (app.js, style.css, the vendored KaTeX), data/overview.js
-(the report, its provenance and a small index of every family: labels, milestone types, problem text for
-the search) and data/f/<n>.js, one per family with every attempt. Each data file is a script that hands its
-object to the page (a fetch() of a JSON file is refused under file://), and a family's file is loaded only
-when its page is opened, so the first paint needs the overview alone.
+Layout under the site folder: index.html, assets/ (app.js, style.css, the vendored KaTeX and markdown-it),
+data/overview.js (the report, its provenance and a small index of every family: labels, milestone types,
+problem text for the search) and data/f/<n>.js, one per family with every attempt. Each data file is a
+script that hands its object to the page (a fetch() of a JSON file is refused under file://), and a
+family's file is loaded only when its page is opened, so the first paint needs the overview alone.
+`ladder compare --html` writes a site of the same layout whose overview carries the comparison and whose
+pages put the problem's two roadmaps side by side.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from ..probe.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
 from ..probe.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, Family, Rollout
+from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store
 
@@ -82,7 +84,7 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
           f"fraction: {'pass' if milestone_test(f.stage0, 'fraction') else 'fail'})" if tested
           else "milestone test: Stage 0 not run")
     rungs = ", ".join(f"{CONDITION_NAMES[c]} {sum(f.ladder[c])} of {len(f.ladder[c])}"
-                      for c in CONDITIONS[:3] if f.ladder.get(c))
+                      for c in (CONDITIONS[0], PRIMITIVE_CONDITIONS[0], *CONDITIONS[1:3]) if f.ladder.get(c))
     help_ = (f"smallest help that solves the parent (tau = {tau}): {parent_outcome(f.ladder, tau).value}"
              if out else "parent outcome: a C1-C3 run it depends on is missing")
     return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
@@ -95,10 +97,20 @@ def _milestone(m, i: int | None) -> dict:  # type: ignore[no-untyped-def]
             "prompt": m.prompt, "answer": m.answer, "description": m.description}
 
 
-def _family_page(fam: Family, labels: dict[str, dict], attempts: dict[str, dict[str, list[dict]]]) -> dict:
+def _problem(fam: Family) -> dict:
     return {"pid": fam.pid, "problem": fam.parent_prompt, "answer": fam.parent_answer,
-            "answer_corrected": fam.parent_answer_corrected, "correction_note": fam.correction_note,
-            "milestones": [_milestone(m, i) for i, m in enumerate(fam.milestones)],
+            "answer_corrected": fam.parent_answer_corrected, "correction_note": fam.correction_note}
+
+
+def _roadmap(fam: Family, counted: dict[str, dict[str, FamilyResults]],
+             every: dict[str, dict[str, dict[str, list[dict]]]], tau: int) -> dict:
+    """A family's roadmap with each student's labels (and the verdict reasons of its attempts) and attempts
+    on it; ``counted`` and ``every`` are the students' results and attempts by pid."""
+    labels = {s: _rule(c.get(fam.pid), tau) for s, c in counted.items()}
+    attempts = {s: every[s].get(fam.pid, {}) for s in counted}
+    for s in counted:
+        labels[s]["reasons"] = sorted({a["category"] for rolls in attempts[s].values() for a in rolls})
+    return {"milestones": [_milestone(m, i) for i, m in enumerate(fam.milestones)],
             "integrate": _milestone(fam.integrate, None) if fam.integrate else None,
             "labels": labels, "attempts": attempts}
 
@@ -131,39 +143,82 @@ def _script(path: Path, call: str, *args: object) -> None:
     path.write_text(f"{call}({text});\n", encoding="utf-8")
 
 
-def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
-               results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords]) -> Path:
-    """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
-    the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
-    the report are left out here too); ``records`` the stored attempts of each student."""
+def _scaffold(out_dir: str | Path) -> Path:
+    """The site folder with the page and its assets, and an empty data/f/ for the pages' files."""
     out = Path(out_dir)
     shutil.rmtree(out / "data", ignore_errors=True)  # a family page of an earlier report must not linger
     (out / "data" / "f").mkdir(parents=True)
     static = Path(str(STATIC))
     shutil.copytree(static, out / "assets", dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
     shutil.copyfile(static / "index.html", out / "index.html")
+    return out
+
+
+def _shared(students: list[str], markdown: str) -> dict:
+    """What every overview carries: the students, the tables of the Markdown report, the label names
+    and their plot colours."""
+    return {
+        "students": students,
+        "tables_html": MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown),
+        "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
+        "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
+        "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
+        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
+
+
+def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
+               results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords]) -> Path:
+    """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
+    the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
+    the report are left out here too); ``records`` the stored attempts of each student."""
+    out = _scaffold(out_dir)
     tau = report["meta"]["tau"]
     counted = {s: {f.pid: f for f in fs} for s, fs in results.items()}
     in_report = set().union(*(set(c) for c in counted.values())) if counted else set()
     every = {s: _attempts(records[s]) for s in results}
     index = []
     for n, fam in enumerate(f for f in families if f.pid in in_report):
-        labels = {s: _rule(counted[s].get(fam.pid), tau) for s in results}
-        attempts = {s: every[s].get(fam.pid, {}) for s in results}
-        for s in results:
-            labels[s]["reasons"] = sorted({a["category"] for rolls in attempts[s].values() for a in rolls})
-        _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, _family_page(fam, labels, attempts))
+        page = _problem(fam) | _roadmap(fam, counted, every, tau)
+        _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, page)
         index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt,
                       "types": sorted({m.type.value for m in fam.milestones}),
                       "schemas": sorted({m.answer_schema.value for m in fam.milestones if m.answer_schema}),
-                      "labels": labels})
-    overview = {
-        "report": report, "families": index, "provenance": _provenance(report, families, records),
-        "tables_html": MarkdownIt("commonmark", {"html": False}).enable("table").render(report_md),
-        "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
-        "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
-        "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
-        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS}}
+                      "labels": page["labels"]})
+    overview = {"report": report, "families": index, "provenance": _provenance(report, families, records),
+                **_shared(report["meta"]["students"], report_md)}
+    _script(out / "data" / "overview.js", "ladderOverview", overview)
+    return out / "index.html"
+
+
+def _tally(f: FamilyResults) -> dict:
+    """Correct attempts of how many, per ladder rung and over the tested milestones (solved at least once)."""
+    tested = [r for r in f.stage0.values() if r]
+    return {"stage0": [sum(1 for r in tested if any(r)), len(tested)],
+            **{c: [sum(f.ladder[c]), len(f.ladder[c])] for c in CONDITIONS[:3] if f.ladder.get(c)}}
+
+
+def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names: tuple[str, str], student: str,
+                       families: tuple[list[Family], list[Family]],
+                       results: tuple[list[FamilyResults], list[FamilyResults]],
+                       records: tuple[StudentRecords, StudentRecords]) -> Path:
+    """Write the site of a comparison (probe.compare's result and its Markdown) into ``out_dir``; returns
+    the path of index.html. One page per compared problem with roadmap A and roadmap B side by side and
+    the student's labels and attempts under each, at tau = 1 as in the comparison's tables."""
+    out = _scaffold(out_dir)
+    sides = [({f.pid: f for f in fams}, {student: {r.pid: r for r in res}}, {student: _attempts(rec)})
+             for fams, res, rec in zip(families, results, records)]
+    index = []
+    for n, pid in enumerate(result["pids"]):
+        roadmaps = [{"name": name, **_roadmap(fams[pid], counted, every, 1)}
+                    for name, (fams, counted, every) in zip(names, sides)]
+        fam = sides[0][0][pid]
+        _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, _problem(fam) | {"sides": roadmaps})
+        index.append({"n": n, "pid": pid, "problem": fam.parent_prompt,
+                      "sides": [{"labels": r["labels"][student], "tally": _tally(counted[student][pid])}
+                                for r, (_, counted, _) in zip(roadmaps, sides)]})
+    overview = {"compare": {"names": list(names), "student": student, "k": result["k"], "n": result["n"],
+                            "unrecovered": Outcome.UNRECOVERED.value},
+                "families": index, **_shared([student], compare_md)}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"
 

@@ -1,12 +1,15 @@
 // The OracleLadder HTML report: an overview and one page per family, routed by the URL's hash
 // (#/ and #/family/<n>). Data comes in script files (data/overview.js, data/f/<n>.js) that call
 // ladderOverview / ladderFamily, since a page opened from the file system may not fetch() files.
+// The site of `ladder compare --html` has the same layout: its overview carries `compare`, and each of
+// its pages has the problem's two roadmaps (`sides`) in place of one.
 "use strict";
 
 let OV = null;                 // the overview: report, provenance, family index
 const FAMILIES = new Map();    // family pages loaded so far, by number
 const WAITING = new Map();     // family number -> callbacks waiting for its file
-const FILTER = { student: "", gap: "", outcome: "", reason: "", type: "", schema: "", q: "" };
+const FILTER = { student: "", gap: "", outcome: "", reason: "", type: "", schema: "", q: "",
+                 change: "", gap_a: "", gap_b: "", outcome_a: "", outcome_b: "" };  // the last five: compare
 const PICKED = [];             // the students shown side by side on family pages
 let shown = [];                // family numbers of the list as last filtered (for n / p)
 
@@ -44,9 +47,36 @@ function math(node) {
   }
 }
 
-function text(s, cls = "text") {
-  const d = el("div", { class: cls, text: s });
-  math(d);
+let MD = null;   // the bundled markdown-it, made when first needed (its script is deferred)
+
+function markdown() {
+  if (!MD) {
+    // no raw HTML (it is shown escaped), no image (it would fetch from the network); markdown-it refuses
+    // javascript:, vbscript:, file: and data: links by itself
+    MD = window.markdownit({ html: false, linkify: false, breaks: true }).disable("image");
+  }
+  return MD;
+}
+
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+function escapeHtml(s) { return s.replace(/[&<>"']/g, (c) => ESCAPES[c]); }
+
+// Math (between the delimiters above, or an escaped dollar) is set aside before the Markdown pass, so its
+// _ * \\ are not read as Markdown, and put back as text after it for KaTeX; a lone $ does not reach past a
+// blank line. U+E000/U+E001 (private use) mark the places; the text's own are replaced first.
+const MATH = /\\\$|\$\$[\s\S]+?\$\$|\\\[[\s\S]+?\\\]|\\\([\s\S]+?\\\)|\$(?:\\[\s\S]|(?!\n[ \t]*\n)[^$\\])+?\$/g;
+
+// a response, problem or milestone text: Markdown, with its LaTeX typeset
+function renderText(node, s) {
+  const kept = [];
+  const src = s.replace(/[\uE000\uE001]/g, "\uFFFD").replace(MATH, (m) => `\uE000${kept.push(m) - 1}\uE001`);
+  node.innerHTML = markdown().render(src).replace(/\uE000(\d+)\uE001/g, (_, i) => escapeHtml(kept[i]));
+  math(node);
+}
+
+function text(s, cls = "") {
+  const d = el("div", { class: `md ${cls}` });
+  renderText(d, s);
   return d;
 }
 
@@ -68,14 +98,18 @@ function chip(label) {
                       style: color ? `background:${color}` : null, text: label });
 }
 
-function students() { return OV.report.meta.students; }
+function students() { return OV.students; }
 
 // ------------------------------------------------------------------ overview
 
+function found(f) {   // the search over problem text and pid
+  const q = FILTER.q.trim().toLowerCase();
+  return !q || f.problem.toLowerCase().includes(q) || f.pid.toLowerCase().includes(q);
+}
+
 function matches(f) {
   const who = FILTER.student ? [FILTER.student] : students();
-  const q = FILTER.q.trim().toLowerCase();
-  if (q && !(f.problem.toLowerCase().includes(q) || f.pid.toLowerCase().includes(q))) return false;
+  if (!found(f)) return false;
   if (FILTER.type && !f.types.includes(FILTER.type)) return false;
   if (FILTER.schema && !f.schemas.includes(FILTER.schema)) return false;
   return who.some((s) => {
@@ -122,9 +156,11 @@ function pickSegment(s, kind, key) {
   document.getElementById("family-count").focus();
 }
 
-function select(label, key, options) {
-  const s = el("select", { id: `filter-${key}`, onchange: (e) => { FILTER[key] = e.target.value; renderList(); } },
-    el("option", { value: "", text: "any" }), options.map((o) => el("option", { value: o, text: o })));
+// options: values, or [value, text] pairs
+function select(label, key, options, render = renderList) {
+  const s = el("select", { id: `filter-${key}`, onchange: (e) => { FILTER[key] = e.target.value; render(); } },
+    el("option", { value: "", text: "any" }),
+    options.map((o) => (Array.isArray(o) ? o : [o, o])).map(([v, t]) => el("option", { value: v, text: t })));
   s.value = FILTER[key];
   return el("label", {}, label, s);
 }
@@ -149,7 +185,23 @@ function provenance() {
   return el("dl", { class: "prov" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
 }
 
+function searchBox(render) {
+  return el("label", {}, "Search the problems", el("input", {
+    type: "search", id: "search", value: FILTER.q, placeholder: "text or pid",
+    oninput: (e) => { FILTER.q = e.target.value; render(); } }));
+}
+
+function clearButton() {
+  return el("button", { type: "button", text: "Clear filters",
+    onclick: () => { Object.keys(FILTER).forEach((k) => { FILTER[k] = ""; }); renderOverview(); } });
+}
+
+function problemCell(f) {
+  return el("td", { class: "problem", text: f.problem.length > 220 ? f.problem.slice(0, 220) + "…" : f.problem });
+}
+
 function renderOverview() {
+  if (OV.compare) return renderCompareOverview();
   document.getElementById("crumb").textContent = "";
   document.title = "OracleLadder report";
   const all = OV.families;
@@ -170,11 +222,7 @@ function renderOverview() {
       select("Verdict reason", "reason", uniq(all.flatMap((f) => Object.values(f.labels).flatMap((l) => l.reasons)))),
       select("Milestone type", "type", uniq(all.flatMap((f) => f.types))),
       select("Answer schema", "schema", uniq(all.flatMap((f) => f.schemas))),
-      el("label", {}, "Search the problems", el("input", {
-        type: "search", id: "search", value: FILTER.q, placeholder: "text or pid",
-        oninput: (e) => { FILTER.q = e.target.value; renderList(); } })),
-      el("button", { type: "button", onclick: () => { Object.keys(FILTER).forEach((k) => { FILTER[k] = ""; }); renderOverview(); },
-                     text: "Clear filters" })),
+      searchBox(renderList), clearButton()),
     el("p", { id: "family-count", tabindex: "-1", "aria-live": "polite" }),
     el("table", { id: "family-list" }),
     el("h2", { text: "Tables (report.md)" }),
@@ -195,7 +243,7 @@ function renderList() {
     el("tbody", {}, rows.map((f) => el("tr", { "data-pid": f.pid },
       el("td", { text: String(f.n + 1) }),
       el("td", {}, el("a", { href: `#/family/${f.n}`, text: f.pid })),
-      el("td", { class: "problem", text: f.problem.length > 220 ? f.problem.slice(0, 220) + "…" : f.problem }),
+      problemCell(f),
       who.map((s) => el("td", {}, chip(f.labels[s].gap), " ", el("span", { class: "muted", text: f.labels[s].outcome })))))));
 }
 
@@ -212,7 +260,7 @@ function loadFamily(n, then) {
 }
 
 function roadmap(page) {
-  const rows = page.milestones.map((m) => el("tr", { class: m.type === "INTEGRATE" ? "integrate" : null },
+  const rows = page.milestones.map((m) => el("tr", { class: m.type === "INTEGRATE" ? "integrate" : null, "data-type": m.type },
     el("td", { text: `m${m.i}` }),
     el("td", {}, m.type, m.type === "INTEGRATE" ? el("span", { class: "badge", text: "not tested" }) : null),
     el("td", { text: m.schema || "—" }),
@@ -221,7 +269,7 @@ function roadmap(page) {
     el("td", {}, tex(m.answer))));
   if (page.integrate) {
     const m = page.integrate;
-    rows.push(el("tr", { class: "integrate" }, el("td", { text: "—" }),
+    rows.push(el("tr", { class: "integrate", "data-type": "INTEGRATE" }, el("td", { text: "—" }),
       el("td", {}, "INTEGRATE", el("span", { class: "badge", text: "private: never shown to students" })),
       el("td", { text: m.schema || "—" }), el("td", {}, text(m.description || m.prompt)), el("td", {}, tex(m.answer))));
   }
@@ -242,10 +290,10 @@ function attempt(a) {
        ` · ${a.reason}`, a.status === "limit" ? " (grader limit)" : "",
        " · extracted: ", a.extracted === null ? el("span", { class: "muted", text: "none" }) : el("code", { text: a.extracted }),
        a.finish === "length" ? el("span", { class: "truncated", text: " · truncated at max tokens" }) : null),
-    el("div", { class: "response text" }));
+    el("div", { class: "response md" }));
   d.addEventListener("toggle", () => {   // the answer is laid out (and typeset) when first opened
     const r = d.querySelector(".response");
-    if (d.open && !r.hasChildNodes()) { r.textContent = a.response; math(r); }
+    if (d.open && !r.hasChildNodes()) renderText(r, a.response);
   });
   return d;
 }
@@ -276,6 +324,21 @@ function studentColumn(page, s) {
     Object.keys(OV.conditions).some((c) => att[c]) ? null : el("p", { class: "muted", text: "not run" }));
 }
 
+function navLinks(n) {
+  const at = shown.indexOf(n);
+  return el("p", { class: "nav-links" }, el("a", { href: "#/", text: "← overview" }),
+    at > 0 ? [" · ", el("a", { href: `#/family/${shown[at - 1]}`, text: "previous" })] : null,
+    at >= 0 && at < shown.length - 1 ? [" · ", el("a", { href: `#/family/${shown[at + 1]}`, text: "next" })] : null);
+}
+
+function problemHead(page) {
+  return [
+    el("h2", { text: "Problem" }), text(page.problem, "problem-box"),
+    el("p", {}, "Reference answer: ", tex(page.answer)),
+    page.answer_corrected ? el("p", {}, "Corrected reference answer: ", tex(page.answer_corrected),
+                               page.correction_note ? ` (${page.correction_note})` : "") : null];
+}
+
 function renderFamily(n, page) {
   const f = OV.families[n];
   document.title = `${page.pid} · OracleLadder report`;
@@ -288,20 +351,126 @@ function renderFamily(n, page) {
     s.value = cur;
     return el("label", {}, `Student ${i + 1} `, s);
   }));
-  const at = shown.indexOf(n);
   document.getElementById("main").replaceChildren(...[
-    el("p", { class: "nav-links" }, el("a", { href: "#/", text: "← overview" }),
-       at > 0 ? [" · ", el("a", { href: `#/family/${shown[at - 1]}`, text: "previous" })] : null,
-       at >= 0 && at < shown.length - 1 ? [" · ", el("a", { href: `#/family/${shown[at + 1]}`, text: "next" })] : null),
+    navLinks(n),
     el("h1", { text: `Family ${page.pid}` }),
     el("p", { class: "muted", text: `Milestone types: ${f.types.join(", ")}; answer schemas: ${f.schemas.join(", ") || "—"}` }),
-    el("h2", { text: "Problem" }), text(page.problem, "text problem-box"),
-    el("p", {}, "Reference answer: ", tex(page.answer)),
-    page.answer_corrected ? el("p", {}, "Corrected reference answer: ", tex(page.answer_corrected),
-                               page.correction_note ? ` (${page.correction_note})` : "") : null,
+    ...problemHead(page),
     el("h2", { text: "Roadmap" }), roadmap(page),
     who.length > 2 ? pickers : null,
     el("div", { class: "columns" }, PICKED.map((s) => studentColumn(page, s)))].filter(Boolean));
+  performance.mark("ladder-family");
+}
+
+// ------------------------------------------------------------------ compare view (ladder compare --html)
+
+// whether the student's rungs C1-C3 recover the parent; null when its outcome is not known
+function recovered(l) { return OV.outcomes.includes(l.outcome) ? l.outcome !== OV.compare.unrecovered : null; }
+
+// whether a rung recovers the parent (at least 1 of K correct); null when it was not run
+function hit(t, c) { return t[c] ? t[c][0] >= 1 : null; }
+
+// the "Change" filter: how the problem's outcome moves from roadmap A to roadmap B (a side whose outcome
+// is not known is in neither direction, as in the tables)
+function changes() {
+  const [a, b] = OV.compare.names;
+  const only = (test, i) => (p) => test(p.sides[i]) === true && test(p.sides[1 - i]) === false;
+  const differs = (key) => (p) => p.sides[0].labels[key] !== p.sides[1].labels[key];
+  return [
+    ["solved-a", `solved (C1-C3) under ${a}, not under ${b}`, only((s) => recovered(s.labels), 0)],
+    ["solved-b", `solved (C1-C3) under ${b}, not under ${a}`, only((s) => recovered(s.labels), 1)],
+    ["c2-a", `C2 recovered under ${a} only`, only((s) => hit(s.tally, "C2_descriptions"), 0)],
+    ["c2-b", `C2 recovered under ${b} only`, only((s) => hit(s.tally, "C2_descriptions"), 1)],
+    ["c3-a", `C3 recovered under ${a} only`, only((s) => hit(s.tally, "C3_gold_answers"), 0)],
+    ["c3-b", `C3 recovered under ${b} only`, only((s) => hit(s.tally, "C3_gold_answers"), 1)],
+    ["gap", "label (strict) differs", differs("gap")],
+    ["gap_fraction", "label (fraction) differs", differs("gap_fraction")],
+    ["outcome", "outcome differs", differs("outcome")],
+  ];
+}
+
+function pairMatches(p) {
+  const [x, y] = p.sides.map((s) => s.labels);
+  const change = changes().find(([id]) => id === FILTER.change);
+  return found(p) && (!FILTER.gap_a || x.gap === FILTER.gap_a) && (!FILTER.gap_b || y.gap === FILTER.gap_b)
+    && (!FILTER.outcome_a || x.outcome === FILTER.outcome_a) && (!FILTER.outcome_b || y.outcome === FILTER.outcome_b)
+    && (!change || change[2](p));
+}
+
+function tallyText(t, c) { return t[c] ? `${t[c][0]} of ${t[c][1]}` : "not run"; }
+
+function renderCompareOverview() {
+  const [a, b] = OV.compare.names;
+  document.getElementById("crumb").textContent = "";
+  document.title = `${a} vs ${b} · OracleLadder comparison`;
+  const gaps = OV.gaps.concat([OV.not_classified]);
+  const outcomes = OV.outcomes.concat([OV.not_determined]);
+  document.getElementById("main").replaceChildren(
+    Object.assign(el("section", { id: "tables" }), { innerHTML: OV.tables_html }),
+    el("h2", { id: "families", text: "Problems" }),
+    el("p", { class: "muted", text: `Labels at tau = 1 (solved: at least 1 of ${OV.compare.k} correct), as in the tables; `
+      + `student ${OV.compare.student}.` }),
+    el("div", { class: "filters", role: "search" },
+      select("Change", "change", changes().map(([id, label]) => [id, label]), renderPairs),
+      select(`Label under ${a}`, "gap_a", gaps, renderPairs), select(`Label under ${b}`, "gap_b", gaps, renderPairs),
+      select(`Outcome under ${a}`, "outcome_a", outcomes, renderPairs),
+      select(`Outcome under ${b}`, "outcome_b", outcomes, renderPairs),
+      searchBox(renderPairs), clearButton()),
+    el("p", { id: "family-count", tabindex: "-1", "aria-live": "polite" }),
+    el("table", { id: "family-list" }));
+  renderPairs();
+  performance.mark("ladder-overview");
+}
+
+function renderPairs() {
+  const rows = OV.families.filter(pairMatches);
+  shown = rows.map((p) => p.n);
+  const [a, b] = OV.compare.names;
+  document.getElementById("family-count").textContent = `${rows.length} of ${OV.families.length} problems`;
+  document.getElementById("family-list").replaceChildren(
+    el("thead", {}, el("tr", {}, ["#", "Problem", "Text", a, b, `C2 (${a} / ${b})`, `C3 (${a} / ${b})`,
+                                  `Stage 0 solved (${a} / ${b})`].map((h) => el("th", { text: h })))),
+    el("tbody", {}, rows.map((p) => el("tr", { "data-pid": p.pid },
+      el("td", { text: String(p.n + 1) }),
+      el("td", {}, el("a", { href: `#/family/${p.n}`, text: p.pid })),
+      problemCell(p),
+      p.sides.map((s) => el("td", { class: "side-label" }, chip(s.labels.gap), " ", el("span", { class: "muted", text: s.labels.outcome }))),
+      ["C2_descriptions", "C3_gold_answers", "stage0"].map((c) => el("td", { class: `tally-${c}`,
+        text: p.sides.map((s) => tallyText(s.tally, c)).join(" / ") }))))));
+}
+
+function renderPair(n, page) {
+  const p = OV.families[n];
+  const s = OV.compare.student;
+  document.title = `${page.pid} · OracleLadder comparison`;
+  document.getElementById("crumb").textContent = `problem ${n + 1}: ${page.pid}`;
+  const sides = page.sides.map((side, i) => el("section", { class: "side", "data-side": "ab"[i], tabindex: "-1",
+                                                            "aria-label": `Roadmap ${"AB"[i]}: ${side.name}` },
+    el("h2", { text: `Roadmap ${"AB"[i]}: ${side.name}` }),
+    el("p", { class: "muted", text: `Milestone types: ${uniq(side.milestones.map((m) => m.type)).join(", ")}; answer `
+      + `schemas: ${uniq(side.milestones.map((m) => m.schema).filter(Boolean)).join(", ") || "—"}` }),
+    roadmap(side), studentColumn(side, s)));
+  const jump = (i) => el("a", { href: location.hash, text: "attempts",
+    onclick: (e) => { e.preventDefault(); sides[i].scrollIntoView(); sides[i].focus(); } });
+  const outcomes = el("table", { class: "outcomes" },
+    el("thead", {}, el("tr", {}, ["Roadmap", "Taxonomy (strict)", "Fraction test", "Outcome", "Stage 0 solved",
+      ...Object.values(OV.conditions).slice(0, 3), ""].map((h) => el("th", { text: h })))),
+    el("tbody", {}, page.sides.map((side, i) => {
+      const l = side.labels[s];
+      const t = p.sides[i].tally;
+      return el("tr", { "data-side": "ab"[i] }, el("td", { text: `${"AB"[i]}: ${side.name}` }),
+        el("td", {}, chip(l.gap)), el("td", {}, chip(l.gap_fraction)), el("td", {}, chip(l.outcome)),
+        el("td", { text: tallyText(t, "stage0") }),
+        Object.keys(OV.conditions).slice(0, 3).map((c) => el("td", { text: tallyText(t, c) })),
+        el("td", {}, jump(i)));
+    })));
+  document.getElementById("main").replaceChildren(...[
+    navLinks(n),
+    el("h1", { text: `Problem ${page.pid}` }),
+    el("p", { class: "muted", text: `${OV.compare.names.join(" vs ")}; student ${s}; labels at tau = 1, as in the tables` }),
+    ...problemHead(page),
+    el("h2", { text: "Outcomes" }), outcomes,
+    el("div", { class: "columns sides" }, sides)].filter(Boolean));
   performance.mark("ladder-family");
 }
 
@@ -313,7 +482,7 @@ function route() {
   if (m) {
     const n = Number(m[1]);
     if (!shown.length) shown = OV.families.map((f) => f.n);
-    loadFamily(n, (page) => { renderFamily(n, page); document.getElementById("main").focus(); });
+    loadFamily(n, (page) => { (OV.compare ? renderPair : renderFamily)(n, page); document.getElementById("main").focus(); });
   } else {
     renderOverview();
   }

@@ -1,0 +1,606 @@
+"""Batch mode (``--batch``): calls answered through OpenAI's Batch API or Anthropic's Message Batches,
+at the batch price, by a provider that sits below the Client's cache, retries, usage and structured
+path, so a batch answer lands in the same call cache as an online one.
+
+``BatchProvider.complete`` queues its request and waits. Once no new request has come for ``quiet``
+seconds (all first attempts of a compile, all jobs of a probe), the queue goes out as batches within
+the provider's limits; each row's custom_id is the call key. A batch's id and custom_ids are in the
+store the moment the provider returns the id, before anything else: a later run asking a call held by a
+stored batch reads that batch (polling it while it runs) instead of submitting the call again. A batch
+is polled at an interval that backs off; once it has ended, its rows answer their calls in any order.
+A row that errored (transiently), expired or was cancelled goes into the next batch, at most ``rounds``
+batches in all; then its call fails for good, as an online call whose retries are spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from .base import ChatRequest, ChatResult
+from .runner import Client
+from .errors import (
+    BadRequestError,
+    ConfigurationError,
+    PermanentError,
+    ProviderError,
+    ServerError,
+    TransientError,
+    classify_status,
+)
+from .providers import (
+    _ANTHROPIC_SAMPLING,
+    _OPENAI_REFUSABLE,
+    AnthropicProvider,
+    _Refusals,
+    _answer,
+    _openai_body,
+    _resolve_key,
+    _result_from_anthropic_dict,
+    _result_from_openai_dict,
+    _sdk_error,
+    endpoint_of,
+    parse_model,
+)
+
+log = logging.getLogger(__name__)
+BATCH_PROVIDERS = ("openai", "anthropic")
+BATCH_SLOTS = 10_000_000  # a batch client's concurrency: every call of a run may wait in a batch at once
+DEFAULT_QUIET_S = 2.0
+DEFAULT_POLL_S = 5.0
+DEFAULT_MAX_POLL_S = 300.0
+DEFAULT_ROUNDS = 3
+MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
+READ_ATTEMPTS = 4  # reads of an ended batch's results
+# the provider's word for a batch that will change no more
+ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
+# Anthropic's error types, as the HTTP status its online API answers them with
+_ANTHROPIC_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+                     "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+                     "api_error": 500, "overloaded_error": 529}
+
+
+class BatchRowFailed(PermanentError):
+    """A call whose batch rows failed in every round: no answer, as an online call whose retries are spent."""
+
+
+class RowRefused(BadRequestError):
+    """A batch row the provider refused (HTTP 400), with its error body: it may name a parameter the
+    model refuses, which its next row goes without (as the online providers' ``_Refusals``)."""
+
+    def __init__(self, message: str, error: Any) -> None:
+        super().__init__(message, status=400)
+        self.error = error
+
+
+@dataclass
+class BatchStatus:
+    """What the provider says of one batch now."""
+
+    state: str
+    succeeded: int
+    failed: int
+    ended: bool
+
+
+Outcome = ChatResult | ProviderError
+
+
+class BatchAPI(Protocol):
+    """One provider's batch API."""
+
+    name: str
+    endpoint: str | None
+    max_requests: int
+    max_bytes: int
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]: ...
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool: ...
+
+    async def check(self) -> None: ...
+
+    async def submit(self, entries: list[dict[str, Any]]) -> str: ...
+
+    async def status(self, batch_id: str) -> BatchStatus: ...
+
+    def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]: ...
+
+    async def cancel(self, batch_id: str) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _no_batch_api(where: str, error: ProviderError) -> ConfigurationError:
+    return ConfigurationError(f"--batch: {where} has no batch API ({' '.join(str(error).split())[:120]}); "
+                              "run without --batch")
+
+
+class OpenAIBatchAPI:
+    """OpenAI's Batch API (JSONL file with purpose "batch", ``/v1/batches``, 24 h window)."""
+
+    name = "openai"
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
+
+    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+                 timeout: float = 120.0) -> None:
+        import openai
+
+        self._sdk = openai
+        self.endpoint = endpoint_of("openai", base_url)
+        self._where = base_url or "the openai API"
+        key = _resolve_key("openai", api_key, base_url, api_key_env)
+        # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
+        # No key: a placeholder the SDK insists on, never sent.
+        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, timeout=timeout, max_retries=3)
+        self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+        self._refusals = _Refusals(self.name, _openai_body, _OPENAI_REFUSABLE)
+        self._once = self._client.with_options(max_retries=0)
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                "body": self._refusals.body(request)}
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
+        """Whether ``error`` refuses a parameter of ``request`` the model can go without (then its
+        rows go without it from now on, and this one goes again)."""
+        return isinstance(error, RowRefused) and self._refusals.learn(request.model, _openai_body(request), 400,
+                                                                      error.error)
+
+    async def check(self) -> None:
+        try:
+            await self._client.batches.list(limit=1, **self._h)
+        except self._sdk.APIError as e:
+            error = _sdk_error(self._sdk, e, self.name)
+            raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
+
+    async def submit(self, entries: list[dict[str, Any]]) -> str:
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
+        try:
+            f = await self._client.files.create(file=("batch.jsonl", data), purpose="batch", **self._h)
+            b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                                                completion_window="24h", **self._h)
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        return b.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            b = await self._client.batches.retrieve(batch_id, **self._h)
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        c = b.request_counts
+        return BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0, b.status in ENDED)
+
+    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+        try:
+            b = await self._client.batches.retrieve(batch_id, **self._h)
+            files = [f for f in (b.output_file_id, b.error_file_id) if f]
+            texts = [(await self._client.files.content(f, **self._h)).text for f in files]
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        for text in texts:
+            for raw in text.splitlines():
+                if raw.strip():
+                    line = json.loads(raw)
+                    yield line["custom_id"], self._outcome(line)
+
+    def _outcome(self, line: dict[str, Any]) -> Outcome:
+        response, error = line.get("response"), line.get("error")
+        if response is None:  # not run: expired, cancelled
+            code = (error or {}).get("code", "no response")
+            return ServerError(f"openai batch row: {code}: {(error or {}).get('message', '')}")
+        status, body = response.get("status_code", 0), response.get("body") or {}
+        if status != 200:
+            message = (body.get("error") or {}).get("message", "") if isinstance(body, dict) else ""
+            if status == 400:
+                return RowRefused(f"openai batch row HTTP 400: {message}", body)
+            return classify_status(status, f"openai batch row HTTP {status}: {message}")
+        try:
+            return _answer(_result_from_openai_dict(body, 0.0), self.name)
+        except ProviderError as e:
+            return e
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.batches.cancel(batch_id, **self._h)
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class AnthropicBatchAPI:
+    """Anthropic's Message Batches (``messages.batches``; custom_id ``^[a-zA-Z0-9_-]{1,64}$``)."""
+
+    name = "anthropic"
+    max_requests = 100_000
+    max_bytes = 256 * 1024 * 1024
+
+    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+                 timeout: float = 120.0) -> None:
+        import anthropic
+
+        self._sdk = anthropic
+        self.endpoint = endpoint_of("anthropic", base_url)
+        self._where = base_url or "the anthropic API"
+        key = _resolve_key("anthropic", api_key, base_url, api_key_env)
+        # no key: none sent, on every request (results() sets headers of its own)
+        omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
+        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url, timeout=timeout, max_retries=3,
+                                                default_headers=omit)
+        self._refusals = _Refusals(self.name, AnthropicProvider.body, _ANTHROPIC_SAMPLING)
+        self._once = self._client.with_options(max_retries=0)
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        params = self._refusals.body(request)
+        params.update(params.pop("extra_body", {}))  # what the SDK would put at the body's top level
+        return {"custom_id": custom_id, "params": params}
+
+    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
+        """As ``OpenAIBatchAPI.learn``: Anthropic's newest models refuse sampling parameters."""
+        return isinstance(error, RowRefused) and self._refusals.learn(request.model, AnthropicProvider.body(request),
+                                                                      400, error.error)
+
+    async def check(self) -> None:
+        try:
+            await self._client.messages.batches.list(limit=1)
+        except self._sdk.APIError as e:
+            error = _sdk_error(self._sdk, e, self.name)
+            raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
+
+    async def submit(self, entries: list[dict[str, Any]]) -> str:
+        try:
+            b = await self._once.messages.batches.create(requests=entries)  # type: ignore[arg-type]
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        return b.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            b = await self._client.messages.batches.retrieve(batch_id)
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        c = b.request_counts
+        return BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired,
+                           b.processing_status == "ended")
+
+    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+        try:
+            async for r in await self._client.messages.batches.results(batch_id):
+                yield r.custom_id, self._outcome(r.result.model_dump())
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+
+    def _outcome(self, result: dict[str, Any]) -> Outcome:
+        kind = result.get("type")
+        if kind == "succeeded":
+            try:
+                return _answer(_result_from_anthropic_dict(result["message"], 0.0), self.name)
+            except ProviderError as e:
+                return e
+        if kind == "errored":
+            error = (result.get("error") or {}).get("error") or {}
+            status = _ANTHROPIC_STATUS.get(error.get("type", ""), 500)
+            message = f"anthropic batch row {error.get('type')}: {error.get('message', '')}"
+            return RowRefused(message, error) if status == 400 else classify_status(status, message)
+        return ServerError(f"anthropic batch row: {kind}")
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.messages.batches.cancel(batch_id)
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class BatchRecord(BaseModel):
+    """One provider batch as the store keeps it, and what the last poll said of it."""
+
+    id: str
+    provider: str  # openai | anthropic
+    endpoint: str | None  # the server's normalized base URL; None for the provider's own
+    model: str
+    state: str  # the provider's word: validating, in_progress, finalizing, completed, ended, expired, ...
+    requests: int
+    succeeded: int = 0
+    failed: int = 0
+    custom_ids: list[str]  # the call keys of its rows
+    run_id: str | None = None
+    created_at: str
+    updated_at: str
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class BatchLog(Protocol):
+    """The slice of ``oracleladder.store.Store`` batch mode needs (its ``batches`` table)."""
+
+    async def put_batch(self, b: BatchRecord) -> None: ...
+
+    async def update_batch(self, batch_id: str, state: str, succeeded: int, failed: int) -> None: ...
+
+    async def batches(self, provider: str | None = None, endpoint: str | None = None, *,
+                      any_endpoint: bool = True) -> list[BatchRecord]: ...
+
+
+@dataclass
+class BatchView:
+    """One batch as the progress display shows it."""
+
+    id: str
+    state: str
+    requests: int
+    succeeded: int = 0  # rows the provider says it answered
+    failed: int = 0  # rows the provider says failed
+    settled: int = 0  # rows whose outcome this run has read
+
+
+@dataclass
+class _Waiter:
+    request: ChatRequest
+    future: asyncio.Future[ChatResult]
+    rounds: int = 0  # batches this call was in
+
+
+def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
+                   base_url: str | None = None, timeout: float = 120.0) -> OpenAIBatchAPI | AnthropicBatchAPI:
+    if provider == "openai":
+        return OpenAIBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    if provider == "anthropic":
+        return AnthropicBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    raise ConfigurationError(f"--batch: {provider} has no batch API (batch mode is for "
+                             f"{' and '.join(p + '/' for p in BATCH_PROVIDERS)} models); run without --batch")
+
+
+class BatchProvider:
+    """A Provider answering each call through the batch API ``api`` (see the module's docstring)."""
+
+    batch = True  # the Client prices its calls at the batch rate
+
+    def __init__(self, api: BatchAPI, *, model: str, log_store: BatchLog | None = None, quiet: float = DEFAULT_QUIET_S,
+                 poll: float = DEFAULT_POLL_S, max_poll: float = DEFAULT_MAX_POLL_S, rounds: int = DEFAULT_ROUNDS,
+                 on_status: Callable[[BatchView], None] | None = None) -> None:
+        self.api = api
+        self.name = api.name
+        self.endpoint = api.endpoint
+        self.model = model
+        self.store = log_store
+        self.quiet, self.poll, self.max_poll, self.rounds = quiet, poll, max_poll, max(1, rounds)
+        self.on_status = on_status  # told each change of a batch (the progress display)
+        self.run_id: str | None = None
+        self.submitted = 0  # rows this process submitted
+        self._waiting: dict[str, _Waiter] = {}  # call key -> its caller, until answered
+        self._queue: dict[str, _Waiter] = {}  # to submit
+        self._queued_bytes = 0
+        self._attached: dict[str, set[str]] = {}  # stored batch id -> keys waiting on it, not yet watched
+        # call key -> the newest batch holding it whose row has not answered it: a call asked again
+        # (a retry after a failed read, a rerun) reads that batch, never submits it again
+        self._stored: dict[str, str] | None = None
+        self._last = 0.0  # when the last call came
+        self._flusher: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        key = request.key()
+        if self._stored is None:
+            await self._load()
+            assert self._stored is not None
+        w = _Waiter(request, asyncio.get_running_loop().create_future())
+        self._waiting[key] = w
+        stored = self._stored.get(key)
+        if stored is not None:  # in a batch already (an earlier run's): read that batch, never submit it again
+            w.rounds = 1
+            self._attached.setdefault(stored, set()).add(key)
+        else:
+            self._enqueue(key, w)
+        self._last = time.monotonic()
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_loop())
+        try:
+            return await w.future
+        finally:
+            self._waiting.pop(key, None)
+
+    async def _load(self) -> None:
+        stored: dict[str, str] = {}
+        if self.store is not None:
+            for b in await self.store.batches(self.name, self.endpoint, any_endpoint=False):
+                stored.update(dict.fromkeys(b.custom_ids, b.id))  # oldest first: the newest wins
+        self._stored = stored
+
+    def _enqueue(self, key: str, w: _Waiter) -> None:
+        self._queue[key] = w
+        self._queued_bytes += len(json.dumps(self.api.entry(key, w.request)))
+
+    async def _flush_loop(self) -> None:
+        """Submit the queue, and start watching the stored batches calls wait on, once no call has
+        come for ``quiet`` seconds (or the queue fills a batch)."""
+        while self._queue or self._attached:
+            wait = self._last + self.quiet - time.monotonic()
+            full = len(self._queue) >= self.api.max_requests or self._queued_bytes >= self.api.max_bytes
+            if wait > 0 and not full:
+                await asyncio.sleep(wait)
+                continue
+            for batch_id, keys in self._attached.items():
+                self._spawn(self._watch(batch_id, keys))
+            self._attached = {}
+            queue, self._queue, self._queued_bytes = self._queue, {}, 0
+            for chunk in self._chunks(queue):
+                await self._submit(chunk)
+
+    def _chunks(self, queue: dict[str, _Waiter]) -> list[dict[str, tuple[_Waiter, dict[str, Any]]]]:
+        chunks: list[dict[str, tuple[_Waiter, dict[str, Any]]]] = [{}]
+        size = 0
+        for key, w in queue.items():
+            entry = self.api.entry(key, w.request)
+            n = len(json.dumps(entry, ensure_ascii=False).encode()) + 1
+            if chunks[-1] and (len(chunks[-1]) >= self.api.max_requests or size + n > self.api.max_bytes):
+                chunks.append({})
+                size = 0
+            chunks[-1][key] = (w, entry)
+            size += n
+        return [c for c in chunks if c]
+
+    async def _submit(self, chunk: dict[str, tuple[_Waiter, dict[str, Any]]]) -> None:
+        try:
+            batch_id = await self.api.submit([entry for _, entry in chunk.values()])
+        except ProviderError as e:  # nothing was submitted: each call fails as an online one would
+            for w, _ in chunk.values():
+                _fail(w, e)
+            return
+        if self.store is not None:  # first: a run killed from here on reads this batch, never submits it again
+            t = now()
+            try:
+                await self.store.put_batch(BatchRecord(
+                    id=batch_id, provider=self.name, endpoint=self.endpoint, model=self.model, state="submitted",
+                    requests=len(chunk), custom_ids=list(chunk), run_id=self.run_id, created_at=t, updated_at=t))
+            except Exception as e:  # a batch the store cannot record: its calls fail with why (the run stops)
+                for w, _ in chunk.values():
+                    _fail(w, e)
+                return
+        self.submitted += len(chunk)
+        for key, (w, _) in chunk.items():
+            w.rounds += 1
+            self._stored[key] = batch_id
+        self._spawn(self._watch(batch_id, set(chunk)))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _watch(self, batch_id: str, keys: set[str]) -> None:
+        """Poll a batch, backing off, until it ends; then answer its calls from its rows."""
+        view = BatchView(batch_id, "submitted", len(keys))
+        self._show(view)
+        delay, failures = self.poll, 0
+        try:
+            while True:
+                try:
+                    st = await self.api.status(batch_id)
+                except TransientError as e:  # a poll that failed says nothing of the batch: poll again
+                    failures += 1
+                    if failures > MAX_POLL_FAILURES:
+                        raise
+                    log.warning("%s batch %s: %s (polling again)", self.name, batch_id, e)
+                else:
+                    failures = 0
+                    if (st.state, st.succeeded, st.failed) != (view.state, view.succeeded, view.failed):
+                        view.state, view.succeeded, view.failed = st.state, st.succeeded, st.failed
+                        if self.store is not None:
+                            await self.store.update_batch(batch_id, st.state, st.succeeded, st.failed)
+                        self._show(view)
+                    if st.ended:
+                        break
+                await asyncio.sleep(delay)
+                delay = min(delay * 1.5, self.max_poll)
+            seen = await self._read(batch_id, keys, view)
+            for key in keys - seen:
+                self._settle(key, ServerError(f"{self.name} batch {batch_id} ({view.state}) has no result for it"),
+                             batch_id)
+            view.settled = len(keys)
+            self._show(view)
+        except ProviderError as e:
+            for key in keys:
+                if e.status == 404:  # the provider has no such batch (any more): its calls go again
+                    self._settle(key, ServerError(f"{self.name} batch {batch_id} is gone: {e}"), batch_id)
+                elif key in self._waiting:  # it cannot be read now (a refused key, an outage): its calls fail
+                    _fail(self._waiting[key], e)  # (asked again, a call reads this batch again)
+        except Exception as e:  # a bug or a store failure: the calls fail with it, never wait forever
+            for key in keys:
+                if key in self._waiting:
+                    _fail(self._waiting[key], e)
+
+    async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> set[str]:
+        """Settle the calls ``keys`` from the rows of an ended batch (the rows of calls not asked are
+        left in it); returns the custom_ids it has rows for. A read cut off is read again."""
+        delay = self.poll
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            seen: set[str] = set()
+            try:
+                async for key, outcome in self.api.results(batch_id):
+                    if key in keys:
+                        seen.add(key)
+                        self._settle(key, outcome, batch_id)
+                view.settled = len(seen)
+                return seen
+            except TransientError as e:
+                if attempt == READ_ATTEMPTS:
+                    raise
+                log.warning("%s batch %s: reading its results: %s (reading again)", self.name, batch_id, e)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.max_poll)
+        raise AssertionError("unreachable")
+
+    def _settle(self, key: str, outcome: Outcome, batch_id: str) -> None:
+        """Answer the call ``key`` from its row in ``batch_id``; a row without an answer goes in the
+        next batch, or fails the call after ``rounds`` batches."""
+        w = self._waiting.get(key)
+        if w is None or w.future.done():
+            return
+        if isinstance(outcome, ChatResult):  # an answer is one, from whichever batch
+            self._stored.pop(key, None)
+            w.future.set_result(outcome)
+            return
+        if self._stored.get(key) != batch_id:  # an older batch's failed row: the call is in a newer one
+            return
+        if self.api.learn(w.request, outcome):  # refused a parameter, which it now goes without: not a round
+            w.rounds -= 1
+            outcome = ServerError(str(outcome))
+        if isinstance(outcome, TransientError) and w.rounds < self.rounds:  # only this row goes again
+            self._enqueue(key, w)
+            self._last = time.monotonic()
+            if self._flusher is None or self._flusher.done():
+                self._flusher = asyncio.create_task(self._flush_loop())
+            return
+        self._stored.pop(key, None)
+        error = outcome if not isinstance(outcome, TransientError) else BatchRowFailed(
+            f"{self.name} batch: no answer after {w.rounds} batch(es): {outcome}", status=outcome.status)
+        _fail(w, error)
+
+    def _show(self, view: BatchView) -> None:
+        if self.on_status is not None:
+            self.on_status(view)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks) + ([self._flusher] if self._flusher else []):
+            task.cancel()
+        await self.api.aclose()
+
+
+def _fail(w: _Waiter, error: Exception) -> None:
+    if not w.future.done():
+        w.future.set_exception(error)
+
+
+def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,
+                      api_key_env: str | None = None, model_name: str | None = None, timeout: float = 120.0,
+                      quiet: float = DEFAULT_QUIET_S, poll: float = DEFAULT_POLL_S,
+                      **client_kwargs: Any) -> Client:
+    """``make_client``'s batch twin: a Client whose calls go through ``model``'s batch API, with the
+    batches logged in ``cache`` (the store). Every call of a run may wait in a batch at once."""
+    if isinstance(base_url, list):
+        if len(base_url) > 1:
+            raise ConfigurationError("--batch takes one --base-url (a batch API has no replicas)")
+        base_url = base_url[0] if base_url else None
+    provider, name = parse_model(model)
+    api = make_batch_api(provider, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    log_store = cache if hasattr(cache, "put_batch") else None
+    batches = BatchProvider(api, model=model_name or name, log_store=log_store, quiet=quiet, poll=poll)
+    client_kwargs["concurrency"] = BATCH_SLOTS
+    return Client(batches, cache=cache, model=model_name or name, name=f"{provider}/{name}", **client_kwargs)

@@ -1,0 +1,71 @@
+"""The domains the loops run on, by their --domain name.
+
+`math` and `code` are built in. Another domain is one module with a `Domain` subclass, made known by
+`register_domain(MyDomain)`, or, for the `ladder` command of an installed package, by an entry point
+in the group ``oracleladder.domains`` naming the class (loaded the first time a name is not found).
+See docs/domains.md.
+
+Light to import: the loops import the interface (`.base`) through this package, and a domain's
+module (with what it uses of the compiler and the prober) loads when the domain is first asked for,
+so the compile loop never loads the prober, nor the prober the compiler.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from ..schemas.jsonl import InputError
+from .base import Attempt, Checked, Domain, Job, Settings
+
+if TYPE_CHECKING:
+    from .code import CodeDomain
+    from .math import MathDomain
+
+ENTRY_POINT_GROUP = "oracleladder.domains"
+BUILT_IN = {"math": ("math", "MathDomain"), "code": ("code", "CodeDomain")}  # name: (module, class)
+DOMAINS: dict[str, type[Domain]] = {}  # the domains loaded or registered so far
+_entry_points_loaded = False
+
+
+def register_domain(domain: type[Domain]) -> type[Domain]:
+    """Make ``domain`` known under its ``name`` (a later class of the same name replaces it)."""
+    DOMAINS[domain.name] = domain
+    return domain
+
+
+def _built_in(module: str, cls: str) -> type[Domain]:
+    return getattr(importlib.import_module(f".{module}", __name__), cls)
+
+
+def known_domains() -> list[str]:
+    return list(dict.fromkeys([*BUILT_IN, *DOMAINS]))
+
+
+def get_domain(name: str, settings: Settings = Settings()) -> Domain:
+    """The domain of a --domain name, made from the run's ``settings``; an InputError naming the
+    known ones."""
+    global _entry_points_loaded
+    if name not in DOMAINS and name in BUILT_IN:
+        register_domain(_built_in(*BUILT_IN[name]))
+    if name not in DOMAINS and not _entry_points_loaded:
+        _entry_points_loaded = True
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            register_domain(point.load())
+    if name not in DOMAINS:
+        raise InputError(f"unknown domain '{name}'; known: {', '.join(known_domains())}")
+    return DOMAINS[name].from_settings(settings)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: MathDomain and CodeDomain load their modules on first use
+    for module, cls in BUILT_IN.values():
+        if name == cls:
+            value = _built_in(module, cls)
+            globals()[name] = value
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "Attempt", "Checked", "CodeDomain", "Domain", "Job",
+           "MathDomain", "Settings", "get_domain", "known_domains", "register_domain"]

@@ -1,0 +1,174 @@
+"""The domain interface: what the compile loop (`compiler.loop.Compiler`) and the probe loop
+(`probe.runner.run_probe`) ask of a domain, and nothing else.
+
+A domain says what a problem is and how a pool of them is read; what the teacher is asked and what
+typed reply it gives; how a reply is checked, re-asked about and kept; which jobs the ladder runs
+(Stage 0 and the conditions) with their prompts; how an answer is graded; how the families are found
+again and their rollouts collected. The loops own everything else: attempts, caching, storing,
+failures, workers, runs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
+from ..schemas.jsonl import OnDuplicate
+from ..store import Store
+
+if TYPE_CHECKING:  # the probe loop imports this module: no import back at run time
+    from ..clients import Client
+    from ..probe.outcomes import FamilyResults
+    from ..probe.runner import ProbeConfig
+
+
+class HasPid(Protocol):
+    @property
+    def pid(self) -> str: ...
+
+
+P = TypeVar("P", bound=BaseModel)  # a problem (stored with `Store.put_problem`)
+F = TypeVar("F", bound=HasPid)  # a family: a problem with its accepted plan, what the ladder probes
+R = TypeVar("R", bound=BaseModel)  # the teacher's typed reply
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The run's options a domain may read (each reads those it has; the CLI passes them all)."""
+
+    granularity: str = "default"  # how finely the teacher splits a problem
+    independent_solve: bool = True  # confirm each milestone by a separate solve
+    fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One teacher attempt at one problem, as the compile loop makes it."""
+
+    index: int  # 0 for the first
+    source: str  # the teacher's name, under which everything is stored
+    version: str  # the teacher prompt's version
+    client: Client  # the teacher's client (a domain may confirm a plan with more calls)
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class Checked(Generic[F]):
+    """A reply as checked: what it makes (a family) and every check run on it."""
+
+    family: F
+    report: FamilyReport
+
+    @property
+    def errors(self) -> list[CheckResult]:
+        return self.report.failures()
+
+
+@dataclass(frozen=True)
+class Job(Generic[F]):
+    """One rollout to make: the family, the target (a condition, or "m<i>" for Stage 0), the sample."""
+
+    family: F
+    target: str
+    k: int
+    messages: list[dict[str, str]] = field(hash=False, compare=False)
+
+    @property
+    def pid(self) -> str:
+        return self.family.pid
+
+
+class Domain(ABC, Generic[P, F, R]):
+    """What one domain (math, code, ...) brings to the compile and probe loops.
+
+    Enter it (``with domain:``) around a run: a domain holding a resource (a verifier pool) starts it
+    there if it was not given one."""
+
+    name: ClassVar[str]  # its --domain name
+    response_model: ClassVar[type[BaseModel]]  # the teacher's reply
+    conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
+    optional_conditions: ClassVar[tuple[Condition, ...]] = ()  # run only when asked for (the primitive rung)
+    confirm_stage: ClassVar[str] = "confirming the plan"  # what `confirm` does, for its failures
+    verifier: ClassVar[bool] = False  # answers graded by oracleladder.verify: graders, format audit, HTML report
+    granularity: str | None = None  # filed with each compile attempt (a roadmap set's granularity)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Domain[Any, Any, Any]:
+        return cls()
+
+    def __enter__(self) -> Domain[P, F, R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    # ------------------------------------------------------------------ compile
+
+    @abstractmethod
+    def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[P]:
+        """The problems of a pool (a path, or a name the domain knows)."""
+
+    def unusable(self, problem: P) -> CheckResult | None:
+        """A failed check when no plan could ever be checked against ``problem``: skipped before the
+        teacher is paid."""
+        return None
+
+    @abstractmethod
+    def teacher_messages(self, problem: P) -> tuple[list[dict[str, str]], str]:
+        """The first attempt's messages and the prompt's version."""
+
+    @abstractmethod
+    async def check(self, reply: R, problem: P, attempt: Attempt) -> Checked[F]:
+        """Every check of a reply (an exception that is not the plan's fault, e.g. a ProviderError or
+        GradingFailed, ends the attempt as an infrastructure failure)."""
+
+    async def confirm(self, checked: Checked[F], problem: P, attempt: Attempt) -> Checked[F]:
+        """Further checks of a reply that passed `check` (e.g. solving each milestone alone)."""
+        return checked
+
+    @abstractmethod
+    def reask(self, checked: Checked[F]) -> str:
+        """The user turn that shows the teacher what failed in its reply."""
+
+    def stored_plan(self, reply: R, version: str) -> dict[str, Any]:
+        """The reply as the compile attempt stores it."""
+        return reply.model_dump(mode="json")
+
+    async def keep(self, store: Store, checked: Checked[F], source: str) -> None:
+        """Store what a checked attempt leaves beside the attempt itself (e.g. the accepted family)."""
+        return None
+
+    # ------------------------------------------------------------------ probe
+
+    @abstractmethod
+    async def load_families(self, store: Store, source: str) -> list[F]:
+        """The families of one set (e.g. a teacher's accepted plans); an InputError saying what to run
+        first when there are none."""
+
+    def rollout_source(self, family: F, source: str) -> str:
+        """The name the rollouts of ``family`` are filed under, ``source`` being the set probed."""
+        return source
+
+    @abstractmethod
+    def plan_jobs(self, families: Sequence[F], config: ProbeConfig, donors: Sequence[F]) -> list[Job[F]]:
+        """Every rollout of Stage 0 and the ladder's conditions (``config.conditions``, default
+        ``conditions``), in a stable order; controls borrow from ``donors``."""
+
+    @abstractmethod
+    async def grade(self, job: Job[F], response: str, config: ProbeConfig) -> Verdict:
+        """The verdict on one answer (ungraded, never an exception, when grading itself failed)."""
+
+    @abstractmethod
+    def collect_results(self, families: Sequence[F], rollouts: Sequence[Rollout], *,
+                        use_corrections: bool = False) -> list[FamilyResults]:
+        """Per family, the K verdicts of each Stage 0 target and of each condition (graded rollouts only)."""
+
+    def ungradable(self, family: F, use_corrections: bool = False) -> str | None:
+        """Why no answer of ``family`` can be graded (the report lists it apart), or None."""
+        return None

@@ -1,0 +1,202 @@
+"""The math domain: competition problems compiled into milestone families (paper Sections 2-3),
+graded by the deterministic verifier.
+
+The teacher returns a `TeacherPlan` (compiler.plan) that becomes a `Family`; the deterministic
+validators check it in the verifier pool, then the teacher solves each milestone from its
+student-facing prompt alone. The ladder is Stage 0 (each tested milestone) and the six conditions
+with their controls (probe.prompts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..compiler.plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+from ..construction.pool import parse_fields, read_pool
+from ..probe.outcomes import FamilyResults, results_from_rollouts
+from ..probe.primitive import family_primitive, primitive_prompt
+from ..probe.prompts import condition_prompt, messages as student_messages, stage0_prompt
+from ..prompts import load
+from ..schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
+from ..schemas.jsonl import InputError, OnDuplicate
+from ..store import Store
+from ..validators import answer_problem, independent_solve_check, reference_answer_problem, render_errors
+from ..validators.reference import CHECK as REFERENCE_CHECK
+from .. import verify
+from ..verify import GradingFailed, grader_name
+from .base import Attempt, Checked, Domain, Job, Settings
+
+if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
+    from ..probe.runner import ProbeConfig
+
+
+def target_gold(family: Family, target: str, use_corrections: bool = False) -> str:
+    """The gold answer a rollout of ``target`` ("m<i>" or a condition) is graded against."""
+    if target.startswith("m"):
+        return family.milestones[int(target[1:])].answer
+    return family.reference_answer(use_corrections)
+
+
+def run_grader(config: object) -> str:
+    """The grader named by a stored probe run's config; runs from before graders had names say
+    only `extended` (strict when false or absent)."""
+    c = config if isinstance(config, dict) else {}
+    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
+
+
+def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *,
+                    use_corrections: bool = False) -> list[FamilyResults]:
+    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition; an
+    ungraded rollout (grading failed) says nothing about the student and is left out."""
+    return results_from_rollouts(
+        [(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
+        ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
+    )
+
+
+async def roadmap_set(store: Store, name: str) -> list[Family]:
+    """The families of one roadmap set ('release', a teacher, or TEACHER@coarse|fine); an InputError
+    for an unknown name or an empty set, naming the sources the store holds."""
+    try:
+        source, granularity = parse_roadmap_set(name)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    families = await store.families(source=source, granularity=granularity)
+    if not families:
+        known = ", ".join(await store.sources()) or "none"
+        raise InputError(f"{store.path} holds no families of roadmap set '{name}' (sources in the store: {known}); "
+                         "run `ladder import` or `ladder compile` first")
+    return families
+
+
+class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
+    """Math problems into milestone families; ``pool`` grades (started on entry when not given)."""
+
+    name = "math"
+    response_model = TeacherPlan
+    conditions = CONDITIONS
+    optional_conditions = PRIMITIVE_CONDITIONS
+    confirm_stage = "independent solve"
+    verifier = True
+
+    def __init__(self, pool: verify.VerifierPool | None = None, *, granularity: Granularity = "default",
+                 independent_solve: bool = True, fields: Sequence[str] = ()) -> None:
+        self.pool = pool
+        self.granularity = granularity
+        self.independent_solve = independent_solve
+        self.fields = tuple(fields)
+        self._owned: verify.VerifierPool | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MathDomain:
+        return cls(granularity=settings.granularity, independent_solve=settings.independent_solve,  # type: ignore[arg-type]
+                   fields=settings.fields)
+
+    def __enter__(self) -> MathDomain:
+        if self.pool is None:  # looked up at run time: the pool the verify package has now
+            self.pool = self._owned = verify.VerifierPool()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._owned is not None:
+            self._owned.close()
+            self.pool = self._owned = None
+
+    @property
+    def _pool(self) -> verify.VerifierPool:
+        if self.pool is None:
+            raise RuntimeError("MathDomain grades in a verifier pool: give it one, or enter it (`with domain:`)")
+        return self.pool
+
+    # ------------------------------------------------------------------ compile
+
+    def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[MathProblem]:
+        return read_pool(path, parse_fields(list(self.fields)), on_duplicate)
+
+    def unusable(self, problem: MathProblem) -> CheckResult | None:
+        why = answer_problem(problem.answer)  # no roadmap can be graded against it
+        return None if why is None else CheckResult(check=REFERENCE_CHECK, passed=False, reason=why)
+
+    def teacher_messages(self, problem: MathProblem) -> tuple[list[dict[str, str]], str]:
+        return teacher_messages(problem, self.granularity)  # type: ignore[arg-type]
+
+    async def check(self, reply: TeacherPlan, problem: MathProblem, attempt: Attempt) -> Checked[Family]:
+        provenance = Provenance(source=attempt.source, prompt_hash=attempt.version, granularity=self.granularity,
+                                attempts=attempt.index + 1)
+        family = to_family(reply, problem, provenance)
+        structural = plan_errors(reply)
+        report = (FamilyReport(pid=problem.pid, checks=structural) if structural
+                  else await self._pool.check_family(family, parse_prose=False))
+        return Checked(family, report)
+
+    async def confirm(self, checked: Checked[Family], problem: MathProblem, attempt: Attempt) -> Checked[Family]:
+        """T.solve(M_i): the teacher answers each milestone from its student-facing prompt only."""
+        if not self.independent_solve:
+            return checked
+        client, pool = attempt.client, self._pool
+
+        async def solve(prompt: str) -> str:
+            request = client.request(student_messages(prompt), k=attempt.index, temperature=0.0,
+                                     max_tokens=attempt.max_tokens)
+            return (await client.complete(request)).text
+
+        async def grade(response: str, gold: str) -> Verdict:
+            verdict = await pool.verify(response, gold)
+            if not verdict.graded:  # a broken grader says nothing about the milestone: end the attempt
+                raise GradingFailed(verdict.reason)
+            return verdict
+
+        family = checked.family
+        solved = await asyncio.gather(*(independent_solve_check(m, solve, grade, index=i) for i, m in family.tested()))
+        return Checked(family, FamilyReport(pid=family.pid, checks=list(solved)))
+
+    def reask(self, checked: Checked[Family]) -> str:
+        return load("teacher_retry").render(errors=render_errors(checked.report, checked.family))
+
+    async def keep(self, store: Store, checked: Checked[Family], source: str) -> None:
+        if not checked.errors:
+            await store.put_family(checked.family)
+
+    # ------------------------------------------------------------------ probe
+
+    async def load_families(self, store: Store, source: str) -> list[Family]:
+        return await roadmap_set(store, source)
+
+    def rollout_source(self, family: Family, source: str) -> str:
+        return family.provenance.roadmap_set
+
+    def plan_jobs(self, families: Sequence[Family], config: ProbeConfig, donors: Sequence[Family]) -> list[Job[Family]]:
+        jobs: list[Job[Family]] = []
+        for family in families:
+            if config.stage0:
+                for index, milestone in family.tested(config.use_corrections):
+                    msgs = stage0_prompt(milestone)
+                    jobs += [Job(family, f"m{index}", k, msgs) for k in range(config.k)]
+            for condition in config.conditions or self.conditions:
+                if condition in PRIMITIVE_CONDITIONS:  # only where the family has a primitive (skips are counted)
+                    if family_primitive(family, config.primitive_fallback) is None:
+                        continue
+                    msgs, _ = primitive_prompt(family, condition, donors, seed=config.seed,
+                                               fallback=config.primitive_fallback)
+                else:
+                    msgs, _ = condition_prompt(family, condition, donors, seed=config.seed,
+                                               use_corrections=config.use_corrections)
+                jobs += [Job(family, condition, k, msgs) for k in range(config.k)]
+        return jobs
+
+    async def grade(self, job: Job[Family], response: str, config: ProbeConfig) -> Verdict:
+        gold = target_gold(job.family, job.target, config.use_corrections)
+        return await self._pool.verify(response, gold, grader=config.grader, problem=job.family.parent_prompt)
+
+    def collect_results(self, families: Sequence[Family], rollouts: Sequence[Rollout], *,
+                        use_corrections: bool = False) -> list[FamilyResults]:
+        return collect_results(families, rollouts, use_corrections=use_corrections)
+
+    def ungradable(self, family: Family, use_corrections: bool = False) -> str | None:
+        return reference_answer_problem(family, use_corrections)
+
+
+__all__ = ["MathDomain", "collect_results", "roadmap_set", "run_grader", "target_gold"]

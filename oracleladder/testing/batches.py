@@ -1,0 +1,277 @@
+"""The loopback server's batch APIs: OpenAI's (file upload, ``/v1/batches`` create, retrieve, cancel,
+output and error files) and Anthropic's Message Batches (``/v1/messages/batches`` create, retrieve,
+results, cancel).
+
+A batch goes validating -> in_progress -> finalizing -> completed (Anthropic: in_progress -> ended)
+over ``delay`` seconds. On demand, a fraction of the rows error on their first submission
+(``errors``, exactly) and the first ``expire`` batches expire with only half their rows done. Every row
+received is counted by its custom_id, so a test can assert that nothing was submitted twice.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
+
+from aiohttp import web
+
+
+class _Answering(Protocol):
+    """What the batches ask of the server: its scripted answer, in each wire's body."""
+
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None: ...
+
+    def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]: ...
+
+    def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]: ...
+
+    def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
+
+
+@dataclass
+class _Batch:
+    id: str
+    wire: str  # "openai" | "anthropic"
+    rows: list[tuple[str, dict[str, Any]]]  # (custom_id, request body)
+    errored: set[str]  # rows answered with an error
+    expire: bool
+    t0: float = field(default_factory=time.monotonic)
+    created: float = field(default_factory=time.time)
+    cancelled: bool = False
+    results: dict[str, dict[str, Any]] | None = None  # custom_id -> result line, once ended
+
+
+class LoopbackBatches:
+    def __init__(self, server: _Answering, *, delay: float = 0.5, errors: float = 0.0, expire: int = 0) -> None:
+        self.server = server
+        self.delay = delay  # seconds from create to completed
+        self.errors = errors  # fraction of rows erroring on their first submission
+        self.expire = expire  # the first N batches expire with half their rows done
+        self.reset()
+
+    def reset(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, _Batch] = {}
+        self.rows_by_id: collections.Counter[str] = collections.Counter()
+        self.created = 0
+        self.cancels = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"batches": self.created, "batch_rows": sum(self.rows_by_id.values()),
+                "batch_rows_by_id": dict(self.rows_by_id), "batch_cancels": self.cancels}
+
+    def add_routes(self, app: web.Application) -> None:
+        r = app.router
+        r.add_post("/v1/files", self._upload)
+        r.add_get("/v1/files/{id}/content", self._file_content)
+        r.add_post("/v1/batches", self._openai_create)
+        r.add_get("/v1/batches", self._openai_list)
+        r.add_get("/v1/batches/{id}", self._openai_retrieve)
+        r.add_post("/v1/batches/{id}/cancel", self._openai_cancel)
+        r.add_post("/v1/messages/batches", self._anthropic_create)
+        r.add_get("/v1/messages/batches", self._anthropic_list)
+        r.add_get("/v1/messages/batches/{id}", self._anthropic_retrieve)
+        r.add_get("/v1/messages/batches/{id}/results", self._anthropic_results)
+        r.add_post("/v1/messages/batches/{id}/cancel", self._anthropic_cancel)
+
+    # ------------------------------------------------------------------ common
+    def _new(self, wire: str, rows: list[tuple[str, dict[str, Any]]]) -> _Batch:
+        if len({cid for cid, _ in rows}) < len(rows):
+            raise web.HTTPBadRequest(text=json.dumps({"error": {"message": "duplicate custom_id"}}),
+                                     content_type="application/json")
+        firsts = [cid for cid, _ in rows if cid not in self.rows_by_id]
+        self.rows_by_id.update(cid for cid, _ in rows)
+        # every 1/errors-th row among those submitted for the first time: the fraction exactly
+        errored = {cid for i, cid in enumerate(firsts) if int((i + 1) * self.errors) > int(i * self.errors)}
+        prefix = "batch_" if wire == "openai" else "msgbatch_"
+        batch = _Batch(f"{prefix}loop{self.created}", wire, rows, errored, expire=self.created < self.expire)
+        self.created += 1
+        self.batches[batch.id] = batch
+        return batch
+
+    def _get(self, request: web.Request) -> _Batch:
+        batch = self.batches.get(request.match_info["id"])
+        if batch is None:
+            raise web.HTTPNotFound(text=json.dumps({"error": {"message": "no such batch"}}),
+                                   content_type="application/json")
+        return batch
+
+    def _progress(self, batch: _Batch) -> float:
+        """How far along a batch is, 0 to 1 (1: ended); a cancelled one ends at once."""
+        if batch.cancelled:
+            return 1.0
+        return min(1.0, (time.monotonic() - batch.t0) / self.delay) if self.delay > 0 else 1.0
+
+    def _finish(self, batch: _Batch) -> dict[str, dict[str, Any]]:
+        """Each row's outcome, fixed once the batch ends: an answer, an error, expired or cancelled."""
+        if batch.results is None:
+            done = len(batch.rows) // 2 if batch.expire else len(batch.rows)
+            if batch.cancelled:
+                done = 0
+            results = {}
+            for i, (cid, body) in enumerate(batch.rows):
+                if i >= done:
+                    kind = "cancelled" if batch.cancelled else "expired"
+                    results[cid] = {"kind": kind}
+                elif cid in batch.errored:
+                    results[cid] = {"kind": "errored"}
+                elif (refusal := self.server._refusal(body, batch.wire)) is not None:  # as the online API refuses it
+                    assert isinstance(refusal.body, bytes)
+                    results[cid] = {"kind": "refused", "status": refusal.status, "error": json.loads(refusal.body)}
+                else:  # answered once: every read of the results says the same
+                    messages = list(body.get("messages") or [])
+                    if batch.wire == "anthropic" and body.get("system"):
+                        messages = [{"role": "system", "content": body["system"]}] + messages
+                    results[cid] = {"kind": "succeeded", "body": body, "messages": messages,
+                                    "text": self.server.answer(messages, body)}
+            batch.results = results
+        return batch.results
+
+    # ------------------------------------------------------------------ OpenAI
+    async def _upload(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField) or form.get("purpose") != "batch":
+            return web.json_response({"error": {"message": "expected a file with purpose batch"}}, status=400)
+        data = upload.file.read()
+        fid = f"file-loop{len(self.files)}"
+        self.files[fid] = data
+        return web.json_response({"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                                  "filename": upload.filename, "purpose": "batch", "status": "processed"})
+
+    async def _file_content(self, request: web.Request) -> web.Response:
+        fid = request.match_info["id"]
+        if fid in self.files:
+            return web.Response(body=self.files[fid], content_type="application/octet-stream")
+        batch_id, _, kind = fid.removeprefix("file-").rpartition("-")
+        batch = self.batches.get(batch_id)
+        if batch is None or self._progress(batch) < 1:
+            return web.json_response({"error": {"message": "no such file"}}, status=404)
+        lines = [self._openai_line(cid, r) for cid, r in self._finish(batch).items()
+                 if (r["kind"] == "succeeded") == (kind == "output")]
+        return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
+                            content_type="application/octet-stream")
+
+    def _openai_line(self, cid: str, r: dict[str, Any]) -> dict[str, Any]:
+        line: dict[str, Any] = {"id": f"batch_req_{cid[:12]}", "custom_id": cid, "response": None, "error": None}
+        if r["kind"] == "succeeded":
+            line["response"] = {"status_code": 200, "request_id": "req-loop",
+                                "body": self.server._completion(r["body"], r["text"])}
+        elif r["kind"] == "refused":
+            line["response"] = {"status_code": r["status"], "request_id": "req-loop", "body": r["error"]}
+        elif r["kind"] == "errored":
+            line["response"] = {"status_code": 500, "request_id": "req-loop",
+                                "body": {"error": {"message": "boom (loopback batch row)", "type": "server_error"}}}
+        else:
+            line["error"] = {"code": f"batch_{r['kind']}", "message": f"this request was {r['kind']} (loopback)"}
+        return line
+
+    async def _openai_create(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        data = self.files.get(body.get("input_file_id", ""))
+        if data is None:
+            return web.json_response({"error": {"message": "no such input file"}}, status=400)
+        rows = []
+        for raw in data.decode().splitlines():
+            if raw.strip():
+                line = json.loads(raw)
+                rows.append((line["custom_id"], line["body"]))
+        batch = self._new("openai", rows)
+        return web.json_response(self._openai_batch(batch, body))
+
+    def _openai_batch(self, batch: _Batch, create: dict[str, Any] | None = None) -> dict[str, Any]:
+        p = self._progress(batch)
+        n = len(batch.rows)
+        counts = {"total": n, "completed": 0, "failed": 0}
+        output = error = None
+        if p >= 1:
+            results = self._finish(batch)
+            ok = sum(r["kind"] == "succeeded" for r in results.values())
+            counts.update(completed=ok, failed=n - ok)
+            status = "cancelled" if batch.cancelled else "expired" if batch.expire else "completed"
+            output, error = f"file-{batch.id}-output", f"file-{batch.id}-error"
+        else:
+            counts["completed"] = int(n * p)
+            status = "cancelling" if batch.cancelled else "validating" if p < 1 / 3 else \
+                "in_progress" if p < 2 / 3 else "finalizing"
+        return {"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "completion_window": "24h",
+                "created_at": int(batch.created), "input_file_id": "file-loop", "status": status,
+                "output_file_id": output, "error_file_id": error, "request_counts": counts, "errors": None,
+                "metadata": (create or {}).get("metadata")}
+
+    async def _openai_list(self, request: web.Request) -> web.Response:
+        data = [self._openai_batch(b) for b in self.batches.values() if b.wire == "openai"]
+        return web.json_response({"object": "list", "data": data[::-1], "has_more": False})
+
+    async def _openai_retrieve(self, request: web.Request) -> web.Response:
+        return web.json_response(self._openai_batch(self._get(request)))
+
+    async def _openai_cancel(self, request: web.Request) -> web.Response:
+        batch = self._get(request)
+        if self._progress(batch) < 1:
+            batch.cancelled = True
+            self.cancels += 1
+        return web.json_response(self._openai_batch(batch))
+
+    # ------------------------------------------------------------------ Anthropic
+    async def _anthropic_create(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        batch = self._new("anthropic", [(r["custom_id"], r["params"]) for r in body.get("requests") or []])
+        return web.json_response(self._anthropic_batch(batch, request))
+
+    def _anthropic_batch(self, batch: _Batch, request: web.Request) -> dict[str, Any]:
+        p = self._progress(batch)
+        created = datetime.fromtimestamp(batch.created, timezone.utc)
+        counts = {"processing": len(batch.rows), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        ended = p >= 1
+        if ended:
+            kinds = collections.Counter(r["kind"] for r in self._finish(batch).values())
+            counts = {"processing": 0, "succeeded": kinds["succeeded"], "errored": kinds["errored"] + kinds["refused"],
+                      "canceled": kinds["cancelled"], "expired": kinds["expired"]}
+        url = f"{request.scheme}://{request.host}/v1/messages/batches/{batch.id}/results"
+        return {"id": batch.id, "type": "message_batch",
+                "processing_status": "ended" if ended else "canceling" if batch.cancelled else "in_progress",
+                "request_counts": counts, "created_at": created.isoformat(),
+                "expires_at": (created + timedelta(hours=24)).isoformat(),
+                "ended_at": datetime.now(timezone.utc).isoformat() if ended else None,
+                "cancel_initiated_at": None, "archived_at": None, "results_url": url if ended else None}
+
+    async def _anthropic_list(self, request: web.Request) -> web.Response:
+        data = [self._anthropic_batch(b, request) for b in self.batches.values() if b.wire == "anthropic"]
+        return web.json_response({"data": data[::-1], "has_more": False,
+                                  "first_id": data[-1]["id"] if data else None, "last_id": data[0]["id"] if data else None})
+
+    async def _anthropic_retrieve(self, request: web.Request) -> web.Response:
+        return web.json_response(self._anthropic_batch(self._get(request), request))
+
+    async def _anthropic_cancel(self, request: web.Request) -> web.Response:
+        batch = self._get(request)
+        if self._progress(batch) < 1:
+            batch.cancelled = True
+            self.cancels += 1
+        return web.json_response(self._anthropic_batch(batch, request))
+
+    async def _anthropic_results(self, request: web.Request) -> web.Response:
+        batch = self._get(request)
+        if self._progress(batch) < 1:
+            return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
+                                                                 "message": "batch still processing"}}, status=400)
+        lines = []
+        for cid, r in self._finish(batch).items():
+            if r["kind"] == "succeeded":
+                result = {"type": "succeeded", "message": self.server._message(r["messages"], r["body"], r["text"])}
+            elif r["kind"] == "refused":
+                result = {"type": "errored", "error": r["error"]}
+            elif r["kind"] == "errored":
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "api_error", "message": "boom (loopback batch row)"}}}
+            else:
+                result = {"type": "canceled" if r["kind"] == "cancelled" else "expired"}
+            lines.append({"custom_id": cid, "result": result})
+        return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
+                            content_type="application/binary")
+

@@ -1,0 +1,301 @@
+"""Batch mode (`--batch`) end to end on the loopback server's OpenAI and Anthropic batch APIs: a run
+killed after submitting resumes without submitting anything again, only the rows without an answer
+are submitted again, compile goes in rounds, and batch answers are the call cache's like online ones."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
+from oracleladder.clients.batch import make_batch_client
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+
+LADDER = [sys.executable, "-m", "oracleladder.cli"]
+FAST = ["--batch", "--batch-poll", "0.1", "--batch-quiet", "0.3"]
+ANSWER = r"The answer is \boxed{0}."
+runner = CliRunner()
+
+
+def _import(store: Path, shared_data: Path) -> None:
+    result = runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+
+
+def _probe_args(wire: str, server: LoopbackServer, store: Path) -> list[str]:
+    url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+    return ["probe", "--student", f"{wire}/student", "--k", "1", "--limit", "3", "--store", str(store),
+            "--base-url", url, "--json"]
+
+
+def _summary(result) -> dict:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _count(store: Path, sql: str) -> Any:
+    con = sqlite3.connect(store)
+    try:
+        return con.execute(sql).fetchone()[0]  # the first column of the first row
+    except sqlite3.OperationalError:  # the store is not made yet
+        return 0
+    finally:
+        con.close()
+
+
+def _killed_after_submission(args: list[str], store: Path, server: LoopbackServer) -> None:
+    """Run the CLI in a process of its own and SIGKILL it once its batch is in the store, before any result."""
+    err = store.with_suffix(".stderr")
+    with err.open("w") as sink:  # a file, not a pipe nobody reads while the process runs
+        proc = subprocess.Popen([*LADDER, *args], stdout=subprocess.DEVNULL, stderr=sink)
+        deadline = time.monotonic() + 120
+        while _count(store, "SELECT COUNT(*) FROM batches") == 0 and time.monotonic() < deadline:
+            assert proc.poll() is None, err.read_text()[-2000:]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert server.batches.created == 1
+    assert _count(store, "SELECT COUNT(*) FROM rollouts") == 0  # killed before any result
+
+
+def test_killed_batch_probe_resumes_without_submitting_again(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "kill.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
+        args = _probe_args("openai", server, store)
+        _killed_after_submission([*args, *FAST], store, server)
+        rows = server.batches.stats()["batch_rows"]
+        assert rows > 0 and _count(store, "SELECT requests FROM batches") == rows
+
+        listed = runner.invoke(app, ["batches", "--store", str(store)])
+        assert listed.exit_code == 0  # in flight: as submitted, or as its first poll found it
+        assert re.search(rf"batch_loop0: (submitted|validating); {rows} requests", listed.output), listed.output
+        server.batches.delay = 1.0  # the provider finishes it while the resumed run polls
+
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        stats = server.stats()
+        assert stats["batches"] == 1 and stats["batch_rows"] == rows  # 0 requests submitted twice
+        assert set(Counter(stats["batch_rows_by_id"]).values()) == {1}
+        assert stats["total"] == 0  # and none online
+        assert summary["failed_jobs"] == [] and summary["successes"] == rows and summary["batch_rows_submitted"] == 0
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == rows  # every rollout stored
+        assert _count(store, "SELECT state FROM batches") == "completed"
+
+
+def test_cancelled_anthropic_batch_is_resubmitted_once_on_resume(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "cancel.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
+        args = _probe_args("anthropic", server, store)
+        _killed_after_submission([*args, *FAST], store, server)
+        rows = server.batches.stats()["batch_rows"]
+
+        cancelled = runner.invoke(app, ["batches", "--store", str(store), "--cancel"])
+        assert cancelled.exit_code == 0, cancelled.output
+        assert server.batches.cancels == 1 and "cancelled 1" in cancelled.output
+        assert "msgbatch_loop0: ended" in runner.invoke(app, ["batches", "--store", str(store)]).output
+        server.batches.delay = 0.5
+
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        stats = server.stats()
+        # the cancelled rows went once more, in one batch; nothing else was submitted
+        assert stats["batches"] == 2 and set(stats["batch_rows_by_id"].values()) == {2}
+        assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+
+
+PRICES = {"date": "2026-01-01", "models": {"openai/student": {"input": 2.0, "output": 4.0},
+                                           "anthropic/student": {"input": 2.0, "output": 4.0}}}
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", ["errored", "expired"])
+def test_only_rows_without_an_answer_are_submitted_again(tmp_path: Path, shared_data: Path, wire: str,
+                                                         fault: str) -> None:
+    store = tmp_path / "faults.sqlite"
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICES))
+    _import(store, shared_data)
+    faults = {"batch_errors": 0.1} if fault == "errored" else {"expire_batches": 1}
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, **faults) as server:
+        args = _probe_args(wire, server, store)
+        summary = _summary(runner.invoke(app, [*args, *FAST, "--prices", str(prices)]))
+        first = server.batches.batches[f"{'batch' if wire == 'openai' else 'msgbatch'}_loop0"]
+        unanswered = {cid for cid, r in (first.results or {}).items() if r["kind"] != "succeeded"}
+        by_id = server.stats()["batch_rows_by_id"]
+        assert unanswered and len(unanswered) < len(first.rows)
+        if fault == "errored":
+            assert 0.02 <= len(unanswered) / len(first.rows) <= 0.25  # about 10%
+        assert {cid for cid, n in by_id.items() if n == 2} == unanswered  # those, and only those, again
+        assert set(by_id.values()) == {1, 2} and server.batches.created == 2
+        assert summary["batch_rows_submitted"] == sum(by_id.values())
+        assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+        # paid at the batch price: half the online one
+        assert summary["cost_usd"] == pytest.approx((summary["tokens_in"] * 1.0 + summary["tokens_out"] * 2.0) / 1e6)
+
+        # a batch answer is the call cache's: the same run online asks nothing
+        online = _summary(runner.invoke(app, args))
+        assert online["requests"] == 0 and online["cache_hits"] == online["calls"] == len(by_id)
+        assert server.total == 0
+
+
+def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "failing.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, expire_batches=3) as server:
+        result = runner.invoke(app, [*_probe_args("openai", server, store), *FAST])
+        assert result.exit_code == 3, result.output  # finished, with failed jobs
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        third = server.batches.batches["batch_loop2"].results or {}
+        expired_thrice = [cid for cid, r in third.items() if r["kind"] == "expired"]
+        assert server.batches.created == 3 and expired_thrice  # 3 rounds, no more
+        assert max(server.stats()["batch_rows_by_id"].values()) == 3
+        assert len(summary["failed_jobs"]) == len(expired_thrice)
+        assert all("no answer after 3 batch(es)" in j["reason"] for j in summary["failed_jobs"])
+        assert _count(store, "SELECT COUNT(*) FROM failed_jobs") == len(expired_thrice)
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == len(server.stats()["batch_rows_by_id"]) - len(expired_thrice)
+
+
+def _m(type_: str, schema: str, description: str, gold: str) -> dict:
+    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
+
+
+BAD = {"milestones": [  # gives the parent answer away, prose in a gold, refers to the previous milestone
+    _m("COMPUTE", "NUMBER", "Compute the sum of the roots of x^2-5x+6=0. Output the sum.", "5"),
+    _m("MODEL", "EXPR", "Find one root of x^2-5x+6=0. Output the root.", "x = 2, so the other root is 3"),
+    _m("LEMMA", "SET", "Using the previous milestone, list all roots of x^2-5x+6=0. Output the set.", "\\{2,3\\}"),
+    _m("INTEGRATE", "NUMBER", "Add the roots.", "5"),
+]}
+GOOD = {"milestones": [
+    _m("MODEL", "EQUATION", "Factor the left side of x^2-5x+6=0. Output the factored equation.", "(x-2)(x-3)=0"),
+    _m("COMPUTE", "SET", "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.", "\\{2,3\\}"),
+    _m("INTEGRATE", "NUMBER", "Add the real roots of x^2-5x+6=0.", "5"),
+]}
+
+
+def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path) -> None:
+    """All first attempts in one batch, the re-asks of the rejected plans in the next."""
+    pool = tmp_path / "pool.jsonl"
+    problems = [{"pid": f"roots{i}", "answer": "5",
+                 "problem": f"Find the sum of the real roots of $x^2-5x+6=0$. (Variant {i}.)"} for i in range(4)]
+    pool.write_text("".join(json.dumps(p) + "\n" for p in problems))
+
+    def teacher(messages: list[dict], body: dict) -> str:
+        first = len([m for m in messages if m["role"] == "user"]) == 1
+        odd = any(f"Variant {i}." in messages[1]["content"] for i in (1, 3))
+        return json.dumps(BAD if first and odd else GOOD)
+
+    with LoopbackServer(script=teacher, batch_delay=0.3) as server:
+        result = runner.invoke(app, ["compile", str(pool), "--teacher", "openai/teacher", "--base-url",
+                                     server.openai_base_url, "--no-independent-solve", "--store",
+                                     str(tmp_path / "c.sqlite"), "--json", *FAST])
+        summary = _summary(result)
+        sizes = [len(b.rows) for b in server.batches.batches.values()]
+    assert summary["compiled"] == 4 and summary["attempts_per_family"] == {"1": 2, "2": 2}
+    assert sizes == [4, 2] and server.total == 0
+
+
+def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "nobatch.sqlite"
+    _import(store, shared_data)
+    local = runner.invoke(app, ["probe", "--student", "local", "--store", str(store), "--batch"])
+    assert local.exit_code != 0 and "local has no batch API" in local.output
+    with LoopbackServer() as server:
+        other = runner.invoke(app, ["probe", "--student", "openai/m", "--store", str(store), "--batch",
+                                    "--base-url", server.url + "/plain/v1"])
+    assert other.exit_code == 1 and "has no batch API" in other.output
+    assert len(other.output.strip().splitlines()) == 1
+
+
+def test_a_batch_the_provider_no_longer_has_is_submitted_again(tmp_path: Path, shared_data: Path) -> None:
+    store = tmp_path / "gone.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
+        args = _probe_args("openai", server, store)
+        _killed_after_submission([*args, *FAST], store, server)
+        rows, port = server.batches.stats()["batch_rows"], server.port
+    # the same endpoint, which has no such batch now (a provider that deleted it)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, port=port) as server:
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        stats = server.stats()
+    assert stats["batches"] == 1 and stats["batch_rows"] == rows and set(stats["batch_rows_by_id"].values()) == {1}
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+
+
+async def test_progress_is_not_done_until_the_results_are_read(tmp_path: Path) -> None:
+    """Each batch's state as the provider says it, polled at a growing interval; its rows count as
+    done only once read (not while the provider is finalizing), and the batch is in the store."""
+    views: list[tuple[str, int]] = []
+    polls: list[float] = []
+    async with LoopbackServer(batch_delay=1.5) as server:
+        store = await Store.open(tmp_path / "p.sqlite")
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+        client.provider.on_status = lambda v: views.append((v.state, v.settled))
+        status = client.provider.api.status
+
+        async def timed(batch_id: str):  # type: ignore[no-untyped-def]
+            polls.append(time.monotonic())
+            return await status(batch_id)
+
+        client.provider.api.status = timed
+        results = await asyncio.gather(*(client.complete(client.request(f"q{i}", max_tokens=8)) for i in range(5)))
+        stored = await store.batches()
+        await client.aclose()
+        await store.close()
+    assert [r.text for r in results] == [f"echo: q{i}" for i in range(5)]
+    states = [s for s, _ in views]
+    assert states[:1] == ["submitted"] and {"validating", "in_progress", "finalizing", "completed"} <= set(states)
+    assert all(settled == 0 for _, settled in views[:-1]) and views[-1] == ("completed", 5)
+    gaps = [b - a for a, b in zip(polls, polls[1:])]
+    assert gaps[-1] > 2 * gaps[0]  # the interval backs off
+    assert [(b.state, b.requests, b.succeeded) for b in stored] == [("completed", 5, 5)]
+    assert client.usage.successes == 5 and client.batch
+
+
+@pytest.mark.parametrize("limit", ["requests", "bytes"])
+async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, limit: str) -> None:
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "split.sqlite")
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+        requests = [client.request(f"q{i}", max_tokens=8) for i in range(7)]
+        api = client.provider.api
+        if limit == "requests":
+            api.max_requests = 3
+        else:  # room for two rows and a half
+            api.max_bytes = len(json.dumps(api.entry(requests[0].key(), requests[0])).encode()) * 5 // 2
+        results = await asyncio.gather(*(client.complete(r) for r in requests))
+        await client.aclose()
+        await store.close()
+        sizes = [len(b.rows) for b in server.batches.batches.values()]
+    assert [r.text for r in results] == [f"echo: q{i}" for i in range(7)]
+    assert sizes == ([3, 3, 1] if limit == "requests" else [2, 2, 2, 1])
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, shared_data: Path, wire: str) -> None:
+    """A newer model refuses max_tokens (OpenAI's reasoning models) or temperature (Anthropic's newest)
+    with a 400 per row: learned from the rows, the next batch goes without it, as online calls do."""
+    store = tmp_path / "refusing.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, refusing_models=("newest",)) as server:
+        args = _probe_args(wire, server, store)
+        args[args.index(f"{wire}/student")] = f"{wire}/newest"
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        batches = list(server.batches.batches.values())
+    refused = "max_tokens" if wire == "openai" else "temperature"
+    assert len(batches) == 2 and len(batches[0].rows) == len(batches[1].rows)
+    assert all(refused in body for _, body in batches[0].rows)
+    assert not any(refused in body for _, body in batches[1].rows)
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(batches[1].rows)

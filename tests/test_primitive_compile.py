@@ -1,0 +1,139 @@
+"""The teacher side of the primitive rung against a scripted teacher on the loopback server: the
+compiled plan carries a primitive checked in the retry-on-error loop, and `ladder compile
+--primitives-only` writes one onto released families, every attempt stored with its reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
+from oracleladder.clients import make_client
+from oracleladder.compiler.loop import Compiler
+from oracleladder.domains.math import MathDomain
+from oracleladder.schemas import MathProblem
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+from oracleladder.verify import VerifierPool
+
+PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
+
+
+def _m(type_: str, schema: str, description: str, gold: str) -> dict:
+    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
+
+
+MILESTONES = [
+    _m("MODEL", "EQUATION", "Factor the left side of x^2-5x+6=0. Output the factored equation.", "(x-2)(x-3)=0"),
+    _m("COMPUTE", "SET", "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.", "\\{2,3\\}"),
+    _m("INTEGRATE", "NUMBER", "Add the real roots of x^2-5x+6=0.", "5"),
+]
+LEAKY = "Factor the quadratic; the roots are 2 and 3 and their sum is five, i.e. 5."
+GOOD = "Factor the quadratic into two linear factors and read the roots off the factors."
+
+
+async def test_the_compiled_plan_carries_a_primitive_and_a_leaky_one_is_reasked(tmp_path: Path) -> None:
+    reasks: list[str] = []
+
+    def teacher(messages: list[dict], body: dict) -> str:
+        if "Mathematics Mentor" in messages[0]["content"]:
+            if len(messages) > 2:
+                reasks.append(messages[-1]["content"])
+            return json.dumps({"milestones": MILESTONES, "primitive": GOOD if len(messages) > 2 else LEAKY})
+        gold = next(m["canonical_answer"] for m in MILESTONES if m["description"] in messages[-1]["content"])
+        return f"\\boxed{{{gold}}}"
+
+    async with LoopbackServer(script=teacher) as server:
+        store = await Store.open(tmp_path / "s.sqlite")
+        client = make_client("openai/teacher", base_url=server.openai_base_url, api_key="k", cache=store)
+        with VerifierPool(workers=1) as pool:
+            [outcome] = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
+        attempts = await store.compile_attempts("roots", "openai/teacher")
+        family = await store.get_family("roots", source="openai/teacher")
+        await client.aclose()
+        await store.close()
+
+    assert outcome.ok and outcome.attempts == 2
+    assert len(reasks) == 1 and "[primitive_leak]" in reasks[0] and "reference answer" in reasks[0]
+    assert [a.passed for a in attempts] == [False, True]
+    assert {e["check"] for e in attempts[0].errors} >= {"primitive_leak"}
+    assert attempts[0].plan["primitive"] == LEAKY
+    assert family.primitive is not None
+    assert (family.primitive.text, family.primitive.provenance, family.primitive.teacher) == (
+        GOOD, "teacher", "openai/teacher")
+
+
+PICKS = ("de4b7c19", "fe16d1aa", "e0e93ee4")
+PRIMITIVES = {  # per family: the teacher's answer at each attempt
+    "de4b7c19": ["Fix one face and count the ordered triples on it, then correct the overcount with "
+                 "inclusion-exclusion over shared edges and vertices."],
+    "fe16d1aa": ["After the late votes October 22 has 180 votes in all.",  # milestone 2's gold
+                 "Let the initial turnout be unknown and write one date's share before and after the late "
+                 "votes as one linear equation."],
+    "e0e93ee4": ["The value comes out to m = 32/9.", "Then m equals 3.5 roughly, so read the options."],
+}
+
+
+def _released(shared_data: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The three picked released families as a JSONL file, and each one's problem statement by pid prefix."""
+    records = [json.loads(line) for line in (shared_data / "families_sample.jsonl").read_text().splitlines()]
+    picked = [r for r in records if r["pid"][:8] in PICKS]
+    path = tmp_path / "three.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    return path, {r["pid"][:8]: r["parent_prompt"] for r in picked}
+
+
+async def _read(store: Path):
+    s = await Store.open(store)
+    try:
+        return await s.primitive_attempts(), {f.pid[:8]: f for f in await s.families("release")}
+    finally:
+        await s.close()
+
+
+def test_primitives_only_writes_primitives_onto_released_families(shared_data: Path, tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    runner = CliRunner()
+    path, problems = _released(shared_data, tmp_path)
+    assert runner.invoke(app, ["import", str(path), "--store", str(store)]).exit_code == 0
+    asked: dict[str, int] = {}
+
+    def teacher(messages: list[dict], body: dict) -> str:
+        user = messages[1]["content"]
+        assert "Roadmap:" in user and "Sub-goal 1:" in user and "Answer:" in user
+        pid = next(p for p, problem in problems.items() if problem.strip() in user)
+        n = asked[pid] = asked.get(pid, 0) + 1
+        return json.dumps({"primitive": PRIMITIVES[pid][min(n, len(PRIMITIVES[pid])) - 1]})
+
+    with LoopbackServer(script=teacher) as server:
+        args = ["compile", "--primitives-only", "--teacher", "openai/t", "--base-url", server.openai_base_url,
+                "--max-attempts", "2", "--store", str(store), "--json"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.output.strip().splitlines()[-1])
+        rerun = runner.invoke(app, args)
+        again = json.loads(rerun.output.strip().splitlines()[-1])
+
+    assert (summary["families"], summary["had_primitive"], summary["compiled"]) == (3, 0, 2)
+    assert [p[:8] for p in summary["failed_why"]] == ["e0e93ee4"]
+    assert asked == {"de4b7c19": 1, "fe16d1aa": 2, "e0e93ee4": 2}  # the rerun's calls come from the cache
+    assert (again["had_primitive"], again["compiled"], list(again["failed_why"])) == (2, 0, list(summary["failed_why"]))
+
+    attempts, families = asyncio.run(_read(store))
+    by_pid: dict[str, list] = {}
+    for a in attempts:
+        by_pid.setdefault(a.pid[:8], []).append(a)
+    assert [(a.attempt, a.passed) for a in by_pid["de4b7c19"]] == [(0, True)]
+    assert [(a.attempt, a.passed) for a in by_pid["fe16d1aa"]] == [(0, False), (1, True)]
+    assert by_pid["fe16d1aa"][0].errors[0]["check"] == "primitive_leak"
+    assert "milestone 2's gold" in by_pid["fe16d1aa"][0].errors[0]["reason"]
+    assert [a.passed for a in by_pid["e0e93ee4"]] == [False, False]  # the rerun's attempts replace the first run's
+    assert {e["check"] for a in by_pid["e0e93ee4"] for e in a.errors} == {"primitive_leak", "primitive_arithmetic"}
+    assert all(a.teacher == "openai/t" and a.source == "release" for a in attempts)
+    assert families["fe16d1aa"].primitive.text == PRIMITIVES["fe16d1aa"][1]
+    assert families["fe16d1aa"].primitive.provenance == "teacher-primitives-only"
+    assert families["de4b7c19"].primitive.teacher == "openai/t"
+    assert families["e0e93ee4"].primitive is None
