@@ -57,7 +57,8 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, shared_d
         await store.put_rollout(_rollout(req_short, "\\boxed{5}", pid="p2"))
         assert [r.response for r in await store.rollouts()] == [long, "\\boxed{4}", "\\boxed{5}"]
 
-    calls = dict(((k, (req, resp)) for k, req, resp in _rows(path, "SELECT key, request, response FROM calls")))
+    calls = dict(((k, (req, resp)) for k, req, resp in _rows(
+        path, "SELECT c.key, q.body, c.response FROM calls c JOIN requests q ON q.id = c.request_id")))
     request, response = calls[req_long.key()]
     assert isinstance(response, bytes) and zstandard.decompress(response).decode() == long
     assert len(response) < len(long.encode()) / 2

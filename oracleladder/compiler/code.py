@@ -6,8 +6,8 @@ runs it in the sandbox; a rejected packet goes back to the teacher with the fail
 failing assert with its traceback, expected versus actual of a parent test, ...), for up to
 `max_attempts` attempts.
 
-Every attempt is stored with `Store.put_compile_attempt`. The store has no packet table, so the
-accepted packet is the `plan` of the passing attempt; `load_packets` reads it back.
+Every attempt is stored with `Store.put_compile_attempt`; the accepted packet also with
+`Store.put_packet`, which `load_packets` reads back.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-from pydantic import ValidationError
 
 from ..clients import Client
 from ..code.packet import CodePacket
@@ -139,6 +137,8 @@ class CodeCompiler:
             packet = CodePacket.model_validate(parsed.model_dump())  # a plain CodePacket, not instructor's subclass
             report = scrubbed(await self._check(packet, problem))
             errors = report.failures()
+            if not errors:  # the packet before its passing attempt: a rerun skips a problem with one
+                await self.store.put_packet(problem.pid, self.source, packet, attempt=attempt, prompt_version=version)
             await self.store.put_compile_attempt(
                 problem.pid, self.source, attempt,
                 plan={**packet.model_dump(mode="json"), PROMPT_VERSION_KEY: version},
@@ -169,20 +169,8 @@ class CodeCompiler:
 
 
 async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:
-    """The accepted packet of each code problem compiled by `source`: the plan of its last passing
-    compile attempt. `pids` defaults to every stored code problem (the compiler stores each)."""
-    if pids is None:
-        pids = [p.pid for p in await store.problems(kind="code")]
-    out: dict[str, CodePacket] = {}
-    for pid in pids:
-        passing = [a for a in await store.compile_attempts(pid, source) if a.passed and a.plan is not None]
-        for a in reversed(passing):
-            try:
-                out[pid] = CodePacket.model_validate(a.plan)
-                break
-            except ValidationError:  # a math plan under the same pid and source: not a packet
-                continue
-    return out
+    """The accepted packet of each code problem compiled by `source` (of `pids` only, when given)."""
+    return {p.pid: CodePacket.model_validate(p.packet) for p in await store.packets(source, pids)}
 
 
 __all__ = ["CodeCompileOutcome", "CodeCompiler", "interface", "load_packets", "render_code_errors", "scrub",

@@ -9,6 +9,7 @@ from .sqlite import (
     RunRecord,
     ScreenVerdict,
     Store,
+    StoredPacket,
     StoreError,
     StoreVersionError,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "RunRecord",
     "ScreenVerdict",
     "Store",
+    "StoredPacket",
     "StoreError",
     "StoreVersionError",
 ]

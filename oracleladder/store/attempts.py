@@ -1,0 +1,57 @@
+"""``compile_attempts``: every teacher attempt at a roadmap or packet, with the errors it got."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from .core import Core
+from .rows import gran, now, to_json, where
+
+
+class CompileAttempt(BaseModel):
+    """One teacher attempt at compiling a family, with the validator errors it got."""
+
+    pid: str
+    source: str
+    granularity: str | None = None
+    attempt: int
+    plan: Any = None
+    errors: list[Any]
+    passed: bool
+    created_at: str
+
+
+_PUT = """
+INSERT OR REPLACE INTO compile_attempts
+    (pid, source, granularity, attempt, plan, errors, passed, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+class AttemptsTable(Core):
+    async def put_compile_attempt(self, pid: str, source: str, attempt: int, *, plan: Any,
+                                  errors: Sequence[Any], passed: bool,
+                                  granularity: str | None = None, wait: bool = True) -> None:
+        """One teacher attempt (index ``attempt``) for (pid, source, granularity): the plan the
+        teacher returned (a model, dict or None) and the validator errors it got."""
+        params = (pid, source, gran(granularity), int(attempt),
+                  None if plan is None else to_json(plan), to_json(list(errors)), int(bool(passed)),
+                  now())
+        await self._submit(_PUT, params, wait)
+
+    async def compile_attempts(self, pid: str, source: str,
+                               granularity: str | None = None) -> list[CompileAttempt]:
+        """Attempts in order; ``granularity=None`` returns those of every granularity."""
+        sql, params = where({"pid": pid, "source": source, "granularity": granularity})
+        rows = await self._fetch("SELECT pid, source, granularity, attempt, plan, errors, passed, created_at "
+                                 f"FROM compile_attempts{sql} ORDER BY granularity, attempt", params)
+        return [
+            CompileAttempt(pid=r["pid"], source=r["source"], granularity=r["granularity"] or None,
+                           attempt=r["attempt"], plan=None if r["plan"] is None else json.loads(r["plan"]),
+                           errors=json.loads(r["errors"]), passed=bool(r["passed"]), created_at=r["created_at"])
+            for r in rows
+        ]
