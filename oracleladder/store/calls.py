@@ -2,8 +2,8 @@
 request body once, for all its calls).
 
 The K samples of one prompt are K calls whose requests differ only in their sampling index ``k``;
-the request body is stored once, with ``k`` set to 0, under the sha256 of its canonical JSON, and
-each call keeps its ``k`` and the id of its body.
+the request body is stored once, without ``k``, under the sha256 of its JSON, and each call keeps
+its ``k`` and the id of its body.
 """
 
 from __future__ import annotations
@@ -33,19 +33,22 @@ class CallRecord(BaseModel):
     created_at: str
 
 
-def request_parts(request: dict[str, Any]) -> tuple[bytes, str | bytes, int]:
+def request_parts(request: ChatRequest) -> tuple[bytes, str | bytes, int]:
     """A request as stored: the digest and (packed) body of the request shared by its K calls,
     and this call's ``k``."""
-    k = int(request.get("k", 0))
-    shared = {**request, "k": 0} if "k" in request else request
-    canonical = json.dumps(shared, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    body = json.dumps(shared, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).digest(), pack(body), k
+    return _shared(request.model_dump_json(exclude={"k"}), request.k)
+
+
+def _shared(body: str, k: int) -> tuple[bytes, str | bytes, int]:
+    return hashlib.sha256(body.encode()).digest(), pack(body), k
 
 
 @functools.lru_cache(maxsize=1)  # the migration asks for the three parts of one row in turn
 def _stored_parts(request: str | bytes) -> tuple[bytes, str | bytes, int]:
-    return request_parts(json.loads(unpack(request)))
+    """The parts of a request as schema v8 and earlier stored it (whole, as JSON)."""
+    data = json.loads(unpack(request))
+    k = int(data.pop("k", 0))
+    return _shared(json.dumps(data, separators=(",", ":"), ensure_ascii=False), k)
 
 
 def stored_request_digest(request: str | bytes) -> bytes:
@@ -111,7 +114,7 @@ class CallsTable(Core):
         if result is None and error is None:
             error = "no result"
         key = request.key()
-        digest, body, k = request_parts(request.model_dump(mode="json"))
+        digest, body, k = request_parts(request)
         if result is not None:
             self._hits[key] = Hit(kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
                                   result.finish_reason)
@@ -142,8 +145,6 @@ def _record(r: Any) -> CallRecord:
     if r["response"] is not None:
         result = ChatResult(text=unpack(r["response"]), tokens_in=r["tokens_in"], tokens_out=r["tokens_out"],
                             latency_s=r["latency_s"], finish_reason=r["finish_reason"])
-    request = json.loads(unpack(r["request"]))
-    if "k" in request:
-        request["k"] = r["k"]
+    request = {**json.loads(unpack(r["request"])), "k": r["k"]}
     return CallRecord(key=r["key"], provider=r["provider"], model=r["model"], request=request, result=result,
                       error=r["error"], run_id=r["run_id"], created_at=r["created_at"])

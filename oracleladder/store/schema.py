@@ -258,8 +258,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
     ),
     # v9: a prompt's request is stored once for its K calls: ``requests`` holds each request body
-    # (with k = 0, zstd-compressed when long) under the sha256 of its canonical JSON, and a call keeps
-    # the id of its body and its own k (calls.py).
+    # (without its sampling index k, zstd-compressed when long) under the sha256 of its JSON, and a
+    # call keeps the id of its body and its own k (calls.py).
     (
         """
         CREATE TABLE requests (
