@@ -124,9 +124,9 @@ class Core:
     async def _load_hits(self) -> None:
         # long responses are not read: only that they are there
         rows = await self._fetch(
-            f"SELECT key, CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} AND typeof(response) = 'text' "
-            "THEN response END AS text, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
-            "WHERE response IS NOT NULL")
+            "SELECT key, CASE typeof(response) WHEN 'text' THEN "  # typeof first: a BLOB is not read
+            f"CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} THEN response END END AS text, "
+            "tokens_in, tokens_out, latency_s, finish_reason FROM calls WHERE response IS NOT NULL")
         self._hits = {r["key"]: Hit(r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
                       for r in rows}
 

@@ -37,6 +37,9 @@ from .schema import MIGRATION_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
 from .screen import ScreenTable, ScreenVerdict
 
 DEFAULT_STORE = Path("ladder.sqlite")
+# bytes; SQLite's default 4096 left about 900 bytes unused beside each answer of ~3 KB compressed
+# (docs/benchmarks.md, "The store at scale")
+PAGE_SIZE = 1024
 
 
 class _Opening:
@@ -102,6 +105,9 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
                 raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(p, version, SCHEMA_VERSION)
+            # a new file only (an existing one keeps its page size): long answers are mostly larger
+            # than a page and overflow into full pages, so a leaf wastes at most a small page's slack
+            await conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             try:
                 mode = await _scalar(conn, "PRAGMA journal_mode = WAL")
             except sqlite3.OperationalError as exc:
