@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..clients.base import ChatRequest, ChatResult
-from .core import Core, Hit, kept
+from .core import Core, kept
 from .rows import now, pack, unpack, where
 
 
@@ -87,8 +87,8 @@ class CallsTable(Core):
     async def get_call(self, key: str) -> ChatResult | None:
         """The stored result of a successful call, or None (failed calls are never served)."""
         hit = self._hits.get(key)
-        text = None if hit is None else hit.text
-        if text is None:
+        full = None if hit is None else hit[0]
+        if full is None:
             self._check_open()
             row = self._reader.execute(
                 "SELECT response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
@@ -96,11 +96,12 @@ class CallsTable(Core):
             ).fetchone()
             if row is None:
                 return None
-            text = unpack(row["response"])
-            hit = self._hits[key] = Hit(kept(text), row["tokens_in"], row["tokens_out"], row["latency_s"],
-                                        row["finish_reason"])
-        return ChatResult(text=text, tokens_in=hit.tokens_in, tokens_out=hit.tokens_out, latency_s=hit.latency_s,
-                          finish_reason=hit.finish_reason)
+            full = unpack(row["response"])
+            hit = self._hits[key] = (kept(full), row["tokens_in"], row["tokens_out"], row["latency_s"],
+                                     row["finish_reason"])
+        _, tokens_in, tokens_out, latency_s, finish_reason = hit
+        return ChatResult(text=full, tokens_in=tokens_in, tokens_out=tokens_out, latency_s=latency_s,
+                          finish_reason=finish_reason)
 
     def cached(self, key: str) -> bool:
         """Whether a successful result for ``key`` is known (memory only, no I/O)."""
@@ -116,8 +117,8 @@ class CallsTable(Core):
         key = request.key()
         digest, body, k = request_parts(request)
         if result is not None:
-            self._hits[key] = Hit(kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
-                                  result.finish_reason)
+            self._hits[key] = (kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
+                               result.finish_reason)
             answer = (pack(result.text), result.tokens_in, result.tokens_out, result.latency_s,
                       result.finish_reason)
         else:

@@ -19,7 +19,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import aiosqlite
 
@@ -43,14 +43,9 @@ class StoreVersionError(StoreError):
         )
 
 
-class Hit(NamedTuple):
-    """A cached result as kept in memory; ``text`` is None when it is long (read on a hit)."""
-
-    text: str | None
-    tokens_in: int
-    tokens_out: int
-    latency_s: float
-    finish_reason: str | None
+# A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason), the
+# text None when it is long (read on a hit). A plain tuple: CPython reads an exact tuple fastest.
+Hit = tuple["str | None", int, int, float, "str | None"]
 
 
 def kept(text: str) -> str | None:
@@ -127,7 +122,7 @@ class Core:
             "SELECT key, CASE typeof(response) WHEN 'text' THEN "  # typeof first: a BLOB is not read
             f"CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} THEN response END END AS text, "
             "tokens_in, tokens_out, latency_s, finish_reason FROM calls WHERE response IS NOT NULL")
-        self._hits = {r["key"]: Hit(r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
+        self._hits = {r["key"]: (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
                       for r in rows}
 
     # ---------------------------------------------------------------- reads
