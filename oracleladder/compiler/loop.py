@@ -115,12 +115,12 @@ class Compiler:
                 error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
                 return await self._failed(pid, index, domain.stored_plan(reply, version), error)
             errors = checked.errors
+            await domain.keep(self.store, checked, self.source, attempt=index, version=version)
             await self.store.put_compile_attempt(
                 pid, self.source, index, plan=domain.stored_plan(reply, version),
                 errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
                 granularity=domain.granularity,
             )
-            await domain.keep(self.store, checked, self.source)
             if not errors:
                 return CompileOutcome(pid, checked.family, index + 1)
             messages = [
