@@ -12,7 +12,7 @@ import zstandard
 
 from oracleladder.clients import ChatRequest, ChatResult
 from oracleladder.code.packet import CodePacket
-from oracleladder.compiler.code import load_packets
+from oracleladder.domains.code import load_packets
 from oracleladder.schemas import Rollout, Verdict
 from oracleladder.schemas.types import Label
 from oracleladder.store import Store

@@ -1,4 +1,4 @@
-"""``packets``: the accepted code packet of each code problem and teacher (`compiler.code`)."""
+"""``packets``: the accepted code packet of each code problem and teacher (`domains.code`)."""
 
 from __future__ import annotations
 
