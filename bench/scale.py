@@ -26,6 +26,7 @@ import collections
 import hashlib
 import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -84,6 +85,18 @@ def serve_main(a: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------- the client process
+
+def bytes_by_table(path: Path) -> dict[str, int]:
+    """The file's bytes per table and index (SQLite's dbstat), largest first; {} where SQLite lacks dbstat."""
+    con = sqlite3.connect(path)
+    try:
+        rows = con.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        con.close()
+    return dict(rows)
+
 
 def rss_bytes() -> int:
     with open("/proc/self/statm") as f:
@@ -174,6 +187,7 @@ async def run(a: argparse.Namespace) -> int:
         proc.terminate()
         proc.wait(5)
     size = sum(p.stat().st_size for p in tmp.iterdir() if p.name.startswith("scale.sqlite"))
+    by_table = bytes_by_table(path)
     for p in tmp.iterdir():
         p.unlink()
     tmp.rmdir()
@@ -193,6 +207,7 @@ async def run(a: argparse.Namespace) -> int:
         "mean_response_chars": round(statistics.fmean(len(t) for t in responses)),
         "rss_mb_at_10pct": round(rss_early / 2**20, 1), "rss_mb_peak": round(rss_peak / 2**20, 1),
         "rss_growth": round(rss_peak / rss_early, 3),
+        "store_bytes_per_rollout_by_btree": {name: round(n / max(1, stored)) for name, n in by_table.items()},
     }
     misses = [name for name, ok in (
         (f"wall {figures['wall_over_ideal']}x the larger ideal (target {TARGET_WALL}x)", wall <= TARGET_WALL * ideal),

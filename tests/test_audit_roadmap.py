@@ -90,6 +90,7 @@ def test_a_student_without_c1_attempts_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no C1 attempts of student 't'" in result.output
 
 
+@pytest.mark.local
 def test_it_runs_on_a_real_run_of_the_embedded_model(tmp_path: Path) -> None:
     """A demo-like run: the embedded SmolLM2 answers C1 on two sample families; the audit prints its
     table with the counts the run implies (pairs = golds x attempts)."""

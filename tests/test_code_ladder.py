@@ -256,6 +256,7 @@ async def test_scripted_student_outcomes_and_labels(tmp_path: Path, families) ->
 
 # --------------------------------------------------------------------------- (b) the local student
 
+@pytest.mark.local
 async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
     fams = [families[0], families[2], families[3]]  # HumanEval/0, /3, /4

@@ -8,6 +8,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
+pytestmark = pytest.mark.local
 pytest.importorskip(
     "llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'"
 )

@@ -300,6 +300,7 @@ def test_first_paint_of_a_354_family_six_student_report(browser, tmp_path: Path,
     assert _errors(browser) == []
 
 
+@pytest.mark.local
 def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
     out, store = tmp_path / "demo", tmp_path / "demo.sqlite"

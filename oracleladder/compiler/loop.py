@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from instructor.core.exceptions import InstructorRetryException
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ..clients import Client
+from ..clients import Client, StructuredOutputError
 from ..domains.base import Attempt, Domain
 from ..prompts import load
 from ..runtime import jobs_in_flight
@@ -47,16 +46,9 @@ class CompileOutcome(Outcome):
 def invalid_reply(exc: BaseException) -> tuple[str, str] | None:
     """The reply and what is wrong with it, when ``exc`` says the teacher's reply is not a valid
     plan; None for anything else (a provider error, a reply cut off by its token budget)."""
-    if not isinstance(exc, InstructorRetryException):
+    if not isinstance(exc, StructuredOutputError) or exc.truncated:
         return None
-    cause = exc.failed_attempts[-1].exception if exc.failed_attempts else exc.__cause__
-    if not isinstance(cause, ValidationError) or exc.last_completion is None:
-        return None
-    message = exc.last_completion.choices[0].message
-    raw = message.content if message.content is not None else "".join(
-        call.function.arguments for call in message.tool_calls or [])
-    errors = cause.errors(include_url=False, include_context=False)
-    return raw, "; ".join(f"{'.'.join(map(str, e['loc'])) or '(whole reply)'}: {e['msg']}" for e in errors)
+    return exc.raw, exc.describe()
 
 
 @dataclass
@@ -100,7 +92,6 @@ class Compiler:
                 messages = [*messages, {"role": "assistant", "content": raw},
                             {"role": "user", "content": load("teacher_invalid").render(errors=what)}]
                 continue
-            reply = domain.response_model.model_validate(reply.model_dump())  # the plain model, not instructor's subclass
             attempt = Attempt(index=index, source=self.source, version=version, client=self.client,
                               max_tokens=self.max_tokens)
             stage = "checking the plan failed"
@@ -115,12 +106,12 @@ class Compiler:
                 error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
                 return await self._failed(pid, index, domain.stored_plan(reply, version), error)
             errors = checked.errors
+            await domain.keep(self.store, checked, self.source, attempt=index, version=version)
             await self.store.put_compile_attempt(
                 pid, self.source, index, plan=domain.stored_plan(reply, version),
                 errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
                 granularity=domain.granularity,
             )
-            await domain.keep(self.store, checked, self.source)
             if not errors:
                 return CompileOutcome(pid, checked.family, index + 1)
             messages = [

@@ -140,8 +140,9 @@ class Domain(ABC, Generic[P, F, R]):
         """The reply as the compile attempt stores it."""
         return reply.model_dump(mode="json")
 
-    async def keep(self, store: Store, checked: Checked[F], source: str) -> None:
-        """Store what a checked attempt leaves beside the attempt itself (e.g. the accepted family)."""
+    async def keep(self, store: Store, checked: Checked[F], source: str, *, attempt: int, version: str) -> None:
+        """Store what a checked attempt leaves beside the attempt itself (e.g. the accepted family);
+        called before the attempt is stored, so a passing attempt never lacks what it made."""
         return None
 
     # ------------------------------------------------------------------ probe

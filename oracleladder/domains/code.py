@@ -4,8 +4,8 @@ graded by running tests in the sandbox.
 Compile: the teacher returns a `CodePacket` (plan, helper functions with asserts and gold
 implementations, full gold program); `code.validate.check_packet` runs it in the sandbox; a rejected
 packet goes back to the teacher with the failing checks (the failing assert with its traceback,
-expected versus actual of a parent test, ...). The accepted packet is the `plan` of the passing
-compile attempt; `load_packets` reads it back.
+expected versus actual of a parent test, ...). The accepted packet is stored in the `packets`
+table (`Store.put_packet`); `load_packets` reads it back.
 
 The ladder:
 
@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
 
 from ..code.packet import CodePacket
 from ..code.problems import MAX_CASES, load_humaneval, load_stdio_jsonl, run_tests
@@ -130,20 +129,8 @@ def render_code_errors(report: FamilyReport, packet: CodePacket | None = None) -
 
 
 async def load_packets(store: Store, source: str, pids: Sequence[str] | None = None) -> dict[str, CodePacket]:
-    """The accepted packet of each code problem compiled by `source`: the plan of its last passing
-    compile attempt. `pids` defaults to every stored code problem (the compiler stores each)."""
-    if pids is None:
-        pids = [p.pid for p in await store.problems(kind="code")]
-    out: dict[str, CodePacket] = {}
-    for pid in pids:
-        passing = [a for a in await store.compile_attempts(pid, source) if a.passed and a.plan is not None]
-        for a in reversed(passing):
-            try:
-                out[pid] = CodePacket.model_validate(a.plan)
-                break
-            except ValidationError:  # a math plan under the same pid and source: not a packet
-                continue
-    return out
+    """The accepted packet of each code problem compiled by `source` (of `pids` only, when given)."""
+    return {p.pid: CodePacket.model_validate(p.packet) for p in await store.packets(source, pids)}
 
 
 async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
@@ -275,8 +262,12 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
     def stored_plan(self, reply: CodePacket, version: str) -> dict:
         return {**reply.model_dump(mode="json"), PROMPT_VERSION_KEY: version}
 
-    async def keep(self, store: Store, checked: Checked[CodeFamily], source: str) -> None:
+    async def keep(self, store: Store, checked: Checked[CodeFamily], source: str, *, attempt: int,
+                   version: str) -> None:
         await store.put_report(checked.report, source)
+        if not checked.errors:
+            await store.put_packet(checked.family.problem.pid, source, checked.family.packet, attempt=attempt,
+                                   prompt_version=version)
 
     # ------------------------------------------------------------------ probe
 

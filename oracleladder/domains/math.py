@@ -156,7 +156,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     def reask(self, checked: Checked[Family]) -> str:
         return load("teacher_retry").render(errors=render_errors(checked.report, checked.family))
 
-    async def keep(self, store: Store, checked: Checked[Family], source: str) -> None:
+    async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
+                   version: str) -> None:
         if not checked.errors:
             await store.put_family(checked.family)
 

@@ -11,6 +11,7 @@ from .sqlite import (
     RunRecord,
     ScreenVerdict,
     Store,
+    StoredPacket,
     StoreError,
     StoreVersionError,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "RunRecord",
     "ScreenVerdict",
     "Store",
+    "StoredPacket",
     "StoreError",
     "StoreVersionError",
 ]

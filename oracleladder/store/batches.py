@@ -4,22 +4,16 @@ the call keys it holds (its custom_ids), written the moment the provider returns
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..clients.batch import BatchRecord, now
+from .core import Core
+from .rows import where
 
 _COLUMNS = "id, provider, endpoint, model, state, requests, succeeded, failed, custom_ids, run_id, created_at, updated_at"
 
 
-class BatchTable:
+class BatchTable(Core):
     """The ``batches`` table's reads and writes (a part of ``Store``)."""
-
-    if TYPE_CHECKING:  # Store's own
-        async def _submit(self, sql: str, params: Sequence[Any], wait: bool = True) -> None: ...
-
-        async def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row | tuple[Any, ...]]: ...
 
     async def put_batch(self, b: BatchRecord) -> None:
         """Store a batch; returns once it is committed."""
@@ -34,14 +28,12 @@ class BatchTable:
     async def batches(self, provider: str | None = None, endpoint: str | None = None, *,
                       any_endpoint: bool = True) -> list[BatchRecord]:
         """The stored batches, oldest first: all, or one provider's (at one endpoint unless ``any_endpoint``)."""
-        sql, params = f"SELECT {_COLUMNS} FROM batches WHERE 1=1", []
-        if provider is not None:
-            sql += " AND provider = ?"
-            params.append(provider)
+        sql, params = where({"provider": provider})
         if not any_endpoint:
-            sql += " AND endpoint IS ?"
+            sql += (" AND" if sql else " WHERE") + " endpoint IS ?"
             params.append(endpoint)
-        rows = await self._fetch(sql + " ORDER BY created_at, rowid", params)
-        return [BatchRecord(id=r[0], provider=r[1], endpoint=r[2], model=r[3], state=r[4], requests=r[5],
-                            succeeded=r[6], failed=r[7], custom_ids=json.loads(r[8]), run_id=r[9],
-                            created_at=r[10], updated_at=r[11]) for r in rows]
+        rows = await self._fetch(f"SELECT {_COLUMNS} FROM batches{sql} ORDER BY created_at, rowid", params)
+        return [BatchRecord(id=r["id"], provider=r["provider"], endpoint=r["endpoint"], model=r["model"],
+                            state=r["state"], requests=r["requests"], succeeded=r["succeeded"], failed=r["failed"],
+                            custom_ids=json.loads(r["custom_ids"]), run_id=r["run_id"],
+                            created_at=r["created_at"], updated_at=r["updated_at"]) for r in rows]

@@ -7,6 +7,11 @@ a released step: append a new one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from .calls import stored_request_body, stored_request_digest, stored_request_k
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # v1: the initial schema.
     (
@@ -265,6 +270,83 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v10: a code problem's accepted packet has a table of its own (it was found again by validating
+    # the plan of every passing compile attempt). The packets of earlier stores are taken from the
+    # last passing attempt whose plan is a packet; the attempts keep their plans (the teacher's
+    # answers), the injected prompt version moves to its own column.
+    (
+        """
+        CREATE TABLE IF NOT EXISTS packets (
+            pid            TEXT NOT NULL,
+            source         TEXT NOT NULL,
+            attempt        INTEGER NOT NULL,
+            packet         TEXT NOT NULL,
+            prompt_version TEXT,
+            created_at     TEXT NOT NULL,
+            PRIMARY KEY (pid, source)
+        )
+        """,
+        """
+        INSERT OR REPLACE INTO packets (pid, source, attempt, packet, prompt_version, created_at)
+        SELECT pid, source, attempt, json_remove(plan, '$.prompt_version'), json_extract(plan, '$.prompt_version'),
+               created_at
+        FROM compile_attempts
+        WHERE passed = 1 AND json_valid(plan) AND json_type(plan, '$.plan') = 'text'
+              AND json_type(plan, '$.helpers') = 'array' AND json_type(plan, '$.program') = 'text'
+        ORDER BY pid, source, granularity, attempt
+        """,
+    ),
+    # v11: a prompt's request is stored once for its K calls: ``requests`` holds each request body
+    # (without its sampling index k, zstd-compressed when long) under the sha256 of its JSON, and a
+    # call keeps the id of its body and its own k (calls.py).
+    (
+        """
+        CREATE TABLE requests (
+            id     INTEGER PRIMARY KEY,
+            digest BLOB NOT NULL UNIQUE,
+            body   BLOB NOT NULL
+        )
+        """,
+        """
+        INSERT OR IGNORE INTO requests (digest, body)
+        SELECT ladder_request_digest(request), ladder_request_body(request) FROM calls ORDER BY rowid
+        """,
+        """
+        CREATE TABLE calls_v9 (
+            key           TEXT PRIMARY KEY,
+            provider      TEXT NOT NULL,
+            model         TEXT NOT NULL,
+            request_id    INTEGER NOT NULL REFERENCES requests(id),
+            k             INTEGER NOT NULL DEFAULT 0,
+            response      BLOB,
+            tokens_in     INTEGER NOT NULL DEFAULT 0,
+            tokens_out    INTEGER NOT NULL DEFAULT 0,
+            latency_s     REAL NOT NULL DEFAULT 0,
+            finish_reason TEXT,
+            error         TEXT,
+            run_id        TEXT,
+            created_at    TEXT NOT NULL
+        )
+        """,
+        """
+        INSERT INTO calls_v9 (key, provider, model, request_id, k, response, tokens_in, tokens_out, latency_s,
+                              finish_reason, error, run_id, created_at)
+        SELECT c.key, c.provider, c.model, q.id, ladder_request_k(c.request), c.response, c.tokens_in,
+               c.tokens_out, c.latency_s, c.finish_reason, c.error, c.run_id, c.created_at
+        FROM calls c JOIN requests q ON q.digest = ladder_request_digest(c.request) ORDER BY c.rowid
+        """,
+        "DROP TABLE calls",
+        "ALTER TABLE calls_v9 RENAME TO calls",
+        "CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# SQL functions the migration steps call (registered on the connection that migrates): name ->
+# (number of arguments, function)
+MIGRATION_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
+    "ladder_request_digest": (1, stored_request_digest),
+    "ladder_request_body": (1, stored_request_body),
+    "ladder_request_k": (1, stored_request_k),
+}

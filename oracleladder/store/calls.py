@@ -1,0 +1,151 @@
+"""The call cache: ``calls`` (one row per call: its result or error) and ``requests`` (each prompt's
+request body once, for all its calls).
+
+The K samples of one prompt are K calls whose requests differ only in their sampling index ``k``;
+the request body is stored once, without ``k``, under the sha256 of its JSON, and each call keeps
+its ``k`` and the id of its body.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..clients.base import ChatRequest, ChatResult
+from .core import Core, kept
+from .rows import now, pack, unpack, where
+
+
+class CallRecord(BaseModel):
+    """A row of the calls table, successful or not."""
+
+    key: str
+    provider: str
+    model: str
+    request: dict[str, Any]
+    result: ChatResult | None
+    error: str | None
+    run_id: str | None
+    created_at: str
+
+
+def request_parts(request: ChatRequest) -> tuple[bytes, str | bytes, int]:
+    """A request as stored: the digest and (packed) body of the request shared by its K calls,
+    and this call's ``k``."""
+    return _shared(request.model_dump_json(exclude={"k"}), request.k)
+
+
+def _shared(body: str, k: int) -> tuple[bytes, str | bytes, int]:
+    return hashlib.sha256(body.encode()).digest(), pack(body), k
+
+
+@functools.lru_cache(maxsize=1)  # the migration asks for the three parts of one row in turn
+def _stored_parts(request: str | bytes) -> tuple[bytes, str | bytes, int]:
+    """The parts of a request as schema v8 and earlier stored it (whole, as JSON)."""
+    data = json.loads(unpack(request))
+    k = int(data.pop("k", 0))
+    return _shared(json.dumps(data, separators=(",", ":"), ensure_ascii=False), k)
+
+
+def stored_request_digest(request: str | bytes) -> bytes:
+    return _stored_parts(request)[0]
+
+
+def stored_request_body(request: str | bytes) -> str | bytes:
+    return _stored_parts(request)[1]
+
+
+def stored_request_k(request: str | bytes) -> int:
+    return _stored_parts(request)[2]
+
+
+_PUT_REQUEST = "INSERT INTO requests (digest, body) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING"
+_PUT_CALL = """
+INSERT INTO calls (key, provider, model, request_id, k, response, tokens_in, tokens_out, latency_s,
+                   finish_reason, error, run_id, created_at)
+VALUES (?, ?, ?, (SELECT id FROM requests WHERE digest = ?), ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(key) DO UPDATE SET
+    provider = excluded.provider, model = excluded.model, request_id = excluded.request_id,
+    k = excluded.k, response = excluded.response, tokens_in = excluded.tokens_in,
+    tokens_out = excluded.tokens_out, latency_s = excluded.latency_s,
+    finish_reason = excluded.finish_reason, error = excluded.error, run_id = excluded.run_id,
+    created_at = excluded.created_at
+WHERE excluded.response IS NOT NULL OR calls.response IS NULL
+"""
+_SELECT = """
+SELECT c.key, c.provider, c.model, q.body AS request, c.k, c.response, c.tokens_in, c.tokens_out,
+       c.latency_s, c.finish_reason, c.error, c.run_id, c.created_at
+FROM calls c JOIN requests q ON q.id = c.request_id
+"""
+
+
+class CallsTable(Core):
+    async def get_call(self, key: str) -> ChatResult | None:
+        """The stored result of a successful call, or None (failed calls are never served)."""
+        hit = self._hits.get(key)
+        full = None if hit is None else hit[0]
+        if full is None:
+            self._check_open()
+            row = self._reader.execute(
+                "SELECT response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
+                "WHERE key = ? AND response IS NOT NULL", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            full = unpack(row["response"])
+            hit = self._hits[key] = (kept(full), row["tokens_in"], row["tokens_out"], row["latency_s"],
+                                     row["finish_reason"])
+        _, tokens_in, tokens_out, latency_s, finish_reason = hit
+        return ChatResult(text=full, tokens_in=tokens_in, tokens_out=tokens_out, latency_s=latency_s,
+                          finish_reason=finish_reason)
+
+    def cached(self, key: str) -> bool:
+        """Whether a successful result for ``key`` is known (memory only, no I/O)."""
+        return key in self._hits
+
+    async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
+                       error: str | None = None, run_id: str | None = None,
+                       wait: bool = True) -> None:
+        """Store one call: a result, or (``result=None``) its error. A failure never overwrites a
+        stored success. Returns once committed (``wait=False``: at once)."""
+        if result is None and error is None:
+            error = "no result"
+        key = request.key()
+        digest, body, k = request_parts(request)
+        if result is not None:
+            self._hits[key] = (kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
+                               result.finish_reason)
+            answer = (pack(result.text), result.tokens_in, result.tokens_out, result.latency_s,
+                      result.finish_reason)
+        else:
+            answer = (None, 0, 0, 0.0, None)
+        params = (key, request.provider, request.model, digest, k, *answer, error, run_id, now())
+        await self._submit_all((_PUT_REQUEST, _PUT_CALL), ((digest, body), params), wait)
+
+    async def get_call_record(self, key: str) -> CallRecord | None:
+        """The full row of a call, failed or not."""
+        rows = await self._fetch(_SELECT + " WHERE c.key = ?", (key,))
+        return _record(rows[0]) if rows else None
+
+    async def calls(self, *, run_id: str | None = None, errors_only: bool = False) -> list[CallRecord]:
+        sql, params = where({"c.run_id": run_id}, *(["c.response IS NULL"] if errors_only else []))
+        return [_record(r) for r in await self._fetch(_SELECT + sql + " ORDER BY c.rowid", params)]
+
+    async def call_count(self, *, successful_only: bool = False) -> int:
+        """Calls stored (committed), all of them or only the successful ones."""
+        sql, params = where({}, *(["response IS NOT NULL"] if successful_only else []))
+        return int((await self._fetch("SELECT COUNT(*) FROM calls" + sql, params))[0][0])
+
+
+def _record(r: Any) -> CallRecord:
+    result = None
+    if r["response"] is not None:
+        result = ChatResult(text=unpack(r["response"]), tokens_in=r["tokens_in"], tokens_out=r["tokens_out"],
+                            latency_s=r["latency_s"], finish_reason=r["finish_reason"])
+    request = {**json.loads(unpack(r["request"])), "k": r["k"]}
+    return CallRecord(key=r["key"], provider=r["provider"], model=r["model"], request=request, result=result,
+                      error=r["error"], run_id=r["run_id"], created_at=r["created_at"])
