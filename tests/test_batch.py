@@ -268,7 +268,7 @@ async def test_progress_is_not_done_until_the_results_are_read(tmp_path: Path) -
 async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, limit: str) -> None:
     async with LoopbackServer(batch_delay=0.1) as server:
         store = await Store.open(tmp_path / "split.sqlite")
-        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.5, poll=0.05)
         requests = [client.request(f"q{i}", max_tokens=8) for i in range(7)]
         api = client.provider.api
         if limit == "requests":
@@ -280,7 +280,10 @@ async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, lim
         await store.close()
         sizes = [len(b.rows) for b in server.batches.batches.values()]
     assert [r.text for r in results] == [f"echo: q{i}" for i in range(7)]
-    assert sizes == ([3, 3, 1] if limit == "requests" else [2, 2, 2, 1])
+    # every batch within the limit, none empty, each row once (how many rounds the 7 calls arrive in
+    # is the machine's: a slow one may flush before the last of them is queued)
+    most = 3 if limit == "requests" else 2
+    assert sum(sizes) == 7 and all(1 <= n <= most for n in sizes) and most in sizes
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
