@@ -223,7 +223,7 @@ ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The 
 ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
 BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
 BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
-BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long (all first attempts go in one batch).")]
+BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
 
 
 # the options of every command that calls a model, defined once (_endpoint_options adds them)

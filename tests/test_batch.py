@@ -286,6 +286,47 @@ async def test_batches_are_split_within_the_providers_limits(tmp_path: Path, lim
     assert sum(sizes) == 7 and all(1 <= n <= most for n in sizes) and most in sizes
 
 
+async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None:
+    """Each caller checks its answer for a while (up to 8x the quiet window, as validation on a loaded
+    machine may) before its second call: the second calls still go out as one batch, not one per
+    caller. A caller that never asks again (stuck) holds the round back no longer than ``hold``."""
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "rounds.sqlite")
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05)
+
+        async def family(i: int) -> str:
+            first = await client.complete(client.request(f"first {i}", max_tokens=8))
+            await asyncio.sleep(0.1 * 2 * i)  # the check of the answer
+            second = await client.complete(client.request(f"again {i}", max_tokens=8))
+            return first.text + " / " + second.text
+
+        texts = await asyncio.gather(*(family(i) for i in range(5)))
+        rounds = [len(b.rows) for b in server.batches.batches.values()]
+
+        client.provider.hold = 1.0
+        stuck = asyncio.Event()
+
+        async def stalls() -> None:
+            await client.complete(client.request("stalls", max_tokens=8))
+            await stuck.wait()  # at work for ever after its answer
+
+        async def goes_on() -> str:
+            await client.complete(client.request("goes on", max_tokens=8))
+            await asyncio.sleep(0.3)
+            return (await client.complete(client.request("after", max_tokens=8))).text
+
+        hung = asyncio.create_task(stalls())
+        start = time.monotonic()
+        after = await asyncio.wait_for(goes_on(), timeout=30)
+        held = time.monotonic() - start
+        hung.cancel()
+        await client.aclose()
+        await store.close()
+    assert texts == [f"echo: first {i} / echo: again {i}" for i in range(5)]
+    assert rounds == [5, 5]
+    assert after == "echo: after" and 1.0 <= held < 10
+
+
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, shared_data: Path, wire: str) -> None:
     """A newer model refuses max_tokens (OpenAI's reasoning models) or temperature (Anthropic's newest)

@@ -3,8 +3,9 @@ at the batch price, by a provider that sits below the Client's cache, retries, u
 path, so a batch answer lands in the same call cache as an online one.
 
 ``BatchProvider.complete`` queues its request and waits. Once no new request has come for ``quiet``
-seconds (all first attempts of a compile, all jobs of a probe), the queue goes out as batches within
-the provider's limits; each row's custom_id is the call key. A batch's id and custom_ids are in the
+seconds and no task a batch answered is still at work on its answer (``rounds``: all first attempts
+of a compile, then all its re-asks; all jobs of a probe), the queue goes out as batches within the
+provider's limits; each row's custom_id is the call key. A batch's id and custom_ids are in the
 store the moment the provider returns the id, before anything else: a later run asking a call held by a
 stored batch reads that batch (polling it while it runs) instead of submitting the call again. A batch
 is polled at an interval that backs off; once it has ended, its rows answer their calls in any order.
@@ -26,6 +27,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from .base import ChatRequest, ChatResult
+from .rounds import answered, waiting, working
 from .runner import Client
 from .errors import (
     BadRequestError,
@@ -55,6 +57,7 @@ log = logging.getLogger(__name__)
 BATCH_PROVIDERS = ("openai", "anthropic")
 BATCH_SLOTS = 10_000_000  # a batch client's concurrency: every call of a run may wait in a batch at once
 DEFAULT_QUIET_S = 2.0
+DEFAULT_HOLD_S = 120.0  # the longest a queue waits on tasks at work (one stuck must not stall the rest)
 DEFAULT_POLL_S = 5.0
 DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
@@ -354,6 +357,7 @@ class BatchView:
 class _Waiter:
     request: ChatRequest
     future: asyncio.Future[ChatResult]
+    task: asyncio.Task[Any] | None  # the task that asked
     rounds: int = 0  # batches this call was in
 
 
@@ -374,13 +378,14 @@ class BatchProvider:
 
     def __init__(self, api: BatchAPI, *, model: str, log_store: BatchLog | None = None, quiet: float = DEFAULT_QUIET_S,
                  poll: float = DEFAULT_POLL_S, max_poll: float = DEFAULT_MAX_POLL_S, rounds: int = DEFAULT_ROUNDS,
-                 on_status: Callable[[BatchView], None] | None = None) -> None:
+                 hold: float = DEFAULT_HOLD_S, on_status: Callable[[BatchView], None] | None = None) -> None:
         self.api = api
         self.name = api.name
         self.endpoint = api.endpoint
         self.model = model
         self.store = log_store
         self.quiet, self.poll, self.max_poll, self.rounds = quiet, poll, max_poll, max(1, rounds)
+        self.hold = hold
         self.on_status = on_status  # told each change of a batch (the progress display)
         self.run_id: str | None = None
         self.submitted = 0  # rows this process submitted
@@ -400,7 +405,8 @@ class BatchProvider:
         if self._stored is None:
             await self._load()
             assert self._stored is not None
-        w = _Waiter(request, asyncio.get_running_loop().create_future())
+        w = _Waiter(request, asyncio.get_running_loop().create_future(), asyncio.current_task())
+        waiting()
         self._waiting[key] = w
         stored = self._stored.get(key)
         if stored is not None:  # in a batch already (an earlier run's): read that batch, never submit it again
@@ -429,12 +435,15 @@ class BatchProvider:
 
     async def _flush_loop(self) -> None:
         """Submit the queue, and start watching the stored batches calls wait on, once no call has
-        come for ``quiet`` seconds (or the queue fills a batch)."""
+        come for ``quiet`` seconds and no task a batch answered is at work (or the queue fills a batch)."""
         while self._queue or self._attached:
-            wait = self._last + self.quiet - time.monotonic()
+            idle = time.monotonic() - self._last
             full = len(self._queue) >= self.api.max_requests or self._queued_bytes >= self.api.max_bytes
-            if wait > 0 and not full:
-                await asyncio.sleep(wait)
+            if not full and idle < self.quiet:
+                await asyncio.sleep(self.quiet - idle)
+                continue
+            if not full and idle < self.hold and working():  # the round's last calls are coming
+                await asyncio.sleep(max(self.quiet / 4, 0.01))
                 continue
             for batch_id, keys in self._attached.items():
                 self._spawn(self._watch(batch_id, keys))
@@ -556,6 +565,7 @@ class BatchProvider:
         if isinstance(outcome, ChatResult):  # an answer is one, from whichever batch
             self._stored.pop(key, None)
             w.future.set_result(outcome)
+            answered(w.task)
             return
         if self._stored.get(key) != batch_id:  # an older batch's failed row: the call is in a newer one
             return
@@ -586,6 +596,7 @@ class BatchProvider:
 def _fail(w: _Waiter, error: Exception) -> None:
     if not w.future.done():
         w.future.set_exception(error)
+        answered(w.task)
 
 
 def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,

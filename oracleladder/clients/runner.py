@@ -16,6 +16,7 @@ from .cache import CallCache, InFlight, MemoryCache
 from .errors import BadRequestError, BudgetReached, ConfigurationError, ProviderError, RequestTimeout, TransientError
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Cooldown, RateLimiter, Slot
 from .prices import DEFAULT_PRICES, PriceTable
+from . import rounds
 from .replicas import ReplicaProvider
 from .retry import Retries
 from .structured import STRUCTURED_MODES, Modes, Shape, StructuredOutputError, ask
@@ -123,6 +124,7 @@ class Client:
         fut = self._inflight.get(key)
         if fut is not None:  # the same call already in flight: share its answer
             self.usage.cache_hits += 1
+            rounds.waiting()  # on another task's call, which may be in a batch
             return await asyncio.shield(fut)
         fut = self._inflight.start(key)  # before any wait: the same call asked meanwhile shares this one
         reserved = 0.0
