@@ -395,7 +395,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     if primitives_only:
         if problems is not None or domain != "math" or dry_run:
             _fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
-        # online calls, as before the API: the primitive compiler has no batch mode
+        # online calls, as before the API: compile_primitives sets up no batch run
         endpoint = _endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                              prices=load_prices(prices), max_cost=max_cost)
         result = _run(store, lambda ex: ex.compile_primitives(endpoint, source=source, max_attempts=max_attempts,

@@ -31,11 +31,11 @@ from .clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, ENDED, make_batch_ap
 from .clients.errors import endpoint_failure, explain
 from .clients.providers import key_env_for, parse_model, server_slots
 from .compiler.loop import Compiler
-from .compiler.primitive import PrimitiveCompiler
 from .compiler.workers import BUDGET_CHECK
 from .construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from .construction.screen import DIRECT, RULES, screen as screen_families
 from .domains import Domain, Job, Settings, get_domain
+from .domains.primitive import PrimitiveDomain
 from .probe.outcomes import FamilyResults
 from .probe.primitive import primitive_vs_roadmap, without_primitive, write_primitive_vs_roadmap
 from .probe.runner import ProbeConfig, regrade as regrade_rollouts, run_probe, uncached_calls
@@ -441,7 +441,8 @@ class Experiment:
         status = "interrupted"
         try:
             with (progress or _no_progress)(f"primitives with {teacher}", len(todo), client) as advance:
-                compiler = PrimitiveCompiler(client, store, self.pool, max_attempts=max_attempts, max_tokens=max_tokens)
+                compiler = Compiler(client, store, PrimitiveDomain(self.pool), max_attempts=max_attempts,
+                                    max_tokens=max_tokens)
                 outcomes = await compiler.compile_all(todo, on_done=advance)
             status = (BUDGET_STOPPED if client.budget_stop else
                       FINISHED_WITH_FAILURES if any(o.infrastructure_failure for o in outcomes) else "done")

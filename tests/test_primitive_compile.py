@@ -1,6 +1,7 @@
 """The teacher side of the primitive rung against a scripted teacher on the loopback server: the
 compiled plan carries a primitive checked in the retry-on-error loop, and `ladder compile
---primitives-only` writes one onto released families, every attempt stored with its reason."""
+--primitives-only` writes one onto released families in the same loop, every attempt stored with its
+reason (a reply that is not JSON too, re-asked)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from oracleladder import Endpoint, Experiment
 from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
@@ -137,3 +139,26 @@ def test_primitives_only_writes_primitives_onto_released_families(shared_data: P
     assert families["fe16d1aa"].primitive.provenance == "teacher-primitives-only"
     assert families["de4b7c19"].primitive.teacher == "openai/t"
     assert families["e0e93ee4"].primitive is None
+
+
+async def test_a_primitive_reply_that_is_not_json_is_a_stored_attempt_reasked(shared_data: Path, tmp_path: Path) -> None:
+    path, problems = _released(shared_data, tmp_path)
+    reasks: list[str] = []
+
+    def teacher(messages: list[dict], body: dict) -> str:
+        if len(messages) == 2:
+            return "The key idea: factor it."  # prose, not the JSON object asked for
+        reasks.append(messages[-1]["content"])
+        return json.dumps({"primitive": PRIMITIVES["de4b7c19"][0]})
+
+    async with LoopbackServer(script=teacher) as server:
+        async with Experiment(tmp_path / "s.sqlite", workers=1) as ex:
+            await ex.import_families(path)
+            summary = await ex.compile_primitives(Endpoint("openai/t", base_urls=[server.openai_base_url]))
+            attempts = await ex.store.primitive_attempts()
+
+    assert (summary["compiled"], summary["failed_why"]) == (3, {})
+    assert len(reasks) == 3 and all("not a valid JSON object" in r for r in reasks)  # teacher_invalid's re-ask
+    assert sorted((a.attempt, a.passed, a.primitive) for a in attempts) == [(0, False, None)] * 3 + [
+        (1, True, PRIMITIVES["de4b7c19"][0])] * 3
+    assert {e["check"] for a in attempts for e in a.errors} == {"teacher"}

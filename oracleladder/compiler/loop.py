@@ -1,5 +1,6 @@
 """Algorithm 1: compile one problem into a validated family, re-asking the teacher on errors, for any
-domain (`domains.Domain`: the messages, the reply's model, its checks and the re-ask text).
+domain (`domains.CompileDomain`: the messages, the reply's model, its checks, the re-ask text, and
+what is stored), including the primitive of an existing family (`domains.primitive`).
 
 This loop is the only re-ask loop: each teacher call is one attempt (``max_retries=0`` to the
 structured call), stored with its plan and errors, so a failed problem can be read afterwards, and a
@@ -22,13 +23,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..clients import Client, StructuredOutputError
-from ..domains.base import Attempt, Domain
+from ..domains.base import Attempt, CompileDomain
 from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult
 from ..store import Store
-from .workers import (Outcome, compile_all, failure, infrastructure_failure, store_failed_attempt,
-                      teacher_failure)
+from .workers import Outcome, compile_all, failure, infrastructure_failure, teacher_failure
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Compiler:
 
     client: Client
     store: Store
-    domain: Domain
+    domain: CompileDomain
     max_attempts: int = 3
     max_tokens: int = 4096  # a plan is long JSON; a provider's small default would truncate it
 
@@ -65,16 +65,20 @@ class Compiler:
     def source(self) -> str:
         return self.client.name
 
-    async def _failed(self, pid: str, attempt: int, plan: dict | None, error: CheckResult) -> CompileOutcome:
-        await store_failed_attempt(self.store, pid, self.source, attempt, plan, error, self.domain.granularity)
-        return CompileOutcome(pid, None, attempt + 1, [error])
+    async def _stored(self, problem: BaseModel, attempt: int, plan: Any, errors: list[CheckResult]) -> None:
+        await self.domain.store_attempt(self.store, problem, self.source, attempt, plan=plan,
+                                        errors=[e.model_dump(mode="json") for e in errors], passed=not errors)
+
+    async def _failed(self, problem: BaseModel, attempt: int, plan: Any, error: CheckResult) -> CompileOutcome:
+        await self._stored(problem, attempt, plan, [error])
+        return CompileOutcome(problem.pid, None, attempt + 1, [error])  # type: ignore[attr-defined]
 
     async def compile(self, problem: BaseModel) -> CompileOutcome:
         domain, pid = self.domain, problem.pid  # type: ignore[attr-defined]
-        await self.store.put_problem(problem)  # type: ignore[arg-type]
+        await domain.store_problem(self.store, problem)
         unusable = domain.unusable(problem)
         if unusable:  # no plan can be checked against it: skip before the teacher is paid
-            return await self._failed(pid, 0, None, unusable)
+            return await self._failed(problem, 0, None, unusable)
         messages, version = domain.teacher_messages(problem)
         errors: list[CheckResult] = []
         for index in range(self.max_attempts):
@@ -84,17 +88,17 @@ class Compiler:
             except Exception as exc:  # noqa: BLE001 - no plan: a reply to re-ask about, else nothing to re-ask
                 invalid = invalid_reply(exc)
                 if invalid is None:  # cut off, or a provider failure: the same request gets the same answer
-                    return await self._failed(pid, index, None, teacher_failure(exc, self.max_tokens))
+                    return await self._failed(problem, index, None, teacher_failure(exc, self.max_tokens))
                 raw, what = invalid
                 errors = [CheckResult(check="teacher", passed=False,
                                       reason=f"the reply is not a valid {domain.response_model.__name__}: {what}"[:2000])]
-                await store_failed_attempt(self.store, pid, self.source, index, None, errors[0], domain.granularity)
+                await self._stored(problem, index, None, errors)
                 messages = [*messages, {"role": "assistant", "content": raw},
                             {"role": "user", "content": load("teacher_invalid").render(errors=what)}]
                 continue
             attempt = Attempt(index=index, source=self.source, version=version, client=self.client,
                               max_tokens=self.max_tokens)
-            stage = "checking the plan failed"
+            stage = f"{domain.check_stage} failed"
             try:
                 checked = await domain.check(reply, problem, attempt)
                 if not checked.errors:
@@ -104,14 +108,10 @@ class Compiler:
                 # a call the provider failed, or a check the grader could not finish, ends the attempt as
                 # an infrastructure failure, never shown to the teacher
                 error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
-                return await self._failed(pid, index, domain.stored_plan(reply, version), error)
+                return await self._failed(problem, index, domain.stored_plan(reply, version), error)
             errors = checked.errors
             await domain.keep(self.store, checked, self.source, attempt=index, version=version)
-            await self.store.put_compile_attempt(
-                pid, self.source, index, plan=domain.stored_plan(reply, version),
-                errors=[e.model_dump(mode="json") for e in errors], passed=not errors,
-                granularity=domain.granularity,
-            )
+            await self._stored(problem, index, domain.stored_plan(reply, version), errors)
             if not errors:
                 return CompileOutcome(pid, checked.family, index + 1)
             messages = [

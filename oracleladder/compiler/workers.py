@@ -1,17 +1,16 @@
-"""The compile loop's workers: bounded async workers over the problems, and the record of an
+"""The compile loop's workers: bounded async workers over the problems, and the failed check of an
 attempt that ends a problem without a result."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..clients import BudgetReached, ProviderError, StructuredOutputError
 from ..verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
-from ..store import Store
 
 P = TypeVar("P")
 O = TypeVar("O")
@@ -67,13 +66,6 @@ def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
     if isinstance(exc, StructuredOutputError) and exc.truncated:
         what += f" (its answer was cut off at --max-tokens {max_tokens}: raise it)"
     return infrastructure_failure(what, exc) or failure("teacher", what, exc)
-
-
-async def store_failed_attempt(store: Store, pid: str, source: str, attempt: int, plan: Any,
-                               error: CheckResult, granularity: str | None = None) -> None:
-    """Attempt ``attempt`` ended the problem (no usable answer, or one the checks choke on)."""
-    await store.put_compile_attempt(pid, source, attempt, plan=plan, errors=[error.model_dump(mode="json")],
-                                    passed=False, granularity=granularity)
 
 
 async def compile_all(

@@ -17,7 +17,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from ..schemas.jsonl import InputError
-from .base import Attempt, Checked, Domain, Job, Settings
+from .base import Attempt, Checked, CompileDomain, Domain, Job, Settings
 
 if TYPE_CHECKING:
     from .code import CodeDomain
@@ -67,5 +67,5 @@ def __getattr__(name: str) -> Any:  # PEP 562: MathDomain and CodeDomain load th
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "Attempt", "Checked", "CodeDomain", "Domain", "Job",
-           "MathDomain", "Settings", "get_domain", "known_domains", "register_domain"]
+__all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "Attempt", "Checked", "CodeDomain", "CompileDomain", "Domain",
+           "Job", "MathDomain", "Settings", "get_domain", "known_domains", "register_domain"]

@@ -4,8 +4,11 @@
 A domain says what a problem is and how a pool of them is read; what the teacher is asked and what
 typed reply it gives; how a reply is checked, re-asked about and kept; which jobs the ladder runs
 (Stage 0 and the conditions) with their prompts; how an answer is graded; how the families are found
-again and their rollouts collected. The loops own everything else: attempts, caching, storing,
-failures, workers, runs.
+again and their rollouts collected. The loops own everything else: attempts, caching, failures,
+workers, runs.
+
+The compile loop asks only the compile half (`CompileDomain`), so a teacher task that probes nothing
+of its own runs in it too: the primitive of an existing family (`domains.primitive.PrimitiveDomain`).
 """
 
 from __future__ import annotations
@@ -84,35 +87,14 @@ class Job(Generic[F]):
         return self.family.pid
 
 
-class Domain(ABC, Generic[P, F, R]):
-    """What one domain (math, code, ...) brings to the compile and probe loops.
+class CompileDomain(ABC, Generic[P, F, R]):
+    """What a domain brings to the compile loop: the teacher's messages and reply, its checks, its
+    re-ask, and what is stored of the item and of each attempt."""
 
-    Enter it (``with domain:``) around a run: a domain holding a resource (a verifier pool) starts it
-    there if it was not given one."""
-
-    name: ClassVar[str]  # its --domain name
     response_model: ClassVar[type[BaseModel]]  # the teacher's reply
-    conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
-    optional_conditions: ClassVar[tuple[Condition, ...]] = ()  # run only when asked for (the primitive rung)
+    check_stage: ClassVar[str] = "checking the plan"  # what `check` does, for its failures
     confirm_stage: ClassVar[str] = "confirming the plan"  # what `confirm` does, for its failures
-    verifier: ClassVar[bool] = False  # answers graded by oracleladder.verify: graders, format audit, HTML report
     granularity: str | None = None  # filed with each compile attempt (a roadmap set's granularity)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Domain[Any, Any, Any]:
-        return cls()
-
-    def __enter__(self) -> Domain[P, F, R]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    # ------------------------------------------------------------------ compile
-
-    @abstractmethod
-    def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[P]:
-        """The problems of a pool (a path, or a name the domain knows)."""
 
     def unusable(self, problem: P) -> CheckResult | None:
         """A failed check when no plan could ever be checked against ``problem``: skipped before the
@@ -136,7 +118,7 @@ class Domain(ABC, Generic[P, F, R]):
     def reask(self, checked: Checked[F]) -> str:
         """The user turn that shows the teacher what failed in its reply."""
 
-    def stored_plan(self, reply: R, version: str) -> dict[str, Any]:
+    def stored_plan(self, reply: R, version: str) -> Any:
         """The reply as the compile attempt stores it."""
         return reply.model_dump(mode="json")
 
@@ -144,6 +126,44 @@ class Domain(ABC, Generic[P, F, R]):
         """Store what a checked attempt leaves beside the attempt itself (e.g. the accepted family);
         called before the attempt is stored, so a passing attempt never lacks what it made."""
         return None
+
+    async def store_problem(self, store: Store, problem: P) -> None:
+        """Store the item before its first attempt (a problem: `Store.put_problem`)."""
+        await store.put_problem(problem)  # type: ignore[arg-type]
+
+    async def store_attempt(self, store: Store, problem: P, source: str, attempt: int, *, plan: Any,
+                            errors: list[dict[str, Any]], passed: bool) -> None:
+        """Store one teacher attempt: ``plan`` from `stored_plan` (None when the reply was no plan),
+        ``errors`` the failed checks (or the reason the attempt ended)."""
+        pid = problem.pid  # type: ignore[attr-defined]
+        await store.put_compile_attempt(pid, source, attempt, plan=plan, errors=errors, passed=passed,
+                                        granularity=self.granularity)
+
+
+class Domain(CompileDomain[P, F, R]):
+    """What one domain (math, code, ...) brings to the compile and probe loops.
+
+    Enter it (``with domain:``) around a run: a domain holding a resource (a verifier pool) starts it
+    there if it was not given one."""
+
+    name: ClassVar[str]  # its --domain name
+    conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
+    optional_conditions: ClassVar[tuple[Condition, ...]] = ()  # run only when asked for (the primitive rung)
+    verifier: ClassVar[bool] = False  # answers graded by oracleladder.verify: graders, format audit, HTML report
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Domain[Any, Any, Any]:
+        return cls()
+
+    def __enter__(self) -> Domain[P, F, R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @abstractmethod
+    def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[P]:
+        """The problems of a pool (a path, or a name the domain knows)."""
 
     # ------------------------------------------------------------------ probe
 

@@ -1,0 +1,88 @@
+"""`ladder compile --primitives-only`: a teacher writes the primitive of families that have a roadmap
+but no primitive (the released ones), in the one compile loop (`compiler.loop.Compiler`).
+
+The loop's item is the stored family itself. The teacher sees the problem, its reference answer and
+its roadmap with the golds, and returns one primitive; the validators of validators/primitive.py
+(run in the verifier pool, like a plan's checks) send their errors back in a re-ask, up to
+``max_attempts``. Every attempt is stored (``Store.put_primitive_attempt``) with its errors or the
+reason it ended; an accepted primitive is written onto the family (same pid, source and
+granularity), marked ``teacher-primitives-only``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..probe.prompts import _roadmap, description
+from ..prompts import load
+from ..schemas import CheckResult, Family, FamilyReport, Primitive
+from ..store import Store
+from ..validators.primitive import CHECKS
+from ..verify import VerifierPool
+from .base import Attempt, Checked, CompileDomain
+
+PROMPTS = ("teacher_primitive", "teacher_primitive_user")
+
+
+class PrimitivePlan(BaseModel):
+    primitive: str = Field(description="one short sentence: the key idea the solution turns on, no value")
+
+
+def primitive_messages(family: Family) -> tuple[list[dict[str, str]], str]:
+    """The first-attempt messages for ``family`` and the prompt version (hash of both templates)."""
+    tested = [m for _, m in family.tested()]
+    user = load("teacher_primitive_user").render(
+        problem=family.parent_prompt.strip(), answer=family.parent_answer,
+        roadmap=_roadmap([description(m) for m in tested], [m.answer for m in tested]))
+    version = "-".join(load(n).version for n in PROMPTS)
+    return [{"role": "system", "content": load("teacher_primitive").text}, {"role": "user", "content": user}], version
+
+
+def render_primitive_errors(errors: Sequence[CheckResult]) -> str:
+    return "\n".join(f"- [{e.check}]: {e.reason}" for e in errors)
+
+
+class PrimitiveDomain(CompileDomain[Family, Family, PrimitivePlan]):
+    """Existing families given a primitive, checked in ``pool``. Not a `--domain`: it compiles only,
+    and the families it writes are probed by the math domain."""
+
+    response_model = PrimitivePlan
+    check_stage = "checking the primitive"
+
+    def __init__(self, pool: VerifierPool) -> None:
+        self.pool = pool
+
+    def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
+        return primitive_messages(problem)
+
+    async def check(self, reply: PrimitivePlan, problem: Family, attempt: Attempt) -> Checked[Family]:
+        candidate = problem.model_copy(update={"primitive": Primitive(
+            text=self.stored_plan(reply, attempt.version), provenance="teacher-primitives-only",
+            teacher=attempt.source, prompt_hash=attempt.version)})
+        report = await self.pool.check_family(candidate, parse_prose=False)
+        # the family's own checks run too; only the primitive's are this attempt's
+        return Checked(candidate, FamilyReport(pid=problem.pid, checks=[c for c in report.checks if c.check in CHECKS]))
+
+    def reask(self, checked: Checked[Family]) -> str:
+        return load("teacher_primitive_retry").render(errors=render_primitive_errors(checked.errors))
+
+    def stored_plan(self, reply: PrimitivePlan, version: str) -> str:
+        return reply.primitive.strip()
+
+    async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
+                   version: str) -> None:
+        if not checked.errors:
+            await store.put_family(checked.family)
+
+    async def store_problem(self, store: Store, problem: Family) -> None:
+        return None  # the family is its roadmap set's, stored already
+
+    async def store_attempt(self, store: Store, problem: Family, source: str, attempt: int, *, plan: Any,
+                            errors: list[dict[str, Any]], passed: bool) -> None:
+        await store.put_primitive_attempt(problem, source, attempt, primitive=plan, errors=errors, passed=passed)
+
+
+__all__ = ["PrimitiveDomain", "PrimitivePlan", "primitive_messages"]
