@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from ..cli_common import DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, say, writable
 from ..clients import ConfigurationError, make_client
 from ..prompts import load
 from ..schemas.models import parse_roadmap_set
@@ -21,26 +19,15 @@ from . import judge as jdg
 from . import roadmap
 
 app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
-console = Console(stderr=True)
 
-StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
-SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
-DEFAULT_STORE = Path("ladder.sqlite")
-EXIT_INCOMPLETE = 3  # as `ladder probe`: finished, but some calls failed; a rerun asks them again
-
-
-def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
-    raise typer.Exit(code)
 
 
 def _reading(path: Path):  # type: ignore[no-untyped-def]
     if not path.is_file():
-        _fail(f"{path}: no such store")
-    writable = os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
-    return Store.open(path, readonly=not writable)
+        fail(f"{path}: no such store")
+    return Store.open(path, readonly=not writable(path))
 
 
 async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
@@ -57,12 +44,12 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
     audit = asyncio.run(read_format_audit(store, student, source))
     if not audit["table"]:
-        _fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
+        fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
         typer.echo(json.dumps(audit))
         return
     for line in fmt.warnings({student: audit}):
-        console.print(f"warning: {line}", soft_wrap=True, highlight=False, markup=False)
+        say(f"warning: {line}")
     typer.echo("\n".join(fmt.markdown({student: audit})))
 
 
@@ -73,7 +60,7 @@ async def _families(store: Store, source: str) -> list:
         raise typer.BadParameter(str(exc)) from None
     families = await store.families(source=name, granularity=granularity)
     if not families:
-        _fail(f"{store.path} holds no families of roadmap set '{source}'")
+        fail(f"{store.path} holds no families of roadmap set '{source}'")
     return families
 
 
@@ -83,8 +70,8 @@ async def _roadmap(store_path: Path, student: str, source: str) -> dict:
         rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set,
                                         target=roadmap.C1)
     if not rollouts:
-        _fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
-              f"run `ladder probe --student {student} --conditions C1` first")
+        fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
+             f"run `ladder probe --student {student} --conditions C1` first")
     return roadmap.roadmap_match(families, rollouts)
 
 
@@ -100,7 +87,7 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
 async def _judge(store_path: Path, judge: str, student: str, source: str, n: int, seed: int, sheet: Path,
                  max_tokens: int, client_opts: dict) -> dict:
     if not store_path.is_file():
-        _fail(f"{store_path}: no such store")
+        fail(f"{store_path}: no such store")
     async with Store.open(store_path) as store:
         families = await _families(store, source)
         rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
@@ -108,11 +95,11 @@ async def _judge(store_path: Path, judge: str, student: str, source: str, n: int
         rollouts = [r for r in rollouts if r.pid in by_pid]
         sizes, sample = jdg.draw(rollouts, n, seed)
         if not sample:
-            _fail(f"{store_path} holds no rejected rollouts of student '{student}' on roadmap set '{source}'")
+            fail(f"{store_path} holds no rejected rollouts of student '{student}' on roadmap set '{source}'")
         try:
             client = make_client(judge, cache=store, **client_opts)
         except ConfigurationError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         meta = {"judge": judge, "prompt": f"judge@{load('judge').version}", "student": student, "source": source,
                 "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         run_id = await store.start_run("audit-judge", meta)
@@ -154,24 +141,23 @@ def judge(
         try:
             result = jdg.read_sheet(read, jdg.key_path(read))
         except (OSError, jdg.SheetError) as exc:
-            _fail(str(exc))
+            fail(str(exc))
         typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
         return
     if not (judge_model and student and sheet):
-        _fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
+        fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
     if sheet.exists():  # it may hold a person's labels
-        _fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+        fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
     opts = {"base_url": base_url, "api_key_env": api_key_env, "model_name": model_name, "concurrency": concurrency,
             "timeout": timeout}
     summary = asyncio.run(_judge(store, judge_model, student, source, n, seed, sheet, max_tokens, opts))
     if as_json:
         typer.echo(json.dumps(summary))
     else:
-            console.print(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
-                      f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
-                      f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
-                      f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
-                      f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.",
-                      soft_wrap=True, highlight=False, markup=False)
+        say(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
+            f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
+            f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
+            f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
+            f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
     if summary["failed"]:  # those rollouts count as judged by no one; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)
