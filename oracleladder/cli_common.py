@@ -87,7 +87,7 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
 
 
 BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
-ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 8 for audit judge, 64 for the others).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 RpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Requests-per-minute limit.")]

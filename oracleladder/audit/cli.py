@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from ..cli_common import DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, say, writable
-from ..clients import ConfigurationError, make_client
-from ..prompts import load
+from ..cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, make_endpoint, run_experiment,
+                          say, with_endpoint_options, writable)
 from ..schemas.models import parse_roadmap_set
 from ..store import Store
 from . import format as fmt
@@ -84,38 +83,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 
-async def _judge(store_path: Path, judge: str, student: str, source: str, n: int, seed: int, sheet: Path,
-                 max_tokens: int, client_opts: dict) -> dict:
-    if not store_path.is_file():
-        fail(f"{store_path}: no such store")
-    async with Store.open(store_path) as store:
-        families = await _families(store, source)
-        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-        by_pid = {f.pid: f for f in families}
-        rollouts = [r for r in rollouts if r.pid in by_pid]
-        sizes, sample = jdg.draw(rollouts, n, seed)
-        if not sample:
-            fail(f"{store_path} holds no rejected rollouts of student '{student}' on roadmap set '{source}'")
-        try:
-            client = make_client(judge, cache=store, **client_opts)
-        except ConfigurationError as exc:
-            fail(str(exc))
-        meta = {"judge": judge, "prompt": f"judge@{load('judge').version}", "student": student, "source": source,
-                "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
-        run_id = await store.start_run("audit-judge", meta)
-        status = "interrupted"
-        try:
-            verdicts = await jdg.ask_judge(client, by_pid, sample, max_tokens)
-            status = "done_with_failures" if any(v == "failed" for v, _ in verdicts) else "done"
-        finally:
-            await store.finish_run(run_id, status, client.usage)
-            await client.aclose()
-    cases = jdg.write_sheet(sheet, jdg.key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
-    return {"sampled": len(sample), "judge_accepts": cases, "failed": sum(v == "failed" for v, _ in verdicts),
-            "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict()}
-
-
 @app.command("judge")
+@with_endpoint_options
 def judge(
     judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
     student: Annotated[Optional[str], typer.Option("--student", help="The student whose rejected rollouts to sample.")] = None,
@@ -125,11 +94,7 @@ def judge(
     read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     source: SourceOpt = "release",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
-    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="An OpenAI-compatible server for the judge.")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding the judge endpoint's key.")] = None,
-    model_name: Annotated[Optional[str], typer.Option("--model-name", help="The model name the judge requests carry.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 8,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one judge request may take.")] = 120.0,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
 ) -> None:
@@ -146,11 +111,11 @@ def judge(
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
-    if sheet.exists():  # it may hold a person's labels
-        fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
-    opts = {"base_url": base_url, "api_key_env": api_key_env, "model_name": model_name, "concurrency": concurrency,
-            "timeout": timeout}
-    summary = asyncio.run(_judge(store, judge_model, student, source, n, seed, sheet, max_tokens, opts))
+    if not store.is_file():
+        fail(f"{store}: no such store")
+    endpoint = make_endpoint(judge_model, endpoint_options)
+    summary = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
+                                                              max_tokens=max_tokens), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
