@@ -30,8 +30,8 @@ from rich.text import Text
 
 from ._lazy import lazy_module
 from .audit.cli import app as audit_app
-from .cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, ApiKeyEnvOpt, BaseUrlOpt, ConcurrencyOpt, SourceOpt, StoreOpt,
-                         console, fail, make_endpoint, positive, run_experiment, say, with_endpoint_options)
+from .cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, ApiKeyEnvOpt, SourceOpt, StoreOpt, console, fail,
+                         make_endpoint, positive, run_experiment, say, with_endpoint_options)
 from .clients import Client, ConfigurationError, ProviderError, load_prices
 from .construction.funnel import SCREEN_CAUSES
 from .construction.screen import STRUCTURAL
@@ -664,6 +664,7 @@ def _signed(value: float | None) -> str:
 
 
 @app.command()
+@with_endpoint_options
 def reanchor(
     counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
     anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
@@ -672,8 +673,7 @@ def reanchor(
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = None,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
@@ -696,9 +696,9 @@ def reanchor(
         split = lambda names: [n.strip() for x in names or [] for n in x.split(",") if n.strip()]  # noqa: E731
         anchor_names = split(anchors)
         models = list(dict.fromkeys(anchor_names + split(students)))
-        if base_url:
+        if endpoint_options["base_url"]:
             for model in models:
-                endpoint = Endpoint(model, base_urls=base_url, concurrency=concurrency)
+                endpoint = make_endpoint(model, endpoint_options)
                 summary = run_experiment(store, lambda ex: ex.probe(
                     endpoint, k=k, conditions=_reanchor.PARENT_PROBES, max_tokens=max_tokens,
                     temperature=temperature, source=source, progress=_bar), endpoint)

@@ -223,12 +223,13 @@ def _options(*command: str) -> dict:
     return {flag: p for p in found.params if p.param_type_name == "option" for flag in p.opts}
 
 
-def test_audit_judge_takes_the_endpoint_options_of_probe() -> None:
-    probe, judge = _options("probe"), _options("audit", "judge")
-    help_text = CliRunner().invoke(app, ["audit", "judge", "--help"], env={"COLUMNS": "240"}).output
+@pytest.mark.parametrize("command", [("audit", "judge"), ("reanchor",)])
+def test_every_command_calling_a_model_takes_the_endpoint_options_of_probe(command: tuple[str, ...]) -> None:
+    probe, other = _options("probe"), _options(*command)
+    help_text = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "240"}).output
     for flag in ENDPOINT_FLAGS:
         assert flag in help_text
-        assert (judge[flag].help, judge[flag].default) == (probe[flag].help, probe[flag].default), flag
+        assert (other[flag].help, other[flag].default) == (probe[flag].help, probe[flag].default), flag
 
 
 def test_server_parameters_reach_the_judge_request_body(probed: Path, tmp_path: Path) -> None:
