@@ -1,6 +1,7 @@
-"""Compile benchmark: N math problems through the real Compiler (real SQLite store in a temp file, real
-VerifierPool, real validators, independent solve on) against the loopback server in its own process
-(scripted teacher, fixed latency), client concurrency 64.
+"""Compile benchmark: N math problems compiled as a user does, through the Python API
+(`Experiment.compile`, which `ladder compile` runs: a pool file, a real SQLite store in a temp file,
+the real VerifierPool, validators, independent solve on), against the loopback server in its own
+process (scripted teacher, fixed latency), client concurrency 64.
 
 A third of the problems get a first plan the validators reject and a valid plan on the re-ask; the
 independent-solve calls answer every milestone with its gold. The benchmark counts the requests the
@@ -9,14 +10,15 @@ client's CPU (and the verifier workers' and server's), and checks every problem 
 right number of attempts, every attempt stored. For reference it then measures the floor of this
 machine in the same run: as many plain calls from a bare aiohttp loop, same server, same concurrency.
 
-    python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--problem-concurrency N]
-                            [--transport aiohttp|sdk] [--spaced-every N] [--repeat 1] [--profile OUT.prof]
+    python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--spaced-every N] [--repeat 1]
+                            [--profile OUT.prof]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -36,13 +38,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _teacher_script import failing, problem  # noqa: E402
 from orchestration import raw_baseline  # noqa: E402
 
-from oracleladder.clients import make_client  # noqa: E402
-from oracleladder.compiler.loop import Compiler  # noqa: E402
-from oracleladder.domains import MathDomain  # noqa: E402
-from oracleladder.verify import VerifierPool  # noqa: E402
-from oracleladder.schemas import MathProblem  # noqa: E402
-from oracleladder.store import Store  # noqa: E402
+from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
+
+TEACHER = "openai/bench-teacher"
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -90,25 +89,23 @@ def start_server(latency: float, spaced_every: int = 0) -> tuple[subprocess.Pope
                   "--max-lifetime", "1800", "--spaced-every", str(spaced_every)], cwd=ROOT)
 
 
-def problems(first: int, n: int) -> list[MathProblem]:
-    return [MathProblem(**problem(i)) for i in range(first, first + n)]
+def write_pool(path: Path, first: int, n: int) -> Path:
+    """Problems first .. first + n - 1 as a JSONL pool, the file `ladder compile` reads."""
+    path.write_text("".join(json.dumps(problem(i)) + "\n" for i in range(first, first + n)))
+    return path
 
 
 async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) -> dict:
     lat, conc = a.latency, a.concurrency
-    tmp = tempfile.mkdtemp(prefix="ladder-bench-compile-")
-    store = await Store.open(os.path.join(tmp, "compile.sqlite"))
-    client = make_client("openai/bench-teacher", base_url=f"http://127.0.0.1:{port}/v1", cache=store,
-                         transport=a.transport, concurrency=conc)
+    tmp = Path(tempfile.mkdtemp(prefix="ladder-bench-compile-"))
+    teacher = Endpoint(TEACHER, base_urls=[f"http://127.0.0.1:{port}/v1"], concurrency=conc)
     # fresh problem numbers per repetition (and for the warm-up): nothing is shared or cached across runs
     base = 20 + rep * (a.n + 20)
-    with VerifierPool(workers=a.workers) as pool:
-        compiler = Compiler(client, store, MathDomain(pool, independent_solve=True), max_attempts=3)
+    async with Experiment(tmp / "compile.sqlite", workers=a.workers) as ex:
         # warm-up (imports, the response models' schemas, the pool's first SymPy calls), not timed
-        await compiler.compile_all(problems(base - 12, 12), concurrency=12)
-        await store.flush()
+        await ex.compile(write_pool(tmp / "warm-up.jsonl", base - 12, 12), teacher)
+        pool = write_pool(tmp / "pool.jsonl", base, a.n)
         remote_stats(port, reset=True)
-        probs = problems(base, a.n)
         profiler = None
         if a.profile:
             import cProfile
@@ -118,8 +115,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
         t0 = time.perf_counter()
         if profiler:
             profiler.enable()
-        outcomes = await compiler.compile_all(probs, concurrency=a.problem_concurrency)
-        await store.flush()
+        summary = await ex.compile(pool, teacher)
         if profiler:
             profiler.disable()
         wall = time.perf_counter() - t0
@@ -128,30 +124,26 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
         dserver = cpu_of(server_pid) - s0
         if profiler:
             profiler.dump_stats(a.profile)
-    st = remote_stats(port)
+        st = remote_stats(port)
+
+        # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
+        failed = {**summary["failed_why"], **summary["infrastructure_failed_why"]}
+        bad = [f"{pid}: {why}" for pid, why in failed.items()]
+        attempts_hist: Counter[int] = Counter()
+        for i in range(base, base + a.n):
+            want, pid = 2 if failing(i) else 1, problem(i)["pid"]
+            stored = await ex.store.compile_attempts(pid, TEACHER, granularity="default")
+            attempts_hist[len(stored)] += 1
+            if ([s.passed for s in stored] != [False] * (want - 1) + [True]
+                    or [s.attempt for s in stored] != list(range(want))
+                    or any(not s.errors for s in stored[:-1]) or stored[-1].errors):
+                bad.append(f"{pid}: stored attempts {[(s.attempt, s.passed, len(s.errors)) for s in stored]} "
+                           f"(want {want})")
     # the floor: as many plain calls, at the same concurrency, from a bare aiohttp loop
     floor = await raw_baseline(port, st["total"], conc)
-
-    # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
-    src = compiler.source
-    bad: list[str] = []
-    attempts_hist: Counter[int] = Counter()
-    for i, o in zip(range(base, base + a.n), outcomes):
-        want = 2 if failing(i) else 1
-        attempts_hist[o.attempts] += 1
-        if not o.ok or o.attempts != want:
-            bad.append(f"{o.pid}: ok={o.ok} attempts={o.attempts} (want {want}) {[e.reason for e in o.errors][:2]}")
-            continue
-        stored = await store.compile_attempts(o.pid, src, granularity="default")
-        if ([s.passed for s in stored] != [False] * (want - 1) + [True] or [s.attempt for s in stored] != list(range(want))
-                or any(not s.errors for s in stored[:-1]) or stored[-1].errors):
-            bad.append(f"{o.pid}: stored attempts {[(s.attempt, s.passed, len(s.errors)) for s in stored]}")
-    usage = client.usage
-    await client.aclose()
-    await store.close()
-    with closing(sqlite3.connect(store.path)) as db:  # the file as written (warm-up problems included)
-        n_fam = db.execute("SELECT COUNT(*) FROM families WHERE source = ?", (src,)).fetchone()[0]
-        n_att = db.execute("SELECT COUNT(*) FROM compile_attempts WHERE source = ?", (src,)).fetchone()[0]
+    with closing(sqlite3.connect(tmp / "compile.sqlite")) as db:  # the file as written (warm-up problems included)
+        n_fam = db.execute("SELECT COUNT(*) FROM families WHERE source = ?", (TEACHER,)).fetchone()[0]
+        n_att = db.execute("SELECT COUNT(*) FROM compile_attempts WHERE source = ?", (TEACHER,)).fetchone()[0]
     shutil.rmtree(tmp, ignore_errors=True)
     want_att = sum(2 if failing(i) else 1 for i in range(base - 12, base + a.n))
     if n_fam != a.n + 12:
@@ -166,7 +158,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "floor": floor / ideal, "requests": requests, "want_requests": want_req,
             "max_per_body": st["max_per_body"], "client_cpu": dcpu, "workers_cpu": dworkers,
             "server_cpu": dserver, "attempts": dict(sorted(attempts_hist.items())), "bad": bad,
-            "client_requests": usage.requests, "retries": usage.retries}
+            "client_requests": summary["requests"], "retries": summary["retries"]}
 
 
 async def main_async(a: argparse.Namespace) -> int:
@@ -174,7 +166,7 @@ async def main_async(a: argparse.Namespace) -> int:
     failures = 0
     try:
         print(f"N={a.n} problems, latency={a.latency * 1000:.0f}ms, client concurrency={a.concurrency}, "
-              f"problem concurrency={a.problem_concurrency or 'default'}, transport={a.transport}, "
+              "through Experiment.compile (as `ladder compile`), "
               f"spaced solve answers {f'every {a.spaced_every}th problem' if a.spaced_every else 'none'}, "
               f"verifier workers={a.workers or os.cpu_count()}, cores={os.cpu_count()} "
               f"(server: own process on 127.0.0.1:{port})")
@@ -213,9 +205,6 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--problem-concurrency", type=int, default=None,
-                    help="problems in flight (default: the compiler's, 2 per client slot)")
-    ap.add_argument("--transport", default="aiohttp", choices=["aiohttp", "sdk"])
     ap.add_argument("--workers", type=int, default=None, help="verifier pool workers (default: cores)")
     ap.add_argument("--spaced-every", type=int, default=0,
                     help="every N-th problem's solve answers equal the gold only up to spacing (graded by the pool)")

@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleladder.clients import ChatRequest, MemoryCache, make_client  # noqa: E402
+from oracleladder.clients import ChatRequest, make_client  # noqa: E402
+from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
 
 
@@ -59,13 +60,6 @@ async def raw_baseline(port: int, n: int, conc: int) -> float:
     return dt
 
 
-async def open_cache(tmpdir: str):
-    try:
-        from oracleladder.store import Store  # type: ignore[attr-defined]
-    except ImportError:
-        return MemoryCache(), "MemoryCache (oracleladder.store.Store not available yet)", None
-    store = await Store.open(os.path.join(tmpdir, "bench.sqlite"))
-    return store, "SQLite Store (temp file)", store
 
 
 async def client_run(port: int, n: int, conc: int, transport: str, tag: str, cache) -> tuple[float, float, object]:
@@ -94,21 +88,20 @@ async def main_async(a) -> None:
         print(f"  raw aiohttp baseline           wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal")
 
         for transport in a.transports:
-            cache, cache_name, store = await open_cache(tmp)
+            store = await Store.open(os.path.join(tmp, "bench.sqlite"))
             remote_stats(port, reset=True)
             tag = f"t-{transport}"
-            dt, dcpu, usage = await client_run(port, n, conc, transport, tag, cache)
+            dt, dcpu, usage = await client_run(port, n, conc, transport, tag, store)
             s = remote_stats(port)
             print(f"  Client transport={transport:<8} wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal  "
                   f"client CPU {dcpu:5.2f}s ({dcpu / n * 1000:.2f} ms/call)  server requests {s['total']}  "
-                  f"cache: {cache_name}")
+                  "cache: SQLite Store (temp file)")
             remote_stats(port, reset=True)
-            dt2, dcpu2, usage2 = await client_run(port, n, conc, transport, tag, cache)
+            dt2, dcpu2, usage2 = await client_run(port, n, conc, transport, tag, store)
             s2 = remote_stats(port)
             print(f"    cached rerun                 wall {dt2:6.3f}s  {n / dt2:8.0f} items/s  "
                   f"server requests {s2['total']}  cache hits {usage2.cache_hits}/{usage2.calls}")
-            if store is not None:
-                await store.close()
+            await store.close()
     finally:
         proc.terminate()
         proc.wait(5)

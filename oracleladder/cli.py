@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import functools
-import inspect
 import json
-import os
-import signal
 import sqlite3
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -31,18 +25,18 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ._lazy import lazy_module
 from .audit.cli import app as audit_app
+from .cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, ApiKeyEnvOpt, SourceOpt, StoreOpt, console, fail,
+                         make_endpoint, positive, run_experiment, say, with_endpoint_options)
 from .clients import Client, ConfigurationError, ProviderError, load_prices
 from .construction.funnel import SCREEN_CAUSES
 from .construction.screen import STRUCTURAL
 from .domains import get_domain
-from .experiment import (Endpoint, EndpointError, Experiment, ExperimentError, Report, check as check_families,
-                         request_body)
+from .experiment import Endpoint, Experiment, ExperimentError, Report, check as check_families
 from .schemas import CONDITION_NAMES
 from .schemas.jsonl import InputError
 from .store import StoreError
@@ -65,18 +59,17 @@ class _Ladder(TyperGroup):
             return super().invoke(ctx)
         except typer.BadParameter as exc:  # a subcommand's option refused: one line, not a panel
             where = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
-            _fail(exc.format_message() + where)
+            fail(exc.format_message() + where)
         except USER_ERRORS as exc:
             if ctx.meta.get("debug"):
                 raise
-            _fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
-                  code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
+            fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
+                 code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
 
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
                   help="OracleLadder: where does LLM reasoning fail?")
 app.add_typer(audit_app, name="audit")
-console = Console(stderr=True)
 
 
 @app.callback()
@@ -85,66 +78,15 @@ def _options(ctx: typer.Context,
     ctx.meta["debug"] = debug
 
 
-def _positive(value: float | None) -> float | None:
-    if value is not None and value <= 0:
-        raise typer.BadParameter(f"{value:g} is not greater than 0")
-    return value
-
-
 class OnDuplicate(str, Enum):
     error = "error"
     keep_first = "keep-first"
     keep_last = "keep-last"
 
 
-StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
     "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]
-DEFAULT_STORE = Path("ladder.sqlite")
 DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
-    raise typer.Exit(code)
-
-
-T = TypeVar("T")
-
-
-def _writable(path: Path) -> bool:
-    """A command that only reads a store opens it read-only where it cannot be written."""
-    return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
-
-
-def _run(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
-         reading: bool = False) -> T:
-    """Run a command on the experiment of ``store`` (``reading``: it only reads it); Ctrl-C stops it
-    with every finished result kept in the store. A call that failed for good ends it with one line
-    on the ``endpoint``."""
-    async def main() -> T:
-        async with Experiment(store, readonly=not _writable(store) if reading else False, notify=_say) as ex:
-            return await call(ex)
-
-    try:
-        return asyncio.run(main())
-    except EndpointError as exc:
-        _fail(str(exc))
-    except ProviderError as exc:
-        if endpoint is None:
-            raise
-        _fail(endpoint.explain(exc), 1)
-    except KeyboardInterrupt:
-        # Another Ctrl-C (a terminal sends one to the verifier workers too) while the process winds
-        # down must still end it with 130: while threads are joined it exits at once, and from the
-        # atexit hooks on it is ignored, since Python restores SIGINT's default (death by signal,
-        # -2) for the last steps of its shutdown.
-        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
-        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
-        console.print(f"interrupted: everything finished so far is kept in {store}; "
-                      "rerun the same command to resume (stored calls are not asked again)",
-                      soft_wrap=True, highlight=False, markup=False)
-        raise typer.Exit(130) from None
 
 
 @app.command("import")
@@ -155,7 +97,8 @@ def import_(
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Import released-format milestone families into the store."""
-    n = _run(store, lambda ex: ex.import_families(families, source=source, on_duplicate=on_duplicate.value))
+    n = run_experiment(store, lambda ex: ex.import_families(families, source=source,
+                                                            on_duplicate=on_duplicate.value))
     console.print(f"imported {n} families from {families} into {store} (source '{source}')")
 
 
@@ -168,8 +111,8 @@ def export(
 ) -> None:
     """Export families in the released OracleLadder record format."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
-    n = _run(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
+        fail(f"{store}: no such store")
+    n = run_experiment(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
     console.print(f"wrote {n} families to {out}")
 
 
@@ -181,7 +124,7 @@ def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
     try:
         return grader_name(grader, extended)
     except ValueError as exc:
-        _fail(str(exc))  # exits
+        fail(str(exc))  # exits
 
 
 @app.command()
@@ -206,64 +149,8 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
-ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 64 for probe).")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
-MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
-RpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Requests-per-minute limit.")]
-TpmOpt = Annotated[Optional[float], typer.Option(callback=_positive, help="Tokens-per-minute limit.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
-SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
-
-
-ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
-ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
-ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
-ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
-BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
-BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
-BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
-
-
-# the options of every command that calls a model, defined once (_endpoint_options adds them)
-ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
-    "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
-    "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, 120.0),
-    "max_cooldown": (MaxCooldownOpt, 120.0), "batch": (BatchOpt, False), "batch_poll": (BatchPollOpt, 5.0),
-    "batch_quiet": (BatchQuietOpt, 2.0),
-}
-
-
-def _endpoint_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Gives a command the endpoint options in place of its ``endpoint_options`` parameter, which
-    receives their values by name (for _endpoint)."""
-    params = []
-    for p in inspect.signature(command, eval_str=True).parameters.values():
-        if p.name == "endpoint_options":
-            params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
-                       for name, (option, default) in ENDPOINT_OPTIONS.items()]
-        else:  # keyword-only: typer passes every option by name, and the order stays the help's
-            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
-
-    @functools.wraps(command)
-    def with_endpoint(**kwargs: Any) -> None:
-        options = {name: kwargs.pop(name) for name in ENDPOINT_OPTIONS}
-        command(**kwargs, endpoint_options=options)
-
-    with_endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    return with_endpoint
-
-
-def _endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
-    """The Endpoint of ``model`` from the endpoint options: --param and --extra-body become its
-    extra_body (top-level body fields, --param winning)."""
-    return Endpoint(model, base_urls=options["base_url"], concurrency=options["concurrency"], rpm=options["rpm"],
-                    tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
-                    api_key_env=options["api_key_env"], model_name=options["model_name"],
-                    timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
-                    batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
 
 
 class _SpendColumn(ProgressColumn):
@@ -318,7 +205,7 @@ def _batch_rows_said(summary: dict) -> str:
 
 
 PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
-MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=_positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
 
 
@@ -326,9 +213,9 @@ def _say_estimate(e: dict, what: str) -> None:
     def usd(x: float | None) -> str:
         return "unknown (no price; see --prices)" if x is None else f"${x:.4f}"
 
-    _say(f"dry run: {what}; about {e['tokens_in']} prompt tokens, at most {e['tokens_out_max']} answer tokens; "
-         f"cost at most {usd(e['cost_usd_max'])} online, {usd(e['batch_cost_usd_max'])} in batch "
-         f"({e['prices']}); nothing was sent")
+    say(f"dry run: {what}; about {e['tokens_in']} prompt tokens, at most {e['tokens_out_max']} answer tokens; "
+        f"cost at most {usd(e['cost_usd_max'])} online, {usd(e['batch_cost_usd_max'])} in batch "
+        f"({e['prices']}); nothing was sent")
 
 
 def _say_cost(summary: dict) -> str:
@@ -338,17 +225,8 @@ def _say_cost(summary: dict) -> str:
 
 def _say_budget(summary: dict) -> None:
     if summary.get("budget_stop"):
-        _say(f"{summary['budget_stop']}: everything finished is kept; rerun the same command (with a larger "
-             "--max-cost) to resume (stored calls are not asked again)")
-
-
-# the run finished, but some of its work has no result: probe jobs whose call failed or whose answer could
-# not be graded, problems compile could not finish for a provider failure; a rerun picks them up
-EXIT_INCOMPLETE = 3
-
-
-def _say(text: str) -> None:
-    console.print(text, soft_wrap=True, highlight=False, markup=False)
+        say(f"{summary['budget_stop']}: everything finished is kept; rerun the same command (with a larger "
+            "--max-cost) to resume (stored calls are not asked again)")
 
 
 def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: str) -> None:
@@ -357,20 +235,20 @@ def _print_failed_jobs(failed: list[dict], ungraded: int, student: str, source: 
     for job in failed:
         by_reason.setdefault(job["reason"], []).append(job)
     if failed:
-        _say(f"{len(failed)} jobs failed (no answer; rerun the same command to ask them again):")
+        say(f"{len(failed)} jobs failed (no answer; rerun the same command to ask them again):")
     for reason, jobs in by_reason.items():
-        _say(f"  {len(jobs)} x {reason}")
+        say(f"  {len(jobs)} x {reason}")
         for job in jobs[:20]:
-            _say(f"    pid {job['pid']} target {job['target']} k {job['k']}")
+            say(f"    pid {job['pid']} target {job['target']} k {job['k']}")
         if len(jobs) > 20:
-            _say(f"    ... and {len(jobs) - 20} more (`ladder report` counts them per condition)")
+            say(f"    ... and {len(jobs) - 20} more (`ladder report` counts them per condition)")
     if ungraded:
-        _say(f"{ungraded} answers could not be graded (kept, in no table): "
+        say(f"{ungraded} answers could not be graded (kept, in no table): "
             f"`ladder regrade --student {student} --source {source}` grades them again without a call")
 
 
 @app.command()
-@_endpoint_options
+@with_endpoint_options
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
@@ -379,7 +257,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -394,12 +272,12 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if primitives_only:
         if problems is not None or domain != "math" or dry_run:
-            _fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
         # online calls, as before the API: compile_primitives sets up no batch run
-        endpoint = _endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
-                             prices=load_prices(prices), max_cost=max_cost)
-        result = _run(store, lambda ex: ex.compile_primitives(endpoint, source=source, max_attempts=max_attempts,
-                                                               max_tokens=max_tokens, progress=_bar), endpoint)
+        endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
+                                 prices=load_prices(prices), max_cost=max_cost)
+        result = run_experiment(store, lambda ex: ex.compile_primitives(
+            endpoint, source=source, max_attempts=max_attempts, max_tokens=max_tokens, progress=_bar), endpoint)
         if as_json:
             typer.echo(json.dumps(result))
         else:
@@ -408,11 +286,11 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
             raise typer.Exit(EXIT_INCOMPLETE)
         return
     if problems is None:
-        _fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
+        fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
     get_domain(domain)  # an unknown name fails here, before the store is touched
-    endpoint = _endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
-                         max_cost=max_cost)
-    summary = _run(store, lambda ex: ex.compile(
+    endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
+                             max_cost=max_cost)
+    summary = run_experiment(store, lambda ex: ex.compile(
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field, dry_run=dry_run,
         progress=_bar), endpoint)
@@ -425,7 +303,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
                                    "teacher (re-asks and independent solves add more; cached attempts cost nothing)")
         return
     if summary["all_failed"]:
-        _fail(f"every teacher call failed: {summary['all_failed']}", 1)
+        fail(f"every teacher call failed: {summary['all_failed']}", 1)
     if not as_json:
         console.print(f"compiled {summary['compiled']}, failed {summary['failed']}, infrastructure failures "
                       f"{summary['infrastructure_failures']}; attempts per family {summary['attempts_per_family']}; "
@@ -434,21 +312,21 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         for pid, errs in summary["failed_why"].items():
             console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
         for pid, reason in summary["infrastructure_failed_why"].items():
-            _say(f"  {pid}: {reason}")
+            say(f"  {pid}: {reason}")
         if summary["infrastructure_failures"]:
-            _say("a provider or grader failure says nothing about the roadmap: rerun the same command to compile "
-                 "those problems again (stored calls are not asked again)")
+            say("a provider or grader failure says nothing about the roadmap: rerun the same command to compile "
+                "those problems again (stored calls are not asked again)")
     _say_budget(summary)
     if summary["infrastructure_failures"] or summary["budget_stop"]:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def _say_primitives(summary: dict) -> None:
-    _say(f"primitives: {summary['compiled']} written, {len(summary['failed_why'])} failed, "
-         f"{summary['had_primitive']} of {summary['families']} families already had one; "
-         f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}")
+    say(f"primitives: {summary['compiled']} written, {len(summary['failed_why'])} failed, "
+        f"{summary['had_primitive']} of {summary['families']} families already had one; "
+        f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}")
     for pid, why in summary["failed_why"].items():
-        _say(f"  failed {pid}: {why}")
+        say(f"  failed {pid}: {why}")
 
 
 def _timeouts(summary: dict) -> str:
@@ -482,7 +360,7 @@ def check(
 
 
 @app.command()
-@_endpoint_options
+@with_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     k: KOpt = 8,
@@ -498,7 +376,7 @@ def probe(
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     grader: GraderOpt = "strict",
     extended: Annotated[bool, typer.Option("--extended", help="Same as --grader extended.")] = False,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
@@ -510,8 +388,8 @@ def probe(
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     grader = _grader(grader, extended)
-    endpoint = _endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    summary = _run(store, lambda ex: ex.probe(
+    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    summary = run_experiment(store, lambda ex: ex.probe(
         endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback, dry_run=dry_run,
@@ -529,8 +407,8 @@ def probe(
                       f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out; {_say_cost(summary)}"
                       f"{_timeouts(summary)}", soft_wrap=True, highlight=False, markup=False)
     if summary.get("without_primitive") and not as_json:
-        _say(f"C2-primitive and C2-primitive-random skipped {summary['without_primitive']} families without a "
-             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
+        say(f"C2-primitive and C2-primitive-random skipped {summary['without_primitive']} families without a "
+            "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     _say_budget(summary)
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], student, source)
     if summary["failed_jobs"] or summary["ungraded"] or summary["budget_stop"]:
@@ -548,7 +426,7 @@ def _write_report(store: Path, student: list[str], out: Path, threshold: int, so
         await ex.write_report(report, out, html=html)
         return report
 
-    return _run(store, write, reading=True)
+    return run_experiment(store, write, reading=True)
 
 
 HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
@@ -568,14 +446,14 @@ def report(
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
+        fail(f"{store}: no such store")
     written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for name, missing in written.missing.items():
         if missing["ungraded_total"] or missing["failed_total"]:
-            _say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
-                 "are in no table (report.md, Missing verdicts)")
+            say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
+                "are in no table (report.md, Missing verdicts)")
 
 
 @app.command()
@@ -594,9 +472,9 @@ def view(
     """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
     when the store changes; Ctrl-C stops."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
+        fail(f"{store}: no such store")
     if (a is None) != (b is None) or (a is not None and len(student) != 1):
-        _fail("a comparison takes --a, --b and one --student")
+        fail("a comparison takes --a, --b and one --student")
     with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
         out, seen = Path(tmp), [None]
 
@@ -623,13 +501,13 @@ def regrade(
 ) -> None:
     """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
-    summary = _run(store, lambda ex: ex.regrade(student, source=source, domain=domain))
+        fail(f"{store}: no such store")
+    summary = run_experiment(store, lambda ex: ex.regrade(student, source=source, domain=domain))
     if as_json:
         typer.echo(json.dumps(summary))
     else:
-        _say(f"regraded {summary['regraded']} rollouts ({summary['accepted']} accepted); "
-             f"{summary['still_ungraded']} still ungraded")
+        say(f"regraded {summary['regraded']} rollouts ({summary['accepted']} accepted); "
+            f"{summary['still_ungraded']} still ungraded")
     if summary["still_ungraded"]:
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -637,8 +515,8 @@ def regrade(
 def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
                    allow_mixed_graders: bool, html: bool) -> None:
     """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
-    _run(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
-                                            allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
+    run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
+                                                     allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
 
 
 @app.command()
@@ -659,16 +537,16 @@ def compare(
     """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
     --primitive the primitive against the roadmap on one set."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
+        fail(f"{store}: no such store")
     if primitive == (b is not None):
-        _fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+        fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
     if primitive:
         if html:
-            _fail("--html is for two roadmap sets (--b), not --primitive")
-        result = _run(store, lambda ex: ex.write_primitive_compare(a, student, out, threshold=threshold,
-                                                                   use_corrections=use_corrections), reading=True)
-        _say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
-             f"{out}/primitive_vs_roadmap.md")
+            fail("--html is for two roadmap sets (--b), not --primitive")
+        result = run_experiment(store, lambda ex: ex.write_primitive_compare(
+            a, student, out, threshold=threshold, use_corrections=use_corrections), reading=True)
+        say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+            f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None
     _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
@@ -680,8 +558,8 @@ def compare(
 def runs(store: StoreOpt = DEFAULT_STORE) -> None:
     """The runs of a store with their status (running, done, interrupted), tokens and cost."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
-    for run in _run(store, lambda ex: ex.runs(), reading=True):
+        fail(f"{store}: no such store")
+    for run in run_experiment(store, lambda ex: ex.runs(), reading=True):
         cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
         typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
                    f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
@@ -696,10 +574,10 @@ def demo(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
 ) -> None:
     """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    n = _run(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
+    n = run_experiment(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
     console.print(f"imported {n} sample families from the OracleLadder release into {store}")
-    summary = _run(store, lambda ex: ex.probe(Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens,
-                                              temperature=0.7, limit=families, progress=_bar))
+    summary = run_experiment(store, lambda ex: ex.probe(Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens,
+                                                       temperature=0.7, limit=families, progress=_bar))
     console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
                   f"{summary['cache_hits']} from the cache")
     _write_report(store, ["local"], out, 1, "release", False, "math", True)
@@ -708,7 +586,7 @@ def demo(
 
 
 @app.command()
-@_endpoint_options
+@with_endpoint_options
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
     source: SourceOpt = "release",
@@ -718,25 +596,25 @@ def screen(
     rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured).")] = "default",
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (a later probe at the same settings reuses the screen's rollouts).")] = 1.0,
     grader: GraderOpt = "strict",
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (_endpoint_options)
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
     grader = _grader(grader, False)
-    endpoint = _endpoint(anchor, endpoint_options)
-    summary = _run(store, lambda ex: ex.screen(endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens,
-                                               rule=rule, temperature=temperature, grader=grader, progress=_bar),
-                   endpoint)
+    endpoint = make_endpoint(anchor, endpoint_options)
+    summary = run_experiment(store, lambda ex: ex.screen(
+        endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,
+        grader=grader, progress=_bar), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         v = summary["verdicts"]
-        _say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
-             f"{v.get('reference_answer', 0)}, solved directly "
-             f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
-             f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
-             f"{summary['requests']} requests, {summary['cache_hits']} cache hits")
+        say(f"set '{summary['set']}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
+            f"{v.get('reference_answer', 0)}, solved directly "
+            f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
+            f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
+            f"{summary['requests']} requests, {summary['cache_hits']} cache hits")
     _print_failed_jobs(summary["failed_jobs"], summary["ungraded"], anchor, source)
     if summary["failed_jobs"] or summary["ungraded"]:
         raise typer.Exit(EXIT_INCOMPLETE)
@@ -753,8 +631,8 @@ def funnel(
 ) -> None:
     """The construction funnel of a set: candidates -> valid reference -> compiled -> screen -> structural filter."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
-    f = _run(store, lambda ex: ex.funnel(set_name=set_name, source=source), reading=True)
+        fail(f"{store}: no such store")
+    f = run_experiment(store, lambda ex: ex.funnel(set_name=set_name, source=source), reading=True)
     record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -786,6 +664,7 @@ def _signed(value: float | None) -> str:
 
 
 @app.command()
+@with_endpoint_options
 def reanchor(
     counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
     anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
@@ -794,8 +673,7 @@ def reanchor(
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = None,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
@@ -804,29 +682,29 @@ def reanchor(
     With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
     is probed first (stored calls are not asked again), else only stored rollouts are read."""
     if (counts is None) == (not anchors):
-        _fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
+        fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
     incomplete: list[str] = []
     if counts is not None:
         try:
             given = json.loads(counts.read_text())
             table = _reanchor.reanchor(given["counts"], given.get("subsets"))
         except OSError as exc:
-            _fail(f"{counts}: {exc.strerror}")
+            fail(f"{counts}: {exc.strerror}")
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
-            _fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
+            fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
     else:
         split = lambda names: [n.strip() for x in names or [] for n in x.split(",") if n.strip()]  # noqa: E731
         anchor_names = split(anchors)
         models = list(dict.fromkeys(anchor_names + split(students)))
-        if base_url:
+        if endpoint_options["base_url"]:
             for model in models:
-                endpoint = Endpoint(model, base_urls=base_url, concurrency=concurrency)
-                summary = _run(store, lambda ex: ex.probe(endpoint, k=k, conditions=_reanchor.PARENT_PROBES,
-                                                          max_tokens=max_tokens, temperature=temperature,
-                                                          source=source, progress=_bar), endpoint)
-                _say(f"{model}: {summary['requests']} requests, {summary['cache_hits']} cache hits")
-        subsets, gaps, incomplete = _run(store, lambda ex: ex.gap_counts(anchor_names, models, source=source, k=k,
-                                                                         max_tokens=max_tokens), reading=True)
+                endpoint = make_endpoint(model, endpoint_options)
+                summary = run_experiment(store, lambda ex: ex.probe(
+                    endpoint, k=k, conditions=_reanchor.PARENT_PROBES, max_tokens=max_tokens,
+                    temperature=temperature, source=source, progress=_bar), endpoint)
+                say(f"{model}: {summary['requests']} requests, {summary['cache_hits']} cache hits")
+        subsets, gaps, incomplete = run_experiment(store, lambda ex: ex.gap_counts(
+            anchor_names, models, source=source, k=k, max_tokens=max_tokens), reading=True)
         table = _reanchor.reanchor(gaps, subsets)
     if as_json:
         typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))
@@ -844,7 +722,7 @@ def reanchor(
     console.print(out)
     console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
     if incomplete:
-        _say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
+        say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
 
 
 @app.command("batches")
@@ -856,17 +734,18 @@ def batches_(
 ) -> None:
     """List the store's provider batches (`--batch`) with their states, as of their last poll."""
     if not store.is_file():
-        _fail(f"{store}: no such store")
-    records, cancelled = _run(store, lambda ex: ex.batches(cancel=cancel, api_key_env=api_key_env), reading=not cancel)
+        fail(f"{store}: no such store")
+    records, cancelled = run_experiment(store, lambda ex: ex.batches(cancel=cancel, api_key_env=api_key_env),
+                                        reading=not cancel)
     for b in records:
         if as_json:
             typer.echo(b.model_dump_json(exclude={"custom_ids"}))
         else:
             where = f" at {b.endpoint}" if b.endpoint else ""
-            _say(f"{b.provider}{where} {b.id}: {b.state}; {b.requests} requests, {b.succeeded} succeeded, "
-                 f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
+            say(f"{b.provider}{where} {b.id}: {b.state}; {b.requests} requests, {b.succeeded} succeeded, "
+                f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
     if not as_json:
-        _say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))
+        say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))
 
 
 if __name__ == "__main__":

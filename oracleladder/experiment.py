@@ -39,6 +39,7 @@ from .domains.primitive import PrimitiveDomain
 from .probe.outcomes import FamilyResults
 from .probe.primitive import primitive_vs_roadmap, without_primitive, write_primitive_vs_roadmap
 from .probe.runner import ProbeConfig, regrade as regrade_rollouts, run_probe, uncached_calls
+from .prompts import load as load_prompt
 from .schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condition, parse_roadmap_set, to_released
 from .schemas.jsonl import InputError, OnDuplicate, read_unique, write_jsonl
 from .schemas.types import GradeStatus
@@ -48,12 +49,14 @@ from .validators.atomicity import atomicity_problem
 from .verify import GRADER_VERSIONS, VerifierPool, grader_name
 
 if TYPE_CHECKING:
+    from .audit import judge as _judge
     from .construction import reanchor as _reanchor
     from .domains import math as _math
     from .probe import compare as _compare, report as _report
     from .viewer import site as _site
 else:  # loaded when a command first needs them (pyarrow, SciPy, matplotlib, markdown-it)
     _math = lazy_module("oracleladder.domains.math")  # the pool reader's pyarrow
+    _judge = lazy_module("oracleladder.audit.judge")  # the math domain behind it
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.probe.compare")
     _report = lazy_module("oracleladder.probe.report")
@@ -745,6 +748,44 @@ class Experiment:
         result = await self.compare_primitive(source, student, threshold=threshold, use_corrections=use_corrections)
         write_primitive_vs_roadmap(result, out, source, student)
         return result
+
+    async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
+                          source: str = "release", n: int = 40, seed: int = 0, max_tokens: int = 4096) -> dict:
+        """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
+        rejected rollouts on a math roadmap set, stratified by rejection reason, graded by the LLM
+        ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
+        audit.judge.key_path), which is never overwritten. Returns the counts and the calls' usage;
+        ``failed`` counts the judge calls that failed for good (a rerun asks them again)."""
+        sheet = Path(sheet)
+        if sheet.exists():  # it may hold a person's labels
+            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+        endpoint, store = _endpoint(judge), self.store
+        families = await self.roadmap_set(source)
+        by_pid = {f.pid: f for f in families}
+        rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+                    if r.pid in by_pid]
+        sizes, sample = _judge.draw(rollouts, n, seed)
+        if not sample:
+            raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
+                                  f"'{source}'")
+        client = await self.client(endpoint, default_concurrency=8)
+        await _check_batch(client)
+        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
+                "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
+        run_id = await store.start_run("audit-judge", meta)
+        _batch_run(client, run_id)
+        status = "interrupted"
+        try:
+            verdicts = await _judge.ask_judge(client, by_pid, sample, max_tokens)
+            status = FINISHED_WITH_FAILURES if any(v == "failed" for v, _ in verdicts) else "done"
+        finally:
+            await store.finish_run(run_id, status, client.usage)
+            await client.aclose()
+        cases = _judge.write_sheet(sheet, _judge.key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
+        return {"run_id": run_id, "sampled": len(sample), "judge_accepts": cases,
+                "failed": sum(v == "failed" for v, _ in verdicts),
+                "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict(),
+                "batch_rows_submitted": _batch_rows(client)}
 
     async def batches(self, *, cancel: bool = False, api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:
         """The store's provider batches (``Endpoint.batch``), oldest first, as of their last poll; with

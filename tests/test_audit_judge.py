@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from oracleladder.audit.judge import allocate
@@ -78,10 +79,10 @@ def _judge_script(messages: list[dict], body: dict) -> str:
     return f'{{"verdict": "{verdict}", "reason": "scripted"}}'
 
 
-def _audit(store: Path, server: LoopbackServer, sheet: Path, n: int):
+def _audit(store: Path, server: LoopbackServer, sheet: Path, n: int, *more: str):
     return CliRunner().invoke(app, ["audit", "judge", "--judge", JUDGE, "--student", STUDENT, "--n", str(n),
                                     "--seed", "0", "--sheet", str(sheet), "--store", str(store),
-                                    "--base-url", server.openai_base_url, "--json"])
+                                    "--base-url", server.openai_base_url, "--json", *more])
 
 
 def _fill(sheet: Path, first: str | None = None) -> list[dict]:
@@ -206,3 +207,58 @@ def test_a_judge_call_failing_for_good_is_counted_not_judged_and_a_sheet_is_neve
     _fill(sheet)
     nb = _read(sheet)["strata"]["no boxed"]
     assert (nb["judged"], nb["weight"], nb["projected_judge_over_acceptances"]) == (2, 2.0, 0.0)
+
+
+# the options of every command that calls a model (oracleladder/cli_common.py): named here, so that a
+# command dropping one, or redefining it with another help or default, fails
+ENDPOINT_FLAGS = ("--base-url", "--param", "--extra-body", "--api-key-env", "--model-name", "--concurrency", "--rpm",
+                  "--tpm", "--timeout", "--max-cooldown", "--batch", "--batch-poll", "--batch-quiet")
+
+
+def _options(*command: str) -> dict:
+    """The options of a `ladder` subcommand by flag."""
+    found = typer.main.get_command(app)
+    for name in command:
+        found = found.commands[name]  # type: ignore[attr-defined]
+    return {flag: p for p in found.params if p.param_type_name == "option" for flag in p.opts}
+
+
+@pytest.mark.parametrize("command", [("audit", "judge"), ("reanchor",)])
+def test_every_command_calling_a_model_takes_the_endpoint_options_of_probe(command: tuple[str, ...]) -> None:
+    probe, other = _options("probe"), _options(*command)
+    help_text = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "240"}).output
+    for flag in ENDPOINT_FLAGS:
+        assert flag in help_text
+        assert (other[flag].help, other[flag].default) == (probe[flag].help, probe[flag].default), flag
+
+
+def test_server_parameters_reach_the_judge_request_body(probed: Path, tmp_path: Path) -> None:
+    bodies: list[dict] = []
+
+    def judge_script(messages: list[dict], body: dict) -> str:
+        bodies.append(body)
+        return _judge_script(messages, body)
+
+    with LoopbackServer(script=judge_script) as judge:
+        result = CliRunner().invoke(app, [
+            "audit", "judge", "--judge", JUDGE, "--student", STUDENT, "--n", "3", "--sheet", str(tmp_path / "s.csv"),
+            "--store", str(probed), "--base-url", judge.openai_base_url, "--json", "--param", "top_k=20",
+            "--extra-body", '{"chat_template_kwargs": {"enable_thinking": false}}'])
+    assert result.exit_code == 0, result.output
+    assert len(bodies) == 3
+    for body in bodies:
+        assert body["top_k"] == 20 and body["chat_template_kwargs"] == {"enable_thinking": False}
+        assert "extra_body" not in body
+
+
+def test_a_batch_judge_asks_once_through_the_batch_api(probed: Path, tmp_path: Path) -> None:
+    with LoopbackServer(script=_judge_script, batch_delay=0.2) as judge:
+        batch = _audit(probed, judge, tmp_path / "batch.csv", 100, "--batch", "--batch-poll", "0.1",
+                       "--batch-quiet", "0.3")
+        assert batch.exit_code == 0, batch.output
+        assert json.loads(batch.stdout)["batch_rows_submitted"] == 10 and judge.batches.created == 1
+        assert judge.total == 0  # no online call
+        # a batch answer is the call cache's: the same audit online asks nothing
+        assert _audit(probed, judge, tmp_path / "online.csv", 100).exit_code == 0
+        assert judge.total == 0
+    assert (tmp_path / "online.csv").read_text() == (tmp_path / "batch.csv").read_text()

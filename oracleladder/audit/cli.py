@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from ..clients import ConfigurationError, make_client
-from ..prompts import load
+from ..cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, make_endpoint, run_experiment,
+                          say, with_endpoint_options, writable)
 from ..schemas.models import parse_roadmap_set
 from ..store import Store
 from . import format as fmt
@@ -21,26 +18,15 @@ from . import judge as jdg
 from . import roadmap
 
 app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
-console = Console(stderr=True)
 
-StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
-SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
-DEFAULT_STORE = Path("ladder.sqlite")
-EXIT_INCOMPLETE = 3  # as `ladder probe`: finished, but some calls failed; a rerun asks them again
-
-
-def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
-    raise typer.Exit(code)
 
 
 def _reading(path: Path):  # type: ignore[no-untyped-def]
     if not path.is_file():
-        _fail(f"{path}: no such store")
-    writable = os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
-    return Store.open(path, readonly=not writable)
+        fail(f"{path}: no such store")
+    return Store.open(path, readonly=not writable(path))
 
 
 async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
@@ -57,12 +43,12 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
     audit = asyncio.run(read_format_audit(store, student, source))
     if not audit["table"]:
-        _fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
+        fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
         typer.echo(json.dumps(audit))
         return
     for line in fmt.warnings({student: audit}):
-        console.print(f"warning: {line}", soft_wrap=True, highlight=False, markup=False)
+        say(f"warning: {line}")
     typer.echo("\n".join(fmt.markdown({student: audit})))
 
 
@@ -73,7 +59,7 @@ async def _families(store: Store, source: str) -> list:
         raise typer.BadParameter(str(exc)) from None
     families = await store.families(source=name, granularity=granularity)
     if not families:
-        _fail(f"{store.path} holds no families of roadmap set '{source}'")
+        fail(f"{store.path} holds no families of roadmap set '{source}'")
     return families
 
 
@@ -83,8 +69,8 @@ async def _roadmap(store_path: Path, student: str, source: str) -> dict:
         rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set,
                                         target=roadmap.C1)
     if not rollouts:
-        _fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
-              f"run `ladder probe --student {student} --conditions C1` first")
+        fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
+             f"run `ladder probe --student {student} --conditions C1` first")
     return roadmap.roadmap_match(families, rollouts)
 
 
@@ -97,38 +83,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 
-async def _judge(store_path: Path, judge: str, student: str, source: str, n: int, seed: int, sheet: Path,
-                 max_tokens: int, client_opts: dict) -> dict:
-    if not store_path.is_file():
-        _fail(f"{store_path}: no such store")
-    async with Store.open(store_path) as store:
-        families = await _families(store, source)
-        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-        by_pid = {f.pid: f for f in families}
-        rollouts = [r for r in rollouts if r.pid in by_pid]
-        sizes, sample = jdg.draw(rollouts, n, seed)
-        if not sample:
-            _fail(f"{store_path} holds no rejected rollouts of student '{student}' on roadmap set '{source}'")
-        try:
-            client = make_client(judge, cache=store, **client_opts)
-        except ConfigurationError as exc:
-            _fail(str(exc))
-        meta = {"judge": judge, "prompt": f"judge@{load('judge').version}", "student": student, "source": source,
-                "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
-        run_id = await store.start_run("audit-judge", meta)
-        status = "interrupted"
-        try:
-            verdicts = await jdg.ask_judge(client, by_pid, sample, max_tokens)
-            status = "done_with_failures" if any(v == "failed" for v, _ in verdicts) else "done"
-        finally:
-            await store.finish_run(run_id, status, client.usage)
-            await client.aclose()
-    cases = jdg.write_sheet(sheet, jdg.key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
-    return {"sampled": len(sample), "judge_accepts": cases, "failed": sum(v == "failed" for v, _ in verdicts),
-            "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict()}
-
-
 @app.command("judge")
+@with_endpoint_options
 def judge(
     judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
     student: Annotated[Optional[str], typer.Option("--student", help="The student whose rejected rollouts to sample.")] = None,
@@ -138,11 +94,7 @@ def judge(
     read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     source: SourceOpt = "release",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
-    base_url: Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="An OpenAI-compatible server for the judge.")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding the judge endpoint's key.")] = None,
-    model_name: Annotated[Optional[str], typer.Option("--model-name", help="The model name the judge requests carry.")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 8,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one judge request may take.")] = 120.0,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
 ) -> None:
@@ -154,24 +106,23 @@ def judge(
         try:
             result = jdg.read_sheet(read, jdg.key_path(read))
         except (OSError, jdg.SheetError) as exc:
-            _fail(str(exc))
+            fail(str(exc))
         typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
         return
     if not (judge_model and student and sheet):
-        _fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
-    if sheet.exists():  # it may hold a person's labels
-        _fail(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
-    opts = {"base_url": base_url, "api_key_env": api_key_env, "model_name": model_name, "concurrency": concurrency,
-            "timeout": timeout}
-    summary = asyncio.run(_judge(store, judge_model, student, source, n, seed, sheet, max_tokens, opts))
+        fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
+    if not store.is_file():
+        fail(f"{store}: no such store")
+    endpoint = make_endpoint(judge_model, endpoint_options)
+    summary = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
+                                                              max_tokens=max_tokens), endpoint)
     if as_json:
         typer.echo(json.dumps(summary))
     else:
-            console.print(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
-                      f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
-                      f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
-                      f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
-                      f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.",
-                      soft_wrap=True, highlight=False, markup=False)
+        say(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
+            f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
+            f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
+            f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
+            f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
     if summary["failed"]:  # those rollouts count as judged by no one; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)
