@@ -191,8 +191,10 @@ GOOD = {"milestones": [
 ]}
 
 
-def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path) -> None:
-    """All first attempts in one batch, the re-asks of the rejected plans in the next."""
+@pytest.mark.parametrize("lost_create", [None, "500"])
+def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path, lost_create: str | None) -> None:
+    """All first attempts in one batch, the re-asks of the rejected plans in the next; so too when the
+    first batch's create reply is lost (the batch is looked up, not submitted again)."""
     pool = tmp_path / "pool.jsonl"
     problems = [{"pid": f"roots{i}", "answer": "5",
                  "problem": f"Find the sum of the real roots of $x^2-5x+6=0$. (Variant {i}.)"} for i in range(4)]
@@ -203,14 +205,14 @@ def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path) -> None:
         odd = any(f"Variant {i}." in messages[1]["content"] for i in (1, 3))
         return json.dumps(BAD if first and odd else GOOD)
 
-    with LoopbackServer(script=teacher, batch_delay=0.3) as server:
+    with LoopbackServer(script=teacher, batch_delay=0.3, lost_create=lost_create) as server:
         result = runner.invoke(app, ["compile", str(pool), "--teacher", "openai/teacher", "--base-url",
                                      server.openai_base_url, "--no-independent-solve", "--store",
                                      str(tmp_path / "c.sqlite"), "--json", *FAST])
         summary = _summary(result)
         sizes = [len(b.rows) for b in server.batches.batches.values()]
     assert summary["compiled"] == 4 and summary["attempts_per_family"] == {"1": 2, "2": 2}
-    assert sizes == [4, 2] and server.total == 0
+    assert sizes == [4, 2] and server.batches.creates == 2 and server.total == 0
 
 
 def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shared_data: Path) -> None:
