@@ -27,7 +27,7 @@ from . import clients, verify
 from ._lazy import lazy_module
 from .audit import format as fmt
 from .clients import Client, ConfigurationError, DEFAULT_PRICES, PriceTable
-from .clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, ENDED, make_batch_api, make_batch_client
+from .clients.batch import CREATING, DEFAULT_POLL_S, DEFAULT_QUIET_S, ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure, explain
 from .clients.providers import key_env_for, parse_model, server_slots
 from .compiler.loop import Compiler
@@ -789,13 +789,14 @@ class Experiment:
 
     async def batches(self, *, cancel: bool = False, api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:
         """The store's provider batches (``Endpoint.batch``), oldest first, as of their last poll; with
-        ``cancel``, those in flight cancelled first (their states as the provider then says). Returns
-        them and the ids cancelled."""
+        ``cancel``, those in flight cancelled first (their states as the provider then says; an intent
+        whose create reply was lost has no id to cancel until a run looks it up). Returns them and the
+        ids cancelled."""
         store = self.store
         cancelled: list[str] = []
         records = await store.batches()
         for b in records if cancel else []:
-            if b.state in ENDED:
+            if b.state in ENDED or b.state == CREATING:
                 continue
             api = make_batch_api(b.provider, base_url=b.endpoint, api_key_env=api_key_env)
             try:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.clients.batch import make_batch_client
+from oracleladder.clients.errors import BadRequestError
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
+from oracleladder.testing.batches import LOST_CREATES, NOT_CREATED
 
 LADDER = [sys.executable, "-m", "oracleladder.cli"]
 FAST = ["--batch", "--batch-poll", "0.1", "--batch-quiet", "0.3"]
@@ -56,13 +59,16 @@ def _count(store: Path, sql: str) -> Any:
         con.close()
 
 
-def _killed_after_submission(args: list[str], store: Path, server: LoopbackServer) -> None:
-    """Run the CLI in a process of its own and SIGKILL it once its batch is in the store, before any result."""
+def _killed_after_submission(args: list[str], store: Path, server: LoopbackServer,
+                             ready: Callable[[], bool] | None = None) -> None:
+    """Run the CLI in a process of its own and SIGKILL it once ``ready()`` (by default: once its batch's
+    id is in the store), before any result."""
     err = store.with_suffix(".stderr")
+    ready = ready or (lambda: _count(store, "SELECT COUNT(*) FROM batches WHERE state != 'creating'") > 0)
     with err.open("w") as sink:  # a file, not a pipe nobody reads while the process runs
         proc = subprocess.Popen([*LADDER, *args], stdout=subprocess.DEVNULL, stderr=sink)
         deadline = time.monotonic() + 120
-        while _count(store, "SELECT COUNT(*) FROM batches") == 0 and time.monotonic() < deadline:
+        while not ready() and time.monotonic() < deadline:
             assert proc.poll() is None, err.read_text()[-2000:]
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
@@ -185,8 +191,10 @@ GOOD = {"milestones": [
 ]}
 
 
-def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path) -> None:
-    """All first attempts in one batch, the re-asks of the rejected plans in the next."""
+@pytest.mark.parametrize("lost_create", [None, "500"])
+def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path, lost_create: str | None) -> None:
+    """All first attempts in one batch, the re-asks of the rejected plans in the next; so too when the
+    first batch's create reply is lost (the batch is looked up, not submitted again)."""
     pool = tmp_path / "pool.jsonl"
     problems = [{"pid": f"roots{i}", "answer": "5",
                  "problem": f"Find the sum of the real roots of $x^2-5x+6=0$. (Variant {i}.)"} for i in range(4)]
@@ -197,14 +205,14 @@ def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path) -> None:
         odd = any(f"Variant {i}." in messages[1]["content"] for i in (1, 3))
         return json.dumps(BAD if first and odd else GOOD)
 
-    with LoopbackServer(script=teacher, batch_delay=0.3) as server:
+    with LoopbackServer(script=teacher, batch_delay=0.3, lost_create=lost_create) as server:
         result = runner.invoke(app, ["compile", str(pool), "--teacher", "openai/teacher", "--base-url",
                                      server.openai_base_url, "--no-independent-solve", "--store",
                                      str(tmp_path / "c.sqlite"), "--json", *FAST])
         summary = _summary(result)
         sizes = [len(b.rows) for b in server.batches.batches.values()]
     assert summary["compiled"] == 4 and summary["attempts_per_family"] == {"1": 2, "2": 2}
-    assert sizes == [4, 2] and server.total == 0
+    assert sizes == [4, 2] and server.batches.creates == 2 and server.total == 0
 
 
 def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shared_data: Path) -> None:
@@ -343,3 +351,80 @@ def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, shared_da
     assert all(refused in body for _, body in batches[0].rows)
     assert not any(refused in body for _, body in batches[1].rows)
     assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(batches[1].rows)
+
+
+def _ended(wire: str) -> str:
+    """The first batch's row in the store once it ended, as each provider names them."""
+    return "batch_loop0 completed" if wire == "openai" else "msgbatch_loop0 ended"
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", LOST_CREATES)
+def test_a_batch_whose_create_reply_is_lost_is_looked_up_not_submitted_again(tmp_path: Path, shared_data: Path,
+                                                                            wire: str, fault: str) -> None:
+    """The provider makes the batch, then drops the connection, answers 500 or stalls past the client's
+    timeout: the batch is found in the provider's list and read; nothing is submitted twice."""
+    store = tmp_path / "lost.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, lost_create=fault) as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST, "--timeout", "3"]))
+        stats = server.stats()
+    assert server.batches.creates == 1 and stats["batches"] == 1
+    assert set(stats["batch_rows_by_id"].values()) == {1}  # 0 requests submitted twice
+    assert summary["failed_jobs"] == [] and summary["successes"] == stats["batch_rows"] > 0
+    assert summary["batch_rows_submitted"] == stats["batch_rows"]
+    assert _count(store, "SELECT COUNT(*) FROM rollouts") == stats["batch_rows"]
+    # stored under the provider's id, no intent left
+    assert _count(store, "SELECT group_concat(id || ' ' || state) FROM batches") == _ended(wire)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_run_killed_before_its_batch_id_is_stored_finds_the_batch_on_resume(tmp_path: Path, shared_data: Path,
+                                                                             wire: str) -> None:
+    """Killed while the provider has made the batch but not yet answered the create: the rerun finds
+    the batch of the stored intent and reads it, submitting nothing."""
+    store = tmp_path / "intent.sqlite"
+    _import(store, shared_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60, lost_create="stall") as server:
+        args = _probe_args(wire, server, store)
+        _killed_after_submission([*args, *FAST], store, server, ready=lambda: server.batches.created == 1)
+        rows = server.batches.stats()["batch_rows"]
+        assert rows > 0 and _count(store, "SELECT state || ' ' || requests FROM batches") == f"creating {rows}"
+        listed = runner.invoke(app, ["batches", "--store", str(store), "--cancel"])  # no id to cancel yet
+        assert listed.exit_code == 0 and "cancelled 0" in listed.output and ": creating;" in listed.output
+        server.batches.delay = 1.0  # the provider finishes it while the resumed run polls
+
+        summary = _summary(runner.invoke(app, [*args, *FAST]))
+        stats = server.stats()
+    assert server.batches.creates == 1 and stats["batches"] == 1 and stats["batch_rows"] == rows
+    assert set(stats["batch_rows_by_id"].values()) == {1}  # 0 requests submitted twice
+    assert summary["failed_jobs"] == [] and summary["successes"] == rows and summary["batch_rows_submitted"] == 0
+    assert _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+    assert _count(store, "SELECT group_concat(id || ' ' || state) FROM batches") == _ended(wire)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", NOT_CREATED)
+async def test_a_create_that_made_no_batch_is_submitted_again_or_fails(tmp_path: Path, wire: str, fault: str) -> None:
+    """A 5xx that made no batch: not in the provider's list once it is consistent (``list_lag``), its
+    calls go in the next batch, once. A 4xx made none for sure: the calls fail at once, no lookup."""
+    async with LoopbackServer(batch_delay=0.1, lost_create=fault) as server:
+        store = await Store.open(tmp_path / "none.sqlite")
+        url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
+        client = make_batch_client(f"{wire}/m", cache=store, base_url=url, quiet=0.1, poll=0.05)
+        client.provider.api.list_lag = 1.0 if fault == "500-none" else 60.0
+        start = time.monotonic()
+        results = await asyncio.gather(*(client.complete(client.request(f"q{i}", max_tokens=8)) for i in range(3)),
+                                       return_exceptions=True)
+        took = time.monotonic() - start
+        stored = [(b.id, b.state) for b in await store.batches()]
+        await client.aclose()
+        await store.close()
+    assert server.batches.creates == 1 + (fault == "500-none")
+    if fault == "500-none":
+        assert [getattr(r, "text", r) for r in results] == [f"echo: q{i}" for i in range(3)]
+        assert took >= 1.0 and set(server.batches.rows_by_id.values()) == {1}
+        assert [" ".join(b) for b in stored] == [_ended(wire)]  # the intent of the first create forgotten
+    else:
+        assert all(isinstance(r, BadRequestError) and r.status == 400 for r in results)
+        assert took < 30 and server.batches.created == 0 and stored == []

@@ -5,10 +5,14 @@ path, so a batch answer lands in the same call cache as an online one.
 ``BatchProvider.complete`` queues its request and waits. Once no new request has come for ``quiet``
 seconds and no task a batch answered is still at work on its answer (``rounds``: all first attempts
 of a compile, then all its re-asks; all jobs of a probe), the queue goes out as batches within the
-provider's limits; each row's custom_id is the call key. A batch's id and custom_ids are in the
-store the moment the provider returns the id, before anything else: a later run asking a call held by a
-stored batch reads that batch (polling it while it runs) instead of submitting the call again. A batch
-is polled at an interval that backs off; once it has ended, its rows answer their calls in any order.
+provider's limits; each row's custom_id is the call key. Before a batch is created, its intent (its
+custom_ids under a provisional id, state ``creating``) is in the store; the provider's id replaces the
+provisional one the moment the provider returns it. A create whose reply is lost (a timeout, a
+dropped connection, a 5xx) may have made the batch: it is looked up (``BatchAPI.find``) and watched
+if found, its calls submitted again only once the provider's list, consistent by then, has no such
+batch; a refusal (a 4xx) made none. A later run asking a call held by a stored batch reads that batch
+(polling it while it runs; an intent is looked up first) instead of submitting the call again. A
+batch is polled at an interval that backs off; once it has ended, its rows answer their calls in any order.
 A row that errored (transiently), expired or was cancelled goes into the next batch, at most ``rounds``
 batches in all; then its call fails for good, as an online call whose retries are spent.
 """
@@ -19,9 +23,10 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -31,6 +36,7 @@ from .rounds import answered, waiting, working
 from .runner import Client
 from .errors import (
     BadRequestError,
+    CannotConnect,
     ConfigurationError,
     PermanentError,
     ProviderError,
@@ -63,6 +69,11 @@ DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
 MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
 READ_ATTEMPTS = 4  # reads of an ended batch's results
+LIST_LAG_S = 60.0  # how long after a lost create reply a batch the provider made may still be missing from its list
+CLOCK_SKEW_S = 60.0  # the provider's clock may be this far behind ours (a batch's created_at against the intent's)
+CREATING, SUBMITTED = "creating", "submitted"  # a batch's states in the store before its first poll
+INTENT_PREFIX = "intent-"  # a provisional id: the batch's intent, stored before its create call
+INTENT_KEY = "oracleladder_intent"  # the OpenAI batch metadata naming the intent it was created for
 # the provider's word for a batch that will change no more
 ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
 # Anthropic's error types, as the HTTP status its online API answers them with
@@ -73,6 +84,19 @@ _ANTHROPIC_STATUS = {"invalid_request_error": 400, "authentication_error": 401, 
 
 class BatchRowFailed(PermanentError):
     """A call whose batch rows failed in every round: no answer, as an online call whose retries are spent."""
+
+
+class CreateLost(TransientError):
+    """A batch create whose reply was lost (a timeout, a dropped connection, a 5xx): the provider may
+    have made the batch, so its calls are not submitted again before it is looked up."""
+
+
+def _create_error(error: ProviderError) -> ProviderError:
+    """A failed create call's error: a refusal (a 4xx) or no connection at all made no batch; any
+    other failure is a ``CreateLost``."""
+    if isinstance(error, CannotConnect) or (error.status is not None and 400 <= error.status < 500):
+        return error
+    return CreateLost(f"batch create reply lost: {error}", status=error.status)
 
 
 class RowRefused(BadRequestError):
@@ -111,7 +135,17 @@ class BatchAPI(Protocol):
 
     async def check(self) -> None: ...
 
-    async def submit(self, entries: list[dict[str, Any]]) -> str: ...
+    list_lag: float
+
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        """Create a batch of ``entries`` for the stored intent ``intent``; its id. Raises ``CreateLost``
+        when the provider may have made it, another ProviderError when it certainly did not."""
+        ...
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """The id of the batch created for ``intent`` (of ``requests`` rows, stored at ``at``; not one
+        of ``known``) if the provider lists it."""
+        ...
 
     async def status(self, batch_id: str) -> BatchStatus: ...
 
@@ -133,6 +167,7 @@ class OpenAIBatchAPI:
     name = "openai"
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
+    list_lag = LIST_LAG_S
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = 120.0) -> None:
@@ -166,15 +201,31 @@ class OpenAIBatchAPI:
             error = _sdk_error(self._sdk, e, self.name)
             raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
 
-    async def submit(self, entries: list[dict[str, Any]]) -> str:
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
-        try:
+        try:  # an upload that fails makes no batch
             f = await self._client.files.create(file=("batch.jsonl", data), purpose="batch", **self._h)
-            b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
-                                                completion_window="24h", **self._h)
         except self._sdk.APIError as e:
             raise _sdk_error(self._sdk, e, self.name) from None
+        try:
+            b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                                                completion_window="24h", metadata={INTENT_KEY: intent}, **self._h)
+        except self._sdk.APIError as e:
+            raise _create_error(_sdk_error(self._sdk, e, self.name)) from None
         return b.id
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """The batch whose metadata names ``intent`` (listed newest first: read back to ``at``)."""
+        since = (at - timedelta(seconds=CLOCK_SKEW_S)).timestamp()
+        try:
+            async for b in self._client.batches.list(limit=100, **self._h):
+                if b.created_at < since:
+                    return None
+                if (b.metadata or {}).get(INTENT_KEY) == intent:
+                    return b.id
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        return None
 
     async def status(self, batch_id: str) -> BatchStatus:
         try:
@@ -229,6 +280,7 @@ class AnthropicBatchAPI:
     name = "anthropic"
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
+    list_lag = LIST_LAG_S
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = 120.0) -> None:
@@ -262,12 +314,28 @@ class AnthropicBatchAPI:
             error = _sdk_error(self._sdk, e, self.name)
             raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
 
-    async def submit(self, entries: list[dict[str, Any]]) -> str:
-        try:
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        try:  # Message Batches take no metadata: ``find`` knows the batch by its size and time
             b = await self._once.messages.batches.create(requests=entries)  # type: ignore[arg-type]
         except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
+            raise _create_error(_sdk_error(self._sdk, e, self.name)) from None
         return b.id
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """Of the batches of ``requests`` rows that are not ``known`` (listed newest first: read back to
+        ``at``), the one created nearest ``at``; its results' custom_ids confirm it when it ends (a call
+        it has no row for goes again)."""
+        found: dict[str, float] = {}  # id -> seconds from the intent
+        try:
+            async for b in self._client.messages.batches.list(limit=100):
+                if b.created_at < at - timedelta(seconds=CLOCK_SKEW_S):
+                    break
+                c = b.request_counts
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests and b.id not in known:
+                    found[b.id] = abs((b.created_at - at).total_seconds())
+        except self._sdk.APIError as e:
+            raise _sdk_error(self._sdk, e, self.name) from None
+        return min(found, key=found.__getitem__, default=None)
 
     async def status(self, batch_id: str) -> BatchStatus:
         try:
@@ -312,11 +380,11 @@ class AnthropicBatchAPI:
 class BatchRecord(BaseModel):
     """One provider batch as the store keeps it, and what the last poll said of it."""
 
-    id: str
+    id: str  # the provider's, or an intent's provisional one (INTENT_PREFIX...)
     provider: str  # openai | anthropic
     endpoint: str | None  # the server's normalized base URL; None for the provider's own
     model: str
-    state: str  # the provider's word: validating, in_progress, finalizing, completed, ended, expired, ...
+    state: str  # creating (an intent), submitted, then the provider's word: validating, in_progress, completed, ...
     requests: int
     succeeded: int = 0
     failed: int = 0
@@ -336,6 +404,10 @@ class BatchLog(Protocol):
     async def put_batch(self, b: BatchRecord) -> None: ...
 
     async def update_batch(self, batch_id: str, state: str, succeeded: int, failed: int) -> None: ...
+
+    async def adopt_batch(self, intent: str, batch_id: str) -> None: ...
+
+    async def delete_batch(self, batch_id: str) -> None: ...
 
     async def batches(self, provider: str | None = None, endpoint: str | None = None, *,
                       any_endpoint: bool = True) -> list[BatchRecord]: ...
@@ -396,6 +468,9 @@ class BatchProvider:
         # call key -> the newest batch holding it whose row has not answered it: a call asked again
         # (a retry after a failed read, a rerun) reads that batch, never submits it again
         self._stored: dict[str, str] | None = None
+        self._intents: dict[str, BatchRecord] = {}  # provisional id -> a batch whose create reply is unknown
+        self._known: set[str] = set()  # the provider's ids of the stored batches
+        self._resolving: dict[str, asyncio.Future[str | None]] = {}  # provisional id -> its lookup
         self._last = 0.0  # when the last call came
         self._flusher: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -409,7 +484,7 @@ class BatchProvider:
         waiting()
         self._waiting[key] = w
         stored = self._stored.get(key)
-        if stored is not None:  # in a batch already (an earlier run's): read that batch, never submit it again
+        if stored is not None:  # in a batch (or an intent) already: read that batch, never submit it again
             w.rounds = 1
             self._attached.setdefault(stored, set()).add(key)
         else:
@@ -427,6 +502,10 @@ class BatchProvider:
         if self.store is not None:
             for b in await self.store.batches(self.name, self.endpoint, any_endpoint=False):
                 stored.update(dict.fromkeys(b.custom_ids, b.id))  # oldest first: the newest wins
+                if b.state == CREATING:
+                    self._intents[b.id] = b
+                else:
+                    self._known.add(b.id)
         self._stored = stored
 
     def _enqueue(self, key: str, w: _Waiter) -> None:
@@ -466,27 +545,106 @@ class BatchProvider:
         return [c for c in chunks if c]
 
     async def _submit(self, chunk: dict[str, tuple[_Waiter, dict[str, Any]]]) -> None:
-        try:
-            batch_id = await self.api.submit([entry for _, entry in chunk.values()])
-        except ProviderError as e:  # nothing was submitted: each call fails as an online one would
+        t = now()
+        intent = BatchRecord(id=f"{INTENT_PREFIX}{uuid.uuid4().hex}", provider=self.name, endpoint=self.endpoint,
+                             model=self.model, state=CREATING, requests=len(chunk), custom_ids=list(chunk),
+                             run_id=self.run_id, created_at=t, updated_at=t)
+        try:  # first: a run killed from here on looks the batch up, never submits it again
+            if self.store is not None:
+                await self.store.put_batch(intent)
+        except Exception as e:  # an intent the store cannot record: its calls fail with why (the run stops)
             for w, _ in chunk.values():
                 _fail(w, e)
             return
-        if self.store is not None:  # first: a run killed from here on reads this batch, never submits it again
-            t = now()
+        self._intents[intent.id] = intent
+        for key, (w, _) in chunk.items():
+            w.rounds += 1
+            self._stored[key] = intent.id
+        try:
+            batch_id = await self.api.submit([entry for _, entry in chunk.values()], intent.id)
+            await self._adopt(intent, batch_id)
+        except CreateLost as e:
+            log.warning("%s: %s (looking the batch up)", self.name, e)
             try:
-                await self.store.put_batch(BatchRecord(
-                    id=batch_id, provider=self.name, endpoint=self.endpoint, model=self.model, state="submitted",
-                    requests=len(chunk), custom_ids=list(chunk), run_id=self.run_id, created_at=t, updated_at=t))
-            except Exception as e:  # a batch the store cannot record: its calls fail with why (the run stops)
+                found = await self._resolved(intent)
+            except Exception as e:  # not now: the calls fail (asked again, they look it up again)
                 for w, _ in chunk.values():
                     _fail(w, e)
                 return
+            if found is None:  # none was made: the calls go in the next batch
+                self._none_made(intent, set(chunk))
+                return
+            batch_id = found
+        except ProviderError as e:  # refused: no batch was made, each call fails as an online one would
+            try:
+                await self._forget(intent)
+            finally:
+                for key, (w, _) in chunk.items():
+                    self._stored.pop(key, None)
+                    _fail(w, e)
+            return
+        except Exception as e:  # an id the store cannot record: its calls fail with why (the run stops; the
+            for w, _ in chunk.values():  # intent stays, and a rerun looks the batch up)
+                _fail(w, e)
+            return
         self.submitted += len(chunk)
-        for key, (w, _) in chunk.items():
-            w.rounds += 1
-            self._stored[key] = batch_id
         self._spawn(self._watch(batch_id, set(chunk)))
+
+    async def _adopt(self, intent: BatchRecord, batch_id: str) -> None:
+        """``batch_id`` is the batch created for ``intent``: stored under that id, its calls read it."""
+        self._known.add(batch_id)
+        if self.store is not None:
+            await self.store.adopt_batch(intent.id, batch_id)
+        for key in intent.custom_ids:
+            if self._stored.get(key) == intent.id:
+                self._stored[key] = batch_id
+
+    async def _forget(self, intent: BatchRecord) -> None:
+        """No batch was made for ``intent``: it leaves the store (a call of it asked again goes in a batch)."""
+        if self.store is not None:
+            await self.store.delete_batch(intent.id)
+
+    async def _resolved(self, intent: BatchRecord) -> str | None:
+        """The id of the batch created for ``intent``, or None if none was: looked up once for all
+        who ask (again if the lookup failed)."""
+        if intent.id not in self._resolving:
+            self._resolving[intent.id] = asyncio.ensure_future(self._resolve(intent))
+        try:
+            return await self._resolving[intent.id]
+        except Exception:
+            self._resolving.pop(intent.id, None)
+            raise
+
+    async def _resolve(self, intent: BatchRecord) -> str | None:
+        """Look the batch of ``intent`` up in the provider's list until found (then adopted) or until
+        the list, ``list_lag`` seconds on, is consistent (then forgotten)."""
+        at = datetime.fromisoformat(intent.created_at)
+        settled = time.monotonic() + self.api.list_lag
+        delay, failures = self.poll, 0
+        while True:
+            try:
+                found = await self.api.find(intent.id, intent.requests, at, self._known)
+            except TransientError as e:  # a list that failed says nothing of the batch: list again
+                failures += 1
+                if failures > MAX_POLL_FAILURES:
+                    raise
+                log.warning("%s: looking up the batch of %s: %s (again)", self.name, intent.id, e)
+            else:
+                if found is not None:
+                    log.warning("%s: the batch of %s is %s", self.name, intent.id, found)
+                    await self._adopt(intent, found)
+                    return found
+                if time.monotonic() >= settled:
+                    log.warning("%s: no batch was made for %s: its calls go again", self.name, intent.id)
+                    await self._forget(intent)
+                    return None
+            await asyncio.sleep(min(delay, max(settled - time.monotonic(), 0.0)))
+            delay = min(delay * 1.5, self.max_poll)
+
+    def _none_made(self, intent: BatchRecord, keys: set[str]) -> None:
+        """The calls ``keys`` of ``intent``, for which no batch was made, go in the next batch."""
+        for key in keys:  # as rows without an answer
+            self._settle(key, ServerError(f"{self.name}: no batch was made for {intent.id}"), intent.id)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -494,11 +652,19 @@ class BatchProvider:
         task.add_done_callback(self._tasks.discard)
 
     async def _watch(self, batch_id: str, keys: set[str]) -> None:
-        """Poll a batch, backing off, until it ends; then answer its calls from its rows."""
-        view = BatchView(batch_id, "submitted", len(keys))
-        self._show(view)
+        """Poll a batch (an intent: once looked up), backing off, until it ends; then answer its calls
+        from its rows."""
+        view = BatchView(batch_id, SUBMITTED, len(keys))
         delay, failures = self.poll, 0
         try:
+            if batch_id in self._intents:
+                intent = self._intents[batch_id]
+                found = await self._resolved(intent)
+                if found is None:
+                    self._none_made(intent, keys)
+                    return
+                view.id = batch_id = found
+            self._show(view)
             while True:
                 try:
                     st = await self.api.status(batch_id)
@@ -588,7 +754,7 @@ class BatchProvider:
             self.on_status(view)
 
     async def aclose(self) -> None:
-        for task in list(self._tasks) + ([self._flusher] if self._flusher else []):
+        for task in [*self._tasks, *self._resolving.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self.api.aclose()
 

@@ -1,11 +1,12 @@
 """The store's ``batches`` table: every batch submitted to a provider's batch API (``--batch``), with
-the call keys it holds (its custom_ids), written the moment the provider returns its id."""
+the call keys it holds (its custom_ids), written before its create call under a provisional id (state
+``creating``) that the provider's id replaces the moment the provider returns it."""
 
 from __future__ import annotations
 
 import json
 
-from ..clients.batch import BatchRecord, now
+from ..clients.batch import SUBMITTED, BatchRecord, now
 from .core import Core
 from .rows import where
 
@@ -24,6 +25,16 @@ class BatchTable(Core):
     async def update_batch(self, batch_id: str, state: str, succeeded: int, failed: int) -> None:
         await self._submit("UPDATE batches SET state = ?, succeeded = ?, failed = ?, updated_at = ? WHERE id = ?",
                            (state, succeeded, failed, now(), batch_id))
+
+    async def adopt_batch(self, intent: str, batch_id: str) -> None:
+        """The batch stored as the intent ``intent`` (its provisional id) has the provider's id ``batch_id``
+        (replacing a row of that id, as ``put_batch`` does: a provider that deleted a batch may reuse its id)."""
+        await self._submit("UPDATE OR REPLACE batches SET id = ?, state = ?, updated_at = ? WHERE id = ?",
+                           (batch_id, SUBMITTED, now(), intent))
+
+    async def delete_batch(self, batch_id: str) -> None:
+        """Forget an intent the provider made no batch for."""
+        await self._submit("DELETE FROM batches WHERE id = ?", (batch_id,))
 
     async def batches(self, provider: str | None = None, endpoint: str | None = None, *,
                       any_endpoint: bool = True) -> list[BatchRecord]:

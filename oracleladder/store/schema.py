@@ -231,8 +231,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE rollouts_v7 RENAME TO rollouts",
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
     ),
-    # v8: the batches submitted to a provider's batch API (`--batch`), written the moment the provider
-    # returns their id: a run killed while they are in flight reads them instead of submitting again.
+    # v8: the batches submitted to a provider's batch API (`--batch`), written before their create
+    # request (state creating, a provisional id intent-...) and under their id the moment the provider
+    # returns it: a run killed while they are in flight reads them instead of submitting again.
     # custom_ids: a JSON list of the call keys the batch holds.
     (
         """

@@ -4,12 +4,15 @@ results, cancel).
 
 A batch goes validating -> in_progress -> finalizing -> completed (Anthropic: in_progress -> ended)
 over ``delay`` seconds. On demand, a fraction of the rows error on their first submission
-(``errors``, exactly) and the first ``expire`` batches expire with only half their rows done. Every row
-received is counted by its custom_id, so a test can assert that nothing was submitted twice.
+(``errors``, exactly), the first ``expire`` batches expire with only half their rows done, and the first
+create request meets the fault ``lost_create`` (``LOST_CREATES``: the batch is made, its reply lost;
+``NOT_CREATED``: no batch is made). Every row received is counted by its custom_id, so a test can
+assert that nothing was submitted twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 import time
@@ -32,6 +35,13 @@ class _Answering(Protocol):
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
 
 
+# a create whose reply is lost after the batch is made: the connection dropped, an HTTP 500, no reply
+# before the client's timeout
+LOST_CREATES = ("drop", "500", "stall")
+NOT_CREATED = ("500-none", "400")  # a create answered with that status, no batch made
+STALL_S = 60.0
+
+
 @dataclass
 class _Batch:
     id: str
@@ -41,16 +51,21 @@ class _Batch:
     expire: bool
     t0: float = field(default_factory=time.monotonic)
     created: float = field(default_factory=time.time)
+    metadata: dict[str, str] | None = None  # OpenAI's, as created
     cancelled: bool = False
     results: dict[str, dict[str, Any]] | None = None  # custom_id -> result line, once ended
 
 
 class LoopbackBatches:
-    def __init__(self, server: _Answering, *, delay: float = 0.5, errors: float = 0.0, expire: int = 0) -> None:
+    def __init__(self, server: _Answering, *, delay: float = 0.5, errors: float = 0.0, expire: int = 0,
+                 lost_create: str | None = None) -> None:
+        if lost_create not in (None, *LOST_CREATES, *NOT_CREATED):
+            raise ValueError(f"lost_create: one of {LOST_CREATES + NOT_CREATED}")
         self.server = server
         self.delay = delay  # seconds from create to completed
         self.errors = errors  # fraction of rows erroring on their first submission
         self.expire = expire  # the first N batches expire with half their rows done
+        self.lost_create = lost_create  # the first create request's fault
         self.reset()
 
     def reset(self) -> None:
@@ -58,6 +73,7 @@ class LoopbackBatches:
         self.batches: dict[str, _Batch] = {}
         self.rows_by_id: collections.Counter[str] = collections.Counter()
         self.created = 0
+        self.creates = 0  # create requests, answered or not
         self.cancels = 0
 
     def stats(self) -> dict[str, Any]:
@@ -92,6 +108,27 @@ class LoopbackBatches:
         self.created += 1
         self.batches[batch.id] = batch
         return batch
+
+    async def _create(self, request: web.Request, make: Any) -> web.StreamResponse:
+        """Answer a create request with ``make()``'s batch (its reply body), or with the fault of the first create."""
+        self.creates += 1
+        fault = self.lost_create if self.creates == 1 else None
+        if fault in NOT_CREATED:
+            return web.json_response({"error": {"type": "server_error" if fault == "500-none" else
+                                                "invalid_request_error", "message": f"create refused ({fault})"}},
+                                     status=int(fault[:3]))
+        reply = make()
+        if fault == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=500)
+        if fault == "500":
+            return web.json_response({"error": {"type": "server_error", "message": "boom (after create)"}}, status=500)
+        if fault == "stall":  # until the client gives up (then the reply has nowhere to go), STALL_S at most
+            give_up = time.monotonic() + STALL_S
+            while request.transport is not None and not request.transport.is_closing() and time.monotonic() < give_up:
+                await asyncio.sleep(0.05)
+        return web.json_response(reply)
 
     def _get(self, request: web.Request) -> _Batch:
         batch = self.batches.get(request.match_info["id"])
@@ -170,7 +207,7 @@ class LoopbackBatches:
             line["error"] = {"code": f"batch_{r['kind']}", "message": f"this request was {r['kind']} (loopback)"}
         return line
 
-    async def _openai_create(self, request: web.Request) -> web.Response:
+    async def _openai_create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         data = self.files.get(body.get("input_file_id", ""))
         if data is None:
@@ -180,10 +217,15 @@ class LoopbackBatches:
             if raw.strip():
                 line = json.loads(raw)
                 rows.append((line["custom_id"], line["body"]))
-        batch = self._new("openai", rows)
-        return web.json_response(self._openai_batch(batch, body))
 
-    def _openai_batch(self, batch: _Batch, create: dict[str, Any] | None = None) -> dict[str, Any]:
+        def make() -> dict[str, Any]:
+            batch = self._new("openai", rows)
+            batch.metadata = body.get("metadata")
+            return self._openai_batch(batch)
+
+        return await self._create(request, make)
+
+    def _openai_batch(self, batch: _Batch) -> dict[str, Any]:
         p = self._progress(batch)
         n = len(batch.rows)
         counts = {"total": n, "completed": 0, "failed": 0}
@@ -201,7 +243,7 @@ class LoopbackBatches:
         return {"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "completion_window": "24h",
                 "created_at": int(batch.created), "input_file_id": "file-loop", "status": status,
                 "output_file_id": output, "error_file_id": error, "request_counts": counts, "errors": None,
-                "metadata": (create or {}).get("metadata")}
+                "metadata": batch.metadata}
 
     async def _openai_list(self, request: web.Request) -> web.Response:
         data = [self._openai_batch(b) for b in self.batches.values() if b.wire == "openai"]
@@ -218,10 +260,10 @@ class LoopbackBatches:
         return web.json_response(self._openai_batch(batch))
 
     # ------------------------------------------------------------------ Anthropic
-    async def _anthropic_create(self, request: web.Request) -> web.Response:
+    async def _anthropic_create(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        batch = self._new("anthropic", [(r["custom_id"], r["params"]) for r in body.get("requests") or []])
-        return web.json_response(self._anthropic_batch(batch, request))
+        rows = [(r["custom_id"], r["params"]) for r in body.get("requests") or []]
+        return await self._create(request, lambda: self._anthropic_batch(self._new("anthropic", rows), request))
 
     def _anthropic_batch(self, batch: _Batch, request: web.Request) -> dict[str, Any]:
         p = self._progress(batch)

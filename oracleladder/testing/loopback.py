@@ -115,6 +115,7 @@ class LoopbackServer:
         batch_delay: float = 0.5,
         batch_errors: float = 0.0,
         expire_batches: int = 0,
+        lost_create: str | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -138,8 +139,10 @@ class LoopbackServer:
         # without response_format or tools support answers
         self.unsupported_fields = unsupported_fields
         # the batch APIs: batches end after batch_delay s; a batch_errors fraction of rows errors on
-        # its first submission; the first expire_batches batches expire with half their rows done
-        self.batches = LoopbackBatches(self, delay=batch_delay, errors=batch_errors, expire=expire_batches)
+        # its first submission; the first expire_batches batches expire with half their rows done; the
+        # first batch create meets the fault lost_create (batches.LOST_CREATES, batches.NOT_CREATED)
+        self.batches = LoopbackBatches(self, delay=batch_delay, errors=batch_errors, expire=expire_batches,
+                                       lost_create=lost_create)
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -481,6 +484,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch-delay", type=float, default=0.5, help="seconds a batch takes to complete")
     ap.add_argument("--batch-errors", type=float, default=0.0, help="fraction of batch rows erroring once")
     ap.add_argument("--expire-batches", type=int, default=0, help="the first N batches expire half done")
+    ap.add_argument("--lost-create", default=None, help="the first batch create's fault: drop, 500, stall "
+                    "(the batch is made, its reply lost), 500-none, 400 (no batch made)")
     ap.add_argument("--port-file", default=None, help="write the bound port here once listening")
     a = ap.parse_args(argv)
     faults = Faults(p429=a.p429, p500=a.p500, hang=a.hang, malformed=a.malformed, drop=a.drop,
@@ -488,7 +493,7 @@ def main(argv: list[str] | None = None) -> None:
                     fail_after=a.fail_after, fail_after_kind=a.fail_after_kind)
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
                          max_lifetime=a.max_lifetime, slots=a.slots, batch_delay=a.batch_delay,
-                         batch_errors=a.batch_errors, expire_batches=a.expire_batches)
+                         batch_errors=a.batch_errors, expire_batches=a.expire_batches, lost_create=a.lost_create)
     serve(srv, a.port_file)
 
 
