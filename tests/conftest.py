@@ -3,11 +3,13 @@ holding it, and llama-cpp-python's server."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import oracleladder.clients
 from oracleladder.cli import app
 from oracleladder.clients.local import find_gguf
 from oracleladder.testing.llama_server import LlamaServer
@@ -30,6 +32,14 @@ def sample_store(tmp_path: Path, shared_data: Path) -> Path:
     result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)])
     assert result.exit_code == 0, result.output
     return store
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real client everywhere (the CLI, the Python API), with 3 attempts and millisecond backoff
+    instead of 6 and seconds."""
+    monkeypatch.setattr(oracleladder.clients, "make_client",
+                        functools.partial(oracleladder.clients.make_client, max_attempts=3, backoff_base=0.01))
 
 
 @pytest.fixture(scope="session")
