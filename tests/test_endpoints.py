@@ -18,13 +18,6 @@ PROBE = ["probe", "--student", "openai/m", "--limit", "2", "--k", "1", "--condit
          "--no-stage0", "--max-tokens", "8", "--json"]
 
 
-def _imported(tmp_path: Path, shared_data: Path) -> str:
-    store = str(tmp_path / "s.sqlite")
-    result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store])
-    assert result.exit_code == 0, result.output
-    return store
-
-
 async def _call_keys(store: str) -> set[str]:
     s = await Store.open(Path(store))
     try:
@@ -33,8 +26,8 @@ async def _call_keys(store: str) -> set[str]:
         await s.close()
 
 
-def test_server_parameters_reach_the_top_level_and_the_call_key(tmp_path: Path, shared_data: Path) -> None:
-    store = _imported(tmp_path, shared_data)
+def test_server_parameters_reach_the_top_level_and_the_call_key(sample_store: Path) -> None:
+    store = str(sample_store)
     bodies: list[dict] = []
 
     def script(messages, body):
@@ -88,8 +81,8 @@ async def test_provider_keys_never_reach_another_server(monkeypatch, model: str,
         assert [c and c.removeprefix("Bearer ") for c in srv.credentials] == [None, "my-server-key"]
 
 
-def test_cli_api_key_env(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
-    store = _imported(tmp_path, shared_data)
+def test_cli_api_key_env(sample_store: Path, monkeypatch) -> None:
+    store = str(sample_store)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET")
     with LoopbackServer([r"\boxed{1}"]) as srv:
         result = CliRunner().invoke(app, PROBE + ["--base-url", srv.openai_base_url, "--store", store])
@@ -141,8 +134,8 @@ async def test_another_server_is_another_call() -> None:
         assert answers == ["first", "second", "first"] and (a.total, b.total) == (1, 1)
 
 
-def test_refused_key_and_refused_connection_are_one_line(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
-    store = _imported(tmp_path, shared_data)
+def test_refused_key_and_refused_connection_are_one_line(sample_store: Path, monkeypatch) -> None:
+    store = str(sample_store)
     monkeypatch.setenv("MYKEY", "wrong")
     with LoopbackServer([r"\boxed{1}"], api_key="right") as srv:
         url = srv.openai_base_url

@@ -144,12 +144,11 @@ def test_a_whole_funnel_from_a_pool_to_an_exported_set(tmp_path: Path, shared_da
 
 @pytest.mark.parametrize("rule", ["default", "direct-only"])
 def test_the_structural_filter_and_appendix_n_rule_on_the_released_sample(
-        tmp_path: Path, shared_data: Path, rule: str) -> None:
+        sample_store: Path, rule: str) -> None:
     """Re-screening the release: the anchor fails every parent and never solves any milestone, so only
     direct-only keeps anything, and then the family with one milestone left after the leak rule (its other
     gold restates the parent answer) leaves at the structural filter."""
-    store = str(tmp_path / "s.sqlite")
-    _ok(["import", str(shared_data / "families_sample.jsonl"), "--store", store])
+    store = str(sample_store)
     with LoopbackServer(script=lambda m, b: "I cannot solve this.") as server:
         _ok(["screen", "--anchor", "openai/anchor", "--k", "1", "--rule", rule, "--set", "re",
              "--base-url", server.openai_base_url, "--store", store])

@@ -26,11 +26,9 @@ async def _calls(store: str) -> list:
         await s.close()
 
 
-def test_probe_then_cached_rerun_sends_nothing(tmp_path: Path, shared_data: Path, llama_server) -> None:
+def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server) -> None:
     runner = CliRunner()
-    store = str(tmp_path / "s.sqlite")
-    result = runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store])
-    assert result.exit_code == 0, result.output
+    store = str(sample_store)
     probe = ["probe", "--student", "openai/smollm2", "--base-url", llama_server.base_url, "--limit", "3",
              "--k", "2", "--max-tokens", "16", "--concurrency", "2", "--store", store, "--json"]
     before = len(llama_server.chat_statuses())
@@ -86,10 +84,9 @@ def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, lla
         assert not a.passed and a.errors and a.errors[0]["reason"]
 
 
-def test_wrong_url_or_wire_format_is_one_line_and_a_failure(tmp_path: Path, shared_data: Path, llama_server) -> None:
-    store = str(tmp_path / "s.sqlite")
+def test_wrong_url_or_wire_format_is_one_line_and_a_failure(sample_store: Path, llama_server) -> None:
+    store = str(sample_store)
     runner = CliRunner()
-    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", store]).exit_code == 0
     root = llama_server.base_url.removesuffix("/v1")
     probe = ["probe", "--limit", "2", "--k", "1", "--conditions", "C1_direct", "--no-stage0", "--store", store]
     cases = [

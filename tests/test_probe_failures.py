@@ -6,7 +6,6 @@ All through the CLI against the loopback server."""
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 from pathlib import Path
@@ -14,7 +13,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import oracleladder.clients
 import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.probe.prompts import condition_prompt
@@ -42,13 +40,6 @@ def families(tmp_path: Path, shared_data: Path) -> tuple[list[Family], Path]:
     store = tmp_path / "s.sqlite"
     assert CliRunner().invoke(app, ["import", str(path), "--store", str(store)]).exit_code == 0
     return fams, store
-
-
-@pytest.fixture
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real client, with 3 attempts and millisecond backoff instead of 6 and seconds."""
-    monkeypatch.setattr(oracleladder.clients, "make_client",
-                        functools.partial(oracleladder.clients.make_client, max_attempts=3, backoff_base=0.01))
 
 
 def _probe(store: Path, server: LoopbackServer, *extra: str):

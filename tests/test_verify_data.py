@@ -7,6 +7,7 @@ import pytest
 
 from oracleladder.verify import verify_many
 from oracleladder.schemas.types import Label
+from oracleladder.verify.graders import exact_match
 
 # (pid prefix, condition, rollout, accepted) -- each read by hand, see docs/verifier-agreement.md
 CHECKED = [
@@ -42,8 +43,6 @@ def test_extended_superset_of_strict(graded):
 
 
 def test_exact_match_agrees_with_the_pool_on_real_responses(graded):
-    from oracleladder.verify.core import exact_match
-
     rows, strict, ext = graded
     decided = [(exact_match(r["response_tail"], r["gold"]), s, e) for r, s, e in zip(rows, strict, ext)]
     decided = [(q, s, e) for q, s, e in decided if q is not None]

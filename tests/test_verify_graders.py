@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.probe.runner import ProbeConfig
 from oracleladder.verify import VerifierPool, verify, verify_many
+from oracleladder.verify.graders import exact_match
 
 runner = CliRunner()
 
@@ -94,8 +95,6 @@ def test_no_grader_accepts_an_incorrect_judged_answer(shared_data: Path) -> None
 async def test_the_pools_shortcut_never_overrides_the_paper_grader() -> None:
     """`exact_match` runs before the worker and does not know the grader: it may only decide what
     every grader accepts (C_5^2 is a binomial coefficient for strict, not for the paper's cascade)."""
-    from oracleladder.verify.core import exact_match
-
     response, gold = r"\boxed{\binom{5}{2}}", r"C_{5}^{2}"
     assert verify(response, gold, in_process=True).accepted
     assert not verify(response, gold, grader="paper", in_process=True).accepted

@@ -1,5 +1,6 @@
 """The verifier package is light to import: its regex modules load neither SymPy nor math-verify,
-and the validators that use the verifier load it only when they first grade."""
+and the validators that use the verifier load it only when they first grade. `ladder --help` loads
+none of the heavy libraries: each command loads what it uses."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ import pytest
 import oracleladder.verify as verify_package
 
 HEAVY = ("sympy", "math_verify")
+# what `ladder --help` must not load (the SDKs, the grader, the pool reader, the statistics, the plots)
+STARTUP_HEAVY = ("sympy", "math_verify", "pyarrow", "matplotlib", "openai", "anthropic", "instructor", "scipy",
+                 "numpy", "aiohttp")
 
 
-def _loaded(code: str) -> list[str]:
-    probe = code + "\nimport sys\nprint(' '.join(m for m in %r if m in sys.modules))" % (HEAVY,)
+def _loaded(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The modules of ``heavy`` that ``code`` executes (one oracleladder._lazy only registered is a
+    subclass of ModuleType until first used)."""
+    probe = code + ("\nimport sys, types\nprint(' '.join(m for m in %r if type(sys.modules.get(m)) is types.ModuleType))"
+                    % (heavy,))
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return out.stdout.split()
 
@@ -23,6 +30,14 @@ def _loaded(code: str) -> list[str]:
                                     "oracleladder.verify.extract", "oracleladder.validators"])
 def test_import_is_light(module: str) -> None:
     assert _loaded(f"import {module}") == []
+
+
+def test_cli_help_loads_no_heavy_library() -> None:
+    code = ("import contextlib, io\nfrom oracleladder.cli import app\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+            "    app(['--help'])\n"
+            "assert 'Usage: ' in out.getvalue()")
+    assert _loaded(code, STARTUP_HEAVY) == []
 
 
 def test_first_use_loads_the_grader() -> None:

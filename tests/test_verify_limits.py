@@ -6,7 +6,8 @@ import time
 import pytest
 
 from oracleladder.verify import VerifierPool, verify
-from oracleladder.verify.core import exact_match, verify_inprocess
+from oracleladder.verify.core import verify_inprocess
+from oracleladder.verify.graders import exact_match
 from oracleladder.schemas.types import Label
 
 TOWER = "\\boxed{\\dfrac{5^{(5^{(5^{(5^5)})} - 4)} - 5}{16}}"

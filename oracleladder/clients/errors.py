@@ -6,8 +6,10 @@ at once. Messages never contain API keys: every message is passed through :func:
 
 from __future__ import annotations
 
+import email.utils
 import os
 import re
+import time
 
 REDACTED = "[REDACTED]"
 # environment variables that hold keys: their values are scrubbed even when not the key in use
@@ -139,9 +141,6 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         pass
     try:
-        import email.utils
-        import time
-
         dt = email.utils.parsedate_to_datetime(value)
         return max(0.0, dt.timestamp() - time.time())
     except Exception:

@@ -109,7 +109,7 @@ def _without_amx_kernels():
     Python ``Llama`` class has no switch for it, so while loading, its default model parameters
     come with ``use_extra_bufts`` off. Other CPUs load unchanged (keeping weight repacking).
     """
-    import llama_cpp.llama_cpp as lib
+    import llama_cpp.llama_cpp as lib  # the optional [local] extra: only the code that loads llama.cpp calls this
 
     if b"AMX_INT8 = 1" not in lib.llama_print_system_info():
         yield

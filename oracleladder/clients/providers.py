@@ -9,6 +9,7 @@ API keys are held only by the provider objects: never logged, never put in a Cha
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import logging
@@ -16,9 +17,10 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult, Provider
 from .errors import (
     CannotConnect,
@@ -33,6 +35,17 @@ from .errors import (
     register_secret,
     scrub,
 )
+from .local import LocalProvider
+
+if TYPE_CHECKING:
+    import aiohttp
+    import anthropic
+    import openai
+else:  # loaded by the first provider that uses them, not by `ladder --help`: on a loaded 2-core machine
+    # openai takes 1 to 1.6 s to import, anthropic 3 to 3.6 s, aiohttp 0.2 to 0.5 s
+    aiohttp = lazy_module("aiohttp")
+    anthropic = lazy_module("anthropic")
+    openai = lazy_module("openai")
 
 KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
 TRANSPORTS = ("auto", "sdk", "aiohttp")
@@ -267,12 +280,9 @@ class OpenAIProvider:
         timeout: float = DEFAULT_TIMEOUT_S,
         name: str = "openai",
     ) -> None:
-        import openai
-
         self.name = name
         self.base_url = base_url
         self.endpoint = endpoint_of("openai", base_url)
-        self._openai = openai
         key = _resolve_key("openai", api_key, base_url, api_key_env)
         self._client = openai.AsyncOpenAI(
             api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
@@ -286,7 +296,6 @@ class OpenAIProvider:
         self._headers = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        o = self._openai
         while True:  # at most once more per refusable parameter: each is learned once
             body = self._refusals.body(request)
             # the SDK takes the fields it has no keyword for through extra_body: the same wire
@@ -298,10 +307,10 @@ class OpenAIProvider:
                     **kwargs, **({"extra_body": extra} if extra else {}), **self._headers)
                 status = raw.http_response.status_code
                 data = json.loads(raw.http_response.content)
-            except (o.APIError, ValueError) as e:
-                if isinstance(e, o.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+            except (openai.APIError, ValueError) as e:
+                if isinstance(e, openai.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
                     continue
-                raise _sdk_error(o, e, self.name) from None
+                raise _sdk_error(openai, e, self.name) from None
             if status >= 400:
                 raise classify_status(status, f"{self.name} HTTP {status}")
             return _answer(_result_from_openai_dict(data, time.perf_counter() - t0), self.name)
@@ -339,8 +348,6 @@ class OpenAIRawProvider:
 
     def _get_session(self) -> Any:
         if self._session is None or self._session.closed:
-            import aiohttp
-
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._limit),
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
@@ -349,8 +356,6 @@ class OpenAIRawProvider:
 
     async def served_models(self) -> list[str]:
         """The model ids the server lists at ``/models`` ([] if it lists none or cannot say)."""
-        import aiohttp
-
         try:
             async with self._get_session().get(self.base_url + "/models", headers=self._headers) as resp:
                 data = await resp.json(content_type=None) if resp.status == 200 else {}
@@ -360,10 +365,6 @@ class OpenAIRawProvider:
         return [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        import asyncio
-
-        import aiohttp
-
         session = self._get_session()
         while True:  # at most once more per refusable parameter: each is learned once
             body = self._refusals.body(request)
@@ -408,10 +409,7 @@ class AnthropicProvider:
         self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        import anthropic
-
         self.endpoint = endpoint_of("anthropic", base_url)
-        self._anthropic = anthropic
         key = _resolve_key("anthropic", api_key, base_url, api_key_env)
         omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
         self._headers = {} if key else {"extra_headers": omit}
@@ -452,7 +450,6 @@ class AnthropicProvider:
         return body
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        a = self._anthropic
         while True:  # at most once more per refusable parameter: each is learned once
             body = self._refusals.body(request)
             t0 = time.perf_counter()
@@ -460,10 +457,10 @@ class AnthropicProvider:
                 raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
                 data = json.loads(raw.http_response.content)
                 break
-            except (a.APIError, ValueError) as e:
-                if isinstance(e, a.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+            except (anthropic.APIError, ValueError) as e:
+                if isinstance(e, anthropic.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
                     continue
-                raise _sdk_error(a, e, self.name) from None
+                raise _sdk_error(anthropic, e, self.name) from None
         return _answer(_result_from_anthropic_dict(data, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:
@@ -510,8 +507,6 @@ async def server_slots(base_url: str, timeout: float = 5.0) -> int | None:
     """How many requests the server at ``base_url`` runs at once, where it says: llama.cpp's
     ``GET /props`` ``total_slots``. None when it does not say (vLLM, SGLang, Ollama, OpenAI): the
     caller keeps its default."""
-    import aiohttp
-
     root = base_url.rstrip("/").removesuffix("/v1")
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
@@ -548,8 +543,6 @@ def make_provider(
         return cls(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
         return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "local":
-        from .local import LocalProvider  # lazy: pulls llama.cpp only when asked for
-
+    if provider == "local":  # llama.cpp loads with the model, on the first request
         return LocalProvider(**local_kwargs)
     raise UnknownProvider(provider, KNOWN_PROVIDERS)

@@ -16,6 +16,7 @@ from .cache import CallCache, InFlight, MemoryCache
 from .errors import BadRequestError, BudgetReached, ConfigurationError, ProviderError, RequestTimeout, TransientError
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Cooldown, RateLimiter, Slot
 from .prices import DEFAULT_PRICES, PriceTable
+from .providers import make_provider, parse_model
 from . import rounds
 from .replicas import ReplicaProvider
 from .retry import Retries
@@ -264,8 +265,6 @@ def make_client(
     then each replica's (one int, or one per replica), and the client's is their sum.
     ``model_name``: the name the requests carry (a server's served name), instead of the part of
     ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
-    from .providers import make_provider, parse_model
-
     provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
     providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,

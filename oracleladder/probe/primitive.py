@@ -12,12 +12,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_module
 from ..prompts import load
 from ..schemas import Condition, Family, MilestoneType, Primitive
 from .outcomes import FamilyResults, solved
 from .prompts import _rng, description, messages
-from .stats import mcnemar_exact
+
+if TYPE_CHECKING:
+    from . import stats as _stats
+else:  # SciPy: loaded by the first comparison, not by `ladder --help` or a probe
+    _stats = lazy_module("oracleladder.probe.stats")
 
 C2P, C2P_RANDOM, C2 = "C2_primitive", "C2_primitive_random", "C2_descriptions"
 
@@ -75,7 +81,7 @@ def primitive_vs_roadmap(results: Sequence[FamilyResults], tau: int = 1) -> dict
         "both": sum(a and b for a, b in zip(p, c2)), "primitive_only": sum(a and not b for a, b in zip(p, c2)),
         "roadmap_only": sum(b and not a for a, b in zip(p, c2)), "neither": sum(not (a or b) for a, b in zip(p, c2)),
         "per_attempt": {"C2-primitive": rate(C2P), "C2": rate(C2)},
-        "mcnemar": mcnemar_exact(p, c2),
+        "mcnemar": _stats.mcnemar_exact(p, c2),
     }
 
 

@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.stats import binomtest
 
+from .outcomes import ladder_outcomes, parent_outcome
+
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
     """Two-sided exact McNemar: binomial test on discordant pairs (b01 vs b10) at p=0.5."""
@@ -80,8 +82,6 @@ def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence |
 
 def threshold_sweep(families: Sequence, taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
-    from .outcomes import ladder_outcomes, parent_outcome
-
     primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
     out: dict[int, dict[str, int]] = {}
     for tau in taus:

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .api import answers_equivalent, verify, verify_many
-    from .core import GRADER_VERSIONS, GRADERS, Verdict, grader_name, verify_inprocess
+    from .core import verify_inprocess
+    from .graders import GRADER_VERSIONS, GRADERS, Verdict, grader_name
     from .parse import ParseError, infer_schema, parse_answer
     from .pool import GradingFailed, VerifierPool, VerifierUnavailable, shared_pool
 
 _WHERE = {
     "verify": "api", "verify_many": "api", "answers_equivalent": "api",
-    "GRADER_VERSIONS": "core", "GRADERS": "core", "Verdict": "core", "grader_name": "core",
+    "GRADER_VERSIONS": "graders", "GRADERS": "graders", "Verdict": "graders", "grader_name": "graders",
     "verify_inprocess": "core",
     "ParseError": "parse", "infer_schema": "parse", "parse_answer": "parse",
     "GradingFailed": "pool", "VerifierPool": "pool", "VerifierUnavailable": "pool", "shared_pool": "pool",

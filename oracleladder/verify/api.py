@@ -7,8 +7,9 @@ from typing import Any, Sequence
 
 from oracleladder.schemas.types import AnswerSchema
 
-from .core import Verdict, grader_name, verify_inprocess
+from .core import Verdict, verify_inprocess
 from .equivalence import equivalent
+from .graders import grader_name
 from .pool import VerifierPool, shared_pool
 
 

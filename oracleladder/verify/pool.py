@@ -30,10 +30,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from oracleladder.schemas.models import Family, FamilyReport
+from oracleladder.schemas.models import Family, FamilyReport, Verdict
 from oracleladder.schemas.types import GradeStatus, Label
 
-from .core import Verdict, exact_match
+from .graders import exact_match
 
 READY = "ready"
 START_TIMEOUT_S = 120.0  # importing SymPy on a loaded machine; never counted against an item
