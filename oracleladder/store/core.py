@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from .rows import COMPRESS_FROM
+from .rows import COMPRESS_FROM, unpack_key
 
 
 class StoreError(Exception):
@@ -122,7 +122,7 @@ class Core:
             "SELECT key, CASE typeof(response) WHEN 'text' THEN "  # typeof first: a BLOB is not read
             f"CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} THEN response END END AS text, "
             "tokens_in, tokens_out, latency_s, finish_reason FROM calls WHERE response IS NOT NULL")
-        self._hits = {r["key"]: (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
+        self._hits = {unpack_key(r["key"]): (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
                       for r in rows}
 
     # ---------------------------------------------------------------- reads
