@@ -65,7 +65,7 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, shared_d
     assert isinstance(request, bytes) and json.loads(zstandard.decompress(request)) == req_long.model_dump(
         mode="json", exclude={"k"})  # the request of the prompt's K calls, stored once
     assert calls[req_short.key()][1] == "\\boxed{4}"  # a short text stays plain
-    assert _rows(path, "SELECT n.name, r.response FROM rollouts r JOIN names n ON n.id = r.pid_ref ORDER BY r.rowid") == [
+    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p1", None), ("p2", "\\boxed{5}")]
 
     async with Store.open(path) as store:  # a reopened store serves the long answer whole
@@ -112,5 +112,5 @@ async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, shared
         assert (await store.get_call("k-long")).text == long  # type: ignore[union-attr]
         assert await store.rollout_count() == 4
     assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
-    assert _rows(path, "SELECT n.name, r.response FROM rollouts r JOIN names n ON n.id = r.pid_ref ORDER BY r.rowid") == [
+    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p2", None), ("p3", "\\boxed{8}"), ("p4", "\\boxed{9}")]

@@ -1,6 +1,7 @@
 """``rollouts``: each student answer with its verdict. The answer is its call's (read through the
 call) unless it differs from it or its call is not in this store. The strings a rollout repeats
-(student, source, pid, target, run id) are kept once in ``names``; a rollout holds their ids."""
+(student, source, pid, target, run id) are kept once in ``names``; a rollout holds their ids, and
+the view ``rollouts_named`` reads them back."""
 
 from __future__ import annotations
 
@@ -22,16 +23,12 @@ VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, 
         ?12, ?13, CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND ladder_text(response) = ?14) THEN NULL
                        ELSE ?8 END)
 """
-_FROM = """
-FROM rollouts r JOIN names student ON student.id = r.student_ref JOIN names source ON source.id = r.source_ref
-     JOIN names pid ON pid.id = r.pid_ref JOIN names target ON target.id = r.target_ref
-     JOIN names run ON run.id = r.run_ref
-"""
 _SELECT = """
-SELECT run.name AS run_id, student.name AS student, source.name AS source, pid.name AS pid, target.name AS target,
-       r.k, r.call_key, COALESCE(r.response, (SELECT c.response FROM calls c WHERE c.key = r.call_key)) AS response,
+SELECT r.run_id, r.student, r.source, r.pid, r.target, r.k, r.call_key,
+       COALESCE(r.response, (SELECT c.response FROM calls c WHERE c.key = r.call_key)) AS response,
        r.label, r.reason, r.extracted, r.status
-""" + _FROM
+FROM rollouts_named r
+"""
 
 
 class RolloutsTable(Core):
@@ -48,15 +45,15 @@ class RolloutsTable(Core):
                        pid: str | None = None, target: str | None = None,
                        source: str | None = None) -> list[Rollout]:
         """Stored rollouts, filtered by any of student, run_id, pid, target, source; in insertion order."""
-        sql, params = where({"student.name": student, "run.name": run_id, "pid.name": pid, "target.name": target,
-                             "source.name": source})
-        return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.rowid", params)]
+        sql, params = where({"r.student": student, "r.run_id": run_id, "r.pid": pid, "r.target": target,
+                             "r.source": source})
+        return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.seq", params)]
 
     async def rollout_count(self, student: str | None = None, run_id: str | None = None, *,
                             status: GradeStatus | None = None) -> int:
-        sql, params = where({"student.name": student, "run.name": run_id,
-                             "r.status": None if status is None else GradeStatus(status).value})
-        return int((await self._fetch("SELECT COUNT(*)" + _FROM + sql, params))[0][0])
+        sql, params = where({"student": student, "run_id": run_id,
+                             "status": None if status is None else GradeStatus(status).value})
+        return int((await self._fetch("SELECT COUNT(*) FROM rollouts_named" + sql, params))[0][0])
 
 
 def _rollout(r: Any) -> Rollout:

@@ -344,7 +344,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # characters (rows.pack_key); the strings every rollout repeats (student, source, pid, target,
     # run id) are stored once in ``names`` and a rollout keeps their ids, so its row and its unique
     # key are a few bytes each; the response is the last column of calls and rollouts (reading the
-    # others does not walk its overflow pages); families are packed like responses.
+    # others does not walk its overflow pages); families are packed like responses. The view
+    # ``rollouts_named`` reads rollouts with their strings (and ``seq``, their insertion order).
     (
         "CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
         """
@@ -407,6 +408,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE rollouts",
         "ALTER TABLE rollouts_v12 RENAME TO rollouts",
         "CREATE INDEX rollouts_run ON rollouts(run_ref)",
+        """
+        CREATE VIEW rollouts_named AS
+        SELECT r.rowid AS seq, student.name AS student, source.name AS source, pid.name AS pid, target.name AS target,
+               r.k, r.call_key, run.name AS run_id, r.label, r.reason, r.extracted, r.status, r.created_at, r.response
+        FROM rollouts r JOIN names student ON student.id = r.student_ref JOIN names source ON source.id = r.source_ref
+             JOIN names pid ON pid.id = r.pid_ref JOIN names target ON target.id = r.target_ref
+             JOIN names run ON run.id = r.run_ref
+        """,
         "UPDATE families SET family = ladder_pack(family), released = ladder_pack(released)",
     ),
 )
