@@ -13,14 +13,16 @@ from .core import Core
 from .rows import name_id, now, pack, pack_key, unpack, unpack_key, where
 
 _PUT_NAMES = "INSERT INTO names (name) VALUES (?), (?), (?), (?), (?) ON CONFLICT(name) DO NOTHING"
-# the response is left NULL when it is the one its call stored (the readers take the call's),
-# compared as text: the call's may be packed at another zstd level, or not at all
+# the response is left NULL when it is the one its call stored (the readers take the call's):
+# the same bytes, or else the same text (the call's may be packed at another zstd level, or not
+# at all; the bytes first, so that a rollout of a call of this store is not unpacked)
 _PUT = f"""
 INSERT OR REPLACE INTO rollouts
     (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
      created_at, response)
 VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, ?6, {name_id("?7")}, ?9, ?10, ?11,
-        ?12, ?13, CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND ladder_text(response) = ?14) THEN NULL
+        ?12, ?13, CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
+                       THEN NULL
                        ELSE ?8 END)
 """
 _SELECT = """
