@@ -147,5 +147,5 @@ def _record(r: Any) -> CallRecord:
         result = ChatResult(text=unpack(r["response"]), tokens_in=r["tokens_in"], tokens_out=r["tokens_out"],
                             latency_s=r["latency_s"], finish_reason=r["finish_reason"])
     request = {**json.loads(unpack(r["request"])), "k": r["k"]}
-    return CallRecord(key=unpack_key(r["key"]), provider=r["provider"], model=r["model"], request=request, result=result,
-                      error=r["error"], run_id=r["run_id"], created_at=r["created_at"])
+    return CallRecord(key=unpack_key(r["key"]), provider=r["provider"], model=r["model"], request=request,
+                      result=result, error=r["error"], run_id=r["run_id"], created_at=r["created_at"])

@@ -125,8 +125,8 @@ class Core:
             "SELECT key, CASE typeof(response) WHEN 'text' THEN "  # typeof first: a BLOB is not read
             f"CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} THEN response END END AS text, "
             "tokens_in, tokens_out, latency_s, finish_reason FROM calls WHERE response IS NOT NULL")
-        self._hits = {unpack_key(r["key"]): (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
-                      for r in rows}
+        self._hits = {unpack_key(r["key"]): (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"],
+                                             r["finish_reason"]) for r in rows}
 
     # ---------------------------------------------------------------- reads
 

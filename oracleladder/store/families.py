@@ -37,7 +37,8 @@ class FamiliesTable(Core):
     async def families(self, source: str | None = None,
                        granularity: str | None = None) -> list[Family]:
         """Stored families in insertion order, optionally of one source and/or granularity."""
-        return [Family.model_validate_json(unpack(r["family"])) for r in await self._families("family", source, granularity)]
+        rows = await self._families("family", source, granularity)
+        return [Family.model_validate_json(unpack(r["family"])) for r in rows]
 
     async def released_records(self, source: str | None = None,
                                granularity: str | None = None) -> list[dict[str, Any]]:

@@ -21,9 +21,9 @@ INSERT OR REPLACE INTO rollouts
     (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
      created_at, response)
 VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, ?6, {name_id("?7")}, ?9, ?10, ?11,
-        ?12, ?13, CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
-                       THEN NULL
-                       ELSE ?8 END)
+        ?12, ?13,
+        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
+             THEN NULL ELSE ?8 END)
 """
 _SELECT = """
 SELECT r.run_id, r.student, r.source, r.pid, r.target, r.k, r.call_key,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .calls import stored_request_body, stored_request_digest, stored_request_k
-from .rows import name_id, pack, pack_key, stored_text
+from .rows import pack, pack_key, stored_text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # v1: the initial schema.
@@ -398,12 +398,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (student_ref, source_ref, pid_ref, target_ref, k, call_key)
         )
         """,
-        f"""
+        """
         INSERT INTO rollouts_v12 (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason,
                                   extracted, status, created_at, response)
-        SELECT {name_id("student")}, {name_id("source")}, {name_id("pid")}, {name_id("target")}, k,
-               ladder_pack_key(call_key), {name_id("run_id")}, label, reason, extracted, status, created_at, response
-        FROM rollouts ORDER BY rowid
+        SELECT (SELECT id FROM names WHERE name = r.student), (SELECT id FROM names WHERE name = r.source),
+               (SELECT id FROM names WHERE name = r.pid), (SELECT id FROM names WHERE name = r.target), r.k,
+               ladder_pack_key(r.call_key), (SELECT id FROM names WHERE name = r.run_id), r.label, r.reason,
+               r.extracted, r.status, r.created_at, r.response
+        FROM rollouts r ORDER BY r.rowid
         """,
         "DROP TABLE rollouts",
         "ALTER TABLE rollouts_v12 RENAME TO rollouts",
