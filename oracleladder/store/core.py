@@ -43,6 +43,10 @@ class StoreVersionError(StoreError):
         )
 
 
+# bytes of the file each connection maps: a long answer read back (a hit, a rollout) then costs no
+# read() per 512-byte page (a 6 KB answer is ~12 pages); this reserves address space only
+MMAP_SIZE = 1 << 30
+
 # A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason), the
 # text None when it is long (read on a hit). A plain tuple: CPython reads an exact tuple fastest.
 Hit = tuple["str | None", int, int, float, "str | None"]
@@ -83,9 +87,7 @@ class Core:
         self._reader = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._reader.row_factory = sqlite3.Row
         self._reader.execute("PRAGMA query_only = 1")
-        # long answers are read from the file on a hit: mapped, a 512-byte page costs no read()
-        # call (a 6 KB answer is ~12 pages); this reserves address space only, up to 1 GiB
-        self._reader.execute("PRAGMA mmap_size = 1073741824")
+        self._reader.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
         self._commit_interval = commit_interval
         self._max_batch = max_batch
         self._hits: dict[str, Hit] = {}

@@ -25,7 +25,7 @@ import aiosqlite
 from .attempts import AttemptsTable, CompileAttempt, PrimitiveAttempt
 from .batches import BatchTable
 from .calls import CallRecord, CallsTable
-from .core import StoreError, StoreVersionError
+from .core import MMAP_SIZE, StoreError, StoreVersionError
 from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
@@ -118,6 +118,7 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
             if str(mode).lower() != "wal":
                 raise StoreError(f"{p}: could not switch the journal to WAL (got {mode!r})")
             await conn.execute(f"PRAGMA synchronous = {synchronous}")
+            await conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
             await conn.execute("PRAGMA foreign_keys = ON")
             for name, (n_args, fn) in SQL_FUNCTIONS.items():
                 await conn.create_function(name, n_args, fn, deterministic=True)
@@ -155,6 +156,7 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
                 version = await _user_version(conn)
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(p, version, SCHEMA_VERSION)
+            await conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
             if version < SCHEMA_VERSION:
                 raise StoreError(f"{p}: store schema version {version} needs migrating to version "
                                  f"{SCHEMA_VERSION}, which a read-only store cannot take; open it once "
