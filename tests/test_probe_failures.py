@@ -85,7 +85,7 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
         for k in (0, 1):
             assert f"pid {fams[1].pid} target C3_gold_answers k {k}" in out
         # every other job has its rollout; the failed ones have none, and their calls are stored failed
-        rollouts = _db(store, "SELECT pid, target, status FROM rollouts")
+        rollouts = _db(store, "SELECT pid, target, status FROM rollouts_named")
         assert len(rollouts) == 2 * 2 * 2 - 2
         assert (fams[1].pid, "C3_gold_answers", "graded") not in rollouts
         errors = _db(store, "SELECT error FROM calls WHERE response IS NULL")
@@ -129,7 +129,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
             result = _probe(store, server)
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         assert "2 answers could not be graded" in " ".join(result.output.split())
-        assert sorted(_db(store, "SELECT pid, status FROM rollouts WHERE status = 'ungraded'")) == [(fams[0].pid, "ungraded")] * 2
+        assert sorted(_db(store, "SELECT pid, status FROM rollouts_named WHERE status = 'ungraded'")) == [(fams[0].pid, "ungraded")] * 2
 
         before = _report(store, out)
         # family 0's C1 answers are ungraded: in no table, but counted

@@ -58,14 +58,14 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, shared_d
         assert [r.response for r in await store.rollouts()] == [long, "\\boxed{4}", "\\boxed{5}"]
 
     calls = dict(((k, (req, resp)) for k, req, resp in _rows(
-        path, "SELECT c.key, q.body, c.response FROM calls c JOIN requests q ON q.id = c.request_id")))
+        path, "SELECT lower(hex(c.key)), q.body, c.response FROM calls c JOIN requests q ON q.id = c.request_id")))
     request, response = calls[req_long.key()]
     assert isinstance(response, bytes) and zstandard.decompress(response).decode() == long
     assert len(response) < len(long.encode()) / 2
     assert isinstance(request, bytes) and json.loads(zstandard.decompress(request)) == req_long.model_dump(
         mode="json", exclude={"k"})  # the request of the prompt's K calls, stored once
     assert calls[req_short.key()][1] == "\\boxed{4}"  # a short text stays plain
-    assert _rows(path, "SELECT pid, response FROM rollouts ORDER BY rowid") == [
+    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p1", None), ("p2", "\\boxed{5}")]
 
     async with Store.open(path) as store:  # a reopened store serves the long answer whole
@@ -112,5 +112,5 @@ async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, shared
         assert (await store.get_call("k-long")).text == long  # type: ignore[union-attr]
         assert await store.rollout_count() == 4
     assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
-    assert _rows(path, "SELECT pid, response FROM rollouts ORDER BY rowid") == [
+    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p2", None), ("p3", "\\boxed{8}"), ("p4", "\\boxed{9}")]

@@ -158,7 +158,7 @@ def _store_attempts(store: Path, student: str, pid: str, source: str = "release"
     """(target, k) -> what the page must say of it, read from the store's tables directly."""
     con = sqlite3.connect(store)
     try:
-        rows = con.execute("SELECT r.target, r.k, r.label, r.status, c.finish_reason FROM rollouts r "
+        rows = con.execute("SELECT r.target, r.k, r.label, r.status, c.finish_reason FROM rollouts_named r "
                            "JOIN calls c ON c.key = r.call_key WHERE r.student = ? AND r.pid = ? AND r.source = ?",
                            (student, pid, source)).fetchall()
         failed = con.execute("SELECT target, k FROM failed_jobs WHERE student = ? AND pid = ? AND source = ?",
@@ -216,7 +216,7 @@ def test_filters_and_search_narrow_the_list(browser, site) -> None:
     _open(browser, (out / "html" / "index.html").as_uri())
     con = sqlite3.connect(store)
     failed = {p for (p,) in con.execute("SELECT pid FROM failed_jobs")}
-    truncated = {p for (p,) in con.execute("SELECT r.pid FROM rollouts r JOIN calls c ON c.key = r.call_key "
+    truncated = {p for (p,) in con.execute("SELECT r.pid FROM rollouts_named r JOIN calls c ON c.key = r.call_key "
                                            "WHERE c.finish_reason = 'length' AND r.label = 'NOT_ACCEPT' "
                                            "AND r.status != 'ungraded'")}
     con.close()
@@ -313,7 +313,7 @@ def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
     con = sqlite3.connect(store)
     pid = browser.find_element(By.TAG_NAME, "h1").text.removeprefix("Family ")
-    n_rollouts = con.execute("SELECT COUNT(*) FROM rollouts WHERE pid = ?", (pid,)).fetchone()[0]
+    n_rollouts = con.execute("SELECT COUNT(*) FROM rollouts_named WHERE pid = ?", (pid,)).fetchone()[0]
     con.close()
     assert report["students"]["local"]["n"] == 1
     assert report["meta"]["ungradable_reference"]

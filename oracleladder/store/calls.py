@@ -3,7 +3,7 @@ request body once, for all its calls).
 
 The K samples of one prompt are K calls whose requests differ only in their sampling index ``k``;
 the request body is stored once, without ``k``, under the sha256 of its JSON, and each call keeps
-its ``k`` and the id of its body.
+its ``k`` and the id of its body. A call's key is stored as its 32 bytes (``rows.pack_key``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..clients.base import ChatRequest, ChatResult
 from .core import Core, kept
-from .rows import now, pack, unpack, where
+from .rows import now, pack, pack_key, unpack, unpack_key, where
 
 
 class CallRecord(BaseModel):
@@ -92,7 +92,7 @@ class CallsTable(Core):
             self._check_open()
             row = self._reader.execute(
                 "SELECT response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
-                "WHERE key = ? AND response IS NOT NULL", (key,)
+                "WHERE key = ? AND response IS NOT NULL", (pack_key(key),)
             ).fetchone()
             if row is None:
                 return None
@@ -123,12 +123,12 @@ class CallsTable(Core):
                       result.finish_reason)
         else:
             answer = (None, 0, 0, 0.0, None)
-        params = (key, request.provider, request.model, digest, k, *answer, error, run_id, now())
+        params = (pack_key(key), request.provider, request.model, digest, k, *answer, error, run_id, now())
         await self._submit_all((_PUT_REQUEST, _PUT_CALL), ((digest, body), params), wait)
 
     async def get_call_record(self, key: str) -> CallRecord | None:
         """The full row of a call, failed or not."""
-        rows = await self._fetch(_SELECT + " WHERE c.key = ?", (key,))
+        rows = await self._fetch(_SELECT + " WHERE c.key = ?", (pack_key(key),))
         return _record(rows[0]) if rows else None
 
     async def calls(self, *, run_id: str | None = None, errors_only: bool = False) -> list[CallRecord]:
@@ -147,5 +147,5 @@ def _record(r: Any) -> CallRecord:
         result = ChatResult(text=unpack(r["response"]), tokens_in=r["tokens_in"], tokens_out=r["tokens_out"],
                             latency_s=r["latency_s"], finish_reason=r["finish_reason"])
     request = {**json.loads(unpack(r["request"])), "k": r["k"]}
-    return CallRecord(key=r["key"], provider=r["provider"], model=r["model"], request=request, result=result,
-                      error=r["error"], run_id=r["run_id"], created_at=r["created_at"])
+    return CallRecord(key=unpack_key(r["key"]), provider=r["provider"], model=r["model"], request=request,
+                      result=result, error=r["error"], run_id=r["run_id"], created_at=r["created_at"])

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from .rows import COMPRESS_FROM
+from .rows import COMPRESS_FROM, unpack_key
 
 
 class StoreError(Exception):
@@ -42,6 +42,10 @@ class StoreVersionError(StoreError):
             f"(version {supported}); upgrade oracleladder to open this store"
         )
 
+
+# bytes of the file each connection maps: a long answer read back (a hit, a rollout) then costs no
+# read() per 512-byte page (a 6 KB answer is ~12 pages); this reserves address space only
+MMAP_SIZE = 1 << 30
 
 # A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason), the
 # text None when it is long (read on a hit). A plain tuple: CPython reads an exact tuple fastest.
@@ -83,6 +87,7 @@ class Core:
         self._reader = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._reader.row_factory = sqlite3.Row
         self._reader.execute("PRAGMA query_only = 1")
+        self._reader.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
         self._commit_interval = commit_interval
         self._max_batch = max_batch
         self._hits: dict[str, Hit] = {}
@@ -122,8 +127,8 @@ class Core:
             "SELECT key, CASE typeof(response) WHEN 'text' THEN "  # typeof first: a BLOB is not read
             f"CASE WHEN length(CAST(response AS BLOB)) < {COMPRESS_FROM} THEN response END END AS text, "
             "tokens_in, tokens_out, latency_s, finish_reason FROM calls WHERE response IS NOT NULL")
-        self._hits = {r["key"]: (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"], r["finish_reason"])
-                      for r in rows}
+        self._hits = {unpack_key(r["key"]): (r["text"], r["tokens_in"], r["tokens_out"], r["latency_s"],
+                                             r["finish_reason"]) for r in rows}
 
     # ---------------------------------------------------------------- reads
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from .core import Core
-from .rows import now, where
+from .rows import name_id, now, where
 
 
 class FailedJob(BaseModel):
@@ -26,8 +26,9 @@ INSERT OR REPLACE INTO failed_jobs (student, source, pid, target, k, call_key, r
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 # a later rollout of the same job supersedes its failure
-_ANSWERED = ("EXISTS (SELECT 1 FROM rollouts r WHERE r.student = f.student AND r.source = f.source AND "
-             "r.pid = f.pid AND r.target = f.target AND r.k = f.k)")
+_ANSWERED = (f"EXISTS (SELECT 1 FROM rollouts r WHERE r.student_ref = {name_id('f.student')} AND "
+             f"r.source_ref = {name_id('f.source')} AND r.pid_ref = {name_id('f.pid')} AND "
+             f"r.target_ref = {name_id('f.target')} AND r.k = f.k)")
 
 
 class FailedJobsTable(Core):

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..schemas.models import Family, to_released
 from .core import Core
-from .rows import GRAN_ORDER, gran, now, to_json, where
+from .rows import GRAN_ORDER, gran, now, pack, to_json, unpack, where
 
 _PUT = """
 INSERT INTO families (pid, source, granularity, family, released, created_at, updated_at)
@@ -20,10 +20,10 @@ ON CONFLICT(pid, source, granularity) DO UPDATE SET
 class FamiliesTable(Core):
     async def put_family(self, family: Family, *, wait: bool = True) -> None:
         """Store a family under (pid, provenance.source, provenance.granularity), replacing any
-        earlier one there; keeps the full Family JSON and its released record."""
+        earlier one there; keeps the full Family JSON and its released record (packed: rows.pack)."""
         t = now()
         params = (family.pid, family.provenance.source, gran(family.provenance.granularity),
-                  family.model_dump_json(), to_json(to_released(family)), t, t)
+                  pack(family.model_dump_json()), pack(to_json(to_released(family))), t, t)
         await self._submit(_PUT, params, wait)
 
     async def get_family(self, pid: str, source: str = "release",
@@ -32,17 +32,18 @@ class FamiliesTable(Core):
         preferring an unspecified one, then "default"."""
         sql, params = where({"pid": pid, "source": source, "granularity": granularity})
         rows = await self._fetch(f"SELECT family FROM families{sql} ORDER BY {GRAN_ORDER} LIMIT 1", params)
-        return Family.model_validate_json(rows[0]["family"]) if rows else None
+        return Family.model_validate_json(unpack(rows[0]["family"])) if rows else None
 
     async def families(self, source: str | None = None,
                        granularity: str | None = None) -> list[Family]:
         """Stored families in insertion order, optionally of one source and/or granularity."""
-        return [Family.model_validate_json(r["family"]) for r in await self._families("family", source, granularity)]
+        rows = await self._families("family", source, granularity)
+        return [Family.model_validate_json(unpack(r["family"])) for r in rows]
 
     async def released_records(self, source: str | None = None,
                                granularity: str | None = None) -> list[dict[str, Any]]:
         """The released-format records of stored families, in insertion order."""
-        return [json.loads(r["released"]) for r in await self._families("released", source, granularity)]
+        return [json.loads(unpack(r["released"])) for r in await self._families("released", source, granularity)]
 
     async def sources(self) -> list[str]:
         return [r["source"] for r in await self._fetch("SELECT DISTINCT source FROM families ORDER BY source")]

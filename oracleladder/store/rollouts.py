@@ -1,5 +1,7 @@
 """``rollouts``: each student answer with its verdict. The answer is its call's (read through the
-call) unless it differs from it or its call is not in this store."""
+call) unless it differs from it or its call is not in this store. The strings a rollout repeats
+(student, source, pid, target, run id) are kept once in ``names``; a rollout holds their ids, and
+the view ``rollouts_named`` reads them back."""
 
 from __future__ import annotations
 
@@ -8,22 +10,26 @@ from typing import Any
 from ..schemas.models import Rollout, Verdict
 from ..schemas.types import GradeStatus, Label
 from .core import Core
-from .rows import now, pack, unpack, where
+from .rows import name_id, now, pack, pack_key, unpack, unpack_key, where
 
-# the response is left NULL when it is the one its call stored (the readers take the call's)
-_PUT = """
+_PUT_NAMES = "INSERT INTO names (name) VALUES (?), (?), (?), (?), (?) ON CONFLICT(name) DO NOTHING"
+# the response is left NULL when it is the one its call stored (the readers take the call's):
+# the same bytes, or else the same text (the call's may be packed at another zstd level, or not
+# at all; the bytes first, so that a rollout of a call of this store is not unpacked)
+_PUT = f"""
 INSERT OR REPLACE INTO rollouts
-    (student, source, pid, target, k, call_key, run_id, response, label, reason, extracted, status,
-     created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND response = ?8) THEN NULL ELSE ?8 END,
-        ?9, ?10, ?11, ?12, ?13)
+    (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
+     created_at, response)
+VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, ?6, {name_id("?7")}, ?9, ?10, ?11,
+        ?12, ?13,
+        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
+             THEN NULL ELSE ?8 END)
 """
 _SELECT = """
 SELECT r.run_id, r.student, r.source, r.pid, r.target, r.k, r.call_key,
        COALESCE(r.response, (SELECT c.response FROM calls c WHERE c.key = r.call_key)) AS response,
        r.label, r.reason, r.extracted, r.status
-FROM rollouts r
+FROM rollouts_named r
 """
 
 
@@ -32,10 +38,10 @@ class RolloutsTable(Core):
         """Store a rollout with its verdict. Keyed by (student, source, pid, target, k, call_key): a
         rerun that reuses a cached call replaces the row (taking the new run_id), not duplicates it."""
         v = rollout.verdict
-        params = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.k, rollout.call_key,
-                  rollout.run_id, pack(rollout.response), Label(v.label).value, v.reason, v.extracted,
-                  GradeStatus(v.status).value, now())
-        await self._submit(_PUT, params, wait)
+        names = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.run_id)
+        params = (*names[:4], rollout.k, pack_key(rollout.call_key), rollout.run_id, pack(rollout.response),
+                  Label(v.label).value, v.reason, v.extracted, GradeStatus(v.status).value, now(), rollout.response)
+        await self._submit_all((_PUT_NAMES, _PUT), (names, params), wait)
 
     async def rollouts(self, student: str | None = None, run_id: str | None = None, *,
                        pid: str | None = None, target: str | None = None,
@@ -43,17 +49,18 @@ class RolloutsTable(Core):
         """Stored rollouts, filtered by any of student, run_id, pid, target, source; in insertion order."""
         sql, params = where({"r.student": student, "r.run_id": run_id, "r.pid": pid, "r.target": target,
                              "r.source": source})
-        return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.rowid", params)]
+        return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.seq", params)]
 
     async def rollout_count(self, student: str | None = None, run_id: str | None = None, *,
                             status: GradeStatus | None = None) -> int:
         sql, params = where({"student": student, "run_id": run_id,
                              "status": None if status is None else GradeStatus(status).value})
-        return int((await self._fetch("SELECT COUNT(*) FROM rollouts" + sql, params))[0][0])
+        return int((await self._fetch("SELECT COUNT(*) FROM rollouts_named" + sql, params))[0][0])
 
 
 def _rollout(r: Any) -> Rollout:
     verdict = Verdict(label=Label(r["label"]), reason=r["reason"], extracted=r["extracted"],
                       status=GradeStatus(r["status"]))
     return Rollout(run_id=r["run_id"], student=r["student"], pid=r["pid"], target=r["target"], k=r["k"],
-                   call_key=r["call_key"], response=unpack(r["response"]), verdict=verdict, source=r["source"])
+                   call_key=unpack_key(r["call_key"]), response=unpack(r["response"]), verdict=verdict,
+                   source=r["source"])

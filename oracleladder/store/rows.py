@@ -13,6 +13,9 @@ import zstandard
 from pydantic import BaseModel
 
 COMPRESS_FROM = 512  # bytes; shorter texts gain little from compression and stay plain text
+# zstd's level 5 makes a released answer 6% smaller than level 3 for 0.15 ms more CPU (10,000
+# characters: 0.34 ms against 0.19); higher levels gain little more (9: 8%) for far more time
+ZSTD_LEVEL = 5
 
 # the order of granularities when any will do: an unspecified one, then "default", then the others
 GRAN_ORDER = "CASE granularity WHEN '' THEN 0 WHEN 'default' THEN 1 ELSE 2 END, granularity"
@@ -45,11 +48,36 @@ def _default(obj: Any) -> Any:
 def pack(text: str) -> str | bytes:
     """A text as stored: itself, or when long its zstd-compressed UTF-8 (a BLOB)."""
     data = text.encode()
-    return text if len(data) < COMPRESS_FROM else zstandard.compress(data, 3)
+    return text if len(data) < COMPRESS_FROM else zstandard.compress(data, ZSTD_LEVEL)
 
 
 def unpack(value: str | bytes) -> str:
     return zstandard.decompress(value).decode() if isinstance(value, bytes) else value
+
+
+def stored_text(value: str | bytes | None) -> str | None:
+    """A stored text read back however it was packed (NULL stays NULL): the SQL function
+    ``ladder_text``, so that texts packed at another zstd level or not at all compare equal."""
+    return None if value is None else unpack(value)
+
+
+def pack_key(key: str) -> str | bytes:
+    """A call key as stored: a sha256 hex digest (``ChatRequest.key()``) as its 32 bytes, any other
+    key as it is."""
+    try:
+        raw = bytes.fromhex(key)
+    except ValueError:
+        return key
+    return raw if len(raw) == 32 and raw.hex() == key else key
+
+
+def unpack_key(value: str | bytes) -> str:
+    return value.hex() if isinstance(value, bytes) else value
+
+
+def name_id(expr: str) -> str:
+    """SQL for the id in ``names`` of the string ``expr`` (a parameter or a column)."""
+    return f"(SELECT id FROM names WHERE name = {expr})"
 
 
 def gran(granularity: str | None) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .calls import stored_request_body, stored_request_digest, stored_request_k
+from .rows import pack, pack_key, stored_text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # v1: the initial schema.
@@ -340,14 +341,97 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE calls_v9 RENAME TO calls",
         "CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id)",
     ),
+    # v12: a store that stays small. A call key (a sha256) is stored as its 32 bytes, not 64 hex
+    # characters (rows.pack_key); the strings every rollout repeats (student, source, pid, target,
+    # run id) are stored once in ``names`` and a rollout keeps their ids, so its row and its unique
+    # key are a few bytes each; the response is the last column of calls and rollouts (reading the
+    # others does not walk its overflow pages); families are packed like responses. The view
+    # ``rollouts_named`` reads rollouts with their strings (and ``seq``, their insertion order).
+    (
+        "CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+        """
+        CREATE TABLE calls_v12 (
+            key           BLOB NOT NULL UNIQUE,
+            provider      TEXT NOT NULL,
+            model         TEXT NOT NULL,
+            request_id    INTEGER NOT NULL REFERENCES requests(id),
+            k             INTEGER NOT NULL DEFAULT 0,
+            tokens_in     INTEGER NOT NULL DEFAULT 0,
+            tokens_out    INTEGER NOT NULL DEFAULT 0,
+            latency_s     REAL NOT NULL DEFAULT 0,
+            finish_reason TEXT,
+            error         TEXT,
+            run_id        TEXT,
+            created_at    TEXT NOT NULL,
+            response      BLOB
+        )
+        """,
+        """
+        INSERT INTO calls_v12 (key, provider, model, request_id, k, tokens_in, tokens_out, latency_s, finish_reason,
+                               error, run_id, created_at, response)
+        SELECT ladder_pack_key(key), provider, model, request_id, k, tokens_in, tokens_out, latency_s, finish_reason,
+               error, run_id, created_at, response
+        FROM calls ORDER BY rowid
+        """,
+        "DROP TABLE calls",
+        "ALTER TABLE calls_v12 RENAME TO calls",
+        "CREATE INDEX calls_run ON calls(run_id)",
+        """
+        INSERT INTO names (name)
+        SELECT student FROM rollouts UNION SELECT source FROM rollouts UNION SELECT pid FROM rollouts
+        UNION SELECT target FROM rollouts UNION SELECT run_id FROM rollouts
+        """,
+        """
+        CREATE TABLE rollouts_v12 (
+            student_ref INTEGER NOT NULL REFERENCES names(id),
+            source_ref  INTEGER NOT NULL REFERENCES names(id),
+            pid_ref     INTEGER NOT NULL REFERENCES names(id),
+            target_ref  INTEGER NOT NULL REFERENCES names(id),
+            k           INTEGER NOT NULL,
+            call_key    BLOB NOT NULL,
+            run_ref     INTEGER NOT NULL REFERENCES names(id),
+            label       TEXT NOT NULL,
+            reason      TEXT NOT NULL,
+            extracted   TEXT,
+            status      TEXT NOT NULL DEFAULT 'graded',
+            created_at  TEXT NOT NULL,
+            response    BLOB,
+            UNIQUE (student_ref, source_ref, pid_ref, target_ref, k, call_key)
+        )
+        """,
+        """
+        INSERT INTO rollouts_v12 (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason,
+                                  extracted, status, created_at, response)
+        SELECT (SELECT id FROM names WHERE name = r.student), (SELECT id FROM names WHERE name = r.source),
+               (SELECT id FROM names WHERE name = r.pid), (SELECT id FROM names WHERE name = r.target), r.k,
+               ladder_pack_key(r.call_key), (SELECT id FROM names WHERE name = r.run_id), r.label, r.reason,
+               r.extracted, r.status, r.created_at, r.response
+        FROM rollouts r ORDER BY r.rowid
+        """,
+        "DROP TABLE rollouts",
+        "ALTER TABLE rollouts_v12 RENAME TO rollouts",
+        "CREATE INDEX rollouts_run ON rollouts(run_ref)",
+        """
+        CREATE VIEW rollouts_named AS
+        SELECT r.rowid AS seq, student.name AS student, source.name AS source, pid.name AS pid, target.name AS target,
+               r.k, r.call_key, run.name AS run_id, r.label, r.reason, r.extracted, r.status, r.created_at, r.response
+        FROM rollouts r JOIN names student ON student.id = r.student_ref JOIN names source ON source.id = r.source_ref
+             JOIN names pid ON pid.id = r.pid_ref JOIN names target ON target.id = r.target_ref
+             JOIN names run ON run.id = r.run_ref
+        """,
+        "UPDATE families SET family = ladder_pack(family), released = ladder_pack(released)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
-# SQL functions the migration steps call (registered on the connection that migrates): name ->
-# (number of arguments, function)
-MIGRATION_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
+# SQL functions the migration steps and the writer's statements call (registered on the writing
+# connection): name -> (number of arguments, function)
+SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_request_digest": (1, stored_request_digest),
     "ladder_request_body": (1, stored_request_body),
     "ladder_request_k": (1, stored_request_k),
+    "ladder_pack_key": (1, pack_key),
+    "ladder_pack": (1, pack),
+    "ladder_text": (1, stored_text),
 }

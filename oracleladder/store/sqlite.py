@@ -6,9 +6,10 @@ rollouts, failed jobs, screen verdicts, meta); this module opens a store and mig
 (`schema.py`).
 
 Each response is stored once, in its call; a rollout keeps its own copy only where it differs from
-its call's. Each prompt's request is stored once for its K calls. Requests and responses of
-``COMPRESS_FROM`` bytes or more are stored as zstd-compressed BLOBs; every reader takes both forms
-(stores written before keep their plain text).
+its call's. Each prompt's request is stored once for its K calls, and the strings every rollout
+repeats once in ``names``. Requests, responses and families of ``COMPRESS_FROM`` bytes or more are
+stored as zstd-compressed BLOBs; every reader takes both forms (stores written before keep their
+plain text). Call keys are stored as their 32 bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import aiosqlite
 from .attempts import AttemptsTable, CompileAttempt, PrimitiveAttempt
 from .batches import BatchTable
 from .calls import CallRecord, CallsTable
-from .core import StoreError, StoreVersionError
+from .core import MMAP_SIZE, StoreError, StoreVersionError
 from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
@@ -34,13 +35,13 @@ from .reports import ReportsTable
 from .rollouts import RolloutsTable
 from .rows import COMPRESS_FROM
 from .runs import RunRecord, RunsTable, mark_interrupted
-from .schema import MIGRATION_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
+from .schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS
 from .screen import ScreenTable, ScreenVerdict
 
 DEFAULT_STORE = Path("ladder.sqlite")
-# bytes; SQLite's default 4096 left about 900 bytes unused beside each answer of ~3 KB compressed
-# (docs/benchmarks.md, "The store at scale")
-PAGE_SIZE = 1024
+# bytes, SQLite's smallest; its default 4096 left about 900 bytes unused beside each answer of ~3 KB
+# compressed, 1024 about 170, 512 about 80 (docs/benchmarks.md, "The store at scale")
+PAGE_SIZE = 512
 
 
 class _Opening:
@@ -117,7 +118,10 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
             if str(mode).lower() != "wal":
                 raise StoreError(f"{p}: could not switch the journal to WAL (got {mode!r})")
             await conn.execute(f"PRAGMA synchronous = {synchronous}")
+            await conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
             await conn.execute("PRAGMA foreign_keys = ON")
+            for name, (n_args, fn) in SQL_FUNCTIONS.items():
+                await conn.create_function(name, n_args, fn, deterministic=True)
             await _migrate(conn, p)
             await mark_interrupted(conn)
             store = cls(p, conn, uri=p.absolute().as_uri(), readonly=False,
@@ -152,6 +156,7 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
                 version = await _user_version(conn)
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(p, version, SCHEMA_VERSION)
+            await conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
             if version < SCHEMA_VERSION:
                 raise StoreError(f"{p}: store schema version {version} needs migrating to version "
                                  f"{SCHEMA_VERSION}, which a read-only store cannot take; open it once "
@@ -197,8 +202,6 @@ async def _user_version(conn: aiosqlite.Connection) -> int:
 
 async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
     """Apply the missing migration steps, each in its own transaction with its version bump."""
-    for name, (n_args, fn) in MIGRATION_FUNCTIONS.items():
-        await conn.create_function(name, n_args, fn, deterministic=True)
     while True:
         await conn.execute("BEGIN IMMEDIATE")  # re-read under the write lock: another process may migrate too
         try:
