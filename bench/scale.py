@@ -128,10 +128,18 @@ class RssSampler:
 
 
 def families(n: int) -> list[Family]:
-    """``n`` families: the released sample families, repeated under new pids."""
+    """``n`` families: the released sample families, repeated under new pids. A repeat's problem and
+    milestone texts say which copy they are, so no two families share a prompt (shared prompts would
+    share their calls, which the paper's distinct problems never do)."""
     base = list(read_jsonl(DATA / "families_sample.jsonl", Family))
-    return [base[i % len(base)].model_copy(update={"pid": f"{base[i % len(base)].pid}-scale{i // len(base)}"})
-            for i in range(n)]
+    return [_copy(base[i % len(base)], i // len(base)) for i in range(n)]
+
+
+def _copy(family: Family, copy: int) -> Family:
+    mark = f"\n\n(Copy {copy} of this problem.)" if copy else ""
+    return family.model_copy(update={
+        "pid": f"{family.pid}-scale{copy}", "parent_prompt": family.parent_prompt + mark,
+        "milestones": [m.model_copy(update={"prompt": m.prompt + mark}) for m in family.milestones]})
 
 
 async def grading_time(store: Store, fams: list[Family], config: ProbeConfig) -> float:
