@@ -103,10 +103,19 @@ def rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-class RssSampler:
-    """The process's resident memory every ``interval`` s, with the run's progress at that time."""
+def rss_parts() -> str:
+    """The resident memory's parts: the process's own (anon) and mapped files (libraries, the store)."""
+    with open("/proc/self/status") as f:
+        kb = dict(line.split(":", 1) for line in f if line.startswith(("RssAnon", "RssFile", "RssShmem")))
+    return ", ".join(f"{k[3:].lower()} {int(v.split()[0]) / 1024:.1f}" for k, v in kb.items())
 
-    def __init__(self, interval: float = 0.2) -> None:
+
+class RssSampler:
+    """The process's resident memory every ``interval`` s, with the run's progress at that time;
+    a line at every tenth of ``total`` rollouts."""
+
+    def __init__(self, total: int, interval: float = 0.2) -> None:
+        self.total = total
         self.interval = interval
         self.done = 0
         self.samples: list[tuple[int, int]] = []  # (rollouts done, rss)
@@ -114,8 +123,13 @@ class RssSampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        tenth = 1
         while not self._stop.wait(self.interval):
             self.samples.append((self.done, rss_bytes()))
+            if self.done >= tenth * self.total / 10:
+                print(f"{tenth * 10:3d}%: {self.done} rollouts, RSS {self.samples[-1][1] / 2**20:.1f} MB "
+                      f"({rss_parts()})", flush=True)
+                tenth = 10 * self.done // self.total + 1
 
     def __enter__(self) -> "RssSampler":
         self._thread.start()
@@ -171,7 +185,7 @@ async def run(a: argparse.Namespace) -> int:
               f"{a.latency * 1000:.0f} ms, concurrency {a.concurrency}, {os.cpu_count()} cores", flush=True)
         write_jsonl(tmp / "families.jsonl", (to_released(f) for f in fams))
         student = Endpoint(config.student, base_urls=[f"http://127.0.0.1:{port}/v1"], concurrency=a.concurrency)
-        with RssSampler() as rss:
+        with RssSampler(n_jobs) as rss:
             @contextmanager
             def progress(description: str, total: int, client: object) -> Iterator[Callable[[object], None]]:
                 def done(_: object) -> None:

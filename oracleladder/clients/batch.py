@@ -55,7 +55,9 @@ from .providers import (
     _result_from_anthropic_dict,
     _result_from_openai_dict,
     _sdk_error,
+    anthropic,
     endpoint_of,
+    openai,
     parse_model,
 )
 
@@ -171,8 +173,6 @@ class OpenAIBatchAPI:
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = 120.0) -> None:
-        import openai
-
         self._sdk = openai
         self.endpoint = endpoint_of("openai", base_url)
         self._where = base_url or "the openai API"
@@ -284,8 +284,6 @@ class AnthropicBatchAPI:
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = 120.0) -> None:
-        import anthropic
-
         self._sdk = anthropic
         self.endpoint = endpoint_of("anthropic", base_url)
         self._where = base_url or "the anthropic API"

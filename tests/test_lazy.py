@@ -1,0 +1,38 @@
+"""oracleladder._lazy: a lazily loaded module read by several threads at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) -> None:
+    # a module that takes a while to execute, as an SDK does; its last line makes the attribute read
+    (tmp_path / "slow_sdk.py").write_text("import time\ntime.sleep(0.3)\nClient = 'made'\n")
+    script = textwrap.dedent("""
+        import threading
+        from oracleladder._lazy import lazy_module
+
+        sdk = lazy_module("slow_sdk")
+        seen, errors = [], []
+
+        def first_use():
+            try:
+                seen.append(sdk.Client)
+            except Exception as e:
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=first_use) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(seen, errors)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
+    assert out.stdout.strip() == "['made', 'made', 'made', 'made'] []"
