@@ -1,11 +1,13 @@
 """A store that stays small: each response is stored once (a rollout points at its call), long
 requests and responses are zstd-compressed, a store written before (schema v5, every response
 twice) migrates with every reader still returning each rollout's response, and a long cached
-answer is served whole after a reopen (read from the file, not kept in memory)."""
+answer is served whole after a reopen (read from the file, not kept in memory), and a run writing
+its store does not keep the file resident."""
 
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 
@@ -114,3 +116,28 @@ async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, shared
     assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p2", None), ("p3", "\\boxed{8}"), ("p4", "\\boxed{9}")]
+
+
+def _mapped_file_kb() -> int:
+    """This process's resident pages of mapped files, libraries included (Linux's RssFile)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
+
+
+async def test_a_run_writing_its_store_does_not_keep_the_file_resident(tmp_path: Path, shared_data: Path) -> None:
+    # a probe at the paper's size writes ~90 MB of store; the process's memory must not grow with it
+    words = _long_text(shared_data).split()
+    rng = random.Random(0)
+    path = tmp_path / "s.sqlite"
+    async with Store.open(path) as store:
+        before = _mapped_file_kb()
+        for i in range(5000):
+            text = " ".join(rng.choices(words, k=1500))  # ~9,000 characters, ~4 KB compressed
+            request = _request(i)
+            await store.put_call(request, ChatResult(text=text, tokens_in=10, tokens_out=2000), wait=False)
+            await store.put_rollout(_rollout(request, text), wait=False)
+        await store.flush()
+        grown_kb = _mapped_file_kb() - before
+    written_kb = sum(p.stat().st_size for p in tmp_path.iterdir()) // 1024
+    assert written_kb > 15_000
+    assert grown_kb < written_kb / 10, f"{grown_kb} KB of the store's {written_kb} KB stayed resident"

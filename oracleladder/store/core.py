@@ -43,8 +43,8 @@ class StoreVersionError(StoreError):
         )
 
 
-# bytes of the file each connection maps: a long answer read back (a hit, a rollout) then costs no
-# read() per 512-byte page (a 6 KB answer is ~12 pages); this reserves address space only
+# bytes of the file each reading connection maps: a long answer read back (a hit, a read-only
+# store's rollouts) then costs no read() per 512-byte page (a 6 KB answer is ~12 pages)
 MMAP_SIZE = 1 << 30
 
 # A cached result as kept in memory: (text, tokens_in, tokens_out, latency_s, finish_reason), the
