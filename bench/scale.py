@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
+from oracleladder.probe.prompts import description  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
@@ -142,9 +143,10 @@ class RssSampler:
 
 
 def families(n: int) -> list[Family]:
-    """``n`` families: the released sample families, repeated under new pids. A repeat's problem and
-    milestone texts say which copy they are, so no two families share a prompt (shared prompts would
-    share their calls, which the paper's distinct problems never do)."""
+    """``n`` families: the released sample families, repeated under new pids. A repeat's problem,
+    milestone prompts and sub-goal descriptions say which copy they are, so no two families share a
+    prompt (shared prompts would share their calls, which the paper's distinct problems never do;
+    with unmarked descriptions, a C2_random drawing a copy of its own family as donor did)."""
     base = list(read_jsonl(DATA / "families_sample.jsonl", Family))
     return [_copy(base[i % len(base)], i // len(base)) for i in range(n)]
 
@@ -153,7 +155,8 @@ def _copy(family: Family, copy: int) -> Family:
     mark = f"\n\n(Copy {copy} of this problem.)" if copy else ""
     return family.model_copy(update={
         "pid": f"{family.pid}-scale{copy}", "parent_prompt": family.parent_prompt + mark,
-        "milestones": [m.model_copy(update={"prompt": m.prompt + mark}) for m in family.milestones]})
+        "milestones": [m.model_copy(update={"prompt": m.prompt + mark, "description": description(m) + mark})
+                       for m in family.milestones]})
 
 
 async def grading_time(store: Store, fams: list[Family], config: ProbeConfig) -> float:
