@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import clients, verify
 from ._lazy import lazy_module
 from .audit import format as fmt
+from .audit.judge import ask_judge, draw, key_path, write_sheet
 from .clients import Client, ConfigurationError, DEFAULT_PRICES, PriceTable
 from .clients.batch import CREATING, DEFAULT_POLL_S, DEFAULT_QUIET_S, ENDED, make_batch_api, make_batch_client
 from .clients.errors import endpoint_failure, explain
@@ -35,6 +36,7 @@ from .compiler.workers import BUDGET_CHECK
 from .construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from .construction.screen import DIRECT, RULES, screen as screen_families
 from .domains import Domain, Job, Settings, get_domain
+from .domains.math import MathDomain, collect_results, run_grader
 from .domains.primitive import PrimitiveDomain
 from .probe.outcomes import FamilyResults
 from .probe.primitive import primitive_vs_roadmap, without_primitive, write_primitive_vs_roadmap
@@ -49,14 +51,10 @@ from .validators.atomicity import atomicity_problem
 from .verify import GRADER_VERSIONS, VerifierPool, grader_name
 
 if TYPE_CHECKING:
-    from .audit import judge as _judge
     from .construction import reanchor as _reanchor
-    from .domains import math as _math
     from .probe import compare as _compare, report as _report
     from .viewer import site as _site
 else:  # loaded when a command first needs them (pyarrow, SciPy, matplotlib, markdown-it)
-    _math = lazy_module("oracleladder.domains.math")  # the pool reader's pyarrow
-    _judge = lazy_module("oracleladder.audit.judge")  # the math domain behind it
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.probe.compare")
     _report = lazy_module("oracleladder.probe.report")
@@ -303,7 +301,7 @@ class Experiment:
     def _grading(self, domain: Domain) -> Domain:
         """``domain``, for a run that grades: the math domain grades in the experiment's pool, not in
         one of its own per run (another domain starts what it holds when entered)."""
-        if domain.verifier and isinstance(domain, _math.MathDomain) and domain.pool is None:
+        if domain.verifier and isinstance(domain, MathDomain) and domain.pool is None:
             domain.pool = self.pool
         return domain
 
@@ -552,7 +550,7 @@ class Experiment:
                                    temperature=temperature, grader=grader, source=source, progress=progress)
         families = await self.roadmap_set(source)
         rollouts = await self.store.rollouts(student=endpoint.model, run_id=summary["run_id"])
-        verdicts = screen_families(families, _math.collect_results(families, rollouts), set_name=set_name,
+        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens,
                                    run_id=summary["run_id"])
         for verdict in verdicts:
@@ -600,7 +598,7 @@ class Experiment:
         for model in models:
             rollouts = [r for r in await self.store.rollouts(student=model, source=families[0].provenance.roadmap_set)
                         if r.k < k and r.run_id in budget]
-            results[model] = _math.collect_results(families, rollouts)
+            results[model] = collect_results(families, rollouts)
         return _reanchor.gap_counts(results, list(anchors), k)
 
     # ------------------------------------------------------------------ results
@@ -626,7 +624,7 @@ class Experiment:
         families = await self.roadmap_set(source)
         rollouts = await self.store.rollouts(student=student, source=families[0].provenance.roadmap_set)
         runs = {r.id: r for r in await self.store.runs("probe")}
-        names = sorted({_math.run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
+        names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
         return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
 
     def check_html(self, domain: str = "math") -> None:
@@ -764,7 +762,7 @@ class Experiment:
         by_pid = {f.pid: f for f in families}
         rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
                     if r.pid in by_pid]
-        sizes, sample = _judge.draw(rollouts, n, seed)
+        sizes, sample = draw(rollouts, n, seed)
         if not sample:
             raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
                                   f"'{source}'")
@@ -776,12 +774,12 @@ class Experiment:
         _batch_run(client, run_id)
         status = "interrupted"
         try:
-            verdicts = await _judge.ask_judge(client, by_pid, sample, max_tokens)
+            verdicts = await ask_judge(client, by_pid, sample, max_tokens)
             status = FINISHED_WITH_FAILURES if any(v == "failed" for v, _ in verdicts) else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
-        cases = _judge.write_sheet(sheet, _judge.key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
+        cases = write_sheet(sheet, key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
         return {"run_id": run_id, "sampled": len(sample), "judge_accepts": cases,
                 "failed": sum(v == "failed" for v, _ in verdicts),
                 "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict(),

@@ -48,3 +48,16 @@ def test_first_use_loads_the_grader() -> None:
 def test_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         verify_package.nope  # noqa: B018
+
+
+def test_a_probe_loads_no_pool_reader() -> None:
+    """The math domain reads problem pools through pyarrow, whose shared libraries put ~40 MB on a
+    process's resident set (bench/scale.py: peak 143 MB with it, 65 MB without); a probe reads
+    none, so neither the API nor the domain loads it until a pool is read."""
+    code = ("from oracleladder import Experiment\nfrom oracleladder.domains import MathDomain\n"
+            "from oracleladder.probe.runner import ProbeConfig\nMathDomain()")
+    assert _loaded(code, ("pyarrow", "matplotlib", "scipy")) == []
+    reading = (code + "\nimport pathlib, tempfile\np = pathlib.Path(tempfile.mkdtemp()) / 'pool.csv'\n"
+               "p.write_text('problem,answer\\nWhat is 1+1?,2\\n')\n"
+               "assert len(MathDomain().read_problems(p, 'error')) == 1")
+    assert _loaded(reading, ("pyarrow",)) == ["pyarrow"]

@@ -19,20 +19,14 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .._lazy import lazy_module
 from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
+from ..domains.math import target_gold
 from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
 from .markdown import table
-
-if TYPE_CHECKING:
-    from ..domains import math as _math
-else:  # the math domain's pyarrow, SciPy and SymPy: loaded by the judge audit, not by `ladder --help`
-    _math = lazy_module("oracleladder.domains.math")
 
 TAIL_CHARS = 12_000  # what the judge reads of a response: the paper's last 12,000 characters
 SHEET_TAIL_CHARS = 3_000  # what the person reads: the end of the response, where its answer is
@@ -90,7 +84,7 @@ def _note(family: Family, target: str) -> str:
 
 
 def judge_messages(family: Family, rollout: Rollout) -> list[dict[str, str]]:
-    prompt = load("judge").render(reference=_math.target_gold(family, rollout.target),
+    prompt = load("judge").render(reference=target_gold(family, rollout.target),
                                   note=_note(family, rollout.target), response=rollout.response[-TAIL_CHARS:])
     return [{"role": "user", "content": prompt}]
 
@@ -134,7 +128,7 @@ def write_sheet(sheet: Path, key: Path, families: dict[str, Family], sizes: dict
         for i, (r, call) in enumerate(accepted, 1):
             case = f"case-{i:03d}"
             family = families[r.pid]
-            out.writerow([case, r.response[-SHEET_TAIL_CHARS:], _math.target_gold(family, r.target),
+            out.writerow([case, r.response[-SHEET_TAIL_CHARS:], target_gold(family, r.target),
                           _note(family, r.target), "", ""])
             cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
                            "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._lazy import lazy_module
 from ..compiler.plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from ..construction.pool import parse_fields, read_pool
 from ..probe.outcomes import FamilyResults, results_from_rollouts
 from ..probe.primitive import family_primitive, primitive_prompt
 from ..probe.prompts import condition_prompt, messages as student_messages, stage0_prompt
@@ -30,7 +30,10 @@ from ..verify import GradingFailed, grader_name
 from .base import Attempt, Checked, Domain, Job, Settings
 
 if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
+    from ..construction import pool as _pools
     from ..probe.runner import ProbeConfig
+else:  # pyarrow (~40 MB of shared libraries): loaded when a problem pool is first read, not by a probe
+    _pools = lazy_module("oracleladder.construction.pool")
 
 
 def target_gold(family: Family, target: str, use_corrections: bool = False) -> str:
@@ -114,7 +117,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     # ------------------------------------------------------------------ compile
 
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[MathProblem]:
-        return read_pool(path, parse_fields(list(self.fields)), on_duplicate)
+        return _pools.read_pool(path, _pools.parse_fields(list(self.fields)), on_duplicate)
 
     def unusable(self, problem: MathProblem) -> CheckResult | None:
         why = answer_problem(problem.answer)  # no roadmap can be graded against it
