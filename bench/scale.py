@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
-from oracleladder.probe.prompts import description  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig  # noqa: E402
 from oracleladder.verify import VerifierPool  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
@@ -143,19 +142,25 @@ class RssSampler:
 
 
 def families(n: int) -> list[Family]:
-    """``n`` families: the released sample families, repeated under new pids. A repeat's problem,
-    milestone prompts and sub-goal descriptions say which copy they are, so no two families share a
-    prompt (shared prompts would share their calls, which the paper's distinct problems never do;
-    with unmarked descriptions, a C2_random drawing a copy of its own family as donor did)."""
+    """``n`` families: the released sample families, repeated under new pids. A repeat's problem and
+    milestone bodies say which copy they are, so no two families share a prompt (shared prompts would
+    share their calls, which the paper's distinct problems never do)."""
     base = list(read_jsonl(DATA / "families_sample.jsonl", Family))
     return [_copy(base[i % len(base)], i // len(base)) for i in range(n)]
+
+
+# A released milestone prompt ends its body here. The mark goes inside the body, from which a released
+# family's sub-goal descriptions are read (probe.prompts.description): marked at the prompt's end, the
+# copies of a family had the same descriptions once stored, and a C2_random that drew a copy of its
+# own family as donor asked C2_descriptions' prompt (56 of 23,544 calls shared at --scale 1.0).
+BODY_END = "\n\nOutput instruction:"
 
 
 def _copy(family: Family, copy: int) -> Family:
     mark = f"\n\n(Copy {copy} of this problem.)" if copy else ""
     return family.model_copy(update={
         "pid": f"{family.pid}-scale{copy}", "parent_prompt": family.parent_prompt + mark,
-        "milestones": [m.model_copy(update={"prompt": m.prompt + mark, "description": description(m) + mark})
+        "milestones": [m.model_copy(update={"prompt": m.prompt.replace(BODY_END, mark + BODY_END, 1)})
                        for m in family.milestones]})
 
 
