@@ -7,19 +7,15 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from oracleladder.testing import LoopbackServer
-
-LADDER = [sys.executable, "-m", "oracleladder.cli"]
+from terminal import LADDER, ladder
 
 
 def _ladder(*args: str, **kw) -> subprocess.Popen:
-    # a default SIGINT disposition, as in a terminal (background jobs of a shell ignore it)
-    return subprocess.Popen([*LADDER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
+    return ladder(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
 def test_ctrl_c_keeps_results_and_resume_asks_nothing_twice(tmp_path: Path, shared_data: Path) -> None:

@@ -11,7 +11,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -32,6 +31,7 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import AnswerSchema, Label, MilestoneType
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
+from terminal import ladder
 from viewer_store import fill, fill_released
 
 A, B = "openai/student-a", "openai/student-b"
@@ -246,8 +246,8 @@ async def _accept_one(store: Path, student: str, pid: str) -> None:
 def test_ladder_view_serves_the_store_as_it_is_and_stops_on_ctrl_c(browser, site, tmp_path: Path) -> None:
     store = tmp_path / "live.sqlite"
     shutil.copy(site[0], store)
-    proc = subprocess.Popen([sys.executable, "-m", "oracleladder.cli", "view", "--student", A, "--student", B,
-                             "--store", str(store), "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    proc = ladder("view", "--student", A, "--student", B, "--store", str(store), "--port", "0",
+                  stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         line = proc.stdout.readline()
         url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line).group(1)
@@ -479,9 +479,8 @@ def test_a_compare_page_shows_both_roadmaps_and_both_outcomes(browser, compare_s
 
 def test_ladder_view_serves_a_comparison(browser, compare_site) -> None:
     store, _, data, _, _ = compare_site
-    proc = subprocess.Popen([sys.executable, "-m", "oracleladder.cli", "view", "--student", A, "--a", "release",
-                             "--b", TEACHER, "--store", str(store), "--port", "0"], stdout=subprocess.PIPE,
-                            text=True, cwd=REPO)
+    proc = ladder("view", "--student", A, "--a", "release", "--b", TEACHER, "--store", str(store), "--port", "0",
+                  stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         url = re.search(r"serving (http://127\.0\.0\.1:\d+/)", proc.stdout.readline()).group(1)
         _open(browser, url)
