@@ -50,7 +50,7 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 PAPER_FAMILIES = 354
 K = 8
 BUDGET_SCALE = 16384 / 4096  # the sample's responses had a 4K-token budget; the paper's probe 16K

@@ -26,7 +26,7 @@ from oracleladder.schemas import Rollout, Verdict  # noqa: E402
 from oracleladder.schemas.types import Label  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 
 
 async def run(n: int) -> dict[str, float]:

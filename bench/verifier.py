@@ -15,7 +15,7 @@ from math_verify import parse, verify
 
 from oracleladder.verify import VerifierPool, verify_inprocess
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "responses_sample.jsonl"  # ../shared beside the repo
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "responses_sample.jsonl"  # the release's sample, shipped with the tests
 
 
 def main() -> None:

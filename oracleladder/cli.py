@@ -198,7 +198,7 @@ def _show_batches(progress: Progress, client: Client) -> None:
             tasks[view.id] = progress.add_task(what, total=view.requests, spend="")
         progress.update(tasks[view.id], description=what, completed=view.settled)
 
-    client.provider.on_status = show
+    client.on_batch_status(show)
 
 
 def _batch_rows_said(summary: dict) -> str:

@@ -35,11 +35,13 @@ from .compiler.loop import Compiler
 from .compiler.workers import BUDGET_CHECK
 from .construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from .construction.screen import DIRECT, RULES, screen as screen_families
-from .domains import Domain, Job, Settings, get_domain
+from .domains import get_domain
+from .ladder import Domain, Job, Settings
 from .domains.math import MathDomain, collect_results, run_grader
-from .domains.primitive import PrimitiveDomain
-from .probe.outcomes import FamilyResults
-from .probe.primitive import primitive_vs_roadmap, without_primitive, write_primitive_vs_roadmap
+from .domains.math.primitive_compile import PrimitiveDomain
+from .ladder.outcomes import FamilyResults
+from .domains.math.primitive import without_primitive
+from .report.primitive import primitive_vs_roadmap, write_primitive_vs_roadmap
 from .probe.runner import ProbeConfig, regrade as regrade_rollouts, run_probe, uncached_calls
 from .prompts import load as load_prompt
 from .schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condition, parse_roadmap_set, to_released
@@ -52,12 +54,12 @@ from .verify import GRADER_VERSIONS, VerifierPool, grader_name
 
 if TYPE_CHECKING:
     from .construction import reanchor as _reanchor
-    from .probe import compare as _compare, report as _report
+    from .report import compare as _compare, report as _report
     from .viewer import site as _site
 else:  # loaded when a command first needs them (pyarrow, SciPy, matplotlib, markdown-it)
     _reanchor = lazy_module("oracleladder.construction.reanchor")
-    _compare = lazy_module("oracleladder.probe.compare")
-    _report = lazy_module("oracleladder.probe.report")
+    _compare = lazy_module("oracleladder.report.compare")
+    _report = lazy_module("oracleladder.report.report")
     _site = lazy_module("oracleladder.viewer.site")
 
 BUDGET_STOPPED = "stopped_at_budget"  # a run's status when max_cost stopped it
@@ -140,23 +142,6 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
         except ValueError:
             body[name.strip()] = raw  # not JSON: the string itself
     return body
-
-
-async def _check_batch(client: Client) -> None:
-    """A batch client fails in one line at once if its endpoint has no batch API."""
-    if client.batch:
-        await client.provider.api.check()
-
-
-def _batch_run(client: Client, run_id: str) -> None:
-    """A batch client files its batches under the run."""
-    if client.batch:
-        client.provider.run_id = run_id
-
-
-def _batch_rows(client: Client) -> int | None:
-    """Rows this run submitted to a batch API (None without one)."""
-    return client.provider.submitted if client.batch else None
 
 
 def _endpoint(model: str | Endpoint) -> Endpoint:
@@ -391,11 +376,11 @@ class Experiment:
                       for p in todo]
             await client.aclose()
             return {**estimate(client, firsts), "problems": len(problems)}
-        await _check_batch(client)
+        await client.check_batch()
         self._grading(ladder)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,
                                                    "max_attempts": max_attempts, "problems": str(problems_path)})
-        _batch_run(client, run_id)
+        client.bind_run(run_id)
         status = "interrupted"
         try:
             with ladder, (progress or _no_progress)(f"compile with {teacher}", len(problems), client) as advance:
@@ -423,7 +408,7 @@ class Experiment:
             "attempts_per_family": dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
             "failed_checks": dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
             "failed_why": failed, "infrastructure_failed_why": infra_failed, **client.usage.as_dict(),
-            "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
+            "budget_stop": client.budget_stop, "batch_rows_submitted": client.batch_rows_submitted,
             "not_compiled_for_budget": sum(o.infrastructure_failure for o in outcomes) - len(infra_failed),
         }
 
@@ -506,10 +491,10 @@ class Experiment:
                                         max_tokens=config.max_tokens)
             await client.aclose()
             return {**estimate(client, todo), "jobs": len(jobs), "families": len(families)}
-        await _check_batch(client)
+        await client.check_batch()
         self._grading(ladder)
         run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
-        _batch_run(client, run_id)
+        client.bind_run(run_id)
         status, failed = "interrupted", []
         try:
             jobs = ladder.plan_jobs(families, config, donors)
@@ -531,7 +516,7 @@ class Experiment:
                 # families the primitive conditions skip for want of a primitive (docs/primitive.md)
                 "without_primitive": len(without_primitive(families, config.primitive_fallback))
                 if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
-                "budget_stop": client.budget_stop, "batch_rows_submitted": _batch_rows(client),
+                "budget_stop": client.budget_stop, "batch_rows_submitted": client.batch_rows_submitted,
                 "failed_jobs": [{"pid": j.pid, "target": j.target, "k": j.k, "reason": j.reason} for j in failed]}
 
     # ------------------------------------------------------------------ construction
@@ -757,7 +742,7 @@ class Experiment:
         sheet = Path(sheet)
         if sheet.exists():  # it may hold a person's labels
             raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
-        endpoint, store = _endpoint(judge), self.store
+        endpoint, store, domain = _endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}
         rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
@@ -767,23 +752,23 @@ class Experiment:
             raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
                                   f"'{source}'")
         client = await self.client(endpoint, default_concurrency=8)
-        await _check_batch(client)
+        await client.check_batch()
         meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         run_id = await store.start_run("audit-judge", meta)
-        _batch_run(client, run_id)
+        client.bind_run(run_id)
         status = "interrupted"
         try:
-            verdicts = await ask_judge(client, by_pid, sample, max_tokens)
+            verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
             status = FINISHED_WITH_FAILURES if any(v == "failed" for v, _ in verdicts) else "done"
         finally:
             await store.finish_run(run_id, status, client.usage)
             await client.aclose()
-        cases = write_sheet(sheet, key_path(sheet), by_pid, sizes, sample, verdicts, meta, seed)
+        cases = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
         return {"run_id": run_id, "sampled": len(sample), "judge_accepts": cases,
                 "failed": sum(v == "failed" for v, _ in verdicts),
                 "unreadable": sum(v == "unreadable" for v, _ in verdicts), **client.usage.as_dict(),
-                "batch_rows_submitted": _batch_rows(client)}
+                "batch_rows_submitted": client.batch_rows_submitted}
 
     async def batches(self, *, cancel: bool = False, api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:
         """The store's provider batches (``Endpoint.batch``), oldest first, as of their last poll; with
@@ -816,7 +801,7 @@ def estimate(client: Client, requests: list, *, calls: int | None = None) -> dic
     estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
     n = len(requests) if calls is None else calls
     scale = n / len(requests) if requests else 0.0
-    tokens_in = round(scale * sum(client._prompt_tokens(r) for r in requests))
+    tokens_in = round(scale * sum(client.prompt_tokens(r) for r in requests))
     tokens_out = round(scale * sum(int(r.params.get("max_tokens") or 0) for r in requests))
     online, batch = (client.prices.cost(client.name, tokens_in, tokens_out, batch=b) for b in (False, True))
     return {"dry_run": True, "calls": n, "tokens_in": tokens_in, "tokens_out_max": tokens_out,

@@ -17,7 +17,7 @@ from pathlib import Path
 from oracleladder.verify import GRADER_VERSIONS, GRADERS, verify_many
 from oracleladder.validators import answer_problem
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared beside the repo
+SHARED = Path(__file__).resolve().parents[1] / "tests" / "data"  # the release's sample, shipped with the tests
 DATA = SHARED / "responses_sample.jsonl"
 JUDGED = SHARED / "judged_sample.jsonl"
 READINGS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Shared fixtures: where the released data lies (../shared/data beside the repository), a store
+"""Shared fixtures: the released sample data (tests/data, CC BY 4.0: see its README), a store
 holding it, and llama-cpp-python's server."""
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ from oracleladder.clients.local import find_gguf
 from oracleladder.testing.llama_server import LlamaServer
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+RELEASE_DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"released sample data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def release_data() -> Path:
+    if not RELEASE_DATA.is_dir():
+        pytest.fail(f"released sample data not found at {RELEASE_DATA}")
+    return RELEASE_DATA
 
 
 @pytest.fixture
-def sample_store(tmp_path: Path, shared_data: Path) -> Path:
+def sample_store(tmp_path: Path, release_data: Path) -> Path:
     """A fresh store, tmp_path / "s.sqlite", holding the released sample families (`ladder import`)."""
     store = tmp_path / "s.sqlite"
-    result = CliRunner().invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)])
+    result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
     assert result.exit_code == 0, result.output
     return store
 

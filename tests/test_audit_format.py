@@ -82,8 +82,8 @@ async def _store_responses(path: Path, records: list[dict]) -> list[Verdict]:
 
 
 @pytest.fixture(scope="module")
-def released(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path, list[Verdict]]:
-    records = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").read_text().splitlines()]
+def released(release_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path, list[Verdict]]:
+    records = [json.loads(line) for line in (release_data / "responses_sample.jsonl").read_text().splitlines()]
     path = tmp_path_factory.mktemp("released") / "s.sqlite"
     return records, path, asyncio.run(_store_responses(path, records))
 
@@ -143,8 +143,8 @@ def test_an_unknown_student_is_one_line(released) -> None:
 
 
 @pytest.fixture
-def families(tmp_path: Path, shared_data: Path) -> tuple[list[Family], Path]:
-    fams = list(read_jsonl(shared_data / "families_sample.jsonl", Family))[:2]
+def families(tmp_path: Path, release_data: Path) -> tuple[list[Family], Path]:
+    fams = list(read_jsonl(release_data / "families_sample.jsonl", Family))[:2]
     path = tmp_path / "families.jsonl"
     write_jsonl(path, (to_released(f) for f in fams))
     store = tmp_path / "s.sqlite"

@@ -41,11 +41,11 @@ def test_allocation_is_proportional_with_largest_remainders() -> None:
 
 
 @pytest.fixture
-def probed(tmp_path: Path, shared_data: Path):
+def probed(tmp_path: Path, release_data: Path):
     """Two released families probed under C1 and C3, K = 4, by a scripted student: per C1 prompt
     NB_SURE, NB, NE_SURE, NE; per C3 prompt PE_SURE, NE_SURE, NE and the right answer. Rejected:
     4 no boxed (2 judged sure), 2 parse errors (2), 8 not equivalent (4); 2 accepted."""
-    fams = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)
+    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
             if verify_inprocess(f"\\boxed{{{f.parent_answer}}}", f.parent_answer).accepted
             and reference_answer_problem(f) is None][:2]
     path = tmp_path / "families.jsonl"

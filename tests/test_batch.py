@@ -33,8 +33,8 @@ ANSWER = r"The answer is \boxed{0}."
 runner = CliRunner()
 
 
-def _import(store: Path, shared_data: Path) -> None:
-    result = runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)])
+def _import(store: Path, release_data: Path) -> None:
+    result = runner.invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
     assert result.exit_code == 0, result.output
 
 
@@ -77,9 +77,9 @@ def _killed_after_submission(args: list[str], store: Path, server: LoopbackServe
     assert _count(store, "SELECT COUNT(*) FROM rollouts") == 0  # killed before any result
 
 
-def test_killed_batch_probe_resumes_without_submitting_again(tmp_path: Path, shared_data: Path) -> None:
+def test_killed_batch_probe_resumes_without_submitting_again(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "kill.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
         args = _probe_args("openai", server, store)
         _killed_after_submission([*args, *FAST], store, server)
@@ -101,9 +101,9 @@ def test_killed_batch_probe_resumes_without_submitting_again(tmp_path: Path, sha
         assert _count(store, "SELECT state FROM batches") == "completed"
 
 
-def test_cancelled_anthropic_batch_is_resubmitted_once_on_resume(tmp_path: Path, shared_data: Path) -> None:
+def test_cancelled_anthropic_batch_is_resubmitted_once_on_resume(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "cancel.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
         args = _probe_args("anthropic", server, store)
         _killed_after_submission([*args, *FAST], store, server)
@@ -128,12 +128,12 @@ PRICES = {"date": "2026-01-01", "models": {"openai/student": {"input": 2.0, "out
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 @pytest.mark.parametrize("fault", ["errored", "expired"])
-def test_only_rows_without_an_answer_are_submitted_again(tmp_path: Path, shared_data: Path, wire: str,
+def test_only_rows_without_an_answer_are_submitted_again(tmp_path: Path, release_data: Path, wire: str,
                                                          fault: str) -> None:
     store = tmp_path / "faults.sqlite"
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps(PRICES))
-    _import(store, shared_data)
+    _import(store, release_data)
     faults = {"batch_errors": 0.1} if fault == "errored" else {"expire_batches": 1}
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, **faults) as server:
         args = _probe_args(wire, server, store)
@@ -157,9 +157,9 @@ def test_only_rows_without_an_answer_are_submitted_again(tmp_path: Path, shared_
         assert server.total == 0
 
 
-def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, shared_data: Path) -> None:
+def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "failing.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, expire_batches=3) as server:
         result = runner.invoke(app, [*_probe_args("openai", server, store), *FAST])
         assert result.exit_code == 3, result.output  # finished, with failed jobs
@@ -215,9 +215,9 @@ def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path, lost_create: str |
     assert sizes == [4, 2] and server.batches.creates == 2 and server.total == 0
 
 
-def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shared_data: Path) -> None:
+def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "nobatch.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     local = runner.invoke(app, ["probe", "--student", "local", "--store", str(store), "--batch"])
     assert local.exit_code != 0 and "local has no batch API" in local.output
     with LoopbackServer() as server:
@@ -227,9 +227,9 @@ def test_batch_mode_refuses_an_endpoint_without_a_batch_api(tmp_path: Path, shar
     assert len(other.output.strip().splitlines()) == 1
 
 
-def test_a_batch_the_provider_no_longer_has_is_submitted_again(tmp_path: Path, shared_data: Path) -> None:
+def test_a_batch_the_provider_no_longer_has_is_submitted_again(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "gone.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60) as server:
         args = _probe_args("openai", server, store)
         _killed_after_submission([*args, *FAST], store, server)
@@ -336,11 +336,11 @@ async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, shared_data: Path, wire: str) -> None:
+def test_rows_refusing_a_parameter_go_again_without_it(tmp_path: Path, release_data: Path, wire: str) -> None:
     """A newer model refuses max_tokens (OpenAI's reasoning models) or temperature (Anthropic's newest)
     with a 400 per row: learned from the rows, the next batch goes without it, as online calls do."""
     store = tmp_path / "refusing.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, refusing_models=("newest",)) as server:
         args = _probe_args(wire, server, store)
         args[args.index(f"{wire}/student")] = f"{wire}/newest"
@@ -360,12 +360,12 @@ def _ended(wire: str) -> str:
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 @pytest.mark.parametrize("fault", LOST_CREATES)
-def test_a_batch_whose_create_reply_is_lost_is_looked_up_not_submitted_again(tmp_path: Path, shared_data: Path,
+def test_a_batch_whose_create_reply_is_lost_is_looked_up_not_submitted_again(tmp_path: Path, release_data: Path,
                                                                             wire: str, fault: str) -> None:
     """The provider makes the batch, then drops the connection, answers 500 or stalls past the client's
     timeout: the batch is found in the provider's list and read; nothing is submitted twice."""
     store = tmp_path / "lost.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.3, lost_create=fault) as server:
         summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST, "--timeout", "3"]))
         stats = server.stats()
@@ -379,12 +379,12 @@ def test_a_batch_whose_create_reply_is_lost_is_looked_up_not_submitted_again(tmp
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_a_run_killed_before_its_batch_id_is_stored_finds_the_batch_on_resume(tmp_path: Path, shared_data: Path,
+def test_a_run_killed_before_its_batch_id_is_stored_finds_the_batch_on_resume(tmp_path: Path, release_data: Path,
                                                                              wire: str) -> None:
     """Killed while the provider has made the batch but not yet answered the create: the rerun finds
     the batch of the stored intent and reads it, submitting nothing."""
     store = tmp_path / "intent.sqlite"
-    _import(store, shared_data)
+    _import(store, release_data)
     with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=60, lost_create="stall") as server:
         args = _probe_args(wire, server, store)
         _killed_after_submission([*args, *FAST], store, server, ready=lambda: server.batches.created == 1)

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.prompts import condition_prompt
+from oracleladder.domains.math.prompts import condition_prompt
 from oracleladder.schemas import Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store, StoreError
@@ -25,8 +25,8 @@ runner = CliRunner()
 LADDER = [sys.executable, "-m", "oracleladder.cli"]
 
 
-def _lines(shared_data: Path, n: int) -> list[str]:
-    with (shared_data / "families_sample.jsonl").open(encoding="utf-8") as fh:
+def _lines(release_data: Path, n: int) -> list[str]:
+    with (release_data / "families_sample.jsonl").open(encoding="utf-8") as fh:
         return [next(fh) for _ in range(n)]
 
 
@@ -47,8 +47,8 @@ def _stored(store: Path) -> list[Family]:
 # ------------------------------------------------------------------ repeated pids
 
 
-def test_import_refuses_a_repeated_pid_naming_both_lines(tmp_path: Path, shared_data: Path) -> None:
-    a, b = _lines(shared_data, 2)
+def test_import_refuses_a_repeated_pid_naming_both_lines(tmp_path: Path, release_data: Path) -> None:
+    a, b = _lines(release_data, 2)
     changed = json.loads(a)
     changed["parent_answer"] = "a later correction"
     f = tmp_path / "f.jsonl"
@@ -83,8 +83,8 @@ def test_compile_refuses_a_repeated_pid_before_any_call(tmp_path: Path) -> None:
     _one_line_error(result, f"{problems}:3: pid 'p1' repeats line 1")
 
 
-def test_check_refuses_a_repeated_pid(tmp_path: Path, shared_data: Path) -> None:
-    (a,) = _lines(shared_data, 1)
+def test_check_refuses_a_repeated_pid(tmp_path: Path, release_data: Path) -> None:
+    (a,) = _lines(release_data, 1)
     f = tmp_path / "f.jsonl"
     f.write_text(a + a, encoding="utf-8")
     result = runner.invoke(app, ["check", str(f)])
@@ -95,8 +95,8 @@ def test_check_refuses_a_repeated_pid(tmp_path: Path, shared_data: Path) -> None
 # ------------------------------------------------------------------ unreadable input
 
 
-def test_binary_and_deeply_nested_input_name_file_and_line(tmp_path: Path, shared_data: Path) -> None:
-    (a,) = _lines(shared_data, 1)
+def test_binary_and_deeply_nested_input_name_file_and_line(tmp_path: Path, release_data: Path) -> None:
+    (a,) = _lines(release_data, 1)
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(a.encode() + b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     deep = tmp_path / "deep.jsonl"
@@ -143,8 +143,8 @@ def test_nonsensical_option_values_are_refused_in_one_line(tmp_path: Path, args:
 # ------------------------------------------------------------------ store errors
 
 
-def test_store_errors_are_one_line_and_tracebacks_need_debug(tmp_path: Path, shared_data: Path) -> None:
-    families = str(shared_data / "families_sample.jsonl")
+def test_store_errors_are_one_line_and_tracebacks_need_debug(tmp_path: Path, release_data: Path) -> None:
+    families = str(release_data / "families_sample.jsonl")
     folder = tmp_path / "folder"
     folder.mkdir()
     result = runner.invoke(app, ["import", families, "--store", str(folder)])
@@ -164,10 +164,10 @@ def test_store_errors_are_one_line_and_tracebacks_need_debug(tmp_path: Path, sha
 # ------------------------------------------------------------------ read-only stores
 
 
-def _probed_store(tmp_path: Path, shared_data: Path) -> Path:
+def _probed_store(tmp_path: Path, release_data: Path) -> Path:
     store = tmp_path / "ro" / "s.sqlite"
     store.parent.mkdir()
-    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
     with LoopbackServer(script=lambda m, b: r"\boxed{0}") as server:
         result = runner.invoke(app, ["probe", "--student", "openai/s", "--k", "1", "--limit", "3", "--store", str(store),
                                      "--base-url", server.openai_base_url])
@@ -191,8 +191,8 @@ def _read_only(folder: Path, *command: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path: Path, shared_data: Path) -> None:
-    store = _probed_store(tmp_path, shared_data)
+def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path: Path, release_data: Path) -> None:
+    store = _probed_store(tmp_path, release_data)
     out = tmp_path / "out"
     out.mkdir()
     for command, made in (
@@ -209,7 +209,7 @@ def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path
             assert done.stdout.split("\t")[1] == "done"
     assert len((out / "e.jsonl").read_text().splitlines()) == 55
     # writing needs a writable store, and says so in one line
-    done = _read_only(store.parent, *LADDER, "import", str(shared_data / "families_sample.jsonl"), "--store", str(store))
+    done = _read_only(store.parent, *LADDER, "import", str(release_data / "families_sample.jsonl"), "--store", str(store))
     assert done.returncode == 1
     assert [line for line in done.stderr.splitlines() if line.strip()][-1].startswith("error: ")
     assert "Traceback" not in done.stderr
@@ -218,7 +218,7 @@ def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path
 # ------------------------------------------------------------------ --limit and the controls
 
 
-def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(sample_store: Path, shared_data: Path) -> None:
+def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(sample_store: Path, release_data: Path) -> None:
     seen: list[list[dict]] = []
     with LoopbackServer(script=lambda m, b: seen.append(m) or r"\boxed{0}") as server:
         result = runner.invoke(app, ["probe", "--student", "openai/s", "--k", "1", "--limit", "1", "--no-stage0",
@@ -226,7 +226,7 @@ def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(samp
                                      "--store", str(sample_store), "--base-url", server.openai_base_url, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["families"] == 1
-    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    families = list(read_jsonl(release_data / "families_sample.jsonl", Family))
     # the same prompts as a probe of the whole set would send for that family
     expected = [condition_prompt(families[0], c, families)[0] for c in ("C2_random", "C3_mismatched")]
     assert sorted(map(json.dumps, seen)) == sorted(map(json.dumps, expected))

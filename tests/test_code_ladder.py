@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from oracleladder.clients import make_client
-from oracleladder.code.packet import CodePacket, Helper
-from oracleladder.code.problems import load_humaneval
-from oracleladder.code.validate import check_packet
+from oracleladder.domains.code.packet import CodePacket, Helper
+from oracleladder.domains.code.problems import load_humaneval
+from oracleladder.domains.code.validate import check_packet
 from oracleladder.domains.code import (
     CODE_CONDITIONS,
     CodeDomain,
@@ -24,8 +24,9 @@ from oracleladder.domains.code import (
     extract_code,
     helper_prompt,
 )
-from oracleladder.probe.outcomes import Gap, Outcome, classify, milestone_test, parent_outcome
-from oracleladder.probe.runner import ProbeConfig, run_probe
+from oracleladder.ladder.outcomes import Gap, Outcome, classify, milestone_test, parent_outcome
+from oracleladder.ladder import ProbeConfig
+from oracleladder.probe.runner import run_probe
 from oracleladder.schemas import CodeProblem, CodeTest
 from oracleladder.schemas.types import Label
 from oracleladder.store import Store

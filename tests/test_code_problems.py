@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from oracleladder.code.problems import (
+from oracleladder.domains.code.problems import (
     humaneval_path,
     load_humaneval,
     load_stdio_jsonl,

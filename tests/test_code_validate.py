@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from oracleladder.code.packet import CodePacket, Helper
-from oracleladder.code.problems import load_humaneval
-from oracleladder.code.validate import check_gold_passes_asserts, check_packet, check_signature
+from oracleladder.domains.code.packet import CodePacket, Helper
+from oracleladder.domains.code.problems import load_humaneval
+from oracleladder.domains.code.validate import check_gold_passes_asserts, check_packet, check_signature
 from oracleladder.domains.code import grade_helper
 from oracleladder.schemas.models import CodeProblem, CodeTest, FamilyReport
 

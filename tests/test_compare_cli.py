@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.prompts import condition_prompt, stage0_prompt
+from oracleladder.domains.math.prompts import condition_prompt, stage0_prompt
 from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
@@ -31,8 +31,8 @@ def _gradable(family: Family) -> bool:
     return len(family.tested()) >= 2 and all(verify_inprocess(f"\\boxed{{{g}}}", g).accepted for g in golds)
 
 
-def test_compare_two_roadmap_sets(tmp_path: Path, shared_data: Path) -> None:
-    set_a = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)][:5]
+def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
+    set_a = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:5]
     # the second roadmap set: the same problems, with the roadmap shown in reverse order
     set_b = [f.model_copy(update={"milestones": list(reversed(f.milestones))}) for f in set_a]
     files = {}

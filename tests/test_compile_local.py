@@ -30,9 +30,9 @@ PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "f8a3e468-191f-474b-9353-04d5d1e
         "55e89ebf-3f20-4c95-bc8d-d7db30987784"]
 
 
-def _problems(shared_data: Path, out: Path) -> Path:
+def _problems(release_data: Path, out: Path) -> Path:
     records = {}
-    for line in (shared_data / "families_sample.jsonl").read_text().splitlines():
+    for line in (release_data / "families_sample.jsonl").read_text().splitlines():
         f = json.loads(line)
         if f["pid"] in PIDS:
             text = f["parent_prompt"]
@@ -54,8 +54,8 @@ async def _outcomes(store_path: Path, source: str) -> dict[str, tuple[bool, list
 
 
 @pytest.mark.timeout(900)
-def test_local_teacher_compiles_or_records_why_not(shared_data: Path, tmp_path: Path) -> None:
-    problems = _problems(shared_data, tmp_path / "problems.jsonl")
+def test_local_teacher_compiles_or_records_why_not(release_data: Path, tmp_path: Path) -> None:
+    problems = _problems(release_data, tmp_path / "problems.jsonl")
     store = tmp_path / "local.sqlite"
     args = ["compile", str(problems), "--teacher", "local", "--store", str(store), "--max-tokens", "256",
             "--max-attempts", "2", "--concurrency", "3", "--json"]

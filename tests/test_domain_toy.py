@@ -18,8 +18,9 @@ from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import DOMAINS, register_domain
-from oracleladder.probe.outcomes import Outcome, milestone_test, parent_outcome
-from oracleladder.probe.runner import ProbeConfig, run_probe
+from oracleladder.ladder.outcomes import Outcome, milestone_test, parent_outcome
+from oracleladder.ladder import ProbeConfig
+from oracleladder.probe.runner import run_probe
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer

@@ -33,10 +33,10 @@ def _answer(messages: list[dict], body: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def families_file(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fams = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if not reference_answer_problem(f)]
+def families_file(release_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if not reference_answer_problem(f)]
     path = tmp_path_factory.mktemp("fams") / "families.jsonl"
-    path.write_text("".join(line for line in (shared_data / "families_sample.jsonl").open()
+    path.write_text("".join(line for line in (release_data / "families_sample.jsonl").open()
                             if json.loads(line)["pid"] in {f.pid for f in fams[:3]}))
     return path
 

@@ -32,9 +32,9 @@ def _text(family: Family) -> str:
     return family.parent_prompt.split("Problem:\n", 1)[1].strip()
 
 
-def _pool(shared_data: Path) -> tuple[list[dict], dict[str, str]]:
+def _pool(release_data: Path) -> tuple[list[dict], dict[str, str]]:
     """30 problems of the released sample and the fate each is scripted to meet."""
-    fams = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    fams = list(read_jsonl(release_data / "families_sample.jsonl", Family))
     unusable = [f for f in fams if answer_problem(f.parent_answer)]
     numeric = [f for f in fams if NUMBER.match(f.parent_answer) and f.parent_answer not in GOLD.values()]
     rest = [f for f in fams if f not in unusable and f not in numeric[:5]]
@@ -83,8 +83,8 @@ def _ok(args: list[str]) -> str:
     return result.output
 
 
-def test_a_whole_funnel_from_a_pool_to_an_exported_set(tmp_path: Path, shared_data: Path) -> None:
-    rows, fates = _pool(shared_data)
+def test_a_whole_funnel_from_a_pool_to_an_exported_set(tmp_path: Path, release_data: Path) -> None:
+    rows, fates = _pool(release_data)
     pool = tmp_path / "pool.jsonl"
     pool.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     store = str(tmp_path / "s.sqlite")
@@ -163,10 +163,10 @@ def test_the_structural_filter_and_appendix_n_rule_on_the_released_sample(
         assert structural["reason"].startswith("1 tested non-INTEGRATE milestone(s) after the leak rule")
 
 
-def test_a_failed_screen_call_is_neither_a_pass_nor_a_fail_of_the_anchor(tmp_path: Path, shared_data: Path) -> None:
+def test_a_failed_screen_call_is_neither_a_pass_nor_a_fail_of_the_anchor(tmp_path: Path, release_data: Path) -> None:
     """A call refused for good leaves its family `incomplete` (exit 3, out of the set); a rerun asks
     only that call again and then judges the family."""
-    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
+    families = list(read_jsonl(release_data / "families_sample.jsonl", Family))
     target = families[2]  # its first milestone is refused while `refusing`
     sample = tmp_path / "three.jsonl"
     sample.write_text("".join(f.model_dump_json() + "\n" for f in families[2:5]))

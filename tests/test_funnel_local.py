@@ -22,8 +22,8 @@ PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "f8a3e468-191f-474b-9353-04d5d1e
 
 
 @pytest.mark.timeout(900)
-def test_local_teacher_and_anchor_build_a_set_with_every_fate_stored(shared_data: Path, tmp_path: Path) -> None:
-    records = [json.loads(line) for line in (shared_data / "families_sample.jsonl").read_text().splitlines()]
+def test_local_teacher_and_anchor_build_a_set_with_every_fate_stored(release_data: Path, tmp_path: Path) -> None:
+    records = [json.loads(line) for line in (release_data / "families_sample.jsonl").read_text().splitlines()]
     pool = tmp_path / "pool.csv"  # a CSV pool with AIME-style names
     with pool.open("w", newline="") as fh:
         writer = csv.writer(fh)

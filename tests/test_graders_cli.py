@@ -17,8 +17,8 @@ from oracleladder.testing import LoopbackServer
 PIDS = ("f8a3e468", "de4b7c19", "b36a1161")  # two short numeric answers, and the garbled "\\1"
 
 
-def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, shared_data: Path) -> None:
-    fams = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
+def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, release_data: Path) -> None:
+    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
     answers = {f.parent_prompt: f.parent_answer for f in fams}
     store, runner = str(tmp_path / "g.sqlite"), CliRunner()
     for name in ("a", "b"):

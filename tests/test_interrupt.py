@@ -18,9 +18,9 @@ def _ladder(*args: str, **kw) -> subprocess.Popen:
     return ladder(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
-def test_ctrl_c_keeps_results_and_resume_asks_nothing_twice(tmp_path: Path, shared_data: Path) -> None:
+def test_ctrl_c_keeps_results_and_resume_asks_nothing_twice(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "int.sqlite"
-    subprocess.run([*LADDER, "import", str(shared_data / "families_sample.jsonl"), "--store", str(store)],
+    subprocess.run([*LADDER, "import", str(release_data / "families_sample.jsonl"), "--store", str(store)],
                    check=True, capture_output=True, timeout=120)
     args = ["probe", "--student", "openai/slow", "--k", "2", "--limit", "10", "--concurrency", "4",
             "--store", str(store)]
@@ -52,9 +52,9 @@ def test_ctrl_c_keeps_results_and_resume_asks_nothing_twice(tmp_path: Path, shar
         assert server.total == asked_before + summary["requests"]
 
 
-def _probing(tmp_path: Path, shared_data: Path, server: LoopbackServer, store: Path) -> subprocess.Popen:
+def _probing(tmp_path: Path, release_data: Path, server: LoopbackServer, store: Path) -> subprocess.Popen:
     """A probe with calls under way, in a process group of its own as a terminal's foreground job."""
-    subprocess.run([*LADDER, "import", str(shared_data / "families_sample.jsonl"), "--store", str(store)],
+    subprocess.run([*LADDER, "import", str(release_data / "families_sample.jsonl"), "--store", str(store)],
                    check=True, capture_output=True, timeout=120)
     proc = _ladder("probe", "--student", "openai/slow", "--k", "2", "--limit", "10", "--concurrency", "4",
                    "--store", str(store), "--base-url", server.openai_base_url, process_group=0)
@@ -64,12 +64,12 @@ def _probing(tmp_path: Path, shared_data: Path, server: LoopbackServer, store: P
     return proc
 
 
-def test_second_ctrl_c_during_cleanup_still_exits_130(tmp_path: Path, shared_data: Path) -> None:
+def test_second_ctrl_c_during_cleanup_still_exits_130(tmp_path: Path, release_data: Path) -> None:
     with LoopbackServer(script=lambda m, b: r"\boxed{0}", latency=0.2) as server:
         # Ctrl-C in a terminal signals the whole group (the verifier workers too); the second one
         # lands at different points of the cleanup (before the fix, about half of these died by SIGINT)
         for i, gap in enumerate((0.05, 0.2, 0.5, 0.5, 1.0, 1.0)):
-            proc = _probing(tmp_path, shared_data, server, tmp_path / f"twice{i}.sqlite")
+            proc = _probing(tmp_path, release_data, server, tmp_path / f"twice{i}.sqlite")
             os.killpg(proc.pid, signal.SIGINT)
             time.sleep(gap)
             os.killpg(proc.pid, signal.SIGINT)
@@ -77,7 +77,7 @@ def test_second_ctrl_c_during_cleanup_still_exits_130(tmp_path: Path, shared_dat
             assert proc.returncode == 130, (gap, err.decode()[-2000:])
 
 
-def test_a_run_killed_outright_shows_as_interrupted(tmp_path: Path, shared_data: Path) -> None:
+def test_a_run_killed_outright_shows_as_interrupted(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "kill.sqlite"
 
     def statuses() -> list[str]:
@@ -87,7 +87,7 @@ def test_a_run_killed_outright_shows_as_interrupted(tmp_path: Path, shared_data:
         return [line.split("\t")[1] for line in listed.stdout.splitlines()]
 
     with LoopbackServer(script=lambda m, b: r"\boxed{0}", latency=0.2) as server:
-        proc = _probing(tmp_path, shared_data, server, store)
+        proc = _probing(tmp_path, release_data, server, store)
         proc.kill()
         proc.wait(timeout=30)
         con = sqlite3.connect(store)
@@ -95,7 +95,7 @@ def test_a_run_killed_outright_shows_as_interrupted(tmp_path: Path, shared_data:
         con.close()
         assert statuses() == ["interrupted"]
         # a run whose process still runs stays 'running' when another process opens the store
-        proc = _probing(tmp_path, shared_data, server, store)
+        proc = _probing(tmp_path, release_data, server, store)
         try:
             assert statuses() == ["interrupted", "running"]
         finally:

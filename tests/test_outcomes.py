@@ -1,4 +1,4 @@
-from oracleladder.probe.outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome
+from oracleladder.ladder.outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome
 
 T, F = True, False
 
@@ -20,7 +20,7 @@ def test_taxonomy_small():
     assert classify(fam, 3, "fraction") is Gap.COMPOSITION
 
 
-from oracleladder.probe.outcomes import ladder_gaps, taxonomy_from_fingerprints
+from oracleladder.ladder.outcomes import ladder_gaps, taxonomy_from_fingerprints
 
 TABLE14 = {  # model: (all families D/R/A/U, passing families D/R/A/U)
     "Qwen-base": ((76, 50, 26, 202), (70, 42, 23, 171)),

@@ -79,9 +79,9 @@ PRIMITIVES = {  # per family: the teacher's answer at each attempt
 }
 
 
-def _released(shared_data: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def _released(release_data: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """The three picked released families as a JSONL file, and each one's problem statement by pid prefix."""
-    records = [json.loads(line) for line in (shared_data / "families_sample.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (release_data / "families_sample.jsonl").read_text().splitlines()]
     picked = [r for r in records if r["pid"][:8] in PICKS]
     path = tmp_path / "three.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in picked))
@@ -96,10 +96,10 @@ async def _read(store: Path):
         await s.close()
 
 
-def test_primitives_only_writes_primitives_onto_released_families(shared_data: Path, tmp_path: Path) -> None:
+def test_primitives_only_writes_primitives_onto_released_families(release_data: Path, tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     runner = CliRunner()
-    path, problems = _released(shared_data, tmp_path)
+    path, problems = _released(release_data, tmp_path)
     assert runner.invoke(app, ["import", str(path), "--store", str(store)]).exit_code == 0
     asked: dict[str, int] = {}
 
@@ -141,8 +141,8 @@ def test_primitives_only_writes_primitives_onto_released_families(shared_data: P
     assert families["e0e93ee4"].primitive is None
 
 
-async def test_a_primitive_reply_that_is_not_json_is_a_stored_attempt_reasked(shared_data: Path, tmp_path: Path) -> None:
-    path, problems = _released(shared_data, tmp_path)
+async def test_a_primitive_reply_that_is_not_json_is_a_stored_attempt_reasked(release_data: Path, tmp_path: Path) -> None:
+    path, problems = _released(release_data, tmp_path)
     reasks: list[str] = []
 
     def teacher(messages: list[dict], body: dict) -> str:

@@ -22,7 +22,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from oracleladder.cli import app  # noqa: E402
 from oracleladder.clients import parse_model  # noqa: E402
-from oracleladder.probe.primitive import family_primitive  # noqa: E402
+from oracleladder.domains.math.primitive import family_primitive  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 
 # three short released families, each with a KEY_MOVE milestone (the fallback's source)
@@ -30,8 +30,8 @@ PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "55e89ebf-3f20-4c95-bc8d-d7db309
         "db5099fe-54ac-4155-97d7-218d507a7d8d"]
 
 
-def _families(shared_data: Path, out: Path) -> list[str]:
-    lines = [line for line in (shared_data / "families_sample.jsonl").read_text().splitlines()
+def _families(release_data: Path, out: Path) -> list[str]:
+    lines = [line for line in (release_data / "families_sample.jsonl").read_text().splitlines()
              if json.loads(line)["pid"] in PIDS]
     out.write_text("\n".join(lines) + "\n")
     return [json.loads(line)["pid"] for line in lines]
@@ -44,9 +44,9 @@ async def _read(store_path: Path, student: str):
 
 
 @pytest.mark.timeout(900)
-def test_local_primitives_only_then_a_primitive_probe(shared_data: Path, tmp_path: Path) -> None:
+def test_local_primitives_only_then_a_primitive_probe(release_data: Path, tmp_path: Path) -> None:
     store = tmp_path / "local.sqlite"
-    pids = _families(shared_data, tmp_path / "three.jsonl")
+    pids = _families(release_data, tmp_path / "three.jsonl")
     assert len(pids) == 3
     runner = CliRunner()
     assert runner.invoke(app, ["import", str(tmp_path / "three.jsonl"), "--store", str(store)]).exit_code == 0

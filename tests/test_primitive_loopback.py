@@ -15,8 +15,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.outcomes import Gap, Outcome
-from oracleladder.probe.report import known_gap, known_outcome
+from oracleladder.ladder.outcomes import Gap, Outcome
+from oracleladder.report.report import known_gap, known_outcome
 from oracleladder.domains.math import collect_results
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer

@@ -11,18 +11,18 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.primitive import family_primitive, primitive_prompt, without_primitive
-from oracleladder.probe.prompts import description
+from oracleladder.domains.math.primitive import family_primitive, primitive_prompt, without_primitive
+from oracleladder.domains.math.prompts import description
 from oracleladder.domains.math import MathDomain
-from oracleladder.probe.runner import ProbeConfig
+from oracleladder.ladder import ProbeConfig
 from oracleladder.schemas import CONDITIONS, Family, MilestoneType, Primitive
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
 
 
 @pytest.fixture(scope="module")
-def released(shared_data: Path) -> list[Family]:
-    return list(read_jsonl(shared_data / "families_sample.jsonl", Family))[:8]
+def released(release_data: Path) -> list[Family]:
+    return list(read_jsonl(release_data / "families_sample.jsonl", Family))[:8]
 
 
 def _with_primitives(families: list[Family], every: int = 2) -> list[Family]:
@@ -74,10 +74,10 @@ def test_the_key_move_fallback_is_marked_and_used_only_when_asked(released):
     assert description(first) in msgs[1]["content"]
 
 
-def test_probe_primitive_skips_and_counts_families_without_one(shared_data: Path, tmp_path: Path):
+def test_probe_primitive_skips_and_counts_families_without_one(release_data: Path, tmp_path: Path):
     store = tmp_path / "s.sqlite"
     runner = CliRunner()
-    assert runner.invoke(app, ["import", str(shared_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
     with LoopbackServer(script=lambda messages, body: "\\boxed{0}") as server:
         base = ["probe", "--student", "openai/s", "--base-url", server.openai_base_url, "--store", str(store),
                 "--k", "1", "--no-stage0", "--limit", "3", "--conditions", "C1"]

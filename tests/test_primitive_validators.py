@@ -12,8 +12,8 @@ from oracleladder.validators.primitive import CHECKS, check_primitive
 
 
 @pytest.fixture(scope="module")
-def released(shared_data) -> dict[str, Family]:
-    return {f.pid[:8]: f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)}
+def released(release_data) -> dict[str, Family]:
+    return {f.pid[:8]: f for f in read_jsonl(release_data / "families_sample.jsonl", Family)}
 
 
 def failed(text: str, family: Family) -> set[str]:

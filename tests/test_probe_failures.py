@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import oracleladder.verify
 from oracleladder.cli import app
-from oracleladder.probe.prompts import condition_prompt
+from oracleladder.domains.math.prompts import condition_prompt
 from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
@@ -29,10 +29,10 @@ EXIT_INCOMPLETE = 3
 
 
 @pytest.fixture
-def families(tmp_path: Path, shared_data: Path) -> tuple[list[Family], Path]:
+def families(tmp_path: Path, release_data: Path) -> tuple[list[Family], Path]:
     """Two released families whose boxed parent answer the verifier accepts, imported into a store
     (not one whose reference answer is unusable: the report leaves those out)."""
-    fams = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)
+    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
             if verify_inprocess(f"\\boxed{{{f.parent_answer}}}", f.parent_answer).accepted
             and reference_answer_problem(f) is None][:2]
     path = tmp_path / "families.jsonl"

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from oracleladder.clients import make_client
-from oracleladder.probe.outcomes import Gap, Outcome, classify, parent_outcome
-from oracleladder.probe.prompts import condition_prompt, description, stage0_prompt
+from oracleladder.ladder.outcomes import Gap, Outcome, classify, parent_outcome
+from oracleladder.domains.math.prompts import condition_prompt, description, stage0_prompt
 from oracleladder.domains import MathDomain
 from oracleladder.domains.math import collect_results
-from oracleladder.probe.runner import ProbeConfig, run_probe
+from oracleladder.ladder import ProbeConfig
+from oracleladder.probe.runner import run_probe
 from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
@@ -54,8 +55,8 @@ def _gradable(family: Family) -> bool:
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, shared_data: Path, wire: str) -> None:
-    pool_families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)]
+async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, release_data: Path, wire: str) -> None:
+    pool_families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)]
     families = pool_families[:4]
     assert len(families) == 4
 
@@ -110,8 +111,8 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, s
         assert donors and family.pid not in donors
 
 
-async def test_rerun_is_served_from_the_cache(tmp_path: Path, shared_data: Path) -> None:
-    families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if _gradable(f)][:3]
+async def test_rerun_is_served_from_the_cache(tmp_path: Path, release_data: Path) -> None:
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:3]
     config = ProbeConfig(student="openai/echo", k=2, conditions=("C1_direct", "C2_generic"), stage0=False)
     path = tmp_path / "cache.sqlite"
     async with LoopbackServer(script=lambda messages, body: WRONG) as server:

@@ -78,13 +78,13 @@ COUNTS = {"A": {"B": 1, "C": 1, "D": 2, "E": 0}, "B": {"A": 1, "C": 2, "D": 2, "
           "C": {"A": 1, "B": 2, "D": 3, "E": 0}}
 
 
-def test_reanchor_from_stored_rollouts_probes_only_what_is_missing(tmp_path, shared_data):
+def test_reanchor_from_stored_rollouts_probes_only_what_is_missing(tmp_path, release_data):
     from oracleladder.schemas import Family
     from oracleladder.schemas.jsonl import read_jsonl
     from oracleladder.testing import LoopbackServer
     from oracleladder.validators import answer_problem
 
-    families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
                 if len(f.tested()) == 2 and not answer_problem(f.parent_answer)][:4]
     sample = tmp_path / "four.jsonl"
     sample.write_text("".join(f.model_dump_json() + "\n" for f in families))

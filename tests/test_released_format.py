@@ -11,8 +11,8 @@ from oracleladder.schemas import Family, MilestoneType, to_released
 from oracleladder.schemas.jsonl import InputError, read_jsonl
 
 
-def test_every_record_round_trips_field_for_field(shared_data: Path) -> None:
-    path = shared_data / "families_sample.jsonl"
+def test_every_record_round_trips_field_for_field(release_data: Path) -> None:
+    path = release_data / "families_sample.jsonl"
     originals = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     families = list(read_jsonl(path, Family))
     assert len(families) == len(originals) == 55
@@ -20,8 +20,8 @@ def test_every_record_round_trips_field_for_field(shared_data: Path) -> None:
         assert to_released(family) == original
 
 
-def test_corrections_stay_in_their_own_fields(shared_data: Path) -> None:
-    families = {f.pid: f for f in read_jsonl(shared_data / "families_sample.jsonl", Family)}
+def test_corrections_stay_in_their_own_fields(release_data: Path) -> None:
+    families = {f.pid: f for f in read_jsonl(release_data / "families_sample.jsonl", Family)}
     fam = families["a0759695-e032-4efa-865b-029ede77d79e"]
     assert fam.parent_answer == "\\frac{56\\pi}{15}"
     assert fam.reference_answer() == "\\frac{56\\pi}{15}"
@@ -33,8 +33,8 @@ def test_corrections_stay_in_their_own_fields(shared_data: Path) -> None:
     assert all(m.type is not MilestoneType.INTEGRATE for _, m in fam.tested())
 
 
-def test_bad_lines_name_file_line_and_field(tmp_path: Path, shared_data: Path) -> None:
-    good = (shared_data / "families_sample.jsonl").read_text().splitlines()[0]
+def test_bad_lines_name_file_line_and_field(tmp_path: Path, release_data: Path) -> None:
+    good = (release_data / "families_sample.jsonl").read_text().splitlines()[0]
     record = json.loads(good)
     del record["milestones"][1]["answer"]
     bad = tmp_path / "bad.jsonl"
@@ -55,12 +55,12 @@ def test_bad_lines_name_file_line_and_field(tmp_path: Path, shared_data: Path) -
         list(read_jsonl(typed, Family))
 
 
-def test_cli_import_then_export_gives_back_every_record(tmp_path: Path, shared_data: Path) -> None:
+def test_cli_import_then_export_gives_back_every_record(tmp_path: Path, release_data: Path) -> None:
     from typer.testing import CliRunner
 
     from oracleladder.cli import app
 
-    source = shared_data / "families_sample.jsonl"
+    source = release_data / "families_sample.jsonl"
     store, out = tmp_path / "exp.sqlite", tmp_path / "out.jsonl"
     runner = CliRunner()
     result = runner.invoke(app, ["import", str(source), "--store", str(store)])

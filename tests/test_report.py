@@ -3,10 +3,10 @@ from math import comb
 
 import numpy as np
 
-from oracleladder.probe.outcomes import FamilyResults
-from oracleladder.probe.report import (bootstrap_shares, condition_counts, contrasts, pair, stage0_stats,
+from oracleladder.ladder.outcomes import FamilyResults
+from oracleladder.report.report import (bootstrap_shares, condition_counts, contrasts, pair, stage0_stats,
                                        summarize, write_report)
-from oracleladder.probe.stats import bootstrap_ci
+from oracleladder.report.stats import bootstrap_ci
 
 T, F = True, False
 FF = [F, F]
@@ -138,8 +138,8 @@ def _no_stage0():
 
 
 def test_known_outcome_and_gap_need_the_runs():
-    from oracleladder.probe.outcomes import Gap, Outcome
-    from oracleladder.probe.report import known_gap, known_outcome
+    from oracleladder.ladder.outcomes import Gap, Outcome
+    from oracleladder.report.report import known_gap, known_outcome
 
     c1_only = FamilyResults("x", {"m0": [T, T]}, {"C1_direct": FF})
     assert known_outcome(c1_only) is None and known_gap(c1_only) is None  # C2 not run: unknown, not Unrecovered
@@ -183,8 +183,8 @@ def _overlap(a, b) -> bool:
 def test_plots_order_hatching_and_legends_outside():
     import matplotlib.pyplot as plt
 
-    from oracleladder.probe.outcomes import Gap, Outcome
-    from oracleladder.probe.report import fingerprint_figure, taxonomy_figure
+    from oracleladder.ladder.outcomes import Gap, Outcome
+    from oracleladder.report.report import fingerprint_figure, taxonomy_figure
 
     fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]
     res = {"meta": {"tau": 1}, "students": {"s1": summarize(s1()), "no stage 0": summarize(_no_stage0()),

@@ -367,7 +367,7 @@ def test_stdio_program_cannot_read_its_expected_output(namespaced):
     import json
     import shutil
 
-    from oracleladder.code.problems import load_stdio_jsonl, run_tests
+    from oracleladder.domains.code.problems import load_stdio_jsonl, run_tests
 
     d = tempfile.mkdtemp(prefix="olsbx-problems-")
     os.chmod(d, 0o755)

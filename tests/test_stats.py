@@ -1,7 +1,7 @@
 import numpy as np
 from math import comb
 
-from oracleladder.probe.stats import bootstrap_ci, bootstrap_order, mcnemar_exact
+from oracleladder.report.stats import bootstrap_ci, bootstrap_order, mcnemar_exact
 
 
 def test_mcnemar_small():
@@ -27,8 +27,8 @@ def test_bootstrap_direct():
 
 import pytest  # noqa: E402
 
-from oracleladder.probe.outcomes import FamilyResults, Outcome  # noqa: E402
-from oracleladder.probe.stats import threshold_sweep, transition_matrix  # noqa: E402
+from oracleladder.ladder.outcomes import FamilyResults, Outcome  # noqa: E402
+from oracleladder.report.stats import threshold_sweep, transition_matrix  # noqa: E402
 
 
 def test_mcnemar_one_sided_pattern_and_no_discordance():

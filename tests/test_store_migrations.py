@@ -13,7 +13,7 @@ from pathlib import Path
 import zstandard
 
 from oracleladder.clients import ChatRequest, ChatResult
-from oracleladder.code.packet import CodePacket
+from oracleladder.domains.code.packet import CodePacket
 from oracleladder.domains.code import load_packets
 from oracleladder.schemas import Family, Milestone, Provenance, Rollout, Verdict, to_released
 from oracleladder.schemas.types import GradeStatus, Label, MilestoneType
@@ -24,9 +24,9 @@ from oracleladder.store.schema import SQL_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
 K = 8
 
 
-def _prompt(shared_data: Path) -> str:
+def _prompt(release_data: Path) -> str:
     """A long prompt: real response text from the release, as a prompt quoting earlier work would be."""
-    tails = [json.loads(line)["response_tail"] for line in (shared_data / "responses_sample.jsonl").open()]
+    tails = [json.loads(line)["response_tail"] for line in (release_data / "responses_sample.jsonl").open()]
     return "Check this solution step by step:\n" + "\n".join(tails[:6])
 
 
@@ -65,9 +65,9 @@ def _packet(plan: str) -> dict:
             "program": gold + "\nprint(double(int(input())))\n"}
 
 
-async def test_k_calls_of_one_prompt_store_the_prompt_once(tmp_path: Path, shared_data: Path) -> None:
+async def test_k_calls_of_one_prompt_store_the_prompt_once(tmp_path: Path, release_data: Path) -> None:
     path = tmp_path / "once.sqlite"
-    prompt = _prompt(shared_data)
+    prompt = _prompt(release_data)
     one, other = _requests(prompt), _requests(prompt, pid="p2")
     async with Store.open(path) as store:
         for request in one + other:
@@ -84,9 +84,9 @@ async def test_k_calls_of_one_prompt_store_the_prompt_once(tmp_path: Path, share
     assert _rows(path, "SELECT COUNT(DISTINCT request_id), MIN(k), MAX(k) FROM calls") == [(2, 0, K - 1)]
 
 
-async def test_a_v7_store_migrates_with_every_cached_call_a_hit(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_v7_store_migrates_with_every_cached_call_a_hit(tmp_path: Path, release_data: Path) -> None:
     path = tmp_path / "v7.sqlite"
-    prompt = _prompt(shared_data)
+    prompt = _prompt(release_data)
     requests = _requests(prompt) + _requests("What is 2+2?", pid="p2")
     answers = {r.key(): ChatResult(text=(prompt if r.k % 2 else f"\\boxed{{{r.k}}}"), tokens_in=900 + r.k,
                                    tokens_out=50, latency_s=0.5, finish_reason="stop") for r in requests}
@@ -155,11 +155,11 @@ async def test_a_v7_store_migrates_its_packets_out_of_the_plans(tmp_path: Path) 
 
 
 async def test_a_rollout_of_a_cached_call_stores_neither_prompt_nor_answer_again(tmp_path: Path,
-                                                                                   shared_data: Path) -> None:
+                                                                                   release_data: Path) -> None:
     """The K rollouts of a prompt cost their rows only: the answers are in the calls, the prompt
     once in requests."""
     path = tmp_path / "rollouts.sqlite"
-    prompt = _prompt(shared_data)
+    prompt = _prompt(release_data)
     async with Store.open(path) as store:
         for r in _requests(prompt):
             await store.put_call(r, ChatResult(text=prompt, tokens_out=900))
@@ -171,13 +171,13 @@ async def test_a_rollout_of_a_cached_call_stores_neither_prompt_nor_answer_again
     assert _rows(path, "SELECT COUNT(*) FROM requests") == [(1,)]
 
 
-async def test_a_probe_store_stays_near_the_compressed_size_of_its_answers(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_probe_store_stays_near_the_compressed_size_of_its_answers(tmp_path: Path, release_data: Path) -> None:
     """K calls of a prompt and their rollouts, answers as long as released ones: the file holds
     little beyond the compressed answers (SQLite's default 4 KB pages left ~25% of each answer's
     size unused beside it; the small pages of a new store do not; the zstd level-3 size is the
     yardstick, as in bench/scale.py)."""
     path = tmp_path / "size.sqlite"
-    tails = [json.loads(line)["response_tail"] for line in (shared_data / "responses_sample.jsonl").open()]
+    tails = [json.loads(line)["response_tail"] for line in (release_data / "responses_sample.jsonl").open()]
     corpus = "\n\n".join(tails)
     answers = [corpus[i * 997:i * 997 + 6000 + (i * 7919) % 20000] for i in range(200)]
     async with Store.open(path) as store:
@@ -208,11 +208,11 @@ def _v11_store(path: Path) -> sqlite3.Connection:
     return con
 
 
-async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path, release_data: Path) -> None:
     """A v11 store (keys as 64 hex characters, rollouts with their strings, families as JSON text)
     opens at v12 with every call, rollout, failed job and family read back as v11 stored them."""
     path = tmp_path / "v11.sqlite"
-    prompt = _prompt(shared_data)
+    prompt = _prompt(release_data)
     requests = _requests(prompt) + _requests("What is 2+2?", pid="p2")[:2]
     answers = {r.key(): ChatResult(text=(prompt if r.k % 2 else f"\\boxed{{{r.k}}}"), tokens_in=900 + r.k,
                                    tokens_out=50, latency_s=0.5, finish_reason="stop") for r in requests}

@@ -20,9 +20,9 @@ from oracleladder.store import Store
 from oracleladder.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
-def _long_text(shared_data: Path) -> str:
+def _long_text(release_data: Path) -> str:
     """A real response tail from the release, repeated to a long answer."""
-    tails = [json.loads(line)["response_tail"] for line in (shared_data / "responses_sample.jsonl").open()]
+    tails = [json.loads(line)["response_tail"] for line in (release_data / "responses_sample.jsonl").open()]
     return "\n".join(tails[:12])
 
 
@@ -45,9 +45,9 @@ def _rows(path: Path, sql: str) -> list[tuple]:
         con.close()
 
 
-async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_data: Path) -> None:
     path = tmp_path / "s.sqlite"
-    long = _long_text(shared_data)
+    long = _long_text(release_data)
     assert len(long) > 2000
     req_long, req_short = _request(0, "Solve: " + long), _request(1)
     async with Store.open(path) as store:
@@ -104,9 +104,9 @@ def _v5_store(path: Path, long: str) -> None:
     con.close()
 
 
-async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, release_data: Path) -> None:
     path = tmp_path / "old.sqlite"
-    long = _long_text(shared_data)
+    long = _long_text(release_data)
     _v5_store(path, long)
     async with Store.open(path) as store:
         assert [(r.pid, r.response) for r in await store.rollouts()] == [
@@ -124,9 +124,9 @@ def _mapped_file_kb() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
 
 
-async def test_a_run_writing_its_store_does_not_keep_the_file_resident(tmp_path: Path, shared_data: Path) -> None:
+async def test_a_run_writing_its_store_does_not_keep_the_file_resident(tmp_path: Path, release_data: Path) -> None:
     # a probe at the paper's size writes ~90 MB of store; the process's memory must not grow with it
-    words = _long_text(shared_data).split()
+    words = _long_text(release_data).split()
     rng = random.Random(0)
     path = tmp_path / "s.sqlite"
     async with Store.open(path) as store:

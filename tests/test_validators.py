@@ -125,8 +125,8 @@ def test_check_family_and_render():
     assert "all checks passed" in render_errors(ok)
 
 
-def test_sample_totals(shared_data):
-    sample = shared_data / "families_sample.jsonl"
+def test_sample_totals(release_data):
+    sample = release_data / "families_sample.jsonl"
     fams = [Family.model_validate(json.loads(l)) for l in sample.read_text().splitlines() if l.strip()]
     reps = [check_family(f) for f in fams]
     s = summarize(reps, fams)
@@ -140,14 +140,14 @@ def test_sample_totals(shared_data):
     assert s["failures_by_check"].get("leak") == 2
 
 
-def test_cli_check_numbers_milestones_like_its_reasons(shared_data):
+def test_cli_check_numbers_milestones_like_its_reasons(release_data):
     """`ladder check` reports one line per failing check: milestone numbers from 1, as the reasons
     (and the teacher's re-ask) count them, with the record id beside; then the totals."""
     from typer.testing import CliRunner
 
     from oracleladder.cli import app
 
-    result = CliRunner().invoke(app, ["check", str(shared_data / "families_sample.jsonl")])
+    result = CliRunner().invoke(app, ["check", str(release_data / "families_sample.jsonl")])
     assert result.exit_code == 0, result.output
     dup = [l for l in result.stderr.splitlines() if "[duplicates]" in l and "'k^2'" in l]
     assert len(dup) == 1 and " milestone 2 (m1) [duplicates] " in dup[0]

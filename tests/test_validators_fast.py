@@ -103,10 +103,10 @@ def test_no_leak_only_where_the_verifier_disagrees(pair: tuple[str, str]) -> Non
         assert not answers_equivalent(parent, gold, extended=True), pair
 
 
-def test_the_released_golds(shared_data: Path) -> None:
+def test_the_released_golds(release_data: Path) -> None:
     """On the released families, each fast decision matches the full path, and many are taken."""
     taken = 0
-    for line in (shared_data / "families_sample.jsonl").read_text().splitlines():
+    for line in (release_data / "families_sample.jsonl").read_text().splitlines():
         f = json.loads(line)
         for m in f["milestones"]:
             if clearly_not_equivalent(f["parent_answer"], m["answer"]):

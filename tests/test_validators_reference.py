@@ -43,14 +43,14 @@ def test_sound_reference_answers_pass(answer: str) -> None:
     assert answer_problem(answer) is None
 
 
-def test_every_malformed_gold_of_the_judged_sample_is_flagged(shared_data: Path) -> None:
-    rows = [json.loads(line) for line in (shared_data / "judged_sample.jsonl").open()]
+def test_every_malformed_gold_of_the_judged_sample_is_flagged(release_data: Path) -> None:
+    rows = [json.loads(line) for line in (release_data / "judged_sample.jsonl").open()]
     flagged = {r["item"] for r in rows if answer_problem(r["canonical"])}
     assert flagged == {r["item"] for r in rows if r["label"] == "malformed_gold"}
 
 
-def test_corrections_repair_every_flagged_original(shared_data: Path) -> None:
-    rows = [json.loads(line) for line in (shared_data / "corrections.jsonl").open()]
+def test_corrections_repair_every_flagged_original(release_data: Path) -> None:
+    rows = [json.loads(line) for line in (release_data / "corrections.jsonl").open()]
     rows = [r for r in rows if r["field"] == "parent_answer"]
     flagged = {r["pid"][:8] for r in rows if answer_problem(r["original"])}
     assert flagged == {"a3a636a8", "330cbc5a", "b36a1161", "41348e33", "860813bf", "e24a0cbb", "cdfc31d2"}
@@ -64,14 +64,14 @@ def _check(path: Path, *extra: str) -> list[dict]:
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def test_ladder_check_flags_the_unusable_reference_answers_and_nothing_else(shared_data: Path) -> None:
-    lines = _check(shared_data / "families_sample.jsonl")
+def test_ladder_check_flags_the_unusable_reference_answers_and_nothing_else(release_data: Path) -> None:
+    lines = _check(release_data / "families_sample.jsonl")
     totals = lines[-1]["totals"]
     bad = {r["pid"][:8] for r in lines[:-1] for c in r["checks"] if c["check"] == "reference_answer" and not c["passed"]}
     assert bad == {"b36a1161", "1f15af3f"}  # "\1", and a pmatrix cut off before its \end
     assert totals["failures_by_check"]["reference_answer"] == 2
     assert totals["families_passed"] == 38  # 40 before the check: exactly these two are new
-    fixed = _check(shared_data / "families_sample.jsonl", "--use-corrections")
+    fixed = _check(release_data / "families_sample.jsonl", "--use-corrections")
     assert {r["pid"][:8] for r in fixed[:-1] for c in r["checks"]
             if c["check"] == "reference_answer" and not c["passed"]} == {"1f15af3f"}
 

@@ -22,8 +22,8 @@ CHECKED = [
 
 
 @pytest.fixture(scope="module")
-def graded(shared_data: Path):
-    rows = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").open()]
+def graded(release_data: Path):
+    rows = [json.loads(line) for line in (release_data / "responses_sample.jsonl").open()]
     items = [{"response": r["response_tail"], "gold": r["gold"]} for r in rows]
     return rows, verify_many(items, extended=False), verify_many(items, extended=True)
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.probe.runner import ProbeConfig
+from oracleladder.ladder import ProbeConfig
 from oracleladder.verify import VerifierPool, verify, verify_many
 from oracleladder.verify.graders import exact_match
 
@@ -66,8 +66,8 @@ BUCKETER_ERRORS = {("d5e3b091", "C3_gold", r) for r in (0, 1, 2, 3, 4, 6, 7)} | 
     {("30de45ff", "C3_gold", r) for r in (0, 2, 4, 5, 7)} | {("ba7e87af", "C3_gold", 2)}
 
 
-def test_paper_reproduces_the_release_buckets(shared_data: Path) -> None:
-    rows = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").open()]
+def test_paper_reproduces_the_release_buckets(release_data: Path) -> None:
+    rows = [json.loads(line) for line in (release_data / "responses_sample.jsonl").open()]
     items = [{"response": r["response_tail"], "gold": r["gold"]} for r in rows]
     paper, strict = verify_many(items, grader="paper"), verify_many(items, grader="strict")
     differ = {(r["pid"][:8], r["condition"], r["rollout"]) for r, v in zip(rows, paper)
@@ -83,8 +83,8 @@ def test_paper_reproduces_the_release_buckets(shared_data: Path) -> None:
         assert v.accepted is last.accepted and "boxes" not in v.reason
 
 
-def test_no_grader_accepts_an_incorrect_judged_answer(shared_data: Path) -> None:
-    rows = [json.loads(line) for line in (shared_data / "judged_sample.jsonl").open()]
+def test_no_grader_accepts_an_incorrect_judged_answer(release_data: Path) -> None:
+    rows = [json.loads(line) for line in (release_data / "judged_sample.jsonl").open()]
     for grader in ("paper", "strict", "extended"):
         verdicts = verify_many([(r["response_tail"], r["canonical"]) for r in rows], grader=grader)
         assert [r["item"] for r, v in zip(rows, verdicts) if r["label"] == "incorrect" and v.accepted] == []

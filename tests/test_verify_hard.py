@@ -91,14 +91,14 @@ def test_compound_answer_in_four_boxes_once_decoded() -> None:
     assert not verify(bpe("The real solutions are:\n" + wrong), GOLD4).accepted
 
 
-def _judged(shared_data: Path) -> list[dict]:
-    return [json.loads(line) for line in (shared_data / "judged_sample.jsonl").open()]
+def _judged(release_data: Path) -> list[dict]:
+    return [json.loads(line) for line in (release_data / "judged_sample.jsonl").open()]
 
 
 @pytest.mark.parametrize("extended", [False, True])
-def test_judged_sample(shared_data: Path, extended: bool) -> None:
+def test_judged_sample(release_data: Path, extended: bool) -> None:
     """Every deterministic `correct` is accepted, no `incorrect` is (hand labels, docs/verifier-agreement.md)."""
-    rows = _judged(shared_data)
+    rows = _judged(release_data)
     verdicts = [verify(r["response_tail"], r["canonical"], extended=extended) for r in rows]
     correct = [r["item"] for r, v in zip(rows, verdicts) if r["label"] == "correct" and r["deterministic"]]
     assert len(correct) == 6

@@ -55,7 +55,7 @@ def test_a_probe_loads_no_pool_reader() -> None:
     process's resident set (bench/scale.py: peak 143 MB with it, 65 MB without); a probe reads
     none, so neither the API nor the domain loads it until a pool is read."""
     code = ("from oracleladder import Experiment\nfrom oracleladder.domains import MathDomain\n"
-            "from oracleladder.probe.runner import ProbeConfig\nMathDomain()")
+            "from oracleladder.ladder import ProbeConfig\nMathDomain()")
     assert _loaded(code, ("pyarrow", "matplotlib", "scipy")) == []
     reading = (code + "\nimport pathlib, tempfile\np = pathlib.Path(tempfile.mkdtemp()) / 'pool.csv'\n"
                "p.write_text('problem,answer\\nWhat is 1+1?,2\\n')\n"

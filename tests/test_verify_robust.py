@@ -42,8 +42,8 @@ def _key(v: Verdict) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def items(shared_data: Path) -> list[dict]:
-    rows = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").open()]
+def items(release_data: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (release_data / "responses_sample.jsonl").open()]
     return [{"response": r["response_tail"], "gold": r["gold"]} for r in rows]
 
 
@@ -245,8 +245,8 @@ def test_workers_leave_quietly_when_their_parent_is_killed(tmp_path: Path) -> No
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
 
 
-async def test_check_family_in_the_pool_matches_in_process(shared_data: Path) -> None:
-    rows = [json.loads(line) for line in (shared_data / "families_sample.jsonl").open()][:6]
+async def test_check_family_in_the_pool_matches_in_process(release_data: Path) -> None:
+    rows = [json.loads(line) for line in (release_data / "families_sample.jsonl").open()][:6]
     families = [Family.model_validate(r) for r in rows]
     with VerifierPool(workers=2) as pool:
         got = await asyncio.gather(*(pool.check_family(f, parse_prose=False) for f in families))

@@ -71,11 +71,11 @@ def _report(store: Path, out: Path, students: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, shared_data: Path) -> tuple[Path, Path, dict]:
+def site(tmp_path_factory, release_data: Path) -> tuple[Path, Path, dict]:
     """Twelve released families probed by two students, every answer graded by the real verifier; one
     failed job, one ungraded rollout and some truncated answers per student."""
     tmp = tmp_path_factory.mktemp("viewer")
-    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))[:12]
+    families = list(read_jsonl(release_data / "families_sample.jsonl", Family))[:12]
     store = _import(tmp, families)
     odd = next(f.pid for f in families if reference_answer_problem(f) is None)  # a family the report keeps
     fill(store, families, {A: 0.55, B: 0.3}, k=2, grade=True, odd=odd)
@@ -270,8 +270,8 @@ def test_ladder_view_serves_the_store_as_it_is_and_stops_on_ctrl_c(browser, site
         assert proc.wait(timeout=30) == 0
 
 
-def test_first_paint_of_a_354_family_six_student_report(browser, tmp_path: Path, shared_data: Path) -> None:
-    released = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None]
+def test_first_paint_of_a_354_family_six_student_report(browser, tmp_path: Path, release_data: Path) -> None:
+    released = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None]
     families = [f.model_copy(update={"pid": f"{f.pid}-{i}"}) for i in range(8) for f in released][:354]
     store = _import(tmp_path, families)
     students = {f"openai/student-{i}": 0.15 * i for i in range(6)}
@@ -322,9 +322,9 @@ def test_ladder_demo_writes_the_html_report(browser, tmp_path: Path) -> None:
 
 
 def test_released_answers_render_with_their_latex_and_no_console_error(browser, tmp_path: Path,
-                                                                      shared_data: Path) -> None:
-    families = list(read_jsonl(shared_data / "families_sample.jsonl", Family))
-    responses = [json.loads(line) for line in (shared_data / "responses_sample.jsonl").read_text().splitlines()]
+                                                                      release_data: Path) -> None:
+    families = list(read_jsonl(release_data / "families_sample.jsonl", Family))
+    responses = [json.loads(line) for line in (release_data / "responses_sample.jsonl").read_text().splitlines()]
     store = _import(tmp_path, families)
     fill_released(store, families, responses)
     model = responses[0]["model"]
@@ -379,12 +379,12 @@ def _compare(store: Path, out: Path, *extra: str):  # type: ignore[no-untyped-de
 
 
 @pytest.fixture(scope="module")
-def compare_site(tmp_path_factory, shared_data: Path) -> tuple[Path, Path, dict, list[Family], list[Family]]:
+def compare_site(tmp_path_factory, release_data: Path) -> tuple[Path, Path, dict, list[Family], list[Family]]:
     """Ten released problems under two roadmap sets, the same student probed on both (right more often under
     the released roadmaps), every answer graded by the real verifier; one failed job and one ungraded
     rollout on each set."""
     tmp = tmp_path_factory.mktemp("compare")
-    released = list(read_jsonl(shared_data / "families_sample.jsonl", Family))[:10]
+    released = list(read_jsonl(release_data / "families_sample.jsonl", Family))[:10]
     store = _import(tmp, released)
     teacher = asyncio.run(_put_teacher_set(store, released))
     fill(store, released, {A: 0.6}, k=2, grade=True)
@@ -529,8 +529,8 @@ async def _answer(store: Path, student: str, pid: str, target: str, k: int, text
 
 
 def test_answers_render_as_markdown_with_their_latex_and_hostile_ones_stay_text(browser, tmp_path: Path,
-                                                                               shared_data: Path) -> None:
-    families = [f for f in read_jsonl(shared_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None][:2]
+                                                                               release_data: Path) -> None:
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None][:2]
     families[0] = families[0].model_copy(update={"parent_prompt": "Find $x$ with:\n\n- *first* $x_1 * x_2 = 1$\n- second\n\n" + HOSTILE})
     store = _import(tmp_path, families)
     fill(store, families, {A: 0.5}, k=1, grade=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
-from ..domains.math import target_gold
+from ..ladder.contract import Domain
 from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
@@ -83,8 +83,8 @@ def _note(family: Family, target: str) -> str:
     return family.milestones[int(target[1:])].note if target.startswith("m") else family.parent_note
 
 
-def judge_messages(family: Family, rollout: Rollout) -> list[dict[str, str]]:
-    prompt = load("judge").render(reference=target_gold(family, rollout.target),
+def judge_messages(domain: Domain, family: Family, rollout: Rollout) -> list[dict[str, str]]:
+    prompt = load("judge").render(reference=domain.target_gold(family, rollout.target),
                                   note=_note(family, rollout.target), response=rollout.response[-TAIL_CHARS:])
     return [{"role": "user", "content": prompt}]
 
@@ -95,14 +95,14 @@ def read_verdict(text: str) -> str:
     return found[-1] if found else "unreadable"
 
 
-async def ask_judge(client: Client, families: dict[str, Family], sample: Sequence[Rollout],
+async def ask_judge(client: Client, domain: Domain, families: dict[str, Family], sample: Sequence[Rollout],
                     max_tokens: int) -> list[tuple[str, str | None]]:
     """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, unreadable, or "failed" when its
     call failed for good) and the call's key. A failure of the endpoint itself (no connection, a
     refused key) would fail every call the same way: it propagates."""
 
     async def one(r: Rollout) -> tuple[str, str | None]:
-        request = client.request(judge_messages(families[r.pid], r), temperature=0.0, max_tokens=max_tokens)
+        request = client.request(judge_messages(domain, families[r.pid], r), temperature=0.0, max_tokens=max_tokens)
         try:
             result = await client.complete(request)
         except ProviderError as exc:
@@ -114,7 +114,7 @@ async def ask_judge(client: Client, families: dict[str, Family], sample: Sequenc
     return list(await asyncio.gather(*(one(r) for r in sample)))
 
 
-def write_sheet(sheet: Path, key: Path, families: dict[str, Family], sizes: dict[str, int],
+def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Family], sizes: dict[str, int],
                 sample: Sequence[Rollout], verdicts: Sequence[tuple[str, str | None]], meta: dict,
                 seed: int) -> int:
     """The blind sheet of the cases the judge accepts (shuffled, numbered) and its key file;
@@ -128,7 +128,7 @@ def write_sheet(sheet: Path, key: Path, families: dict[str, Family], sizes: dict
         for i, (r, call) in enumerate(accepted, 1):
             case = f"case-{i:03d}"
             family = families[r.pid]
-            out.writerow([case, r.response[-SHEET_TAIL_CHARS:], target_gold(family, r.target),
+            out.writerow([case, r.response[-SHEET_TAIL_CHARS:], domain.target_gold(family, r.target),
                           _note(family, r.target), "", ""])
             cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
                            "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -88,6 +88,27 @@ class Client:
         """Why calls are refused, once the budget (``max_cost``) is reached."""
         return self._budget.stop if self._budget is not None else None
 
+    # ---------------------------------------------------------------- a run's batches (``batch=True``)
+    async def check_batch(self) -> None:
+        """Fail at once, in one line, when this client batches and its endpoint has no batch API."""
+        if self.batch:
+            await self.provider.api.check()
+
+    def bind_run(self, run_id: str) -> None:
+        """File this client's provider batches under the run ``run_id``."""
+        if self.batch:
+            self.provider.run_id = run_id
+
+    @property
+    def batch_rows_submitted(self) -> int | None:
+        """Rows this client submitted to a batch API (None without one)."""
+        return self.provider.submitted if self.batch else None
+
+    def on_batch_status(self, show: Callable[[Any], None]) -> None:
+        """Tell ``show`` each change of one of this client's batches (a progress display)."""
+        if self.batch:
+            self.provider.on_status = show
+
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
                 response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
@@ -157,7 +178,7 @@ class Client:
     def worst_cost(self, request: ChatRequest) -> float | None:
         """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
         this client's model has no price."""
-        return self.prices.cost(self.name, self._prompt_tokens(request), float(request.params.get("max_tokens") or 0),
+        return self.prices.cost(self.name, self.prompt_tokens(request), float(request.params.get("max_tokens") or 0),
                                 batch=self.batch)
 
     def _count_retry(self) -> None:
@@ -208,13 +229,13 @@ class Client:
             return await self._retries.run(slot.sleep, self._attempt, request, est)
 
     @staticmethod
-    def _prompt_tokens(request: ChatRequest) -> int:
+    def prompt_tokens(request: ChatRequest) -> int:
         """An estimate of a request's prompt tokens (4 characters a token; a bound only roughly)."""
         return sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
 
     @classmethod
     def _estimate_tokens(cls, request: ChatRequest) -> float:
-        return cls._prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
+        return cls.prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
     async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..clients import Client, StructuredOutputError
-from ..domains.base import Attempt, CompileDomain
+from ..ladder.contract import Attempt, CompileDomain
 from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult

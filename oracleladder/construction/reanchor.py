@@ -13,7 +13,7 @@ from itertools import combinations
 from pydantic import BaseModel
 from scipy.stats import kendalltau
 
-from ..probe.outcomes import FamilyResults, Gap, classify, milestone_test
+from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
 from ..schemas import CONDITIONS
 
 PARENT_PROBES = CONDITIONS[:3]  # C1, C2, C3: a composition gap is Unrecovered under all three

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ..probe.outcomes import FamilyResults, solve_rate
+from ..ladder.outcomes import FamilyResults, solve_rate
 from ..schemas import Family
 from ..store import ScreenVerdict
 from ..validators.leak import leak_level

@@ -5,9 +5,8 @@
 in the group ``oracleladder.domains`` naming the class (loaded the first time a name is not found).
 See docs/domains.md.
 
-Light to import: the loops import the interface (`.base`) through this package, and a domain's
-module (with what it uses of the compiler and the prober) loads when the domain is first asked for,
-so the compile loop never loads the prober, nor the prober the compiler.
+The interface a domain implements is `oracleladder.ladder` (below the loops and the domains alike).
+A built-in domain's package loads when it is first asked for, so `ladder --help` loads neither.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from ..schemas.jsonl import InputError
-from .base import Attempt, Checked, CompileDomain, Domain, Job, Settings
+from ..ladder.contract import Domain, Settings
 
 if TYPE_CHECKING:
     from .code import CodeDomain
@@ -67,5 +66,5 @@ def __getattr__(name: str) -> Any:  # PEP 562: MathDomain and CodeDomain load th
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "Attempt", "Checked", "CodeDomain", "CompileDomain", "Domain",
-           "Job", "MathDomain", "Settings", "get_domain", "known_domains", "register_domain"]
+__all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "CodeDomain", "MathDomain", "get_domain", "known_domains",
+           "register_domain"]

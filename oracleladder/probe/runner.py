@@ -9,38 +9,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
-from ..domains.base import Domain, Job
+from ..ladder.contract import Domain, Job, ProbeConfig
 from ..runtime import frozen_heap, jobs_in_flight
-from ..schemas import Condition, Rollout, Verdict
+from ..schemas import Rollout, Verdict
 from ..store import FailedJob, Store
-from ..verify import grader_name
 
 J = TypeVar("J", bound=Job)
-
-
-@dataclass(frozen=True)
-class ProbeConfig:
-    student: str  # provider/model string, also the student's name in the store
-    k: int = 8
-    conditions: tuple[Condition, ...] | None = None  # None: every condition of the domain's ladder
-    stage0: bool = True
-    max_tokens: int = 4096
-    temperature: float = 1.0
-    seed: int = 0  # draws the controls' substitute content
-    use_corrections: bool = False  # grade against corrected reference answers (math)
-    extended: bool = False  # a synonym of grader="extended", kept for old callers
-    grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
-    primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
-
-    def __post_init__(self) -> None:
-        # one spelling from here on, so the stored run config names the grader that graded it
-        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
-        object.__setattr__(self, "extended", self.grader == "extended")
 
 
 def job_request(client: Client, job: Job, *, temperature: float, max_tokens: int) -> ChatRequest:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from ..probe.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
-from ..probe.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
+from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
+from ..report.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store

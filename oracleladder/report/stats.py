@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.stats import binomtest
 
-from .outcomes import ladder_outcomes, parent_outcome
+from ..ladder.outcomes import ladder_outcomes, parent_outcome
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:

@@ -24,11 +24,11 @@ from pydantic import BaseModel
 from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
 from ..schemas.jsonl import OnDuplicate
 from ..store import Store
+from ..verify import grader_name
+from .outcomes import FamilyResults
 
-if TYPE_CHECKING:  # the probe loop imports this module: no import back at run time
+if TYPE_CHECKING:
     from ..clients import Client
-    from ..probe.outcomes import FamilyResults
-    from ..probe.runner import ProbeConfig
 
 
 class HasPid(Protocol):
@@ -71,6 +71,26 @@ class Checked(Generic[F]):
     @property
     def errors(self) -> list[CheckResult]:
         return self.report.failures()
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    student: str  # provider/model string, also the student's name in the store
+    k: int = 8
+    conditions: tuple[Condition, ...] | None = None  # None: every condition of the domain's ladder
+    stage0: bool = True
+    max_tokens: int = 4096
+    temperature: float = 1.0
+    seed: int = 0  # draws the controls' substitute content
+    use_corrections: bool = False  # grade against corrected reference answers (math)
+    extended: bool = False  # a synonym of grader="extended", kept for old callers
+    grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
+    primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
+
+    def __post_init__(self) -> None:
+        # one spelling from here on, so the stored run config names the grader that graded it
+        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
+        object.__setattr__(self, "extended", self.grader == "extended")
 
 
 @dataclass(frozen=True)
@@ -189,6 +209,11 @@ class Domain(CompileDomain[P, F, R]):
     def collect_results(self, families: Sequence[F], rollouts: Sequence[Rollout], *,
                         use_corrections: bool = False) -> list[FamilyResults]:
         """Per family, the K verdicts of each Stage 0 target and of each condition (graded rollouts only)."""
+
+    def target_gold(self, family: F, target: str, use_corrections: bool = False) -> str | None:
+        """The gold a rollout of ``target`` is graded against, as text (what an audit shows a judge
+        or a person); None where the domain's golds are not text (code is graded by its tests)."""
+        return None
 
     def ungradable(self, family: F, use_corrections: bool = False) -> str | None:
         """Why no answer of ``family`` can be graded (the report lists it apart), or None."""

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from ..audit import format as format_audit  # noqa: E402
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS  # noqa: E402
-from .outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes,  # noqa: E402
+from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes,  # noqa: E402
                        milestone_test, parent_outcome, solved)
 from .stats import bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, transition_matrix  # noqa: E402
 

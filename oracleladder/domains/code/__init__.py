@@ -27,23 +27,19 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-
-from ..code.packet import CodePacket
-from ..code.problems import MAX_CASES, load_humaneval, load_stdio_jsonl, run_tests
-from ..code.validate import check_gold_passes_asserts, check_packet
-from ..probe.outcomes import FamilyResults, results_from_rollouts
-from ..prompts import load
-from ..schemas import CodeProblem, Condition, FamilyReport, Rollout, Verdict
-from ..schemas.jsonl import InputError, OnDuplicate
-from ..schemas.types import Label
-from ..store import Store
-from ..validators import render_failures
-from .base import Attempt, Checked, Domain, Job
-
-if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
-    from ..probe.runner import ProbeConfig
+from .packet import CodePacket
+from .problems import MAX_CASES, load_humaneval, load_stdio_jsonl, run_tests
+from .validate import check_gold_passes_asserts, check_packet
+from ...ladder.outcomes import FamilyResults, results_from_rollouts
+from ...prompts import load
+from ...schemas import CodeProblem, Condition, FamilyReport, Rollout, Verdict
+from ...schemas.jsonl import InputError, OnDuplicate
+from ...schemas.types import Label
+from ...store import Store
+from ...validators import render_failures
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig
 
 T = TypeVar("T")
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")

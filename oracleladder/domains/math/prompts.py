@@ -12,8 +12,8 @@ import random
 import re
 from collections.abc import Sequence
 
-from ..prompts import load
-from ..schemas import Condition, Family, Milestone
+from ...prompts import load
+from ...schemas import Condition, Family, Milestone
 
 _MILESTONE_BODY = re.compile(r"\nMilestone:\n(.*?)\n\nOutput instruction:", re.S)
 
@@ -37,19 +37,19 @@ def stage0_prompt(milestone: Milestone) -> list[dict[str, str]]:
     return messages(milestone.prompt)
 
 
-def _rng(seed: int, pid: str, condition: str) -> random.Random:
+def seeded_rng(seed: int, pid: str, condition: str) -> random.Random:
     digest = hashlib.sha256(f"{seed}:{pid}:{condition}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _others(family: Family, pool: Sequence[Family]) -> list[Family]:
+def donor_pool(family: Family, pool: Sequence[Family]) -> list[Family]:
     others = [f for f in pool if f.pid != family.pid and f.tested()]
     if not others:
         raise ValueError("control conditions need at least one other family with milestones in the set")
     return others
 
 
-def _roadmap(descriptions: Sequence[str], answers: Sequence[str] | None = None) -> str:
+def roadmap_text(descriptions: Sequence[str], answers: Sequence[str] | None = None) -> str:
     if answers is None:
         return "\n\n".join(f"Sub-goal {i}: {d}" for i, d in enumerate(descriptions, 1))
     return "\n\n".join(f"Sub-goal {i}: {d}\n\nAnswer: {a}" for i, (d, a) in enumerate(zip(descriptions, answers), 1))
@@ -66,26 +66,26 @@ def condition_prompt(
     if condition == "C1_direct":
         user = load("c1_direct").render(parent_prompt=parent)
     elif condition == "C2_descriptions":
-        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=_roadmap(own))
+        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=roadmap_text(own))
     elif condition == "C3_gold_answers":
         golds = [m.answer for m in tested]
-        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=_roadmap(own, golds))
+        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
     elif condition == "C2_random":
-        donor = _rng(seed, family.pid, condition).choice(_others(family, pool))
+        donor = seeded_rng(seed, family.pid, condition).choice(donor_pool(family, pool))
         borrowed = [donor.pid]
         foreign = [description(m) for _, m in donor.tested(use_corrections)]
-        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=_roadmap(foreign))
+        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=roadmap_text(foreign))
     elif condition == "C2_generic":
         user = load("c2_generic").render(parent_prompt=parent)
     elif condition == "C3_mismatched":
-        rng = _rng(seed, family.pid, condition)
-        others = _others(family, pool)
+        rng = seeded_rng(seed, family.pid, condition)
+        others = donor_pool(family, pool)
         answers = []
         for _ in tested:
             donor = rng.choice(others)
             answers.append(rng.choice([m for _, m in donor.tested(use_corrections)]).answer)
             borrowed.append(donor.pid)
-        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=_roadmap(own, answers))
+        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
     else:
         raise ValueError(f"unknown condition {condition!r}")
     return messages(user), borrowed

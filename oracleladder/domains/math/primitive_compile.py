@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..probe.prompts import _roadmap, description
-from ..prompts import load
-from ..schemas import CheckResult, Family, FamilyReport, Primitive
-from ..store import Store
-from ..validators.primitive import CHECKS
-from ..verify import VerifierPool
-from .base import Attempt, Checked, CompileDomain
+from .prompts import description, roadmap_text
+from ...prompts import load
+from ...schemas import CheckResult, Family, FamilyReport, Primitive
+from ...store import Store
+from ...validators.primitive import CHECKS
+from ...verify import VerifierPool
+from ...ladder.contract import Attempt, Checked, CompileDomain
 
 PROMPTS = ("teacher_primitive", "teacher_primitive_user")
 
@@ -36,7 +36,7 @@ def primitive_messages(family: Family) -> tuple[list[dict[str, str]], str]:
     tested = [m for _, m in family.tested()]
     user = load("teacher_primitive_user").render(
         problem=family.parent_prompt.strip(), answer=family.parent_answer,
-        roadmap=_roadmap([description(m) for m in tested], [m.answer for m in tested]))
+        roadmap=roadmap_text([description(m) for m in tested], [m.answer for m in tested]))
     version = "-".join(load(n).version for n in PROMPTS)
     return [{"role": "system", "content": load("teacher_primitive").text}, {"role": "user", "content": user}], version
 

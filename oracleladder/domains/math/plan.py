@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..prompts import load
-from ..schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Primitive, Provenance
+from ...prompts import load
+from ...schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Primitive, Provenance
 
 Granularity = Literal["coarse", "default", "fine"]
 

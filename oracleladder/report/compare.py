@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..schemas.models import Family
 from ..schemas.types import MilestoneType
-from .outcomes import FamilyResults, Gap, classify, milestone_test
+from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
 from .stats import transition_matrix
 
 C2, C3 = "C2_descriptions", "C3_gold_answers"

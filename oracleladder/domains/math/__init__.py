@@ -14,24 +14,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_module
-from ..compiler.plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
-from ..probe.outcomes import FamilyResults, results_from_rollouts
-from ..probe.primitive import family_primitive, primitive_prompt
-from ..probe.prompts import condition_prompt, messages as student_messages, stage0_prompt
-from ..prompts import load
-from ..schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
-from ..schemas.jsonl import InputError, OnDuplicate
-from ..store import Store
-from ..validators import answer_problem, independent_solve_check, reference_answer_problem, render_errors
-from ..validators.reference import CHECK as REFERENCE_CHECK
-from .. import verify
-from ..verify import GradingFailed, grader_name
-from .base import Attempt, Checked, Domain, Job, Settings
+from ..._lazy import lazy_module
+from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+from ...ladder.outcomes import FamilyResults, results_from_rollouts
+from .primitive import family_primitive, primitive_prompt
+from .prompts import condition_prompt, messages as student_messages, stage0_prompt
+from ...prompts import load
+from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
+from ...schemas.jsonl import InputError, OnDuplicate
+from ...store import Store
+from ...validators import answer_problem, independent_solve_check, reference_answer_problem, render_errors
+from ...validators.reference import CHECK as REFERENCE_CHECK
+from ... import verify
+from ...verify import GradingFailed, grader_name
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 
 if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
-    from ..construction import pool as _pools
-    from ..probe.runner import ProbeConfig
+    from ...construction import pool as _pools
 else:  # pyarrow (~40 MB of shared libraries): loaded when a problem pool is first read, not by a probe
     _pools = lazy_module("oracleladder.construction.pool")
 
@@ -198,6 +197,9 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     def collect_results(self, families: Sequence[Family], rollouts: Sequence[Rollout], *,
                         use_corrections: bool = False) -> list[FamilyResults]:
         return collect_results(families, rollouts, use_corrections=use_corrections)
+
+    def target_gold(self, family: Family, target: str, use_corrections: bool = False) -> str:
+        return target_gold(family, target, use_corrections)
 
     def ungradable(self, family: Family, use_corrections: bool = False) -> str | None:
         return reference_answer_problem(family, use_corrections)

@@ -1,0 +1,133 @@
+"""Call keys are the store's identity of a paid call: a change of the code must not change them, or
+every store made before asks its calls again. The digests below were computed on the code before the
+restructuring of issue 28 (commit 083f1f3) with this same computation; each kind of call is pinned:
+probe jobs (every condition, Stage 0, the primitive rung, three endpoints), compile requests (the
+math, code and primitive teachers, each structured mode), judge requests, and batch entries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from oracleladder.audit.judge import judge_messages
+from oracleladder.clients import ChatRequest, ChatResult, Client, StructuredOutputError
+from oracleladder.clients.batch import AnthropicBatchAPI, OpenAIBatchAPI
+from oracleladder.domains.code import CodeDomain
+from oracleladder.domains.math import MathDomain
+from oracleladder.domains.math.plan import TeacherPlan
+from oracleladder.domains.math.primitive_compile import PrimitivePlan, primitive_messages
+from oracleladder.ladder import ProbeConfig
+from oracleladder.probe.runner import job_request
+from oracleladder.schemas import Family, MathProblem, Rollout, Verdict
+from oracleladder.schemas.jsonl import read_unique
+from oracleladder.schemas.types import Label
+
+PINNED = {
+    "probe openai/s": "144b1a40ee44bde1e945fdf6039a46eacb5bd28a3afe5c44bb649218e05604e5",
+    "probe openai/s at a server": "5bd30aa6392ef2fb2cd6683ef8214e83eae02a28830e7afb1ff25b103c926c80",
+    "probe anthropic/s": "6c1e4f8f65e8109f27d810048d69c017ff13f175035a09150c4684c1ca5f0bd0",
+    "compile math json_schema": "ee80104dfbab871bb7f178ed249c6f8cc19b1afe5033658f712ab23c5724dd96",
+    "compile math json_object": "c35a9d4c15886c299098aa800ece03aa37c0dd7c36fbf243bdda00ecf69ada2b",
+    "compile math tools": "98f5db40680883f21ea95a6849994db9ed1dfeef590584f4987b0fedca8a268b",
+    "compile math md_json": "8a5af1b22033f7cb7fcadc9e8b26bfb46416d4114d4e70ebdbe922faecc161d2",
+    "compile math anthropic md_json": "f9b9d1817eb1a0da99518c60b3a318050a74fb606de5e67abedfe2553980ed8e",
+    "compile code json_schema": "b508c82ccb6a7fc7e6d36a0d6d50b95a201245bfa20816015bea2a87c87596fd",
+    "compile primitive json_schema": "df639c3f03d98f5c54974a649fc44f7ffd0da01b5f58b1586c89343219ab68f9",
+    "judge": "6e84cd5c7e938cda0d89a991104f8cfe938975ccc6e2a6b41cd64c292adcad7f",
+    "batch openai": "682320adfae075b691093aa57c206ebb04623983eb4c08c1fd6ecfbdb1110bdb",
+    "batch anthropic": "81fe99d1192fdddc50ad1babfd44708310dfb7516470fe916c6ca3e86a146da9",
+}
+
+
+class Recorder:
+    """A provider that answers every call with a reply no schema accepts, and records each request."""
+
+    name = "openai"
+    endpoint: str | None = None
+
+    def __init__(self, name: str = "openai") -> None:
+        self.name = name
+        self.requests: list[ChatRequest] = []
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        self.requests.append(request)
+        return ChatResult(text="not json")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def families(release_data: Path) -> list[Family]:
+    return list(read_unique(release_data / "families_sample.jsonl", Family))[:3]
+
+
+def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
+    provider = Recorder(model.split("/")[0])
+    provider.endpoint = endpoint
+    client = Client(provider, model=model.split("/")[1], name=model)
+    config = ProbeConfig(student=model, k=2, conditions=("C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random",
+                                                          "C2_generic", "C3_mismatched", "C2_primitive",
+                                                          "C2_primitive_random"), primitive_fallback=True)
+    jobs = MathDomain().plan_jobs(families, config, families)
+    return digest([f"{j.pid} {j.target} {j.k} "
+                   f"{job_request(client, j, temperature=1.0, max_tokens=4096).key()}" for j in jobs])
+
+
+async def structured_key(provider: Recorder, mode: str, messages: list[dict[str, str]], model: type) -> str:
+    client = Client(provider, model="t", structured=mode)
+    with pytest.raises(StructuredOutputError):
+        await client.structured(client.request(messages, temperature=0.0, max_tokens=8192), model, max_retries=0)
+    return provider.requests[-1].key()
+
+
+async def call_keys(families: list[Family]) -> dict[str, str]:
+    """Every pinned value, computed now."""
+    keys = {"probe openai/s": probe_keys(families, "openai/s", None),
+            "probe openai/s at a server": probe_keys(families, "openai/s", "http://127.0.0.1:8000/v1"),
+            "probe anthropic/s": probe_keys(families, "anthropic/s", None)}
+    problem = MathProblem(pid=families[0].pid, problem=families[0].parent_prompt, answer=families[0].parent_answer)
+    for mode in ("json_schema", "json_object", "tools", "md_json"):
+        per_granularity = []
+        for granularity in ("coarse", "default", "fine"):
+            messages, _ = MathDomain(granularity=granularity).teacher_messages(problem)
+            per_granularity.append(await structured_key(Recorder(), mode, messages, TeacherPlan))
+        keys[f"compile math {mode}"] = digest(per_granularity)
+    messages, _ = MathDomain().teacher_messages(problem)
+    keys["compile math anthropic md_json"] = await structured_key(Recorder("anthropic"), "md_json", messages, TeacherPlan)
+    code = CodeDomain()
+    (humaneval,) = code.read_problems(Path("humaneval:1"), "error")
+    messages, _ = code.teacher_messages(humaneval)
+    keys["compile code json_schema"] = await structured_key(Recorder(), "json_schema", messages, code.response_model)
+    messages, _ = primitive_messages(families[0])
+    keys["compile primitive json_schema"] = await structured_key(Recorder(), "json_schema", messages, PrimitivePlan)
+
+    judge = Client(Recorder(), model="judge")
+    rollout = Rollout(run_id="r", student="openai/s", source="t", pid=families[0].pid, target="C1_direct", k=0,
+                      call_key="c", response="... so the answer is \\boxed{7}.",
+                      verdict=Verdict(Label.NOT_ACCEPT, "not equivalent"))
+    keys["judge"] = judge.request(judge_messages(MathDomain(), families[0], rollout), temperature=0.0,
+                                  max_tokens=2048).key()
+    student = Client(Recorder(), model="s", name="openai/s")
+    job = MathDomain().plan_jobs(families[:1], ProbeConfig(student="openai/s", k=1), families)[0]
+    request = job_request(student, job, temperature=1.0, max_tokens=4096)
+    entries = {"openai": OpenAIBatchAPI(api_key="k").entry(request.key(), request),
+               "anthropic": AnthropicBatchAPI(api_key="k").entry(request.key(),
+                                                                 request.model_copy(update={"provider": "anthropic"}))}
+    for name, entry in entries.items():
+        keys[f"batch {name}"] = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
+    return keys
+
+
+@pytest.mark.parametrize("kind", ["probe", "compile", "judge", "batch"])
+async def test_call_keys_are_unchanged(families: list[Family], kind: str) -> None:
+    keys = await call_keys(families)
+    assert {k: v for k, v in keys.items() if k.startswith(kind)} == \
+        {k: v for k, v in PINNED.items() if k.startswith(kind)}
