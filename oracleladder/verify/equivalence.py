@@ -62,13 +62,18 @@ def _to_set(o: Any) -> sympy.Set | None:
     return None
 
 
-def _eq_diff(o: Any) -> Any:
+def _eq_diff(o: sympy.Eq) -> Any:
     return sympy.simplify(o.lhs - o.rhs)
+
+
+def _expr_eq(o: Any) -> bool:
+    """An equation between two expressions (not `(x, y) = \\{1, 2\\}`, whose sides do not subtract)."""
+    return isinstance(o, sympy.Eq) and all(isinstance(side, sympy.Expr) for side in o.args)
 
 
 def _atom_extended(g: Any, p: Any) -> bool:
     """Extended rules on two parsed single answers."""
-    if isinstance(g, sympy.Eq) and isinstance(p, sympy.Eq):
+    if _expr_eq(g) and _expr_eq(p):
         dg, dp = _eq_diff(g), _eq_diff(p)
         if dp != 0 and dg != 0:
             ratio = sympy.simplify(dg / dp)
@@ -222,6 +227,39 @@ def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bo
         if ordered:
             return False  # math-verify compares tuples and assignment lists as sets; order must count here
     return _atom(g, p, extended)
+
+
+# Marks of a gold with several values: a list, a relation or system, a set, an interval, a union,
+# a case split (`or`, `\pm`, cases), an option letter's text. Broad on purpose: a false mark costs
+# only the compound loop's time.
+_SEVERAL = re.compile(r"[,;=<>&]|\\[{\\]|\\(?:le|ge|ne|lt|gt|in|ni|cup|cap|setminus|subset|supset|land|lor"
+                      r"|wedge|vee|quad|qquad|pm|mp|begin)|\b(?:or|and)\b")
+_MAX_JOINED = 6
+
+
+def _has_several(gold: str) -> bool:
+    g = normalize(gold)
+    return mcq_letter(g) is not None or bool(_SEVERAL.search(g))
+
+
+def _reads_as_list(boxes: list[str]) -> bool:
+    """Do these normalized boxes, joined as `equivalent` reads a join, say nothing but the list of
+    their own parts? Not when a domain clause in the last is dropped (`n=2^k`, `k \\in N`), when they
+    form a labelled tuple or brackets open in one box and close in another, or a box is empty."""
+    p = _unpack_labelled_tuple(drop_integer_domain(normalize(", ".join(boxes))))
+    own = [split_top(b) for b in boxes]
+    return all(own) and split_top(p) == [part for parts in own for part in parts]
+
+
+def compound_answers(gold: str, boxes: list[str]) -> list[tuple[int, str]]:
+    """The last k = 2..6 boxes joined, (k, joined), wherever the join can be the gold when the last
+    box alone is not: for a gold of several values every join; for a single value only a join that
+    reads as more than the list of its boxes (a list of two or more values is a single value only if
+    each of its values is, the last box's included)."""
+    several = _has_several(gold)
+    normal = [normalize(b) for b in boxes[-_MAX_JOINED:]]
+    joins = [normal[-k:] for k in range(2, len(normal) + 1)]
+    return [(len(j), ", ".join(j)) for j in joins if several or not _reads_as_list(j)]
 
 
 _PAPER_THOUSANDS = re.compile(r"(\d),(\d{3})")
