@@ -62,4 +62,4 @@ def test_exact_match_is_the_cascades_verdict(response: str, gold: str, decided: 
 async def test_pool_answers_exact_matches_without_a_worker() -> None:
     with VerifierPool(workers=1, timeout_s=0.001) as pool:  # a worker would time out in 1 ms
         assert (await pool.verify("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")).label is Label.ACCEPT
-        assert (await pool.verify("\\boxed{0.5}", "\\frac{1}{2}")).reason == "timeout"  # went to the worker
+        assert (await pool.verify("\\boxed{\\sqrt{4}}", "2")).reason == "timeout"  # went to the worker (SymPy)

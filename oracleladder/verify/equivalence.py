@@ -8,6 +8,7 @@ from typing import Any
 import sympy
 from math_verify import parse as mv_parse, verify as mv_verify
 
+from . import exact
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
 from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
 from .screen import screen
@@ -113,6 +114,9 @@ def _atom(g: str, p: str, extended: bool) -> bool:
         return True
     if extended:
         g, p = strip_thousands(g), strip_thousands(p)
+    decided = exact.decide(g, p)
+    if decided is not None:
+        return decided
     parse = _sym_extended if extended else sym
     try:
         pg, pp = parse(g), parse(p)
@@ -282,6 +286,9 @@ def paper_equivalent(gold: str, pred: str) -> bool:
     g, p = _paper_form(gold), _paper_form(pred)
     if screen(g) or screen(p):
         return False
+    decided = exact.decide(g, p)
+    if decided is not None:
+        return decided
     # timeouts are the worker's kill (see parse.sym); SIGALRM would break off the main thread
     pg = mv_parse("\\boxed{" + g + "}", parsing_timeout=None)
     pp = mv_parse("\\boxed{" + p + "}", parsing_timeout=None)
