@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import sympy
 from math_verify import parse as mv_parse, verify as mv_verify
+from math_verify.grader import is_assignment_relation, is_equation, take_last_relation
 
 from . import exact
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
@@ -19,32 +21,63 @@ _OPTION = re.compile(r"\(([A-E])\)\s*(.+?)(?=\s*\([A-E]\)|$)", re.S)
 _PROBES = (sympy.Rational(37, 100), sympy.Rational(113, 100), sympy.Rational(29, 10))
 
 
-def _clearly_different(g: Any, p: Any) -> bool:
+def _clearly_different(g: Any, p: Any, floor: float = 1e-9, max_symbols: int = 4) -> bool:
     """Numeric disproof before symbolic proof: equal expressions agree at every probe point.
 
     math-verify's simplify() dominates grading time and most wrong answers are far off, so a
-    relative gap over 5% (loose, to leave rounded decimals to math-verify) rejects them cheaply.
+    relative gap over 5% (loose, to leave rounded decimals to math-verify) and over `floor`
+    rejects them cheaply.
     """
     if not all(isinstance(x, sympy.Expr) for x in (g, p)):
         return False
-    syms = sorted(g.free_symbols | p.free_symbols, key=str)
-    if len(syms) > 4:
+    syms = tuple(sorted(g.free_symbols | p.free_symbols, key=str))
+    if len(syms) > max_symbols:
         return False
-    for probe in _PROBES:
-        env = {s: probe + i for i, s in enumerate(syms)}
-        try:
-            a, b = complex(g.subs(env).evalf(15)), complex(p.subs(env).evalf(15))
-        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+    for k in range(len(_PROBES)):  # in order, stopping at the first probe that does not disprove
+        a = _probe_value(g, syms, k)
+        b = _probe_value(p, syms, k) if a is not None else None
+        if a is None or b is None:
             return False
         if not all(map(lambda z: z == z and abs(z) != float("inf"), (a, b))) or a.imag or b.imag:
             return False
-        if abs(a - b) <= 0.05 * max(abs(a), abs(b)) + 1e-9:
+        if abs(a - b) <= 0.05 * max(abs(a), abs(b)) + floor:
             return False
     return True
 
 
+@lru_cache(maxsize=8192)  # a gold is probed once per set of symbols, not once per answer
+def _probe_value(expr: sympy.Expr, syms: tuple[sympy.Symbol, ...], k: int) -> complex | None:
+    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated."""
+    try:
+        return complex(expr.subs({s: _PROBES[k] + i for i, s in enumerate(syms)}).evalf(15))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+
+
+def _apart(g: Any, p: Any) -> bool:
+    """Can math-verify not find these two parsed answers equal? Yes when, once it has unwrapped a
+    labelled value as it does (gold `x = 3` against 3 compares 3), both are expressions whose values
+    are far apart at every probe point: more than 5% and more than its 6-place rounding. Not for a
+    lone symbol (compared by name), a percentage (compared by its digits) or a matrix: elsewhere its
+    symbolic proof cannot hold where the values differ, so this rejects before its simplify() runs."""
+    if not all(isinstance(x, sympy.Basic) for x in (g, p)):
+        return False
+    if is_equation(p) and not is_equation(g):
+        p = take_last_relation(p).rhs
+    elif is_assignment_relation(g) and not is_equation(p):
+        g = take_last_relation(g).rhs
+    numeric = all(isinstance(x, sympy.Expr) and not isinstance(x, (sympy.Symbol, sympy.MatrixExpr))
+                  and not x.has(sympy.UnevaluatedExpr) for x in (g, p))
+    try:
+        return numeric and _clearly_different(g, p, floor=2e-6, max_symbols=12)
+    except Exception:  # noqa: BLE001 - math-verify would swallow it too: no disproof, its comparison decides
+        return False
+
+
 def _mv(g: Any, p: Any) -> bool:
-    if _clearly_different(g, p):
+    # the first is the cascade's own rule (it rejects a symbol math-verify would match by name);
+    # the second rejects only what math-verify would reject too, past the first's limits
+    if _clearly_different(g, p) or _apart(g, p):
         return False
     return bool(mv_verify(g, p, timeout_seconds=None))
 
@@ -204,6 +237,7 @@ def drop_integer_domain(s: str) -> str:
     return rel.strip()
 
 
+@lru_cache(maxsize=4096)  # the K answers to a prompt often agree: a process decides each pair once
 def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bool:
     """Is `pred` (a bare answer) the gold answer? Order counts where the gold is ordered."""
     g, p = drop_integer_domain(normalize(gold)), drop_integer_domain(normalize(pred))
@@ -276,6 +310,7 @@ def _paper_form(s: str) -> str:
     return _PAPER_LABEL.sub("", _PAPER_THOUSANDS.sub(r"\1\2", s.strip()).replace(";", ","))
 
 
+@lru_cache(maxsize=4096)  # as `equivalent`
 def paper_equivalent(gold: str, pred: str) -> bool:
     """The release's default cascade on a bare answer: MATH's `is_equiv` string match, else
     math-verify's own comparison of the two parsed answers (tuples and lists compared as it
@@ -289,7 +324,13 @@ def paper_equivalent(gold: str, pred: str) -> bool:
     decided = exact.decide(g, p)
     if decided is not None:
         return decided
+    pg, pp = _boxed_parse(g), _boxed_parse(p)
+    apart = len(pg) == len(pp) == 2 and pg[1] != pp[1] and _apart(pg[0], pp[0])  # (object, text) each
+    return bool(pg and pp and not apart and mv_verify(pg, pp, timeout_seconds=None))
+
+
+@lru_cache(maxsize=4096)  # a gold is parsed once per process, as parse.sym does for the other graders
+def _boxed_parse(s: str) -> list[Any]:
+    """math-verify's own reading of `\\boxed{s}` (its objects and their text), as the release's cascade reads it."""
     # timeouts are the worker's kill (see parse.sym); SIGALRM would break off the main thread
-    pg = mv_parse("\\boxed{" + g + "}", parsing_timeout=None)
-    pp = mv_parse("\\boxed{" + p + "}", parsing_timeout=None)
-    return bool(pg and pp and mv_verify(pg, pp, timeout_seconds=None))
+    return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)
