@@ -84,7 +84,7 @@ def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
 async def structured_key(provider: Recorder, mode: str, messages: list[dict[str, str]], model: type) -> str:
     client = Client(provider, model="t", structured=mode)
     with pytest.raises(StructuredOutputError):
-        await client.structured(client.request(messages, temperature=0.0, max_tokens=8192), model, max_retries=0)
+        await client.structured(client.request(messages, temperature=0.0, max_tokens=8192), model)
     return provider.requests[-1].key()
 
 

@@ -191,14 +191,11 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        schema = request.response_schema
         rf = p.get("response_format")
         if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
             # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
-            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema") or schema
+            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema")
             kw["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
-        elif schema is not None:
-            kw["response_format"] = {"type": "json_object", "schema": schema}
         return kw
 
     def complete_sync(self, request: ChatRequest) -> ChatResult:

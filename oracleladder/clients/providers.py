@@ -36,6 +36,7 @@ from .errors import (
     scrub,
 )
 from .local import LocalProvider
+from .structured import reply_text
 
 if TYPE_CHECKING:
     import aiohttp
@@ -141,14 +142,6 @@ def _openai_body(request: ChatRequest) -> dict[str, Any]:
         if k in _OPENAI_PARAMS:
             body[k] = v
     body.update(request.params.get("extra_body") or {})
-    if request.response_schema is not None and "response_format" not in body:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": str(request.response_schema.get("title") or "response"),
-                "schema": request.response_schema,
-            },
-        }
     return body
 
 
@@ -216,15 +209,11 @@ def _pop(body: dict[str, Any], param: str) -> Any:
     return body.pop(param, None) if param in body else body.get("extra_body", {}).pop(param, None)
 
 
-# finish reasons of an answer cut off by its token budget: empty text then is a truncation, not an
-# outage (a reasoning model spent the budget thinking), and stays an answer
-_TRUNCATED = ("length", "max_tokens")
-
-
 def _answer(result: ChatResult, provider: str) -> ChatResult:
-    """``result``, unless the server sent no answer at all (EmptyCompletion, retried). Only wire
-    providers check this: the in-process ``local`` model has no outage, its empty text is its answer."""
-    if not result.text.strip() and result.finish_reason not in _TRUNCATED:
+    """``result``, unless the server sent no answer at all (EmptyCompletion, retried). An empty text
+    cut off by its token budget is an answer (a reasoning model spent the budget thinking). Only
+    wire providers check this: the in-process ``local`` model has no outage, its empty text is its answer."""
+    if not result.text.strip() and not result.truncated:
         raise EmptyCompletion(f"{provider} returned an empty completion (finish reason "
                               f"{result.finish_reason!r}, {result.tokens_out} tokens out)")
     return result
@@ -233,10 +222,7 @@ def _answer(result: ChatResult, provider: str) -> ChatResult:
 def _result_from_openai_dict(data: Any, latency: float) -> ChatResult:
     try:
         choice = data["choices"][0]
-        text = choice["message"]["content"]
-        calls = choice["message"].get("tool_calls")
-        if not text and calls:  # a forced tool call (structured mode "tools"): its arguments are the answer
-            text = calls[0]["function"]["arguments"]
+        text = reply_text(choice["message"])
         if text is None:
             text = ""
         if not isinstance(text, str):
@@ -429,11 +415,6 @@ class AnthropicProvider:
     def body(request: ChatRequest) -> dict[str, Any]:
         system = [m["content"] for m in request.messages if m.get("role") == "system"]
         msgs = [{"role": m["role"], "content": m["content"]} for m in request.messages if m.get("role") != "system"]
-        if request.response_schema is not None:
-            system.append(
-                "Answer with a single JSON object matching this JSON schema, and nothing else:\n"
-                + json.dumps(request.response_schema)
-            )
         body: dict[str, Any] = {"model": request.model, "messages": msgs}
         if system:
             body["system"] = "\n\n".join(system)

@@ -20,7 +20,7 @@ from .providers import make_provider, parse_model
 from . import rounds
 from .replicas import ReplicaProvider
 from .retry import Retries
-from .structured import STRUCTURED_MODES, Modes, Shape, StructuredOutputError, ask
+from .structured import STRUCTURED_MODES, Modes, Shape, StructuredOutputError
 from .usage import Usage
 
 M = TypeVar("M", bound=BaseModel)
@@ -111,7 +111,7 @@ class Client:
 
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
-                response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
+                **params: Any) -> ChatRequest:
         """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
         (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
         says winning: fields for the request body's top level, part of the call key."""
@@ -121,8 +121,7 @@ class Client:
         if extra:
             params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, response_schema=response_schema,
-                           endpoint=self.provider.endpoint)
+                           messages=messages, params=params, k=k, endpoint=self.provider.endpoint)
 
     async def use_served_model(self) -> str | None:
         """When the server lists exactly one model (``/v1/models``) and it is not this client's
@@ -238,11 +237,11 @@ class Client:
         return cls.prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
-    async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:
-        """The reply to ``request`` parsed into ``response_model``. An invalid reply is re-asked at
-        most ``max_retries`` times, then raises StructuredOutputError (raw text, validation errors,
-        attempts and usage); ``max_retries=0`` is exactly one model call. Every attempt goes
-        through ``complete`` (cached); a provider's own failure is raised as it is.
+    async def structured(self, request: ChatRequest, response_model: type[M]) -> M:
+        """The reply to ``request`` parsed into ``response_model``: exactly one model call, through
+        ``complete`` (cached). An invalid reply raises StructuredOutputError (its text, its validation
+        errors, its usage, and the messages that ask again: the caller's loop decides); a
+        provider's own failure is raised as it is.
 
         Asked in this client's structured mode; with "auto", a mode the server rejects is learned
         for this client's endpoint, said once, and the call re-sent in the next mode."""
@@ -252,11 +251,13 @@ class Client:
         while True:
             mode = self._modes.current
             try:
-                return await ask(self.complete, request, shape, mode, max_retries)
+                reply = await self.complete(shape.request(request, mode))
             except BadRequestError as e:
                 where = f"{self.provider.name}/{self.model} at " + (self.provider.endpoint or "the provider's API")
                 if not self._modes.rejects(mode, e, where):
                     raise
+                continue
+            return shape.parse(request, reply)
 
     async def aclose(self) -> None:
         await self.provider.aclose()
