@@ -14,7 +14,8 @@ import pytest
 
 from oracleladder.audit.judge import judge_messages
 from oracleladder.clients import ChatRequest, ChatResult, Client, StructuredOutputError
-from oracleladder.clients.batch import AnthropicBatchAPI, OpenAIBatchAPI
+from oracleladder.clients.anthropic_api import AnthropicBatchAPI
+from oracleladder.clients.openai_api import OpenAIBatchAPI
 from oracleladder.domains.code import CodeDomain
 from oracleladder.domains.math import MathDomain
 from oracleladder.domains.math.plan import TeacherPlan
