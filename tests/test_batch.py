@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients.batch import make_batch_client
 from oracleladder.clients.errors import BadRequestError
+from oracleladder.clients.rounds import Rounds
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.testing.batches import LOST_CREATES, NOT_CREATED
@@ -333,6 +334,29 @@ async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None
     assert texts == [f"echo: first {i} / echo: again {i}" for i in range(5)]
     assert rounds == [5, 5]
     assert after == "echo: after" and 1.0 <= held < 10
+
+
+async def test_batch_clients_sharing_a_round_state_wait_for_each_others_tasks(tmp_path: Path) -> None:
+    """Two batch clients of one run (one ``Rounds``): each task checks the first client's answer a
+    while, then asks the second; the second's calls still go out as one batch, not one per task."""
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "shared.sqlite")
+        shared = Rounds()
+        first, second = (make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1,
+                                           poll=0.05, round_state=shared) for _ in range(2))
+
+        async def task(i: int) -> str:
+            answer = await first.complete(first.request(f"first {i}", max_tokens=8))
+            await asyncio.sleep(0.1 * 2 * i)  # the check of the answer
+            return answer.text + " / " + (await second.complete(second.request(f"then {i}", max_tokens=8))).text
+
+        texts = await asyncio.gather(*(task(i) for i in range(5)))
+        for client in (first, second):
+            await client.aclose()
+        await store.close()
+        sizes = [len(b.rows) for b in server.batches.batches.values()]
+    assert texts == [f"echo: first {i} / echo: then {i}" for i in range(5)]
+    assert sizes == [5, 5]
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])

@@ -16,6 +16,7 @@ from oracleladder.clients import (
     Client,
     MemoryCache,
     MissingAPIKey,
+    StructuredOutputError,
     UnknownProvider,
     make_client,
     make_provider,
@@ -222,19 +223,27 @@ class Answer(BaseModel):
     unit: str
 
 
-async def test_structured_reasks_invalid_json():
+async def structured_asked_again(c: Client, request: ChatRequest) -> Answer:
+    """A structured call, and once more with the errors when its reply is not valid (the compile loop's way)."""
+    try:
+        return await c.structured(request, Answer)
+    except StructuredOutputError as e:
+        return await c.structured(request.model_copy(update={"messages": [*request.messages, *e.reask()]}), Answer)
+
+
+async def test_structured_replies_are_cached_the_invalid_one_too():
     answers = ['{"value": "oops', '{"value": 42, "unit": "m"}']
     async with LoopbackServer(answers) as srv:
         cache = MemoryCache()
         c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
         req = c.request("How far?")
-        out = await c.structured(req, Answer, max_retries=2)
+        out = await structured_asked_again(c, req)
         assert out.model_dump() == {"value": 42, "unit": "m"} and srv.total == 2
-        # rerun: both raw attempts come from the cache, no request
+        # rerun: both raw replies come from the cache, no request
         srv.reset()
         c2 = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
         srv._queue.extend(['{"value": 1, "unit": "x"}'])
-        out2 = await c2.structured(req, Answer, max_retries=2)
+        out2 = await structured_asked_again(c2, req)
         assert out2.model_dump() == out.model_dump() and srv.total == 0
         await c.aclose()
         await c2.aclose()
@@ -277,12 +286,17 @@ async def test_structured_schema_reaches_the_model_once_per_mode(mode: str) -> N
     assert Answer.model_json_schema() == schema  # nothing was changed in place
 
 
-async def test_structured_reasks_validation_error_anthropic():
+async def test_structured_validation_error_anthropic():
     answers = ['{"value": 1}', '{"value": 2, "unit": "s"}']
     async with LoopbackServer(answers) as srv:
         c = make_client("anthropic/claude-haiku-4-5", base_url=srv.anthropic_base_url, api_key="k")
-        out = await c.structured(c.request("t?"), Answer, max_retries=1)
+        request = c.request("t?")
+        with pytest.raises(StructuredOutputError) as info:
+            await c.structured(request, Answer)
+        out = await c.structured(request.model_copy(update={"messages": [*request.messages, *info.value.reask()]}),
+                                 Answer)
         await c.aclose()
+    assert [e["loc"] for e in info.value.errors] == [("unit",)] and srv.total == 2
     assert out.model_dump() == {"value": 2, "unit": "s"} and isinstance(out, Answer)
 
 

@@ -1,6 +1,6 @@
 """Structured outputs against the loopback server: the JSON schema reaches the server exactly once
-per request in every mode (also in a re-ask), and ``max_retries`` bounds the model calls, an invalid
-reply raising one typed error that carries what a caller needs to ask again."""
+per request in every mode (also in the caller's re-ask), and one structured call is one model call,
+an invalid reply raising one typed error that carries what a caller needs to ask again."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pytest
 from pydantic import BaseModel, Field
 
-from oracleladder.clients import ConfigurationError, MemoryCache, StructuredOutputError, make_client
+from oracleladder.clients import ChatRequest, ConfigurationError, MemoryCache, StructuredOutputError, make_client
 from oracleladder.testing import LoopbackServer
 
 MARK = "unit-of-length-7f3a"  # in the schema only: where it shows in a body, the schema is
@@ -18,6 +18,11 @@ MARK = "unit-of-length-7f3a"  # in the schema only: where it shows in a body, th
 class Distance(BaseModel):
     value: int
     unit: str = Field(description=f"the {MARK}")
+
+
+def again(error: StructuredOutputError) -> ChatRequest:
+    """The caller's re-ask (the compile loop's): its request, the reply and what is wrong with it."""
+    return error.request.model_copy(update={"messages": [*error.request.messages, *error.reask()]})
 
 
 @pytest.mark.parametrize("provider,mode", [("openai", "json_schema"), ("openai", "json_object"),
@@ -36,7 +41,9 @@ async def test_the_schema_is_sent_exactly_once_per_request(provider: str, mode: 
         url = srv.openai_base_url if provider == "openai" else srv.anthropic_base_url
         c = make_client(f"{provider}/m", base_url=url, api_key="k", structured=mode)
         request = c.request([{"role": "system", "content": "You measure."}, {"role": "user", "content": "How far?"}])
-        out = await c.structured(request, Distance, max_retries=1)
+        with pytest.raises(StructuredOutputError) as info:
+            await c.structured(request, Distance)
+        out = await c.structured(again(info.value), Distance)
         await c.aclose()
     assert out == Distance(value=3, unit="m") and len(bodies) == 2
     for body in bodies:
@@ -46,42 +53,40 @@ async def test_the_schema_is_sent_exactly_once_per_request(provider: str, mode: 
     assert "value" in reask[1]["content"] and "unit" in reask[1]["content"] and MARK not in reask[1]["content"]
 
 
-async def test_max_retries_0_is_one_call_and_a_typed_error() -> None:
+async def test_one_call_and_a_typed_error() -> None:
     async with LoopbackServer(['{"value": "three", "unit": "m"}', '{"value": 3, "unit": "m"}']) as srv:
         cache = MemoryCache()
         c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
         with pytest.raises(StructuredOutputError) as info:
-            await c.structured(c.request("How far?"), Distance, max_retries=0)
+            await c.structured(c.request("How far?"), Distance)
         assert srv.total == 1
         error = info.value
         assert error.raw == '{"value": "three", "unit": "m"}' and error.attempts == 1 and not error.truncated
         assert [e["loc"] for e in error.errors] == [("value",)] and "value: Input should be a valid integer" in str(error)
         assert (error.tokens_in, error.tokens_out) == (c.usage.tokens_in, c.usage.tokens_out) and error.tokens_out > 0
-        # the caller asks again: its request, the reply and what is wrong with it
-        again = error.request.model_copy(update={"messages": [*error.request.messages, *error.reask()]})
-        assert (await c.structured(again, Distance, max_retries=0)).value == 3 and srv.total == 2
+        assert error.request.messages == [{"role": "user", "content": "How far?"}]  # as asked, without the mode's part
+        assert (await c.structured(again(error), Distance)).value == 3 and srv.total == 2
         await c.aclose()
     assert len(cache.results) == 2  # both replies stored, the invalid one too: a rerun pays for neither
 
 
-async def test_invalid_replies_after_every_reask_raise_with_all_attempts_counted() -> None:
-    async with LoopbackServer(["I would rather not.", "No JSON today.", '{"value": 1}']) as srv:
+async def test_a_reply_with_no_json_is_one_error_for_the_whole_reply() -> None:
+    async with LoopbackServer(["I would rather not."]) as srv:
         c = make_client("openai/m", base_url=srv.openai_base_url)
         with pytest.raises(StructuredOutputError) as info:
-            await c.structured(c.request("How far?"), Distance, max_retries=2)
+            await c.structured(c.request("How far?"), Distance)
         await c.aclose()
-        assert srv.total == 3
+        assert srv.total == 1
     error = info.value
-    assert error.attempts == 3 and error.raw == '{"value": 1}' and [e["loc"] for e in error.errors] == [("unit",)]
-    assert (error.tokens_in, error.tokens_out) == (c.usage.tokens_in, c.usage.tokens_out)
-    assert len(error.request.messages) == 1 + 2 * 2  # the question, and two re-asks
+    assert [(e["type"], e["loc"]) for e in error.errors] == [("json_invalid", ())]
+    assert error.describe().startswith("(whole reply): Invalid JSON") and error.raw == "I would rather not."
 
 
-async def test_a_reply_cut_off_by_its_budget_is_not_reasked() -> None:
+async def test_a_reply_cut_off_by_its_budget_says_so() -> None:
     async with LoopbackServer(['{"value": 3, "un'], finish_reason="length") as srv:
         c = make_client("openai/m", base_url=srv.openai_base_url)
         with pytest.raises(StructuredOutputError) as info:
-            await c.structured(c.request("How far?", max_tokens=8), Distance, max_retries=2)
+            await c.structured(c.request("How far?", max_tokens=8), Distance)
         await c.aclose()
         assert srv.total == 1
     assert info.value.truncated and "cut off by its token budget" in str(info.value)

@@ -100,7 +100,7 @@ _PATCH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _without_amx_kernels():
+def without_amx_kernels():
     """Load with llama.cpp's AMX kernels off where the CPU reports AMX.
 
     Built natively on a CPU with AMX (recent Xeons, as these machines have), llama.cpp multiplies
@@ -169,7 +169,7 @@ class LocalProvider:
                         f"the 'local' provider needs llama-cpp-python: {INSTALL_HINT}"
                     ) from exc
                 path = self.model_path
-                with _quiet_stderr(), _without_amx_kernels():
+                with _quiet_stderr(), without_amx_kernels():
                     self._llm = Llama(
                         model_path=str(path),
                         n_ctx=self.n_ctx,
@@ -191,14 +191,11 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        schema = request.response_schema
         rf = p.get("response_format")
         if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
             # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
-            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema") or schema
+            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema")
             kw["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
-        elif schema is not None:
-            kw["response_format"] = {"type": "json_object", "schema": schema}
         return kw
 
     def complete_sync(self, request: ChatRequest) -> ChatResult:

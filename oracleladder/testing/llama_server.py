@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from oracleladder.clients.local import _without_amx_kernels, find_gguf
+from oracleladder.clients.local import without_amx_kernels, find_gguf
 
 _CHAT = re.compile(r'"POST /v1/chat/completions HTTP/[\d.]+" (\d{3})')
 
@@ -96,7 +96,7 @@ class LlamaServer:
 def main() -> None:
     from llama_cpp.server.__main__ import main as serve  # optional: the [local] extra
 
-    with _without_amx_kernels():
+    with without_amx_kernels():
         serve()
 
 
