@@ -118,15 +118,16 @@ def export(
     console.print(f"wrote {n} families to {out}")
 
 
-GraderOpt = Annotated[str, typer.Option("--grader", help="paper (the release's default cascade, for tables set beside "
-                                                          "the paper's), strict (default) or extended.")]
-
-
-def _grader(grader: str, extended: bool) -> str:  # type: ignore[return]
+def _known_grader(grader: str) -> str:  # type: ignore[return]
+    """--grader's check, before the command runs: an unknown grader is one line naming the known ones."""
     try:
-        return grader_name(grader, extended)
+        return grader_name(grader)
     except ValueError as exc:
         fail(str(exc))  # exits
+
+
+GraderOpt = Annotated[str, typer.Option("--grader", callback=_known_grader, help="paper (the release's default cascade, "
+                                        "for tables set beside the paper's), strict (default) or extended.")]
 
 
 @app.command()
@@ -134,13 +135,12 @@ def verify(
     gold: Annotated[str, typer.Option("--gold", help="Gold answer.")],
     response: Annotated[str, typer.Option("--response", help="Student response (its last \\boxed{} is graded).")],
     grader: GraderOpt = "strict",
-    extended: Annotated[bool, typer.Option(help="Same as --grader extended.")] = False,
     problem: Annotated[str, typer.Option(help="Problem text (lets extended mode read MCQ options).")] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Grade one response against one gold answer."""
     try:
-        verdict = _verify_api.verify(response, gold, grader=_grader(grader, extended), problem=problem)
+        verdict = _verify_api.verify(response, gold, grader=grader, problem=problem)
     except VerifierUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
@@ -377,7 +377,6 @@ def probe(
     limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     grader: GraderOpt = "strict",
-    extended: Annotated[bool, typer.Option("--extended", help="Same as --grader extended.")] = False,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
@@ -389,7 +388,6 @@ def probe(
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    grader = _grader(grader, extended)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     summary = run_experiment(store, lambda ex: ex.probe(
         endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
@@ -603,7 +601,6 @@ def screen(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
-    grader = _grader(grader, False)
     endpoint = make_endpoint(anchor, endpoint_options)
     summary = run_experiment(store, lambda ex: ex.screen(
         endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,

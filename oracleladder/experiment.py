@@ -37,7 +37,7 @@ from .construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from .construction.screen import DIRECT, RULES, screen as screen_families
 from .domains import get_domain
 from .ladder import Domain, Job, Settings
-from .domains.math import MathDomain, collect_results, run_grader
+from .domains.math import MathDomain, collect_results
 from .domains.math.primitive_compile import PrimitiveDomain
 from .ladder.outcomes import FamilyResults
 from .domains.math.primitive import without_primitive
@@ -609,7 +609,8 @@ class Experiment:
         families = await self.roadmap_set(source)
         rollouts = await self.store.rollouts(student=student, source=families[0].provenance.roadmap_set)
         runs = {r.id: r for r in await self.store.runs("probe")}
-        names = sorted({run_grader(runs[r.run_id].config if r.run_id in runs else None) for r in rollouts})
+        names = sorted({ProbeConfig.stored(runs[r.run_id].config if r.run_id in runs else None, student).grader
+                        for r in rollouts})
         return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
 
     def check_html(self, domain: str = "math") -> None:
@@ -660,16 +661,15 @@ class Experiment:
         rollout_source = ladder.rollout_source(families[0], source)
         todo = [r for r in await store.rollouts(student=student, source=rollout_source)
                 if not r.verdict.graded and r.pid in by_pid]
-        configs = {rid: run.config if (run := await store.get_run(rid)) else {} for rid in {r.run_id for r in todo}}
+        # the grading options of the run that made each rollout
+        configs = {rid: ProbeConfig.stored(run.config if (run := await store.get_run(rid)) else None, student)
+                   for rid in {r.run_id for r in todo}}
         run_id = await store.start_run("regrade", {"student": student, "source": source, "rollouts": len(todo)})
         status, done = "interrupted", []
         try:
             with self._grading(ladder):
                 async def grade(r):
-                    cfg = configs[r.run_id]  # the grading options of the run that made it
-                    config = ProbeConfig(student=student, use_corrections=cfg.get("use_corrections", False),
-                                         grader=cfg.get("grader", "strict"), extended=bool(cfg.get("extended")))
-                    return await ladder.grade(Job(by_pid[r.pid], r.target, r.k, []), r.response, config)
+                    return await ladder.grade(Job(by_pid[r.pid], r.target, r.k, []), r.response, configs[r.run_id])
 
                 done = await regrade_rollouts(todo, grade, store)
             left = sum(not r.verdict.graded for r in done)
