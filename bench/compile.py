@@ -127,7 +127,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
         st = remote_stats(port)
 
         # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
-        failed = {**summary["failed_why"], **summary["infrastructure_failed_why"]}
+        failed = {**summary.failed_why, **summary.infrastructure_failed_why}
         bad = [f"{pid}: {why}" for pid, why in failed.items()]
         attempts_hist: Counter[int] = Counter()
         for i in range(base, base + a.n):
@@ -158,7 +158,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "floor": floor / ideal, "requests": requests, "want_requests": want_req,
             "max_per_body": st["max_per_body"], "client_cpu": dcpu, "workers_cpu": dworkers,
             "server_cpu": dserver, "attempts": dict(sorted(attempts_hist.items())), "bad": bad,
-            "client_requests": summary["requests"], "retries": summary["retries"]}
+            "client_requests": summary.usage.requests, "retries": summary.usage.retries}
 
 
 async def main_async(a: argparse.Namespace) -> int:

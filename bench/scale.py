@@ -206,7 +206,7 @@ async def run(a: argparse.Namespace) -> int:
                 t0 = time.perf_counter()
                 summary = await ex.probe(student, k=config.k, max_tokens=config.max_tokens, progress=progress)
                 wall = time.perf_counter() - t0
-                stored = await ex.store.rollout_count(run_id=summary["run_id"])
+                stored = await ex.store.rollout_count(run_id=summary.run_id)
         (tmp / "families.jsonl").unlink()
         requests = remote_stats(port)["total"]
         store = await Store.open(path)

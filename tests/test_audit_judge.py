@@ -209,7 +209,7 @@ def test_a_judge_call_failing_for_good_is_counted_not_judged_and_a_sheet_is_neve
     assert (nb["judged"], nb["weight"], nb["projected_judge_over_acceptances"]) == (2, 2.0, 0.0)
 
 
-# the options of every command that calls a model (oracleladder/cli_common.py): named here, so that a
+# the options of every command that calls a model (oracleladder/cli/common.py): named here, so that a
 # command dropping one, or redefining it with another help or default, fails
 ENDPOINT_FLAGS = ("--base-url", "--param", "--extra-body", "--api-key-env", "--model-name", "--concurrency", "--rpm",
                   "--tpm", "--timeout", "--max-cooldown", "--batch", "--batch-poll", "--batch-quiet")

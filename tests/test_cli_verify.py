@@ -29,6 +29,6 @@ def test_wrong_sign_and_missing_box_are_rejected() -> None:
 
 
 def test_extended_mode_keeps_tuple_order() -> None:
-    v = _verdict("--gold", "(1,2)", "--response", r"\boxed{(2,1)}", "--extended")
+    v = _verdict("--gold", "(1,2)", "--response", r"\boxed{(2,1)}", "--grader", "extended")
     assert v["label"] == "NOT_ACCEPT"
-    assert _verdict("--gold", "(1,2)", "--response", r"\boxed{(1,2)}", "--extended")["label"] == "ACCEPT"
+    assert _verdict("--gold", "(1,2)", "--response", r"\boxed{(1,2)}", "--grader", "extended")["label"] == "ACCEPT"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from oracleladder import Endpoint, Experiment, SyncExperiment
-from oracleladder.experiment import ExperimentError
+from oracleladder.experiment import ExperimentError, ProbeResult
 from oracleladder.schemas import Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
@@ -45,7 +45,7 @@ def _summary(report) -> str:
     return json.dumps(report.summary(STUDENT), sort_keys=True)
 
 
-async def _async_run(store: Path, families: Path, url: str) -> tuple[dict, str]:
+async def _async_run(store: Path, families: Path, url: str) -> tuple[ProbeResult, str]:
     async with Experiment(store) as ex:
         assert await ex.import_families(families) == 3
         probed = await ex.probe(Endpoint(STUDENT, base_urls=[url]), k=2)
@@ -53,7 +53,7 @@ async def _async_run(store: Path, families: Path, url: str) -> tuple[dict, str]:
     return probed, _summary(report)
 
 
-def _sync_run(store: Path, families: Path, url: str) -> tuple[dict, str]:
+def _sync_run(store: Path, families: Path, url: str) -> tuple[ProbeResult, str]:
     with SyncExperiment(store, workers=1) as ex:
         assert ex.import_families(families) == 3
         probed = ex.probe(Endpoint(STUDENT, base_urls=[url]), k=2)
@@ -71,22 +71,22 @@ def server():
 def expected(server: LoopbackServer, families_file: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     probed, summary = asyncio.run(_async_run(tmp_path_factory.mktemp("a") / "a.sqlite", families_file,
                                              server.openai_base_url))
-    assert probed["requests"] > 0 and not probed["failed_jobs"] and not probed["ungraded"]
+    assert probed.usage.requests > 0 and not probed.failed_jobs and not probed.ungraded
     assert json.loads(summary)["n"] == 3 and json.loads(summary)["k"] == 2
     return summary
 
 
 def test_sync_api_inside_a_running_event_loop(tmp_path: Path, server, families_file: Path, expected: str) -> None:
-    async def cell() -> tuple[dict, str]:  # as a notebook cell: a loop runs in this thread
+    async def cell() -> tuple[ProbeResult, str]:  # as a notebook cell: a loop runs in this thread
         asyncio.get_running_loop()
         return _sync_run(tmp_path / "s.sqlite", families_file, server.openai_base_url)
 
     probed, summary = asyncio.run(cell())
-    assert summary == expected and probed["requests"] > 0
+    assert summary == expected and probed.usage.requests > 0
     # a second experiment on the same store asks nothing again: every job has its rollout
     asked = server.total
     again, summary = _sync_run(tmp_path / "s.sqlite", families_file, server.openai_base_url)
-    assert again["requests"] == 0 and server.total == asked and summary == expected
+    assert again.usage.requests == 0 and server.total == asked and summary == expected
 
 
 def test_sync_api_from_a_thread(tmp_path: Path, server, families_file: Path, expected: str) -> None:
@@ -145,7 +145,7 @@ async def test_readme_example_runs(tmp_path: Path, families_file: Path, monkeypa
         namespace: dict = {}
         await eval(compile(code, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), namespace)
         summary, report = namespace["summary"], namespace["report"]
-        assert summary["requests"] == srv.total > 0 and not summary["failed_jobs"]
+        assert summary.usage.requests == srv.total > 0 and not summary.failed_jobs
         assert report.summary("openai/qwen3-8b")["n"] == 3 and report.summary("openai/qwen3-8b")["k"] == 8
         assert (tmp_path / "report" / "report.md").is_file() and (tmp_path / "report" / "html" / "index.html").is_file()
         calls = srv.total

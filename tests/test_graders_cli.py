@@ -5,10 +5,12 @@ whose reference answer is unusable."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from oracleladder import SyncExperiment
 from oracleladder.cli import app
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
@@ -52,3 +54,20 @@ def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, release_data
     report = json.loads((out / "report.json").read_text())
     assert report["students"]["openai/s"]["n"] == 2
     assert list(report["meta"]["ungradable_reference"]) == [f.pid for f in fams if f.pid.startswith("b36a1161")]
+
+
+def test_a_run_stored_before_graders_had_names_is_read_with_its_grader(sample_store: Path) -> None:
+    """A probe run's config from before graders had names says only `"extended": true` (or false):
+    read back, it names the extended grader (or strict)."""
+    with LoopbackServer({"*": r"\boxed{1}"}) as server:
+        result = CliRunner().invoke(app, ["probe", "--student", "openai/s", "--base-url", server.openai_base_url,
+                                          "--k", "1", "--limit", "2", "--no-stage0", "--conditions", "C1",
+                                          "--store", str(sample_store)])
+    assert result.exit_code == 0, result.output
+    for extended, grader in ((True, "extended (extended-2)"), (False, "strict (strict-2)")):
+        with sqlite3.connect(sample_store) as con:
+            (run_id, config), = con.execute("SELECT id, config FROM runs WHERE kind = 'probe'").fetchall()
+            old = {k: v for k, v in json.loads(config).items() if k != "grader"} | {"extended": extended}
+            con.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old), run_id))
+        with SyncExperiment(sample_store, workers=1) as ex:
+            assert ex.graders("openai/s") == grader

@@ -157,7 +157,7 @@ async def test_a_primitive_reply_that_is_not_json_is_a_stored_attempt_reasked(re
             summary = await ex.compile_primitives(Endpoint("openai/t", base_urls=[server.openai_base_url]))
             attempts = await ex.store.primitive_attempts()
 
-    assert (summary["compiled"], summary["failed_why"]) == (3, {})
+    assert (summary.compiled, summary.failed_why) == (3, {})
     assert len(reasks) == 3 and all("not a valid JSON object" in r for r in reasks)  # teacher_invalid's re-ask
     assert sorted((a.attempt, a.passed, a.primitive) for a in attempts) == [(0, False, None)] * 3 + [
         (1, True, PRIMITIVES["de4b7c19"][0])] * 3

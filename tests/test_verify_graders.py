@@ -49,8 +49,9 @@ def test_extended_flag_is_a_synonym_and_unknown_graders_are_refused() -> None:
                                             grader="extended")] == [True, False]
     with pytest.raises(ValueError, match="unknown grader"):
         verify(response, gold, grader="lenient")
-    assert ProbeConfig(student="s", extended=True).grader == "extended"
     assert ProbeConfig(student="s", grader="paper").grader == "paper"
+    with pytest.raises(ValueError, match="unknown grader"):
+        ProbeConfig(student="s", grader="lenient")
 
 
 def test_cli_grader_option() -> None:

@@ -83,14 +83,21 @@ class ProbeConfig:
     temperature: float = 1.0
     seed: int = 0  # draws the controls' substitute content
     use_corrections: bool = False  # grade against corrected reference answers (math)
-    extended: bool = False  # a synonym of grader="extended", kept for old callers
     grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
     primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
 
     def __post_init__(self) -> None:
-        # one spelling from here on, so the stored run config names the grader that graded it
-        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
-        object.__setattr__(self, "extended", self.grader == "extended")
+        grader_name(self.grader)  # an unknown grader is refused here, before a run is stored
+
+    @classmethod
+    def stored(cls, config: object, student: str) -> ProbeConfig:
+        """How a stored probe run graded ``student``'s answers, from its config (`RunRecord.config`;
+        None for a run without one: the defaults): its grader and ``use_corrections``. The one reader
+        of a stored run's grader: a run from before graders had names says only ``"extended": true``
+        (strict when false or absent)."""
+        c = config if isinstance(config, dict) else {}
+        return cls(student=student, use_corrections=c.get("use_corrections", False),
+                   grader="extended" if c.get("extended") else c.get("grader", "strict"))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from ...store import Store
 from ...validators import answer_problem, independent_solve_check, reference_answer_problem, render_errors
 from ...validators.reference import CHECK as REFERENCE_CHECK
 from ... import verify
-from ...verify import GradingFailed, grader_name
+from ...verify import GradingFailed
 from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 
 if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
@@ -40,13 +40,6 @@ def target_gold(family: Family, target: str, use_corrections: bool = False) -> s
     if target.startswith("m"):
         return family.milestones[int(target[1:])].answer
     return family.reference_answer(use_corrections)
-
-
-def run_grader(config: object) -> str:
-    """The grader named by a stored probe run's config; runs from before graders had names say
-    only `extended` (strict when false or absent)."""
-    c = config if isinstance(config, dict) else {}
-    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
 
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *,
@@ -205,4 +198,4 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         return reference_answer_problem(family, use_corrections)
 
 
-__all__ = ["MathDomain", "collect_results", "roadmap_set", "run_grader", "target_gold"]
+__all__ = ["MathDomain", "collect_results", "roadmap_set", "target_gold"]

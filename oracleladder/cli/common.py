@@ -1,6 +1,6 @@
-"""What the `ladder` command lines (oracleladder/cli.py, oracleladder/audit/cli.py) share: one-line
-errors on stderr, running a command on an Experiment, the store options, and the options of every
-command that calls a model, defined once."""
+"""What the `ladder` commands share: one-line errors on stderr, running a command on an Experiment,
+the options several commands take, and the options of every command that calls a model, defined
+once (their defaults are `Endpoint`'s)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import inspect
 import os
 import signal
 from collections.abc import Awaitable, Callable
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
@@ -18,8 +19,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .clients import ProviderError
-from .experiment import Endpoint, EndpointError, Experiment, request_body
+from ..clients import ProviderError
+from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, EndpointError, Experiment,
+                          request_body)
+from ..verify import grader_name
 
 console = Console(stderr=True)
 
@@ -29,7 +32,6 @@ console = Console(stderr=True)
 EXIT_INCOMPLETE = 3
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
-DEFAULT_STORE = Path("ladder.sqlite")
 SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
 
 
@@ -42,15 +44,16 @@ def say(text: str) -> None:
     console.print(text, soft_wrap=True, highlight=False, markup=False)
 
 
+def existing(store: Path) -> None:
+    """A command that needs the store's contents refuses a missing one."""
+    if not store.is_file():
+        fail(f"{store}: no such store")
+
+
 def positive(value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise typer.BadParameter(f"{value:g} is not greater than 0")
     return value
-
-
-def writable(path: Path) -> bool:
-    """A command that only reads a store opens it read-only where it cannot be written."""
-    return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
 
 
 T = TypeVar("T")
@@ -58,11 +61,11 @@ T = TypeVar("T")
 
 def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
                    reading: bool = False) -> T:
-    """Run a command on the experiment of ``store`` (``reading``: it only reads it); Ctrl-C stops it
-    with every finished result kept in the store. A call that failed for good ends it with one line
-    on the ``endpoint``."""
+    """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
+    read-only where it cannot be written); Ctrl-C stops it with every finished result kept in the
+    store. A call that failed for good ends it with one line on the ``endpoint``."""
     async def main() -> T:
-        async with Experiment(store, readonly=not writable(store) if reading else False, notify=say) as ex:
+        async with Experiment(store, readonly=None if reading else False, notify=say) as ex:
             return await call(ex)
 
     try:
@@ -87,7 +90,7 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
 
 
 BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
-ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help="Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else 16 for compile, 8 for audit judge, 64 for the others).")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help=f"Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 RpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Requests-per-minute limit.")]
@@ -105,9 +108,9 @@ BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS"
 ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
     "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
-    "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, 120.0),
-    "max_cooldown": (MaxCooldownOpt, 120.0), "batch": (BatchOpt, False), "batch_poll": (BatchPollOpt, 5.0),
-    "batch_quiet": (BatchQuietOpt, 2.0),
+    "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, Endpoint.timeout),
+    "max_cooldown": (MaxCooldownOpt, Endpoint.max_cooldown), "batch": (BatchOpt, Endpoint.batch),
+    "batch_poll": (BatchPollOpt, Endpoint.batch_poll), "batch_quiet": (BatchQuietOpt, Endpoint.batch_quiet),
 }
 
 
@@ -139,3 +142,29 @@ def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
                     api_key_env=options["api_key_env"], model_name=options["model_name"],
                     timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
                     batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
+
+
+def known_grader(grader: str) -> str:
+    """--grader's check, before the command runs: an unknown grader is one line naming the known ones."""
+    try:
+        return grader_name(grader)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
+DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
+PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
+
+
+class OnDuplicate(str, Enum):
+    error = "error"
+    keep_first = "keep-first"
+    keep_last = "keep-last"
+
+
+OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
+    "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]

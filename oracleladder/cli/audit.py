@@ -1,21 +1,21 @@
-"""`ladder audit`: the paper's audits of a run, one command each."""
+"""`ladder audit`: the paper's audits of a run (oracleladder/audit), one command each."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, make_endpoint, run_experiment,
-                          say, with_endpoint_options, writable)
+from ..audit import format as fmt
+from ..audit import judge as jdg
+from ..audit import roadmap
+from ..experiment import Experiment
 from ..schemas.models import parse_roadmap_set
-from ..store import Store
-from . import format as fmt
-from . import judge as jdg
-from . import roadmap
+from ..store import DEFAULT_STORE, Store
+from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
+                     with_endpoint_options)
 
 app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
 
@@ -23,25 +23,13 @@ StudentOpt = Annotated[str, typer.Option("--student", help="The student whose ro
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
-def _reading(path: Path):  # type: ignore[no-untyped-def]
-    if not path.is_file():
-        fail(f"{path}: no such store")
-    return Store.open(path, readonly=not writable(path))
-
-
-async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
-    """The format audit of a student's rollouts on a roadmap set, from the store at ``store_path``
-    (opened read-only where it cannot be written)."""
-    async with _reading(store_path) as store:
-        return await fmt.format_audit(store, student, source)
-
-
 @app.command("format")
 def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE,
             as_json: JsonOpt = False) -> None:
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
-    audit = asyncio.run(read_format_audit(store, student, source))
+    existing(store)
+    audit = run_experiment(store, lambda ex: fmt.format_audit(ex.store, student, source), reading=True)
     if not audit["table"]:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
@@ -63,13 +51,12 @@ async def _families(store: Store, source: str) -> list:
     return families
 
 
-async def _roadmap(store_path: Path, student: str, source: str) -> dict:
-    async with _reading(store_path) as store:
-        families = await _families(store, source)
-        rollouts = await store.rollouts(student=student, source=families[0].provenance.roadmap_set,
-                                        target=roadmap.C1)
+async def _roadmap(ex: Experiment, student: str, source: str) -> dict:
+    families = await _families(ex.store, source)
+    rollouts = await ex.store.rollouts(student=student, source=families[0].provenance.roadmap_set,
+                                       target=roadmap.C1)
     if not rollouts:
-        fail(f"{store_path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
+        fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")
     return roadmap.roadmap_match(families, rollouts)
 
@@ -79,7 +66,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
                   source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
     cross-problem control, ratio, over all golds and over golds the statement does not contain."""
-    results = {s: asyncio.run(_roadmap(store, s, source)) for s in student}
+    existing(store)
+    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source), reading=True) for s in student}
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 
@@ -111,18 +99,17 @@ def judge(
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
-    if not store.is_file():
-        fail(f"{store}: no such store")
+    existing(store)
     endpoint = make_endpoint(judge_model, endpoint_options)
-    summary = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                              max_tokens=max_tokens), endpoint)
+    result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
+                                                             max_tokens=max_tokens), endpoint)
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(result.flat()))
     else:
-        say(f"judged {summary['sampled']} rejected rollouts ({summary['requests']} requests, "
-            f"{summary['cache_hits']} from the cache): the judge accepts {summary['judge_accepts']}, "
-            f"written to {sheet} (key: {jdg.key_path(sheet)}); {summary['unreadable']} unreadable "
-            f"verdicts, {summary['failed']} failed calls. Label each case correct, malformed_reference, "
+        say(f"judged {result.sampled} rejected rollouts ({result.usage.requests} requests, "
+            f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts}, "
+            f"written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
+            f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
-    if summary["failed"]:  # those rollouts count as judged by no one; a rerun asks them again
+    if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)

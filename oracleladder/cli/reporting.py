@@ -1,0 +1,150 @@
+"""`ladder report`, `view`, `compare` and `demo`: what the store's rollouts say, written, served
+or compared; the demo runs the whole pipeline offline."""
+
+from __future__ import annotations
+
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..experiment import Endpoint, Experiment, ProbeResult, Report
+from ..store import DEFAULT_STORE
+from ..viewer.serve import serve
+from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
+from .display import bar
+
+DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
+
+
+def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
+                  use_corrections: bool, domain: str, html: bool) -> Report:
+    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
+    async def write(ex: Experiment) -> Report:
+        if html:
+            ex.check_html(domain)
+        report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
+                                 domain=domain)
+        await ex.write_report(report, out, html=html)
+        return report
+
+    return run_experiment(store, write, reading=True)
+
+
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
+                                       "one page per family with every attempt; opens from the file system.")]
+
+
+def report(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    html: HtmlOpt = False,
+) -> None:
+    """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
+    existing(store)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
+                  highlight=False, markup=False)
+    for name, missing in written.missing.items():
+        if missing["ungraded_total"] or missing["failed_total"]:
+            say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
+                "are in no table (report.md, Missing verdicts)")
+
+
+def view(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+    a: Annotated[Optional[str], typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
+                                             "roadmap sets (one --student) instead of the report.")] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
+) -> None:
+    """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
+    when the store changes; Ctrl-C stops."""
+    existing(store)
+    if (a is None) != (b is None) or (a is not None and len(student) != 1):
+        fail("a comparison takes --a, --b and one --student")
+    with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
+        out, seen = Path(tmp), [None]
+
+        def refresh() -> None:
+            stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
+            if stamp != seen[0]:
+                if a is not None and b is not None:
+                    _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+                else:
+                    _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                seen[0] = stamp
+
+        refresh()
+        serve(out / "html", refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"))
+
+
+def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
+                   allow_mixed_graders: bool, html: bool) -> None:
+    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
+    run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
+                                                     allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
+
+
+def compare(
+    a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
+    student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
+                                       "tables, and each problem's two roadmaps side by side with the student's "
+                                       "attempts; opens from the file system.")] = False,
+) -> None:
+    """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
+    --primitive the primitive against the roadmap on one set."""
+    existing(store)
+    if primitive == (b is not None):
+        fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+    if primitive:
+        if html:
+            fail("--html is for two roadmap sets (--b), not --primitive")
+        result = run_experiment(store, lambda ex: ex.write_primitive_compare(
+            a, student, out, threshold=threshold, use_corrections=use_corrections), reading=True)
+        say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+            f"{out}/primitive_vs_roadmap.md")
+        return
+    assert b is not None
+    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
+    console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
+                  + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
+
+
+def demo(
+    store: StoreOpt = Path("demo.sqlite"),
+    out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
+    families: Annotated[int, typer.Option(min=1, help="How many of the embedded sample families to probe.")] = 4,
+    k: KOpt = 2,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
+) -> None:
+    """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
+    n = run_experiment(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
+    console.print(f"imported {n} sample families from the OracleLadder release into {store}")
+    probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(
+        Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens, temperature=0.7, limit=families, progress=bar))
+    console.print(f"probed {probed.families} families: {probed.usage.requests} local calls, "
+                  f"{probed.usage.cache_hits} from the cache")
+    _write_report(store, ["local"], out, 1, "release", False, "math", True)
+    console.print(f"report written to {out}/ (report.md, report.json, plots; HTML: {out / 'html' / 'index.html'})",
+                  highlight=False, markup=False)
