@@ -11,6 +11,7 @@ import typer
 
 from ..cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, make_endpoint, run_experiment,
                           say, with_endpoint_options, writable)
+from ..report import markdown
 from ..schemas.models import parse_roadmap_set
 from ..store import Store
 from . import format as fmt
@@ -29,7 +30,7 @@ def _reading(path: Path):  # type: ignore[no-untyped-def]
     return Store.open(path, readonly=not writable(path))
 
 
-async def read_format_audit(store_path: Path, student: str, source: str) -> dict:
+async def read_format_audit(store_path: Path, student: str, source: str) -> fmt.FormatAudit:
     """The format audit of a student's rollouts on a roadmap set, from the store at ``store_path``
     (opened read-only where it cannot be written)."""
     async with _reading(store_path) as store:
@@ -42,14 +43,14 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
     audit = asyncio.run(read_format_audit(store, student, source))
-    if not audit["table"]:
+    if not audit.table:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
-        typer.echo(json.dumps(audit))
+        typer.echo(json.dumps(audit.model_dump()))
         return
-    for line in fmt.warnings({student: audit}):
+    for line in markdown.cut_off_warnings({student: audit}):
         say(f"warning: {line}")
-    typer.echo("\n".join(fmt.markdown({student: audit})))
+    typer.echo("\n".join(markdown.format_audit({student: audit})))
 
 
 async def _families(store: Store, source: str) -> list:
