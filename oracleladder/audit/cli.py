@@ -12,6 +12,7 @@ import typer
 from ..cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, SourceOpt, StoreOpt, fail, make_endpoint, run_experiment,
                           say, with_endpoint_options, writable)
 from ..report import markdown
+from ..report.tables import FormatAudit
 from ..schemas.models import parse_roadmap_set
 from ..store import Store
 from . import format as fmt
@@ -30,7 +31,7 @@ def _reading(path: Path):  # type: ignore[no-untyped-def]
     return Store.open(path, readonly=not writable(path))
 
 
-async def read_format_audit(store_path: Path, student: str, source: str) -> fmt.FormatAudit:
+async def read_format_audit(store_path: Path, student: str, source: str) -> FormatAudit:
     """The format audit of a student's rollouts on a roadmap set, from the store at ``store_path``
     (opened read-only where it cannot be written)."""
     async with _reading(store_path) as store:
