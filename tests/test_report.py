@@ -4,9 +4,10 @@ from math import comb
 import numpy as np
 
 from oracleladder.ladder.outcomes import FamilyResults
-from oracleladder.report.report import (bootstrap_shares, condition_counts, contrasts, pair, stage0_stats,
-                                       summarize, write_report)
+from oracleladder.report.report import summarize, write_report
 from oracleladder.report.stats import bootstrap_ci
+from oracleladder.report.tables import (bootstrap_shares, condition_counts, contrasts, pair, report_tables,
+                                        stage0_stats, student_tables)
 
 T, F = True, False
 FF = [F, F]
@@ -36,26 +37,27 @@ def s2():
 
 
 def test_summary_taxonomy_and_stage0():
-    r = summarize(s1(), tau=1)
-    assert r["taxonomy"] == {"Direct": 1, "Roadmap-gap": 0, "Milestone-execution-gap": 1, "Composition-gap": 0,
+    r = student_tables(s1(), tau=1)
+    assert r.taxonomy == {"Direct": 1, "Roadmap-gap": 0, "Milestone-execution-gap": 1, "Composition-gap": 0,
                              "Missing-milestone-gap": 1, "Capability-gap": 1}
     # fraction test: b passes (1 of 2 milestones) -> Roadmap-gap instead of Missing-milestone-gap
-    assert r["taxonomy_fraction"]["Roadmap-gap"] == 1 and r["taxonomy_fraction"]["Missing-milestone-gap"] == 0
+    assert r.taxonomy_fraction["Roadmap-gap"] == 1 and r.taxonomy_fraction["Missing-milestone-gap"] == 0
     s0 = stage0_stats(s1())
-    assert (s0["pass_strict"], s0["pass_fraction"]) == (2, 3)
-    assert s0["mean_tested_milestones"] == 1.5 and (s0["milestones_solved"], s0["milestones_tested"]) == (4, 6)
-    sm = r["summary"]
-    assert sm["direct_accuracy"] == 1 / 8 and sm["solved_directly"] == 1 and sm["solved_any"] == 3
-    assert sm["added_by_milestones"] == 2
+    assert (s0.pass_strict, s0.pass_fraction) == (2, 3)
+    assert s0.mean_tested_milestones == 1.5 and (s0.milestones_solved, s0.milestones_tested) == (4, 6)
+    sm = r.summary
+    assert sm.direct_accuracy == 1 / 8 and sm.solved_directly == 1 and sm.solved_any == 3
+    assert sm.added_by_milestones == 2
+    assert summarize(s1(), tau=1) == r.model_dump()  # the entry point: report.json's form of the same tables
 
 
 def test_condition_counts_not_run():
     c = condition_counts(s1(), tau=1)
     assert c["C2_generic"] is None
-    assert c["C1_direct"]["solved"] == 1 and c["C2_descriptions"]["solved"] == 2
-    assert c["C3_gold_answers"]["solved"] == 2 and c["C3_mismatched"]["solved"] == 0
-    assert c["C2_random"]["solved"] == 1 and c["C2_descriptions"]["per_rollout_rate"] == 3 / 8
-    assert condition_counts(s1(), tau=2)["C2_descriptions"]["solved"] == 1
+    assert c["C1_direct"].solved == 1 and c["C2_descriptions"].solved == 2
+    assert c["C3_gold_answers"].solved == 2 and c["C3_mismatched"].solved == 0
+    assert c["C2_random"].solved == 1 and c["C2_descriptions"].per_rollout_rate == 3 / 8
+    assert condition_counts(s1(), tau=2)["C2_descriptions"].solved == 1
 
 
 def test_contrasts_against_binomial():
@@ -63,34 +65,37 @@ def test_contrasts_against_binomial():
     fams = [FamilyResults(str(i), {}, {"C1_direct": FF, "C2_descriptions": [T, F]}) for i in range(7)]
     fams += [FamilyResults("r", {}, {"C1_direct": [T, F], "C2_descriptions": FF})]
     fams += [FamilyResults(f"b{i}", {}, {"C1_direct": [T, T], "C2_descriptions": [T, F]}) for i in range(2)]
-    rows = {r["contrast"]: r for r in contrasts(fams)}
+    rows = {r.contrast: r for r in contrasts(fams)}
     c = rows["C2 vs C1"]
-    assert (c["only_a"], c["only_b"], c["delta"], c["n"]) == (7, 1, 6, 10)
-    assert abs(c["p_value"] - 2 * (comb(8, 0) + comb(8, 1)) / 2**8) < 1e-12
-    assert rows["C2 vs C2-random"]["status"] == "not run"
-    assert rows["C3 vs C3-mismatched"]["status"] == "not run"
+    assert (c.only_a, c.only_b, c.delta, c.n) == (7, 1, 6, 10)
+    assert abs(c.p_value - 2 * (comb(8, 0) + comb(8, 1)) / 2**8) < 1e-12
+    assert rows["C2 vs C2-random"].status == "not run"
+    assert rows["C3 vs C3-mismatched"].status == "not run"
+    # report.json keeps a contrast not run to its name, conditions, status and n
+    assert rows["C2 vs C2-random"].model_dump() == {"contrast": "C2 vs C2-random", "a": "C2_descriptions",
+                                                    "b": "C2_random", "planned": True, "status": "not run", "n": 0}
 
 
 def test_bootstrap_shares_seed():
     fams = s1()
     b = bootstrap_shares(fams, seed=42, n_resamples=1000)
-    direct = bootstrap_ci([1, 0, 0, 0], stat=np.mean, n_resamples=1000, seed=42)
-    assert b["Direct"] == direct and b["Direct"]["seed"] == 42 and b["Direct"]["point"] == 0.25
-    assert b["Any probe"]["point"] == 0.75 and b == bootstrap_shares(fams, seed=42, n_resamples=1000)
-    assert b["Capability-gap"]["point"] == 0.25
+    direct = bootstrap_ci([1, 0, 0, 0], n_resamples=1000, seed=42)
+    assert b["Direct"] == direct and b["Direct"].seed == 42 and b["Direct"].point == 0.25
+    assert b["Any probe"].point == 0.75 and b == bootstrap_shares(fams, seed=42, n_resamples=1000)
+    assert b["Capability-gap"].point == 0.25
 
 
 def test_pair_transitions():
     p = pair(s1(), s2(), n_resamples=200)
-    c = p["outcome_transitions"]["counts"]
+    c = p.outcome_transitions.counts
     assert c["Direct"]["Direct"] == 1 and c["Roadmap-Needed"]["Direct"] == 1
     assert c["Answers-Needed"]["Unrecovered"] == 1 and c["Unrecovered"]["Roadmap-Needed"] == 1
-    assert p["outcome_transitions"]["same"] == 1 and p["n_common"] == 4
+    assert p.outcome_transitions.same == 1 and p.n_common == 4
     # any-probe: s1 = a,b,c ; s2 = a,b,d
     rng = np.random.default_rng(42)
     idx = rng.integers(0, 4, size=(200, 4))
     x, y = np.array([1, 1, 1, 0.]), np.array([1, 1, 0, 1.])
-    assert p["order_any_probe"]["a_gt_b"] == float(np.mean(x[idx].sum(1) > y[idx].sum(1)))
+    assert p.order_any_probe.a_gt_b == float(np.mean(x[idx].sum(1) > y[idx].sum(1)))
 
 
 def test_write_report_two_students(tmp_path):
@@ -152,10 +157,10 @@ def test_known_outcome_and_gap_need_the_runs():
 
 
 def test_stage0_not_run_is_not_a_zero(tmp_path):
-    r = summarize(_no_stage0())
-    assert r["taxonomy"]["Direct"] == 2 and r["taxonomy_not_classified"] == 2
-    assert sum(r["taxonomy"].values()) == 2  # nothing counted as Missing-milestone / Capability
-    assert "Capability-gap" not in r["bootstrap"] and "Direct" in r["bootstrap"]
+    r = student_tables(_no_stage0())
+    assert r.taxonomy["Direct"] == 2 and r.taxonomy_not_classified == 2
+    assert sum(r.taxonomy.values()) == 2  # nothing counted as Missing-milestone / Capability
+    assert "Capability-gap" not in r.bootstrap and "Direct" in r.bootstrap
     res = write_report({"s1": s1(), "s2": _no_stage0()}, tmp_path)
     assert res["pair"]["gap_transitions"] is None
     md = (tmp_path / "report.md").read_text()
@@ -166,9 +171,9 @@ def test_stage0_not_run_is_not_a_zero(tmp_path):
 
 def test_partial_ladder_noted_and_unlabelled(tmp_path):
     fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]  # e: C2, C3 never run
-    r = summarize(fams)
-    assert r["outcome_undetermined"] == 1 and r["outcomes"]["Unrecovered"] == 2  # tables count e as unsolved
-    assert r["outcomes_known"]["Unrecovered"] == 1 and r["taxonomy_not_classified"] == 1
+    r = student_tables(fams)
+    assert r.outcome_undetermined == 1 and r.outcomes["Unrecovered"] == 2  # tables count e as unsolved
+    assert r.outcomes_known["Unrecovered"] == 1 and r.taxonomy_not_classified == 1
     write_report({"p": fams}, tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "- p: 1 of 4 families lack a C1-C3 run" in md
@@ -181,14 +186,11 @@ def _overlap(a, b) -> bool:
 
 
 def test_plots_order_hatching_and_legends_outside():
-    import matplotlib.pyplot as plt
-
     from oracleladder.ladder.outcomes import Gap, Outcome
-    from oracleladder.report.report import fingerprint_figure, taxonomy_figure
+    from oracleladder.report.plots import fingerprint_figure, taxonomy_figure
 
     fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]
-    res = {"meta": {"tau": 1}, "students": {"s1": summarize(s1()), "no stage 0": summarize(_no_stage0()),
-                                            "partial": summarize(fams)}}
+    res = report_tables({"s1": s1(), "no stage 0": _no_stage0(), "partial": fams})
     fig, ax, legend, drawn = taxonomy_figure(res)
     # Direct once, then the five gaps in Table 16 order, then the hatched unlabelled families
     assert [k for k, _ in drawn] == [g.value for g in Gap if g is not Gap.PRIMITIVE] + [None]  # C2-primitive not run
@@ -197,7 +199,6 @@ def test_plots_order_hatching_and_legends_outside():
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     assert not _overlap(legend.get_window_extent(r), ax.get_window_extent(r))
-    plt.close(fig)
 
     fig, ax, legend, drawn = fingerprint_figure(res)
     assert [k for k, _ in drawn] == [o.value for o in Outcome if o is not Outcome.PRIMITIVE_NEEDED] + [None]
@@ -205,12 +206,10 @@ def test_plots_order_hatching_and_legends_outside():
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     assert not _overlap(legend.get_window_extent(r), ax.get_tightbbox(r))
-    plt.close(fig)
 
     # nothing missing: no hatched segment and no legend entry for it
-    fig, _, legend, drawn = taxonomy_figure({"meta": {"tau": 1}, "students": {"s1": summarize(s1())}})
+    fig, _, legend, drawn = taxonomy_figure(report_tables({"s1": s1()}))
     assert None not in dict(drawn) and len(legend.get_texts()) == 6
-    plt.close(fig)
 
 
 def test_report_without_families_or_with_many_students(tmp_path):

@@ -26,7 +26,7 @@ from ..ladder.contract import Domain
 from ..prompts import load
 from ..schemas.models import Family, Rollout
 from ..schemas.types import GradeStatus
-from .markdown import table
+from ..report.markdown import num, pct, table
 
 TAIL_CHARS = 12_000  # what the judge reads of a response: the paper's last 12,000 characters
 SHEET_TAIL_CHARS = 3_000  # what the person reads: the end of the response, where its answer is
@@ -187,10 +187,6 @@ def read_sheet(sheet: Path, key: Path) -> dict:
             "strata": table, "all": totals}
 
 
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.1f}"
-
-
 def markdown(result: dict) -> list[str]:
     """Table 47's layout: adjudicated cases by rejection reason, and their projection to the run."""
     header = ["Rejection reason", "Rejected", "Judged", "Judge accepts", "Adjudicated", "Verifier false negatives",
@@ -199,13 +195,13 @@ def markdown(result: dict) -> list[str]:
              r["undecidable"], r["unfilled"]] for s, r in {**result["strata"], "All": result["all"]}.items()]
     a = result["all"]
     rows.append([f"Projected to all {a['rejected']} rejected", "", "", "", "",
-                 *(_num(a[f"projected_{k}"]) for k in RESULTS), "", ""])
+                 *(num(a[f"projected_{k}"]) for k in RESULTS), "", ""])
     L = [f"## Judge audit of the grader: {result['student']}, judge {result['judge']}", "",
          *table(header, rows), ""]
     side = (a["projected_verifier_false_negatives"], a["projected_malformed_references"])
     if None not in side and a["rejected"] and result.get("graded"):
         wrong = sum(side)
         L += [f"The verifier rejects a correct answer or grades against a malformed reference in about {wrong:.1f} "
-              f"of {result['graded']} graded rollouts ({100 * wrong / result['graded']:.1f}%), "
-              f"{100 * wrong / a['rejected']:.1f}% of the {a['rejected']} it rejects.", ""]
+              f"of {result['graded']} graded rollouts ({pct(wrong, result['graded'])}), "
+              f"{pct(wrong, a['rejected'])} of the {a['rejected']} it rejects.", ""]
     return L

@@ -12,6 +12,7 @@ from ..audit import format as fmt
 from ..audit import judge as jdg
 from ..audit import roadmap
 from ..experiment import Experiment
+from ..report import markdown
 from ..schemas.models import parse_roadmap_set
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
@@ -30,14 +31,14 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
     existing(store)
     audit = run_experiment(store, lambda ex: fmt.format_audit(ex.store, student, source), reading=True)
-    if not audit["table"]:
+    if not audit.table:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
-        typer.echo(json.dumps(audit))
+        typer.echo(json.dumps(audit.model_dump()))
         return
-    for line in fmt.warnings({student: audit}):
+    for line in markdown.cut_off_warnings({student: audit}):
         say(f"warning: {line}")
-    typer.echo("\n".join(fmt.markdown({student: audit})))
+    typer.echo("\n".join(markdown.format_audit({student: audit})))
 
 
 async def _families(store: Store, source: str) -> list:

@@ -21,14 +21,14 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
-from ..report.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
+from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
+from ..report.tables import known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store
 
 STATIC = resources.files("oracleladder.viewer") / "static"
 TRUNCATED = "length"  # the finish_reason of an answer cut at max_tokens
-NOT_DETERMINED = "Not determined"
 NOT_PROBED = "Not probed"  # a family another student has results on; in none of this student's counts
 
 
@@ -161,7 +161,7 @@ def _shared(students: list[str], markdown: str) -> dict:
         "students": students,
         "tables_html": MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown),
         "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
-        "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
+        "colors": colors(),
         "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
         "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
 
