@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from .._lazy import lazy_module
-from ..construction.funnel import SCREEN_CAUSES
 from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult
+from ..report import console as terminal
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, make_endpoint,
                      run_experiment, say, with_endpoint_options)
@@ -79,25 +78,10 @@ def funnel(
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
         return
-    table = Table("step", "families", "dropped", "why", title=(f"funnel of set '{f.set_name}' (roadmaps: {f.source})" if f.set_name
-                                                                       else f"funnel of roadmaps {f.source}, not screened"))
-    compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
-    screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
-    steps = [("candidates", f.candidates, ""), ("valid reference answer", f.valid_reference, "unusable reference answer"),
-             ("compiled", f.compiled, compile_why), ("passed the screen", f.passed_screen, screen_why),
-             ("structural filter (final set)", f.final, "fewer than 2 tested milestones after the leak rule")]
-    before = f.candidates
-    for step, n, why in steps:
-        table.add_row(step, str(n), str(before - n) if step != "candidates" else "", why if before > n else "")
-        before = n
-    Console(soft_wrap=True).print(table)
+    Console(soft_wrap=True).print(terminal.funnel_table(f))
     if dropped:
         for d in f.dropped():
             typer.echo(f"{d.pid}\t{d.stage}\t{d.cause}\t{d.reason}")
-
-
-def _signed(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.2f}"
 
 
 @with_endpoint_options
@@ -146,16 +130,8 @@ def reanchor(
         typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))
         return
     if anchors:
-        models = list(dict.fromkeys(m for row in table.counts.values() for m in row))
-        counted = Table("Anchor (subset)", *models, title="composition-gap families in each anchor's subset")
-        for a in table.anchors:
-            counted.add_row(f"{a} (n={table.subsets[a]})", *(str(table.counts[a].get(m, "-")) for m in models))
-        console.print(counted)
-    out = Table("Anchor", *table.anchors, title="Kendall's tau between anchor screens' rankings")
-    for a in table.anchors:
-        size = f" (n={table.subsets[a]})" if a in table.subsets else ""
-        out.add_row(a + size, *(_signed(table.tau[a][b]) if a != b else "1.00" for b in table.anchors))
-    console.print(out)
-    console.print(f"mean {_signed(table.mean)}; {table.positive} of {table.pairs} pairs positive", highlight=False)
+        console.print(terminal.anchor_counts_table(table))
+    console.print(terminal.tau_table(table))
+    console.print(terminal.tau_summary(table), highlight=False)
     if incomplete:
         say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..experiment import Endpoint, Experiment, ProbeResult, Report
+from ..report import console as terminal
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
@@ -52,10 +53,8 @@ def report(
     written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
-    for name, missing in written.missing.items():
-        if missing["ungraded_total"] or missing["failed_total"]:
-            say(f"{name}: {missing['ungraded_total']} ungraded rollouts and {missing['failed_total']} failed jobs "
-                "are in no table (report.md, Missing verdicts)")
+    for line in terminal.missing_notices(written.missing):
+        say(line)
 
 
 def view(
