@@ -7,8 +7,9 @@ regex (the validators, the pool reader and the CLI's startup rely on that)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .api import answers_equivalent, verify, verify_many
@@ -17,20 +18,14 @@ if TYPE_CHECKING:
     from .parse import ParseError, infer_schema, parse_answer
     from .pool import GradingFailed, VerifierPool, VerifierUnavailable, shared_pool
 
-_WHERE = {
-    "verify": "api", "verify_many": "api", "answers_equivalent": "api",
-    "GRADER_VERSIONS": "graders", "GRADERS": "graders", "Verdict": "graders", "grader_name": "graders",
-    "verify_inprocess": "core",
-    "ParseError": "parse", "infer_schema": "parse", "parse_answer": "parse",
-    "GradingFailed": "pool", "VerifierPool": "pool", "VerifierUnavailable": "pool", "shared_pool": "pool",
-}
+__getattr__ = lazy_names(__name__, {
+    "verify": ".api", "verify_many": ".api", "answers_equivalent": ".api",
+    "GRADER_VERSIONS": ".graders", "GRADERS": ".graders", "Verdict": ".graders", "grader_name": ".graders",
+    "verify_inprocess": ".core",
+    "ParseError": ".parse", "infer_schema": ".parse", "parse_answer": ".parse",
+    "GradingFailed": ".pool", "VerifierPool": ".pool", "VerifierUnavailable": ".pool", "shared_pool": ".pool",
+})
 
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:  # PEP 562: load a name's module on first use
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__all__ = ["GRADERS", "GRADER_VERSIONS", "GradingFailed", "ParseError", "Verdict", "VerifierPool",
+           "VerifierUnavailable", "answers_equivalent", "grader_name", "infer_schema", "parse_answer", "shared_pool",
+           "verify", "verify_inprocess", "verify_many"]
