@@ -14,7 +14,7 @@ pytest.importorskip(
 )
 
 from oracleladder.clients.base import ChatRequest  # noqa: E402
-from oracleladder.clients.local import LocalProvider, _without_amx_kernels, derive_seed, find_gguf  # noqa: E402
+from oracleladder.clients.local import LocalProvider, derive_seed, find_gguf, without_amx_kernels  # noqa: E402
 
 
 class Person(BaseModel):
@@ -30,7 +30,7 @@ def test_amx_kernels_are_off_while_loading_on_cpus_with_amx(monkeypatch, amx):
     info = b"CPU : AVX2 = 1 | AMX_INT8 = 1 | " if amx else b"CPU : AVX2 = 1 | "
     monkeypatch.setattr(lib, "llama_print_system_info", lambda: info)
     assert lib.llama_model_default_params().use_extra_bufts
-    with _without_amx_kernels():
+    with without_amx_kernels():
         assert lib.llama_model_default_params().use_extra_bufts is not amx
     assert lib.llama_model_default_params().use_extra_bufts
 

@@ -100,7 +100,7 @@ _PATCH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _without_amx_kernels():
+def without_amx_kernels():
     """Load with llama.cpp's AMX kernels off where the CPU reports AMX.
 
     Built natively on a CPU with AMX (recent Xeons, as these machines have), llama.cpp multiplies
@@ -169,7 +169,7 @@ class LocalProvider:
                         f"the 'local' provider needs llama-cpp-python: {INSTALL_HINT}"
                     ) from exc
                 path = self.model_path
-                with _quiet_stderr(), _without_amx_kernels():
+                with _quiet_stderr(), without_amx_kernels():
                     self._llm = Llama(
                         model_path=str(path),
                         n_ctx=self.n_ctx,
