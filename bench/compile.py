@@ -1,6 +1,6 @@
 """Compile benchmark: N math problems compiled as a user does, through the Python API
 (`Experiment.compile`, which `ladder compile` runs: a pool file, a real SQLite store in a temp file,
-the real VerifierPool, validators, independent solve on), against the loopback server in its own
+the real worker pool, validators, independent solve on), against the loopback server in its own
 process (scripted teacher, fixed latency), client concurrency 64.
 
 A third of the problems get a first plan the validators reject and a valid plan on the re-ask; the

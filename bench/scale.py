@@ -1,5 +1,5 @@
 """Scale benchmark: the paper's probe workload for one student against the loopback server (its own
-process), through the real prober, Client, SQLite store and VerifierPool.
+process), through the real prober, Client, SQLite store and worker pool.
 
 354 families (the released sample families repeated under new pids), all six conditions and Stage
 0, K=8. Each answer is as long as a released response (responses_sample.jsonl, its length scaled
@@ -7,7 +7,7 @@ from that run's 4K-token budget to 16K), cut from the released response texts an
 boxed answer. Reports, and checks against its targets (exit code 1 when one is missed):
 
 - wall time against the larger of two ideals measured in the same run: calls x latency /
-  concurrency, and the time the VerifierPool takes to grade the same answers on all cores
+  concurrency, and the time the worker pool takes to grade the same answers on all cores
   (target: within 1.2x);
 - store bytes per rollout against the zstd-compressed size of its answer (target: at most 1.2x);
 - the process's resident memory: its peak over the whole run against its peak over the first 10%
@@ -44,10 +44,11 @@ sys.path.insert(0, str(ROOT))
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig  # noqa: E402
-from oracleladder.verify import VerifierPool  # noqa: E402
+from oracleladder.verify import grade  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
+from oracleladder.workers import WorkerPool  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
 
 DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
@@ -165,14 +166,14 @@ def _copy(family: Family, copy: int) -> Family:
 
 
 async def grading_time(store: Store, fams: list[Family], config: ProbeConfig) -> float:
-    """Seconds the VerifierPool takes, on all cores, to grade every stored answer again."""
+    """Seconds the worker pool takes, on all cores, to grade every stored answer again."""
     by_pid = {f.pid: f for f in fams}
     rollouts = await store.rollouts()
-    with VerifierPool() as pool:
-        await pool.verify("\\boxed{1}", "1")  # the workers are up
+    with WorkerPool() as pool:
+        await grade(pool, "\\boxed{1}", "1")  # the workers are up
         t0 = time.perf_counter()
-        await asyncio.gather(*(pool.verify(r.response, _gold(by_pid[r.pid], r.target), grader=config.grader,
-                                           problem=by_pid[r.pid].parent_prompt) for r in rollouts))
+        await asyncio.gather(*(grade(pool, r.response, _gold(by_pid[r.pid], r.target), grader=config.grader,
+                                     problem=by_pid[r.pid].parent_prompt) for r in rollouts))
         return time.perf_counter() - t0
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from math_verify import parse, verify
 
-from oracleladder.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import grade_all, verify_inprocess
+from oracleladder.workers import WorkerPool
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "responses_sample.jsonl"  # the release's sample, shipped with the tests
 
@@ -24,10 +25,10 @@ def main() -> None:
     items = [{"response": r["response_tail"], "gold": r["gold"]} for r in rows]
     workers = os.cpu_count() or 1
 
-    with VerifierPool(workers=workers, timeout_s=5.0) as pool:
-        pool.map(items[:workers])  # warm the workers; startup is paid once per pool
+    with WorkerPool(workers=workers, timeout_s=5.0) as pool:
+        grade_all(pool, items[:workers])  # warm the workers; startup is paid once per pool
         t0 = time.perf_counter()
-        verdicts = pool.map(items)
+        verdicts = grade_all(pool, items)
         cascade = time.perf_counter() - t0
     timeouts = sum(v.reason == "timeout" for v in verdicts)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
-from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
+from oracleladder.workers import WorkerPool
 
 GOOD = {"milestones": [
     {"type": "MODEL", "answer_schema": "EQUATION", "description": "Factor the left side of x^2-5x+6=0. Output the factored equation.",
@@ -51,7 +51,7 @@ async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> N
     async with LoopbackServer(script=teacher) as server:
         async with Store.open(tmp_path / "s.sqlite") as store:
             client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
-            with VerifierPool(workers=1) as pool:
+            with WorkerPool(workers=1) as pool:
                 compiler = Compiler(client, store, MathDomain(pool), max_attempts=2)
                 outcomes = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
                 first = server.total

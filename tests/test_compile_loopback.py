@@ -11,10 +11,10 @@ import pytest
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
-from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem, MilestoneType
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
+from oracleladder.workers import WorkerPool
 
 PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
 
@@ -57,7 +57,7 @@ async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path,
         store = await Store.open(tmp_path / "compile.sqlite")
         base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
         client = make_client(f"{wire}/teacher", base_url=base_url, api_key="k", cache=store)
-        with VerifierPool(workers=1) as pool:
+        with WorkerPool(workers=1) as pool:
             outcomes = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
         attempts = await store.compile_attempts("roots", f"{wire}/teacher", granularity="default")
         family = await store.get_family("roots", source=f"{wire}/teacher")

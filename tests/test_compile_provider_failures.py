@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 
 import oracleladder.verify
 from oracleladder.cli import app
-from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem, Verdict
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import CallRecord, Store
@@ -108,11 +107,9 @@ def test_code_compile_provider_failure(tmp_path: Path) -> None:
     assert "prompt too long" in summary["infrastructure_failed_why"]["double"]
 
 
-class BrokenPool(VerifierPool):
-    """A pool whose grading fails, as when its worker dies."""
-
-    async def verify(self, response: str, gold: str, **kwargs) -> Verdict:
-        return Verdict(label=Label.NOT_ACCEPT, reason="grading failed: worker died", status=GradeStatus.UNGRADED)
+async def broken_grade(pool, response: str, gold: str, **kwargs) -> Verdict:
+    """Grading that fails, as when its worker dies."""
+    return Verdict(label=Label.NOT_ACCEPT, reason="grading failed: worker died", status=GradeStatus.UNGRADED)
 
 
 def test_a_solve_the_grader_cannot_grade_is_no_plan_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,7 +126,7 @@ def test_a_solve_the_grader_cannot_grade_is_no_plan_failure(tmp_path: Path, monk
     args = ["compile", str(problems), "--teacher", "openai/t", "--store", str(store), "--json"]
     with LoopbackServer(script=provider) as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "grade", broken_grade)
             result = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         summary = json.loads(result.stdout)

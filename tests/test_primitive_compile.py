@@ -19,7 +19,7 @@ from oracleladder.domains.math import MathDomain
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
-from oracleladder.verify import VerifierPool
+from oracleladder.workers import WorkerPool
 
 PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
 
@@ -51,7 +51,7 @@ async def test_the_compiled_plan_carries_a_primitive_and_a_leaky_one_is_reasked(
     async with LoopbackServer(script=teacher) as server:
         store = await Store.open(tmp_path / "s.sqlite")
         client = make_client("openai/teacher", base_url=server.openai_base_url, api_key="k", cache=store)
-        with VerifierPool(workers=1) as pool:
+        with WorkerPool(workers=1) as pool:
             [outcome] = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
         attempts = await store.compile_attempts("roots", "openai/teacher")
         family = await store.get_family("roots", source="openai/teacher")

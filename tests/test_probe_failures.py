@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.domains.math.prompts import condition_prompt
-from oracleladder.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import grade, verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
@@ -107,13 +107,11 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
     assert _report(store, tmp_path / "report")["missing"]["failed_total"] == 0  # the answered jobs are failed no more
 
 
-class BrokenPool(VerifierPool):
-    """A pool whose grading fails (as when a worker dies) for answers carrying a marker."""
-
-    async def verify(self, response: str, gold: str, **kwargs) -> Verdict:
-        if "MARK" in response:
-            return Verdict(label=Label.NOT_ACCEPT, reason="grading failed: worker died", status=GradeStatus.UNGRADED)
-        return await super().verify(response, gold, **kwargs)
+async def broken_grade(pool, response: str, gold: str, **kwargs) -> Verdict:
+    """Grading that fails (as when a worker dies) for answers carrying a marker."""
+    if "MARK" in response:
+        return Verdict(label=Label.NOT_ACCEPT, reason="grading failed: worker died", status=GradeStatus.UNGRADED)
+    return await grade(pool, response, gold, **kwargs)
 
 
 def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call(
@@ -125,7 +123,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
 
     with LoopbackServer(script=lambda messages, body: right.get(messages[-1]["content"], WRONG)) as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "grade", broken_grade)
             result = _probe(store, server)
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         assert "2 answers could not be graded" in " ".join(result.output.split())
@@ -155,7 +153,7 @@ def test_rerunning_the_probe_grades_ungraded_answers_from_the_cache(families, mo
     fams, store = families
     with LoopbackServer(script=lambda messages, body: f"MARK {WRONG}") as server:
         with monkeypatch.context() as patch:
-            patch.setattr(oracleladder.verify, "VerifierPool", BrokenPool)
+            patch.setattr(oracleladder.verify, "grade", broken_grade)
             assert _probe(store, server).exit_code == EXIT_INCOMPLETE
         asked = server.total
         result = _probe(store, server)

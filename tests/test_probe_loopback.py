@@ -20,11 +20,12 @@ from oracleladder.domains import MathDomain
 from oracleladder.domains.math import collect_results
 from oracleladder.ladder import ProbeConfig
 from oracleladder.probe.runner import run_probe
-from oracleladder.verify import VerifierPool, verify_inprocess
+from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
+from oracleladder.workers import WorkerPool
 
 K = 3
 WRONG = r"I think it is \boxed{987654321}."
@@ -88,7 +89,7 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, r
         store = await Store.open(tmp_path / "probe.sqlite")
         base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
         client = make_client(name, base_url=base_url, api_key="k", cache=store, concurrency=8)
-        with VerifierPool(workers=2) as pool:
+        with WorkerPool(workers=2) as pool:
             stored = await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id="r1", workers=8)
         rollouts = await store.rollouts(student=name)
         await client.aclose()
@@ -119,7 +120,7 @@ async def test_rerun_is_served_from_the_cache(tmp_path: Path, release_data: Path
         for attempt in range(2):
             store = await Store.open(path)
             client = make_client("openai/echo", base_url=server.openai_base_url, cache=store)
-            with VerifierPool(workers=1) as pool:
+            with WorkerPool(workers=1) as pool:
                 await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id=f"r{attempt}")
             await client.aclose()
             await store.close()

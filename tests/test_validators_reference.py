@@ -13,11 +13,11 @@ from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
-from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import answer_problem
+from oracleladder.workers import WorkerPool
 
 runner = CliRunner()
 
@@ -87,7 +87,7 @@ async def test_compile_skips_an_unusable_reference_answer_before_paying_a_teache
     async with LoopbackServer(script=teacher) as server:
         store = await Store.open(tmp_path / "compile.sqlite")
         client = make_client("openai/teacher", base_url=server.openai_base_url, api_key="k", cache=store)
-        with VerifierPool(workers=1) as pool:
+        with WorkerPool(workers=1) as pool:
             outcomes = await Compiler(client, store, MathDomain(pool)).compile_all([problem])
         attempts = await store.compile_attempts("cut", "openai/teacher", granularity="default")
         await client.aclose()

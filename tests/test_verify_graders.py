@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.ladder import ProbeConfig
-from oracleladder.verify import VerifierPool, verify, verify_many
+from oracleladder.verify import grade, verify, verify_many
 from oracleladder.verify.graders import exact_match
+from oracleladder.workers import WorkerPool
 
 runner = CliRunner()
 
@@ -99,8 +100,8 @@ async def test_the_pools_shortcut_never_overrides_the_paper_grader() -> None:
     response, gold = r"\boxed{\binom{5}{2}}", r"C_{5}^{2}"
     assert verify(response, gold, in_process=True).accepted
     assert not verify(response, gold, grader="paper", in_process=True).accepted
-    with VerifierPool(workers=1) as pool:  # the prober's path: the shortcut, then a worker
-        assert not (await pool.verify(response, gold, grader="paper")).accepted
-        assert (await pool.verify(response, gold, grader="strict")).accepted
+    with WorkerPool(workers=1) as pool:  # the prober's path: the shortcut, then a worker
+        assert not (await grade(pool, response, gold, grader="paper")).accepted
+        assert (await grade(pool, response, gold, grader="strict")).accepted
     assert exact_match(response, gold) is None
     assert exact_match(r"\boxed{ \dfrac{9}{4} }", r"\frac{9}{4}") is not None

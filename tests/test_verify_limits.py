@@ -5,10 +5,11 @@ import time
 
 import pytest
 
-from oracleladder.verify import VerifierPool, verify
+from oracleladder.verify import grade, grade_all, verify
 from oracleladder.verify.core import verify_inprocess
 from oracleladder.verify.graders import exact_match
 from oracleladder.schemas.types import Label
+from oracleladder.workers import WorkerPool
 
 TOWER = "\\boxed{\\dfrac{5^{(5^{(5^{(5^5)})} - 4)} - 5}{16}}"
 BRACES = "\\boxed{" + "{" * 25000 + "}" * 25000 + "}"
@@ -26,16 +27,16 @@ def test_pathological_inputs_bounded():
 
 
 def test_hung_worker_is_killed_and_replaced():
-    with VerifierPool(workers=1, timeout_s=0.001) as pool:  # nothing finishes in 1 ms
-        assert pool.map([{"response": "\\boxed{x^2+2x+1}", "gold": "(x+1)^2"}])[0].reason == "timeout"
+    with WorkerPool(workers=1, timeout_s=0.001) as pool:  # nothing finishes in 1 ms
+        assert grade_all(pool, [{"response": "\\boxed{x^2+2x+1}", "gold": "(x+1)^2"}])[0].reason == "timeout"
         pool.timeout_s = 5.0
-        assert pool.map([{"response": "\\boxed{3}", "gold": "3"}])[0].label is Label.ACCEPT
+        assert grade_all(pool, [{"response": "\\boxed{3}", "gold": "3"}])[0].label is Label.ACCEPT
 
 
 def test_async_verify():
     async def go():
-        with VerifierPool(workers=2) as pool:
-            return await asyncio.gather(pool.verify("\\boxed{3}", "3"), pool.verify("\\boxed{4}", "3"))
+        with WorkerPool(workers=2) as pool:
+            return await asyncio.gather(grade(pool, "\\boxed{3}", "3"), grade(pool, "\\boxed{4}", "3"))
     a, b = asyncio.run(go())
     assert a.label is Label.ACCEPT and b.label is Label.NOT_ACCEPT
 
@@ -60,6 +61,6 @@ def test_exact_match_is_the_cascades_verdict(response: str, gold: str, decided: 
 
 
 async def test_pool_answers_exact_matches_without_a_worker() -> None:
-    with VerifierPool(workers=1, timeout_s=0.001) as pool:  # a worker would time out in 1 ms
-        assert (await pool.verify("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")).label is Label.ACCEPT
-        assert (await pool.verify("\\boxed{0.5}", "\\frac{1}{2}")).reason == "timeout"  # went to the worker
+    with WorkerPool(workers=1, timeout_s=0.001) as pool:  # a worker would time out in 1 ms
+        assert (await grade(pool, "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")).label is Label.ACCEPT
+        assert (await grade(pool, "\\boxed{0.5}", "\\frac{1}{2}")).reason == "timeout"  # went to the worker

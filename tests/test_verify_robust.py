@@ -19,12 +19,13 @@ import pytest
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
 from oracleladder.clients import make_client
-from oracleladder.verify import Verdict, VerifierPool, verify, verify_inprocess, verify_many
+from oracleladder.verify import Verdict, grade, grade_all, verify, verify_inprocess, verify_many
 from oracleladder.schemas import Family, MathProblem
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
-from oracleladder.validators import check_family
+from oracleladder.validators import check_family, check_family_in
+from oracleladder.workers import WorkerPool
 
 REPO = Path(__file__).resolve().parents[1]
 HANG = "\\boxed{2^{2^{30}}}"  # passes the screen; SymPy does not finish it in minutes
@@ -57,7 +58,7 @@ def _grade(item: dict) -> tuple:
 
 
 def _worker_pids() -> list[int]:
-    """This process's verifier workers, read from /proc."""
+    """This process's workers, read from /proc."""
     pids = []
     for d in Path("/proc").iterdir():
         try:
@@ -65,7 +66,7 @@ def _worker_pids() -> list[int]:
             cmd = (d / "cmdline").read_bytes()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and b"oracleladder.verify._worker" in cmd:
+        if ppid == os.getpid() and b"oracleladder.workers._worker" in cmd:
             pids.append(int(d.name))
     return pids
 
@@ -146,15 +147,15 @@ def test_inside_a_running_event_loop(tmp_path: Path) -> None:
 
 
 def test_workers_that_cannot_start_raise_a_clear_error(tmp_path: Path) -> None:
-    body = ("import os\nfrom oracleladder.verify import verify, VerifierUnavailable\n"
+    body = ("import os\nfrom oracleladder.verify import verify\nfrom oracleladder.workers import WorkersUnavailable\n"
             "os.environ['PYTHONHOME'] = '/nonexistent'  # the worker's interpreter cannot start\n"
             "try:\n    print(verify(r'\\boxed{1}', '2'))\n"
-            "except VerifierUnavailable as e:\n    print('unavailable:', e)\n")
+            "except WorkersUnavailable as e:\n    print('unavailable:', e)\n")
     p = _run([sys.executable, "-c", body], cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     out = p.stdout.strip()
-    assert out.startswith("unavailable: a verifier worker did not start (exit code"), out
-    assert "in_process=True" in out and "Verdict" not in out
+    assert out.startswith("unavailable: a worker did not start (exit code"), out
+    assert "oracleladder.verify.core" in out and "Verdict" not in out
 
 
 def test_worker_killed_from_outside_then_the_next_call_is_graded() -> None:
@@ -167,23 +168,23 @@ def test_worker_killed_from_outside_then_the_next_call_is_graded() -> None:
     v = verify("so \\boxed{x^2+1}", "1+x^2")
     assert (v.label, v.reason, v.status) == (Label.ACCEPT, "equivalent", GradeStatus.GRADED)
     others = set(_worker_pids())
-    with VerifierPool(workers=1) as pool:
-        assert pool.map([{"response": "\\boxed{x+x}", "gold": "2x"}])[0].accepted
+    with WorkerPool(workers=1) as pool:
+        assert grade_all(pool, [{"response": "\\boxed{x+x}", "gold": "2x"}])[0].accepted
         (mine,) = set(_worker_pids()) - others
         os.kill(mine, signal.SIGKILL)
         time.sleep(0.2)
-        assert _key(pool.map([{"response": "\\boxed{x+x}", "gold": "2x"}])[0]) == \
+        assert _key(grade_all(pool, [{"response": "\\boxed{x+x}", "gold": "2x"}])[0]) == \
             (Label.ACCEPT, "equivalent", "x+x", GradeStatus.GRADED)
 
 
 def test_worker_killed_on_the_item_twice_is_ungraded_not_timeout() -> None:
     others = set(_worker_pids())  # the shared pool's, from other tests
-    with VerifierPool(workers=1, timeout_s=120.0) as pool:
-        assert pool.map([{"response": "\\boxed{1}", "gold": "1"}])[0].accepted  # ready and idle
+    with WorkerPool(workers=1, timeout_s=120.0) as pool:
+        assert grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}])[0].accepted  # ready and idle
         (first,) = set(_worker_pids()) - others
         idle_cpu = _cpu_s(first)
         done: list[Verdict] = []
-        t = threading.Thread(target=lambda: done.extend(pool.map([{"response": HANG, "gold": "3"}])))
+        t = threading.Thread(target=lambda: done.extend(grade_all(pool, [{"response": HANG, "gold": "3"}])))
         t.start()
         killed = set(others)
         deadline = time.monotonic() + 120
@@ -216,22 +217,22 @@ async def test_unclosed_boxes_answer_fast() -> None:
     v = verify(big, "1")
     assert time.perf_counter() - t < 0.5
     assert (v.reason, v.status) == ("no boxed", GradeStatus.GRADED)
-    with VerifierPool(workers=1) as pool:
-        await pool.verify("\\boxed{3}", "4")
+    with WorkerPool(workers=1) as pool:
+        await grade(pool, "\\boxed{3}", "4")
         t = time.perf_counter()
-        v = await pool.verify(big, "1")
+        v = await grade(pool, big, "1")
         assert time.perf_counter() - t < 0.5
         assert v.reason == "no boxed"
         t = time.perf_counter()
-        assert (await pool.verify(big + "\\boxed{1}", "1")).accepted
+        assert (await grade(pool, big + "\\boxed{1}", "1")).accepted
         assert time.perf_counter() - t < 0.5
 
 
 def test_workers_leave_quietly_when_their_parent_is_killed(tmp_path: Path) -> None:
-    body = ("import threading, time\nfrom oracleladder.verify import VerifierPool\n"
-            "pool = VerifierPool(workers=2, timeout_s=600)\n"
-            "pool.map([{'response': r'\\boxed{1}', 'gold': '1'}] * 2)\n"
-            f"threading.Thread(target=pool.map, args=([{{'response': {HANG!r}, 'gold': '3'}}],)).start()\n"
+    body = ("import threading, time\nfrom oracleladder.verify import grade_all\n"
+            "from oracleladder.workers import WorkerPool\npool = WorkerPool(workers=2, timeout_s=600)\n"
+            "grade_all(pool, [{'response': r'\\boxed{1}', 'gold': '1'}] * 2)\n"
+            f"threading.Thread(target=grade_all, args=(pool, [{{'response': {HANG!r}, 'gold': '3'}}],)).start()\n"
             "time.sleep(1.0)\nprint('busy', flush=True)\ntime.sleep(600)\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     p = subprocess.Popen([sys.executable, "-c", body], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -248,8 +249,8 @@ def test_workers_leave_quietly_when_their_parent_is_killed(tmp_path: Path) -> No
 async def test_check_family_in_the_pool_matches_in_process(release_data: Path) -> None:
     rows = [json.loads(line) for line in (release_data / "families_sample.jsonl").open()][:6]
     families = [Family.model_validate(r) for r in rows]
-    with VerifierPool(workers=2) as pool:
-        got = await asyncio.gather(*(pool.check_family(f, parse_prose=False) for f in families))
+    with WorkerPool(workers=2) as pool:
+        got = await asyncio.gather(*(check_family_in(pool, f, parse_prose=False) for f in families))
     assert got == [check_family(f, parse_prose=False) for f in families]
 
 
@@ -274,7 +275,7 @@ async def test_a_hung_symbolic_check_ends_the_compile_attempt_with_a_reason(tmp_
     async with LoopbackServer(script=lambda messages, body: json.dumps(PLAN)) as server:
         async with Store.open(tmp_path / "s.sqlite") as store:
             client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
-            with VerifierPool(workers=1, timeout_s=0.5) as pool:
+            with WorkerPool(workers=1, timeout_s=0.5) as pool:
                 compiler = Compiler(client, store, MathDomain(pool, independent_solve=False), max_attempts=2)
                 problem = MathProblem(pid="huge", problem="Find 2^(2^30)+1.", answer="2^{2^{30}}+1")
                 first = await compiler.compile(problem)

@@ -13,7 +13,7 @@ from ..clients import load_prices
 from ..experiment import Estimate
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
-from ..verify import VerifierUnavailable
+from ..workers import WorkersUnavailable
 from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt,
                      StoreOpt, console, existing, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
@@ -34,7 +34,7 @@ def verify(
     """Grade one response against one gold answer."""
     try:
         verdict = _verify_api.verify(response, gold, grader=grader, problem=problem)
-    except VerifierUnavailable as e:
+    except WorkersUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
     if as_json:

@@ -10,8 +10,9 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from .. import verify
+from .. import workers
 from ..audit.judge import ask_judge, draw, key_path, write_sheet
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
@@ -22,14 +23,14 @@ from ..construction.screen import DIRECT, RULES, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
-from ..ladder import Domain, Job, ProbeConfig, Settings
+from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..probe.runner import regrade as regrade_rollouts, run_probe, uncached_calls
 from ..prompts import load as load_prompt
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Rollout, Verdict, parse_condition
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
-from ..verify import VerifierPool
+from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
 from .errors import ExperimentError
@@ -40,6 +41,8 @@ from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResu
 from .run import Progress, calling, no_progress, recorded
 
 GRANULARITIES = ("coarse", "default", "fine")
+
+D = TypeVar("D", bound=CompileDomain)  # a domain, handed the run's worker pool
 
 
 def writable(path: Path) -> bool:
@@ -61,7 +64,7 @@ class Experiment(Reader):
         self._readonly = readonly
         self._notify = notify or (lambda _: None)
         self._workers = workers
-        self._pool: VerifierPool | None = None
+        self._pool: WorkerPool | None = None
 
     async def __aenter__(self) -> Experiment:
         readonly = self._readonly
@@ -79,16 +82,16 @@ class Experiment(Reader):
                 await self._store.close()
 
     @property
-    def pool(self) -> VerifierPool:
-        """The verifier pool, started on first use and closed with the experiment."""
+    def pool(self) -> WorkerPool:
+        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment."""
         if self._pool is None:
-            self._pool = verify.VerifierPool(self._workers)  # read when used: a test may stand one in
+            self._pool = workers.WorkerPool(self._workers)  # read when used: a test may stand one in
         return self._pool
 
-    def _grading(self, domain: Domain) -> Domain:
-        """``domain``, for a run that grades: the math domain grades in the experiment's pool, not in
-        one of its own per run (another domain starts what it holds when entered)."""
-        if domain.verifier and isinstance(domain, MathDomain) and domain.pool is None:
+    def _grading(self, domain: D) -> D:
+        """``domain``, for a run that grades or checks in worker processes: it runs in the experiment's
+        pool, not in one of its own per run."""
+        if domain.uses_pool and domain.pool is None:
             domain.pool = self.pool
         return domain
 
@@ -169,7 +172,7 @@ class Experiment(Reader):
         async with calling(self.store, endpoint, "compile-primitives", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):
             with (progress or no_progress)(f"primitives with {endpoint.model}", len(todo), client) as advance:
-                compiler = Compiler(client, self.store, PrimitiveDomain(self.pool), max_attempts=max_attempts,
+                compiler = Compiler(client, self.store, self._grading(PrimitiveDomain()), max_attempts=max_attempts,
                                     max_tokens=max_tokens)
                 outcomes = await compiler.compile_all(todo, on_done=advance)
             run.incomplete = any(o.infrastructure_failure for o in outcomes)

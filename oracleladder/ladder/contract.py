@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pydantic import BaseModel
 
@@ -25,6 +25,7 @@ from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
 from ..schemas.jsonl import OnDuplicate
 from ..store import Store
 from ..verify import grader_name
+from ..workers import WorkerPool
 from .outcomes import FamilyResults
 
 if TYPE_CHECKING:
@@ -116,12 +117,36 @@ class Job(Generic[F]):
 
 class CompileDomain(ABC, Generic[P, F, R]):
     """What a domain brings to the compile loop: the teacher's messages and reply, its checks, its
-    re-ask, and what is stored of the item and of each attempt."""
+    re-ask, and what is stored of the item and of each attempt.
+
+    A domain whose checks or grading run in worker processes (``uses_pool``: SymPy, which can hang)
+    is handed the run's `WorkerPool` as ``pool``; entered (``with domain:``) without one, it starts
+    its own for the block."""
 
     response_model: ClassVar[type[BaseModel]]  # the teacher's reply
     check_stage: ClassVar[str] = "checking the plan"  # what `check` does, for its failures
     confirm_stage: ClassVar[str] = "confirming the plan"  # what `confirm` does, for its failures
     granularity: str | None = None  # filed with each compile attempt (a roadmap set's granularity)
+    uses_pool: ClassVar[bool] = False  # its checks or grading call tasks in a WorkerPool
+    pool: WorkerPool | None = None  # that pool: the run's, or its own while entered
+    _own_pool: WorkerPool | None = None
+
+    def __enter__(self) -> Self:
+        if self.uses_pool and self.pool is None:
+            self.pool = self._own_pool = WorkerPool()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own_pool is not None:
+            self._own_pool.close()
+            self.pool = self._own_pool = None
+
+    def worker_pool(self) -> WorkerPool:
+        """The pool its checks and grading run in."""
+        if self.pool is None:
+            raise RuntimeError(f"{type(self).__name__} runs in a worker pool: give it one (`pool`), or enter it "
+                               "(`with domain:`)")
+        return self.pool
 
     def unusable(self, problem: P) -> CheckResult | None:
         """A failed check when no plan could ever be checked against ``problem``: skipped before the
@@ -168,10 +193,8 @@ class CompileDomain(ABC, Generic[P, F, R]):
 
 
 class Domain(CompileDomain[P, F, R]):
-    """What one domain (math, code, ...) brings to the compile and probe loops.
-
-    Enter it (``with domain:``) around a run: a domain holding a resource (a verifier pool) starts it
-    there if it was not given one."""
+    """What one domain (math, code, ...) brings to the compile and probe loops. Enter it
+    (``with domain:``) around a run."""
 
     name: ClassVar[str]  # its --domain name
     conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
@@ -181,12 +204,6 @@ class Domain(CompileDomain[P, F, R]):
     @classmethod
     def from_settings(cls, settings: Settings) -> Domain[Any, Any, Any]:
         return cls()
-
-    def __enter__(self) -> Domain[P, F, R]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
     @abstractmethod
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[P]:

@@ -13,6 +13,9 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
   result, is short and standalone (primitive.py).
 
 ``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
+
+``check_family`` parses golds with SymPy, which can hang on an adversarial one: it is registered as
+the worker task "check_family", and ``check_family_in`` runs it in a worker pool with a time limit.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any, Callable, Sequence
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 
+from ..verify import GradingFailed
+from ..workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, register_task
 from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
@@ -32,8 +37,8 @@ from .reference import answer_problem, check_reference_answer, reference_answer_
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
-__all__ = ["check_family", "summarize", "render_errors", "render_failures", "leak_level", "atomicity_problem",
-           "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
+__all__ = ["check_family", "check_family_in", "summarize", "render_errors", "render_failures", "leak_level",
+           "atomicity_problem", "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
            "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
            "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
@@ -65,6 +70,24 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     if family.primitive is not None:
         checks.extend(check_primitive(family.primitive.text, family))
     return FamilyReport(pid=family.pid, checks=checks)
+
+
+register_task("check_family", "oracleladder.validators:check_family")
+
+
+async def check_family_in(pool: WorkerPool, family: Family, **options: Any) -> FamilyReport:
+    """``check_family`` in a worker of ``pool``, with the pool's limit for each symbolic check it may
+    run (schema and leak per milestone, one INTEGRATE); GradingFailed when it cannot end."""
+    limit = pool.timeout_s * (1 + 2 * len(family.tested()))
+    what = "the plan's symbolic checks"
+    try:
+        return await pool.run("check_family", dict(family=family, **options), limit)
+    except TaskTimedOut as e:
+        raise GradingFailed(f"{what} did not finish within {limit:g} s") from e
+    except WorkerDied as e:
+        raise GradingFailed(f"{what}: grading failed: the verifier worker died twice ({e.why})") from e
+    except TaskRaised as e:
+        raise GradingFailed(f"{what} raised {e.kind}: {e.message}") from e
 
 
 def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:
