@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from ..clients.base import TRUNCATED
 from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
 
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
-TRUNCATED = ("length", "max_tokens")
 ROWS = (*CONDITIONS, *PRIMITIVE_CONDITIONS, STAGE0)  # the primitive rung where it was run
 WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
 from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
 from ..report.tables import known_gap, known_outcome
@@ -28,7 +29,6 @@ from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store
 
 STATIC = resources.files("oracleladder.viewer") / "static"
-TRUNCATED = "length"  # the finish_reason of an answer cut at max_tokens
 NOT_PROBED = "Not probed"  # a family another student has results on; in none of this student's counts
 
 
@@ -50,7 +50,7 @@ def reason_category(attempt: dict) -> str:
         return "call failed"
     if attempt["status"] == GradeStatus.UNGRADED.value:
         return "ungraded"
-    if attempt["finish"] == TRUNCATED and attempt["label"] != "ACCEPT":
+    if attempt["finish"] in TRUNCATED and attempt["label"] != "ACCEPT":
         return "truncated"
     return "accepted" if attempt["label"] == "ACCEPT" else attempt["reason"].split(":")[0].strip()
 
