@@ -14,7 +14,6 @@ from oracleladder.cli import app
 from oracleladder.clients.local import find_gguf
 from oracleladder.testing.llama_server import LlamaServer
 
-REPO = Path(__file__).resolve().parents[1]
 RELEASE_DATA = Path(__file__).resolve().parent / "data"
 
 

@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
 
 
 def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) -> None:
@@ -34,5 +34,5 @@ def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) 
         print(seen, errors)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
+                         env={"PYTHONPATH": f"{REPO}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.strip() == "['made', 'made', 'made', 'made'] []"

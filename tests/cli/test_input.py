@@ -21,6 +21,8 @@ from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store, StoreError
 from oracleladder.testing import LoopbackServer
 
+from tests.helpers import REPO
+
 runner = CliRunner()
 LADDER = [sys.executable, "-m", "oracleladder.cli"]
 
@@ -178,7 +180,7 @@ def _probed_store(tmp_path: Path, release_data: Path) -> Path:
 def _read_only(folder: Path, *command: str) -> subprocess.CompletedProcess:
     """Run a command with ``folder`` read-only: a read-only bind mount for root (whom file modes do
     not stop), file modes otherwise."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     if os.geteuid() != 0:
         for p in folder.iterdir():
             p.chmod(0o444)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from oracleladder.testing import LoopbackServer
-from terminal import LADDER, ladder
+from tests.helpers.terminal import LADDER, ladder
 
 
 def _ladder(*args: str, **kw) -> subprocess.Popen:

@@ -20,6 +20,8 @@ from oracleladder.clients.providers import server_slots
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 
+from tests.helpers import REPO
+
 WIRES = [("openai/m", "sdk"), ("openai/m", "aiohttp"), ("anthropic/m", "auto")]
 
 
@@ -136,7 +138,7 @@ async def test_key_echoed_in_a_401_reaches_neither_store_nor_stderr(tmp_path, ca
 def test_cli_error_never_prints_the_key(tmp_path: Path, sample_store: Path):
     store = str(sample_store)
     # the key is named for this endpoint, so it is sent (and echoed back in the 401 body)
-    env = {**os.environ, "MYKEY": SECRET, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "MYKEY": SECRET, "PYTHONPATH": str(REPO)}
     with LoopbackServer(api_key="the-right-one", echo_key=True) as srv:
         run = subprocess.run([sys.executable, "-m", "oracleladder.cli", "probe", "--student", "openai/s",
                               "--base-url", srv.openai_base_url, "--api-key-env", "MYKEY", "--store", store,

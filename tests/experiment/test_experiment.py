@@ -23,7 +23,8 @@ from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import reference_answer_problem
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
+
 STUDENT = "openai/scripted"
 
 

@@ -13,6 +13,8 @@ import pytest
 from oracleladder.sandbox import isolation_level, run
 from oracleladder.sandbox import runner
 
+from tests.helpers import REPO
+
 pytestmark = pytest.mark.timeout(60)
 
 IS_ROOT = os.geteuid() == 0
@@ -283,7 +285,7 @@ def test_workspace_hidden_under_bwrap(monkeypatch):
     here = os.path.realpath(__file__)
     hidden = runner._hidden_paths(tempfile.gettempdir())
     if not any(here.startswith(h + "/") for h in hidden):  # a checkout outside /work and the homes
-        monkeypatch.setenv(runner._HIDE_ENV, os.path.dirname(os.path.dirname(here)))
+        monkeypatch.setenv(runner._HIDE_ENV, str(REPO))
     r = run(f"import os\ntry:\n open({here!r}).read()\n print('READ')\nexcept OSError:\n print('HIDDEN')")
     assert r.stdout == "HIDDEN\n", r.stderr
 
@@ -346,7 +348,7 @@ def test_host_processes_unseen(namespaced):
 
 
 def test_store_in_checkout_unreadable(namespaced):
-    checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    checkout = str(REPO)
     path = os.path.join(checkout, f".olsbx-store-{os.getpid()}.sqlite")
     with open(path, "w") as f:
         f.write("SECRET-ROWS")

@@ -32,7 +32,7 @@ from oracleladder.schemas.models import (
 from oracleladder.schemas.types import Label, MilestoneType
 from oracleladder.store import SCHEMA_VERSION, Store, StoreError, StoreVersionError
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
 
 
 def req(i: int, k: int = 0) -> ChatRequest:

@@ -11,7 +11,6 @@ import sys
 import textwrap
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,7 @@ from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 from oracleladder.testing.loopback import spawn
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
 
 
 def _post(url, body, headers=None):
@@ -76,7 +75,7 @@ def test_rejects_non_loopback_bind():
 
 def _start_standalone(latency):
     return spawn([sys.executable, "-m", "oracleladder.testing.loopback", "--latency", str(latency),
-                  "--max-lifetime", "120"], cwd=ROOT)
+                  "--max-lifetime", "120"], cwd=REPO)
 
 
 def test_standalone_process(tmp_path):
@@ -118,7 +117,7 @@ def test_sigkill_resume_no_repeat(tmp_path):
     db = tmp_path / "calls.sqlite"
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         w = subprocess.Popen([sys.executable, str(script), str(port), str(db), str(n)], env=env,
                              stdout=subprocess.PIPE)

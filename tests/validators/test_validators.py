@@ -153,5 +153,5 @@ def test_cli_check_numbers_milestones_like_its_reasons(release_data):
     assert len(dup) == 1 and " milestone 2 (m1) [duplicates] " in dup[0]
     assert "duplicates milestone 1's gold" in dup[0]
     totals = json.loads(result.stderr[result.stderr.index("\n{") :])
-    # 38: the two families with an unusable reference answer (test_validators_reference.py) now fail
+    # 38: the two families with an unusable reference answer (validators/test_reference.py) now fail
     assert (totals["families"], totals["families_passed"], totals["milestones"]) == (55, 38, 127)

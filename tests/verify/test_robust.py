@@ -26,7 +26,8 @@ from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import check_family
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
+
 HANG = "\\boxed{2^{2^{30}}}"  # passes the screen; SymPy does not finish it in minutes
 SCRIPT = (
     "from oracleladder.verify import verify, verify_many\n"

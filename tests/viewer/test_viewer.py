@@ -31,11 +31,11 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import AnswerSchema, Label, MilestoneType
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
-from terminal import ladder
-from viewer_store import fill, fill_released
+from tests.helpers import REPO
+from tests.helpers.terminal import ladder
+from tests.viewer.stores import fill, fill_released
 
 A, B = "openai/student-a", "openai/student-b"
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

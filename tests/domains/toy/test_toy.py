@@ -1,4 +1,4 @@
-"""A third domain (tests/toy_arithmetic.py), one module written against the domain interface and
+"""A third domain (tests/domains/toy/arithmetic.py), one module written against the domain interface and
 registered here, compiles and probes end to end through the loops and through the `ladder` command,
 which know nothing of it: a scripted teacher and student on the loopback server."""
 
@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toy_arithmetic import ArithDomain, ArithPlan
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
@@ -24,6 +23,9 @@ from oracleladder.probe.runner import run_probe
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
+
+from tests.domains.toy.arithmetic import ArithDomain, ArithPlan
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -151,5 +153,5 @@ def test_the_loops_do_not_import_each_other(loop: str, other: str) -> None:
     knows only the domain interface (a domain's module loads when the domain is first asked for)."""
     code = f"import sys, {loop}; print(sorted(m for m in sys.modules if m.startswith('{other}')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=REPO)
     assert out.stdout.strip() == "[]", out.stdout
