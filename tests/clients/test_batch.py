@@ -27,6 +27,8 @@ from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.testing.batches import LOST_CREATES, NOT_CREATED
 
+from tests.helpers.roots import BAD, GOOD
+
 LADDER = [sys.executable, "-m", "oracleladder.cli"]
 FAST = ["--batch", "--batch-poll", "0.1", "--batch-quiet", "0.3"]
 ANSWER = r"The answer is \boxed{0}."
@@ -172,23 +174,6 @@ def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, 
         assert all("no answer after 3 batch(es)" in j["reason"] for j in summary["failed_jobs"])
         assert _count(store, "SELECT COUNT(*) FROM failed_jobs") == len(expired_thrice)
         assert _count(store, "SELECT COUNT(*) FROM rollouts") == len(server.stats()["batch_rows_by_id"]) - len(expired_thrice)
-
-
-def _m(type_: str, schema: str, description: str, gold: str) -> dict:
-    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
-
-
-BAD = {"milestones": [  # gives the parent answer away, prose in a gold, refers to the previous milestone
-    _m("COMPUTE", "NUMBER", "Compute the sum of the roots of x^2-5x+6=0. Output the sum.", "5"),
-    _m("MODEL", "EXPR", "Find one root of x^2-5x+6=0. Output the root.", "x = 2, so the other root is 3"),
-    _m("LEMMA", "SET", "Using the previous milestone, list all roots of x^2-5x+6=0. Output the set.", "\\{2,3\\}"),
-    _m("INTEGRATE", "NUMBER", "Add the roots.", "5"),
-]}
-GOOD = {"milestones": [
-    _m("MODEL", "EQUATION", "Factor the left side of x^2-5x+6=0. Output the factored equation.", "(x-2)(x-3)=0"),
-    _m("COMPUTE", "SET", "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.", "\\{2,3\\}"),
-    _m("INTEGRATE", "NUMBER", "Add the real roots of x^2-5x+6=0.", "5"),
-]}
 
 
 @pytest.mark.parametrize("lost_create", [None, "500"])

@@ -1,4 +1,5 @@
-"""Client layer against a real loopback HTTP server (OpenAI + Anthropic wire formats)."""
+"""The client layer: its cache, retries, limits and structured re-asks over a scripted in-process
+provider, and the OpenAI and Anthropic wire formats against a real loopback HTTP server."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from oracleladder.clients import (
     Client,
     MemoryCache,
     MissingAPIKey,
+    RateLimitError,
     UnknownProvider,
     make_client,
     make_provider,
     parse_model,
 )
-from oracleladder.testing import Faults, LoopbackServer
+from oracleladder.clients.errors import ServerError
+from oracleladder.testing import Faults, FakeProvider, LoopbackServer
 
 
 def test_parse_model():
@@ -92,14 +95,12 @@ async def test_anthropic_round_trip():
 
 
 async def test_cache_hit_makes_no_request():
-    cache = MemoryCache()
-    async with LoopbackServer() as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
-        req = c.request("same", temperature=0.0)
-        a = await c.complete(req)
-        b = await c.complete(ChatRequest(**req.model_dump()))
-        assert srv.total == 1
-        await c.aclose()
+    provider = FakeProvider(lambda request: "echo: " + request.messages[-1]["content"])
+    c = Client(provider, model="m", cache=MemoryCache())
+    req = c.request("same", temperature=0.0)
+    a = await c.complete(req)
+    b = await c.complete(ChatRequest(**req.model_dump()))
+    assert len(provider.requests) == 1
     assert a == b and c.usage.cache_hits == 1 and c.usage.requests == 1
 
 
@@ -137,18 +138,23 @@ async def test_anthropic_401():
 
 async def test_retry_after_and_shared_cooldown():
     # the first request gets a 429 with Retry-After: 0.5; every worker must wait it out
-    async with LoopbackServer(latency=0.05, faults=Faults(fail_first=1, retry_after=0.5)) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, concurrency=8)
-        first = asyncio.create_task(c.complete(c.request("first")))
-        for _ in range(500):  # until the first call has its 429 (a cold start can take a while)
-            if c.usage.rate_limited:
-                break
-            await asyncio.sleep(0.01)
-        t_start = time.monotonic()
-        others = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(8)))
-        t_others = time.monotonic() - t_start
-        r1 = await first
-        await c.aclose()
+    async def server(request: ChatRequest) -> str:
+        await asyncio.sleep(0.05)
+        if len(provider.requests) == 1:
+            raise RateLimitError("HTTP 429: slow down", retry_after=0.5)
+        return "echo: " + request.messages[-1]["content"]
+
+    provider = FakeProvider(server)
+    c = Client(provider, model="m", concurrency=8)
+    first = asyncio.create_task(c.complete(c.request("first")))
+    for _ in range(500):  # until the first call has its 429
+        if c.usage.rate_limited:
+            break
+        await asyncio.sleep(0.01)
+    t_start = time.monotonic()
+    others = await asyncio.gather(*(c.complete(c.request(f"q{i}")) for i in range(8)))
+    t_others = time.monotonic() - t_start
+    r1 = await first
     assert r1.text == "echo: first" and len(others) == 8
     assert c.usage.rate_limited == 1 and c.usage.retries == 1
     assert c.usage.cooldown_waits >= 8  # the other workers waited for the shared cool-down
@@ -183,36 +189,42 @@ async def test_each_transient_fault_retried(kind, transport):
 
 
 async def test_slot_given_back_while_sleeping_between_attempts():
-    async with LoopbackServer(latency=0.02, faults=Faults(fail_first=1, fail_first_kind="500")) as srv:
-        c = Client(make_provider("openai", base_url=srv.openai_base_url), concurrency=1, model="m")
-        c._retries._wait = lambda state: 0.6  # a fixed back-off, long enough to see the slot given back
-        done: list[str] = []
+    async def server(request: ChatRequest) -> str:
+        await asyncio.sleep(0.02)
+        if len(provider.requests) == 1:
+            raise ServerError("HTTP 500: boom", status=500)
+        return "ok"
 
-        async def ask(q: str) -> None:
-            await c.complete(c.request(q))
-            done.append(q)
+    provider = FakeProvider(server)
+    c = Client(provider, concurrency=1, model="m")
+    c._retries._wait = lambda state: 0.6  # a fixed back-off, long enough to see the slot given back
+    done: list[str] = []
 
-        first = asyncio.create_task(ask("first"))  # gets the 500, then backs off for 0.6 s
-        await asyncio.sleep(0.1)
-        await asyncio.wait_for(ask("second"), 0.4)  # the only slot is free during that back-off
-        await first
-        await c.aclose()
-    assert done == ["second", "first"] and c.usage.retries == 1 and srv.total == 3
+    async def ask(q: str) -> None:
+        await c.complete(c.request(q))
+        done.append(q)
+
+    first = asyncio.create_task(ask("first"))  # gets the 500, then backs off for 0.6 s
+    await asyncio.sleep(0.1)
+    await asyncio.wait_for(ask("second"), 0.4)  # the only slot is free during that back-off
+    await first
+    assert done == ["second", "first"] and c.usage.retries == 1 and len(provider.requests) == 3
 
 
 async def test_gives_up_after_max_attempts_and_stores_error():
     class RecordingCache(MemoryCache):
         pass
 
+    def server(request: ChatRequest) -> str:
+        raise ServerError("HTTP 500: boom", status=500)
+
     cache = RecordingCache()
-    async with LoopbackServer(faults=Faults(p500=1.0)) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, max_attempts=3, backoff_base=0.01,
-                        cache=cache)
-        req = c.request("x")
-        with pytest.raises(Exception) as ei:
-            await c.complete(req)
-        await c.aclose()
-        assert srv.total == 3
+    provider = FakeProvider(server)
+    c = Client(provider, model="m", max_attempts=3, backoff_base=0.01, cache=cache)
+    req = c.request("x")
+    with pytest.raises(Exception) as ei:
+        await c.complete(req)
+    assert len(provider.requests) == 3
     assert "3 attempts" in str(ei.value)
     assert req.key() in cache.errors and req.key() not in cache.results
 
@@ -223,21 +235,17 @@ class Answer(BaseModel):
 
 
 async def test_structured_reasks_invalid_json():
-    answers = ['{"value": "oops', '{"value": 42, "unit": "m"}']
-    async with LoopbackServer(answers) as srv:
-        cache = MemoryCache()
-        c = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
-        req = c.request("How far?")
-        out = await c.structured(req, Answer, max_retries=2)
-        assert out.model_dump() == {"value": 42, "unit": "m"} and srv.total == 2
-        # rerun: both raw attempts come from the cache, no request
-        srv.reset()
-        c2 = make_client("openai/m", base_url=srv.openai_base_url, cache=cache)
-        srv._queue.extend(['{"value": 1, "unit": "x"}'])
-        out2 = await c2.structured(req, Answer, max_retries=2)
-        assert out2.model_dump() == out.model_dump() and srv.total == 0
-        await c.aclose()
-        await c2.aclose()
+    answers = iter(['{"value": "oops', '{"value": 42, "unit": "m"}', '{"value": 1, "unit": "x"}'])
+    provider = FakeProvider(lambda request: next(answers))
+    cache = MemoryCache()
+    c = Client(provider, model="m", cache=cache)
+    req = c.request("How far?")
+    out = await c.structured(req, Answer, max_retries=2)
+    assert out.model_dump() == {"value": 42, "unit": "m"} and len(provider.requests) == 2
+    # rerun: both raw attempts come from the cache, no request
+    c2 = Client(provider, model="m", cache=cache)
+    out2 = await c2.structured(req, Answer, max_retries=2)
+    assert out2.model_dump() == out.model_dump() and len(provider.requests) == 2
     assert len(cache.results) == 2
 
 
@@ -361,21 +369,23 @@ async def test_anthropic_sampling_params_reach_the_wire():
 
 
 async def test_inflight_dedupe():
-    async with LoopbackServer(latency=0.05) as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url)
-        rs = await asyncio.gather(*(c.complete(c.request("dup")) for _ in range(5)))
-        await c.aclose()
-        assert srv.total == 1
+    async def server(request: ChatRequest) -> str:
+        await asyncio.sleep(0.05)
+        return f"answer {len(provider.requests)}"
+
+    provider = FakeProvider(server)
+    c = Client(provider, model="m")
+    rs = await asyncio.gather(*(c.complete(c.request("dup")) for _ in range(5)))
+    assert len(provider.requests) == 1
     assert len({r.text for r in rs}) == 1
 
 
 async def test_rpm_limit_spaces_requests():
-    async with LoopbackServer() as srv:
-        c = make_client("openai/m", base_url=srv.openai_base_url, rpm=600)  # 10/s, burst 600
-        c._rpm.tokens = 0  # start empty so the rate shows
-        t0 = time.monotonic()
-        await asyncio.gather(*(c.complete(c.request(f"r{i}")) for i in range(5)))
-        await c.aclose()
+    c = Client(FakeProvider(lambda request: "ok"), model="m", rpm=600)  # 10/s, burst 600
+    c._rpm.tokens = 0  # start empty so the rate shows
+    t0 = time.monotonic()
+    await asyncio.gather(*(c.complete(c.request(f"r{i}")) for i in range(5)))
+    # the behaviour, not a speed: 5 requests at 10 a second cannot all be sent in under 0.4 s
     assert time.monotonic() - t0 >= 0.4
 
 

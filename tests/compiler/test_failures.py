@@ -6,24 +6,18 @@ the store."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from oracleladder.clients import make_client
+from oracleladder.clients import ChatRequest, Client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
 from oracleladder.verify import VerifierPool
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import FakeProvider
 
-GOOD = {"milestones": [
-    {"type": "MODEL", "answer_schema": "EQUATION", "description": "Factor the left side of x^2-5x+6=0. Output the factored equation.",
-     "canonical_answer": "(x-2)(x-3)=0"},
-    {"type": "COMPUTE", "answer_schema": "SET", "description": "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.",
-     "canonical_answer": "\\{2,3\\}"},
-    {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
-]}
+from tests.helpers.roots import GOOD, asks_plan, solve
+
 PROBLEMS = [
     MathProblem(pid="good", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5"),
     MathProblem(pid="prose", problem="Find the product of the real roots of $x^2-5x+6=0$.", answer="6"),
@@ -34,10 +28,10 @@ PROBLEMS = [
 TEACHER_CALLS: list[str] = []
 
 
-def teacher(messages: list[dict], body: dict) -> str:
-    if "Mathematics Mentor" not in messages[0]["content"]:
-        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-        return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+def teacher(request: ChatRequest) -> str:
+    messages = request.messages
+    if not asks_plan(messages):
+        return solve(messages)
     user = messages[1]["content"]
     TEACHER_CALLS.append(user)
     if "product" in user:
@@ -47,17 +41,14 @@ def teacher(messages: list[dict], body: dict) -> str:
     return json.dumps(GOOD)
 
 
-async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> None:
-    async with LoopbackServer(script=teacher) as server:
-        async with Store.open(tmp_path / "s.sqlite") as store:
-            client = make_client("openai/t", base_url=server.openai_base_url, cache=store)
-            with VerifierPool(workers=1) as pool:
-                compiler = Compiler(client, store, MathDomain(pool), max_attempts=2)
-                outcomes = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
-                first = server.total
-                again = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
-            attempts = {p.pid: await store.compile_attempts(p.pid, "openai/t") for p in PROBLEMS}
-            await client.aclose()
+async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path, verifier: VerifierPool) -> None:
+    provider = FakeProvider(teacher)
+    async with Store.open(tmp_path / "s.sqlite") as store:
+        compiler = Compiler(Client(provider, model="t", cache=store), store, MathDomain(verifier), max_attempts=2)
+        outcomes = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
+        first = len(provider.requests)
+        again = {o.pid: o for o in await compiler.compile_all(PROBLEMS)}
+        attempts = {p.pid: await store.compile_attempts(p.pid, "openai/t") for p in PROBLEMS}
 
     assert outcomes["good"].ok and outcomes["good"].attempts == 1
     for pid, what in (("prose", "Invalid JSON"), ("shape", "milestones: Input should be a valid array")):
@@ -71,6 +62,6 @@ async def test_unusable_teacher_answers_are_stored_failures(tmp_path: Path) -> N
     # one teacher call per attempt: 1 for "good", 2 for each of the others, and none on the rerun
     asked = [PROBLEMS[[p.problem in u for p in PROBLEMS].index(True)].pid for u in TEACHER_CALLS]
     assert sorted(asked) == ["good", "prose", "prose", "shape", "shape"]
-    assert server.total == first  # the rerun asked nothing new
+    assert len(provider.requests) == first  # the rerun asked nothing new
     assert {p: (o.ok, [e.reason for e in o.errors]) for p, o in again.items()} == \
         {p: (o.ok, [e.reason for e in o.errors]) for p, o in outcomes.items()}

@@ -1,68 +1,44 @@
-"""The retry-on-error loop end to end, against a scripted teacher on the loopback server."""
+"""The retry-on-error loop end to end: a scripted teacher in process (the compile loop itself, its
+checks and its store), and through `ladder compile` against the loopback server."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
-from oracleladder.clients import make_client
+from oracleladder.clients import ChatRequest, Client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
-from oracleladder.verify import VerifierPool
-from oracleladder.schemas import MathProblem, MilestoneType
+from oracleladder.schemas import MilestoneType
 from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import FakeProvider, LoopbackServer
+from oracleladder.verify import VerifierPool
 
-PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
-
-
-def _m(type_: str, schema: str, description: str, gold: str) -> dict:
-    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
+from tests.helpers.roots import BAD, GOOD, PROBLEM, asks_plan, solve
 
 
-BAD = {"milestones": [
-    _m("COMPUTE", "NUMBER", "Compute the sum of the roots of x^2-5x+6=0. Output the sum.", "5"),
-    _m("MODEL", "EXPR", "Find one root of x^2-5x+6=0. Output the root.", "x = 2, so the other root is 3"),
-    _m("LEMMA", "SET", "Using the previous milestone, list all roots of x^2-5x+6=0. Output the set.", "\\{2,3\\}"),
-    _m("INTEGRATE", "NUMBER", "Add the roots.", "5"),
-]}
-GOOD = {"milestones": [
-    _m("MODEL", "EQUATION", "Factor the left side of x^2-5x+6=0. Output the factored equation.", "(x-2)(x-3)=0"),
-    _m("COMPUTE", "SET", "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.", "\\{2,3\\}"),
-    _m("INTEGRATE", "NUMBER", "Add the real roots of x^2-5x+6=0.", "5"),
-]}
-
-
-@pytest.mark.parametrize("wire", ["openai", "anthropic"])
-async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path, wire: str) -> None:
-    """The same loop whichever wire format the teacher speaks (an Anthropic teacher gets the system
-    prompt in its own field)."""
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_rejected_plan_is_reasked_with_every_failure_named(tmp_path: Path, verifier: VerifierPool,
+                                                                 provider: str) -> None:
+    """The same loop whichever provider the teacher is (an Anthropic teacher is asked for its plan in
+    the prompt, the md_json structured mode)."""
     reasks: list[str] = []
 
-    def teacher(messages: list[dict], body: dict) -> str:
-        if "Mathematics Mentor" in messages[0]["content"]:
-            if len(messages) > 2:  # a re-ask: the previous plan and the validators' errors follow
-                reasks.append(messages[-1]["content"])
+    def teacher(request: ChatRequest) -> str:
+        if asks_plan(request.messages):
+            if len(request.messages) > 2:  # a re-ask: the previous plan and the validators' errors follow
+                reasks.append(request.messages[-1]["content"])
                 return json.dumps(GOOD)
             return json.dumps(BAD)
-        # the independent solve: answer the milestone from its own prompt
-        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-        gold = next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
-        return f"Working it out gives \\boxed{{{gold}}}."
+        return solve(request.messages)
 
-    async with LoopbackServer(script=teacher) as server:
-        store = await Store.open(tmp_path / "compile.sqlite")
-        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
-        client = make_client(f"{wire}/teacher", base_url=base_url, api_key="k", cache=store)
-        with VerifierPool(workers=1) as pool:
-            outcomes = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
-        attempts = await store.compile_attempts("roots", f"{wire}/teacher", granularity="default")
-        family = await store.get_family("roots", source=f"{wire}/teacher")
-        await client.aclose()
-        await store.close()
+    async with Store.open(tmp_path / "compile.sqlite") as store:
+        client = Client(FakeProvider(teacher, name=provider), model="teacher", cache=store)
+        outcomes = await Compiler(client, store, MathDomain(verifier)).compile_all([PROBLEM])
+        attempts = await store.compile_attempts("roots", f"{provider}/teacher", granularity="default")
+        family = await store.get_family("roots", source=f"{provider}/teacher")
 
     assert [o.ok for o in outcomes] == [True] and outcomes[0].attempts == 2
     assert len(reasks) == 1
@@ -86,10 +62,7 @@ def test_cli_compile_then_check(tmp_path: Path) -> None:
     from oracleladder.cli import app
 
     def teacher(messages: list[dict], body: dict) -> str:
-        if "Mathematics Mentor" in messages[0]["content"]:
-            return json.dumps(GOOD)
-        description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-        return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+        return json.dumps(GOOD) if asks_plan(messages) else solve(messages)
 
     problems = tmp_path / "problems.jsonl"
     problems.write_text(PROBLEM.model_dump_json() + "\n" + '{"pid": "broken", "problem": "no answer"}\n')

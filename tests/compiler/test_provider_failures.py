@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 from pathlib import Path
 
@@ -17,19 +16,13 @@ from typer.testing import CliRunner
 import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.verify import VerifierPool
-from oracleladder.schemas import MathProblem, Verdict
+from oracleladder.schemas import Verdict
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import CallRecord, Store
 from oracleladder.testing import LoopbackServer, Refuse
 
-PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
-GOOD = {"milestones": [
-    {"type": "MODEL", "answer_schema": "EQUATION", "description": "Factor the left side of x^2-5x+6=0. Output the factored equation.",
-     "canonical_answer": "(x-2)(x-3)=0"},
-    {"type": "COMPUTE", "answer_schema": "SET", "description": "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.",
-     "canonical_answer": "\\{2,3\\}"},
-    {"type": "INTEGRATE", "answer_schema": "NUMBER", "description": "Add the real roots of x^2-5x+6=0.", "canonical_answer": "5"},
-]}
+from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
+
 EXIT_INCOMPLETE = 3
 
 
@@ -39,24 +32,19 @@ async def _calls(path: Path) -> list[CallRecord]:
         return await store.calls()
 
 
-def _solve_answer(messages: list[dict]) -> str:
-    description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-    return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
-
-
 @pytest.mark.parametrize("failing", ["solve", "teacher"])
 def test_provider_failure_is_no_plan_failure(tmp_path: Path, quick_retries, failing: str) -> None:
     outage = True
     teacher_requests = []
 
     def provider(messages: list[dict], body: dict) -> str:
-        is_teacher = "Mathematics Mentor" in messages[0]["content"]
+        is_teacher = asks_plan(messages)
         if outage and failing == ("teacher" if is_teacher else "solve"):
             raise Refuse(500, "upstream boom")
         if is_teacher:
             teacher_requests.append(messages)
             return json.dumps(GOOD)
-        return _solve_answer(messages)
+        return solve(messages)
 
     problems, store = tmp_path / "problems.jsonl", tmp_path / "s.sqlite"
     problems.write_text(PROBLEM.model_dump_json() + "\n")
@@ -119,10 +107,10 @@ def test_a_solve_the_grader_cannot_grade_is_no_plan_failure(tmp_path: Path, monk
     teacher_requests = []
 
     def provider(messages: list[dict], body: dict) -> str:
-        if "Mathematics Mentor" in messages[0]["content"]:
+        if asks_plan(messages):
             teacher_requests.append(messages)
             return json.dumps(GOOD)
-        return _solve_answer(messages)
+        return solve(messages)
 
     problems, store = tmp_path / "problems.jsonl", tmp_path / "s.sqlite"
     problems.write_text(PROBLEM.model_dump_json() + "\n")

@@ -1,4 +1,4 @@
-"""A probe against the loopback server with a scripted student whose answers per prompt are known.
+"""A probe of a scripted student (in process) whose answers per prompt are known.
 
 Each prompt (a milestone alone, or a family under one condition) is answered correctly on its
 first n calls and wrongly after, so every family's K verdicts, outcome and five-way label can be
@@ -11,9 +11,7 @@ import collections
 import threading
 from pathlib import Path
 
-import pytest
-
-from oracleladder.clients import make_client
+from oracleladder.clients import BadRequestError, ChatRequest, Client
 from oracleladder.ladder.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.domains.math.prompts import condition_prompt, description, stage0_prompt
 from oracleladder.domains import MathDomain
@@ -23,8 +21,8 @@ from oracleladder.probe.runner import run_probe
 from oracleladder.verify import VerifierPool, verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
-from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.store import FailedJob, Store
+from oracleladder.testing import FakeProvider
 
 K = 3
 WRONG = r"I think it is \boxed{987654321}."
@@ -54,8 +52,8 @@ def _gradable(family: Family) -> bool:
     return len(family.tested()) >= 2 and all(verify_inprocess(f"\\boxed{{{g}}}", g).accepted for g in golds)
 
 
-@pytest.mark.parametrize("wire", ["openai", "anthropic"])
-async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, release_data: Path, wire: str) -> None:
+async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, release_data: Path,
+                                                               verifier: VerifierPool) -> None:
     pool_families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)]
     families = pool_families[:4]
     assert len(families) == 4
@@ -74,25 +72,21 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, r
     seen: collections.Counter[str] = collections.Counter()
     lock = threading.Lock()
 
-    def student(messages: list[dict], body: dict) -> str:
-        user = messages[-1]["content"]
+    def student(request: ChatRequest) -> str:
+        user = request.messages[-1]["content"]
         gold, n_correct = script[user]
         with lock:
             i = seen[user]
             seen[user] += 1
         return f"Done: \\boxed{{{gold}}}" if i < n_correct else WRONG
 
-    name = f"{wire}/scripted"
+    name = "openai/scripted"
     config = ProbeConfig(student=name, k=K, seed=7, max_tokens=64)
-    async with LoopbackServer(script=student) as server:
-        store = await Store.open(tmp_path / "probe.sqlite")
-        base_url = server.openai_base_url if wire == "openai" else server.anthropic_base_url
-        client = make_client(name, base_url=base_url, api_key="k", cache=store, concurrency=8)
-        with VerifierPool(workers=2) as pool:
-            stored = await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id="r1", workers=8)
+    async with Store.open(tmp_path / "probe.sqlite") as store:
+        client = Client(FakeProvider(student), model="scripted", cache=store, concurrency=8)
+        stored = await run_probe(MathDomain(verifier), families, config, client=client, store=store, run_id="r1",
+                                 workers=8)
         rollouts = await store.rollouts(student=name)
-        await client.aclose()
-        await store.close()
 
     n_milestones = sum(len(f.tested()) for f in families)
     assert stored == len(rollouts) == K * (n_milestones + len(CONDITIONS) * len(families))
@@ -111,16 +105,48 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, r
         assert donors and family.pid not in donors
 
 
-async def test_rerun_is_served_from_the_cache(tmp_path: Path, release_data: Path) -> None:
+async def test_rerun_is_served_from_the_cache(tmp_path: Path, release_data: Path, verifier: VerifierPool) -> None:
     families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:3]
     config = ProbeConfig(student="openai/echo", k=2, conditions=("C1_direct", "C2_generic"), stage0=False)
-    path = tmp_path / "cache.sqlite"
-    async with LoopbackServer(script=lambda messages, body: WRONG) as server:
-        for attempt in range(2):
-            store = await Store.open(path)
-            client = make_client("openai/echo", base_url=server.openai_base_url, cache=store)
-            with VerifierPool(workers=1) as pool:
-                await run_probe(MathDomain(pool), families, config, client=client, store=store, run_id=f"r{attempt}")
-            await client.aclose()
-            await store.close()
-            assert server.total == 2 * 2 * len(families)  # the second run asked nothing
+    provider = FakeProvider(lambda request: WRONG)
+    for attempt in range(2):
+        async with Store.open(tmp_path / "cache.sqlite") as store:
+            client = Client(provider, model="echo", cache=store)
+            await run_probe(MathDomain(verifier), families, config, client=client, store=store, run_id=f"r{attempt}")
+        assert len(provider.requests) == 2 * 2 * len(families)  # the second run asked nothing
+
+
+async def test_a_call_failing_for_good_fails_its_job_not_the_run(tmp_path: Path, release_data: Path,
+                                                                verifier: VerifierPool) -> None:
+    """A permanent error (a 400) on one prompt fails that prompt's K jobs: each stored as a failed job
+    with its reason, its call stored failed, never an answer; every other job is answered; the rerun
+    asks exactly the failed calls again (the rest come from the store) and supersedes the failures."""
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:2]
+    config = ProbeConfig(student="openai/student", k=2, conditions=("C1_direct", "C3_gold_answers"), stage0=False)
+    c3 = condition_prompt(families[1], "C3_gold_answers", families)[0][-1]["content"]
+    outage = True
+
+    def student(request: ChatRequest) -> str:
+        if outage and request.messages[-1]["content"] == c3:
+            raise BadRequestError("the maximum context length is 4096 tokens")
+        return WRONG
+
+    provider = FakeProvider(student)
+    failed: list[FailedJob] = []
+    async with Store.open(tmp_path / "s.sqlite") as store:
+        client = Client(provider, model="student", cache=store)
+        stored = await run_probe(MathDomain(verifier), families, config, client=client, store=store, run_id="r1",
+                                 on_failed=failed.append)
+        assert stored == 2 * 2 * 2 - 2 and len(provider.requests) == 2 * 2 * 2
+        assert sorted((f.pid, f.target, f.k) for f in failed) == [(families[1].pid, "C3_gold_answers", 0),
+                                                                   (families[1].pid, "C3_gold_answers", 1)]
+        assert all("BadRequestError" in f.reason and "4096 tokens" in f.reason for f in failed)
+        assert await store.failed_jobs(student="openai/student") == failed
+        for f in failed:
+            record = await store.get_call_record(f.call_key)
+            assert record is not None and record.result is None and "4096 tokens" in (record.error or "")
+
+        outage = False
+        rerun = await run_probe(MathDomain(verifier), families, config, client=client, store=store, run_id="r2")
+        assert rerun == 2 * 2 * 2 and len(provider.requests) == 2 * 2 * 2 + 2
+        assert await store.failed_jobs(student="openai/student") == []

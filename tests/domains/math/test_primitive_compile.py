@@ -1,7 +1,7 @@
-"""The teacher side of the primitive rung against a scripted teacher on the loopback server: the
-compiled plan carries a primitive checked in the retry-on-error loop, and `ladder compile
---primitives-only` writes one onto released families in the same loop, every attempt stored with its
-reason (a reply that is not JSON too, re-asked)."""
+"""The teacher side of the primitive rung against a scripted teacher (in process, and on the loopback
+server through `ladder compile` and the Python API): the compiled plan carries a primitive checked in the
+retry-on-error loop, and `ladder compile --primitives-only` writes one onto released families in the
+same loop, every attempt stored with its reason (a reply that is not JSON too, re-asked)."""
 
 from __future__ import annotations
 
@@ -13,50 +13,36 @@ from typer.testing import CliRunner
 
 from oracleladder import Endpoint, Experiment
 from oracleladder.cli import app
-from oracleladder.clients import make_client
+from oracleladder.clients import ChatRequest, Client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains.math import MathDomain
-from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.testing import FakeProvider, LoopbackServer
 from oracleladder.verify import VerifierPool
 
-PROBLEM = MathProblem(pid="roots", problem="Find the sum of the real roots of $x^2-5x+6=0$.", answer="5")
+from tests.helpers import roots
 
-
-def _m(type_: str, schema: str, description: str, gold: str) -> dict:
-    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
-
-
-MILESTONES = [
-    _m("MODEL", "EQUATION", "Factor the left side of x^2-5x+6=0. Output the factored equation.", "(x-2)(x-3)=0"),
-    _m("COMPUTE", "SET", "Solve the equation (x-2)(x-3)=0 for real x. Output the solution set.", "\\{2,3\\}"),
-    _m("INTEGRATE", "NUMBER", "Add the real roots of x^2-5x+6=0.", "5"),
-]
 LEAKY = "Factor the quadratic; the roots are 2 and 3 and their sum is five, i.e. 5."
 GOOD = "Factor the quadratic into two linear factors and read the roots off the factors."
 
 
-async def test_the_compiled_plan_carries_a_primitive_and_a_leaky_one_is_reasked(tmp_path: Path) -> None:
+async def test_the_compiled_plan_carries_a_primitive_and_a_leaky_one_is_reasked(tmp_path: Path,
+                                                                                verifier: VerifierPool) -> None:
     reasks: list[str] = []
 
-    def teacher(messages: list[dict], body: dict) -> str:
-        if "Mathematics Mentor" in messages[0]["content"]:
-            if len(messages) > 2:
-                reasks.append(messages[-1]["content"])
-            return json.dumps({"milestones": MILESTONES, "primitive": GOOD if len(messages) > 2 else LEAKY})
-        gold = next(m["canonical_answer"] for m in MILESTONES if m["description"] in messages[-1]["content"])
-        return f"\\boxed{{{gold}}}"
+    def teacher(request: ChatRequest) -> str:
+        messages = request.messages
+        if not roots.asks_plan(messages):
+            return roots.solve(messages)
+        if len(messages) > 2:
+            reasks.append(messages[-1]["content"])
+        return json.dumps({**roots.GOOD, "primitive": GOOD if len(messages) > 2 else LEAKY})
 
-    async with LoopbackServer(script=teacher) as server:
-        store = await Store.open(tmp_path / "s.sqlite")
-        client = make_client("openai/teacher", base_url=server.openai_base_url, api_key="k", cache=store)
-        with VerifierPool(workers=1) as pool:
-            [outcome] = await Compiler(client, store, MathDomain(pool)).compile_all([PROBLEM])
+    async with Store.open(tmp_path / "s.sqlite") as store:
+        client = Client(FakeProvider(teacher), model="teacher", cache=store)
+        [outcome] = await Compiler(client, store, MathDomain(verifier)).compile_all([roots.PROBLEM])
         attempts = await store.compile_attempts("roots", "openai/teacher")
         family = await store.get_family("roots", source="openai/teacher")
-        await client.aclose()
-        await store.close()
 
     assert outcome.ok and outcome.attempts == 2
     assert len(reasks) == 1 and "[primitive_leak]" in reasks[0] and "reference answer" in reasks[0]

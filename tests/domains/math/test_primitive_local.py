@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.local
 pytest.importorskip(
     "llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'"
 )

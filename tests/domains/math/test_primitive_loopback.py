@@ -21,20 +21,19 @@ from oracleladder.domains.math import collect_results
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 
+from tests.helpers.roots import milestone
+
 K = 3
 TEACHER, STUDENT = "openai/teacher", "openai/student"
 WRONG = "I think it is \\boxed{999999}."
 
 
-def _m(type_: str, schema: str, description: str, gold: str) -> dict:
-    return {"type": type_, "answer_schema": schema, "description": description, "canonical_answer": gold}
-
-
 def _plan(equation: str, factored: str, roots: str, answer: str, what: str, primitive: str) -> dict:
     return {"milestones": [
-        _m("KEY_MOVE", "EQUATION", f"Factor the left side of {equation}. Output the factored equation.", factored),
-        _m("COMPUTE", "SET", f"Solve the equation {factored} for real x. Output the solution set.", roots),
-        _m("INTEGRATE", "NUMBER", f"Give the {what} of the real roots of {equation}.", answer),
+        milestone("KEY_MOVE", "EQUATION", f"Factor the left side of {equation}. Output the factored equation.",
+                  factored),
+        milestone("COMPUTE", "SET", f"Solve the equation {factored} for real x. Output the solution set.", roots),
+        milestone("INTEGRATE", "NUMBER", f"Give the {what} of the real roots of {equation}.", answer),
     ], "primitive": primitive}
 
 
