@@ -317,7 +317,9 @@ async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None
         await store.close()
     assert texts == [f"echo: first {i} / echo: again {i}" for i in range(5)]
     assert rounds == [5, 5]
-    assert after == "echo: after" and 1.0 <= held < 10
+    # the hold is honoured (the behaviour: at least its 1 s); a round stuck on the stalled call would
+    # never end, and wait_for's 30 s says so
+    assert after == "echo: after" and held >= 1.0
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
@@ -408,8 +410,10 @@ async def test_a_create_that_made_no_batch_is_submitted_again_or_fails(tmp_path:
     assert server.batches.creates == 1 + (fault == "500-none")
     if fault == "500-none":
         assert [getattr(r, "text", r) for r in results] == [f"echo: q{i}" for i in range(3)]
+        # the behaviour, not a speed: the lookup waited out the list's 1 s lag before submitting again
         assert took >= 1.0 and set(server.batches.rows_by_id.values()) == {1}
         assert [" ".join(b) for b in stored] == [_ended(wire)]  # the intent of the first create forgotten
     else:
         assert all(isinstance(r, BadRequestError) and r.status == 400 for r in results)
+        # the behaviour, not a speed: failed at once, without the 60 s lookup a lost create waits for
         assert took < 30 and server.batches.created == 0 and stored == []

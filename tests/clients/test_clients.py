@@ -118,13 +118,11 @@ async def test_401_raises_immediately(transport):
     async with LoopbackServer(api_key="right") as srv:
         c = make_client("openai/m", base_url=srv.openai_base_url, api_key="wrong", max_attempts=5,
                         transport=transport)
-        t0 = time.monotonic()
         with pytest.raises(AuthenticationError) as ei:
             await c.complete(c.request("x"))
         await c.aclose()
         assert srv.total == 1  # not retried
     assert "401" in str(ei.value) and "wrong" not in str(ei.value)  # key never echoed
-    assert time.monotonic() - t0 < 2
 
 
 async def test_anthropic_401():
@@ -159,7 +157,7 @@ async def test_retry_after_and_shared_cooldown():
     assert c.usage.rate_limited == 1 and c.usage.retries == 1
     assert c.usage.cooldown_waits >= 8  # the other workers waited for the shared cool-down
     assert c.usage.cooldown_wait_s > 8 * 0.3
-    assert t_others >= 0.35  # they could not send before the cool-down passed
+    assert t_others >= 0.35  # the behaviour, not a speed: they could not send before the cool-down passed
 
 
 async def test_500_calls_with_20pct_faults_all_finish():

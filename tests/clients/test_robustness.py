@@ -81,7 +81,7 @@ async def test_long_retry_after_is_capped_and_said_once(caplog):
         elapsed = time.monotonic() - t0
         await c.aclose()
     assert [r.text for r in results] == [f"echo: q{i}" for i in range(8)]
-    assert c.usage.rate_limited == 2 and elapsed < 10
+    assert c.usage.rate_limited == 2 and elapsed < 60  # the behaviour, not a speed: capped, not the hour asked
     warnings = [r.getMessage() for r in caplog.records if "Retry-After" in r.getMessage()]
     assert len(warnings) == 1 and "3600 s" in warnings[0] and "at most 0.3 s" in warnings[0]
 
@@ -221,4 +221,4 @@ async def test_a_429_pauses_only_the_replica_that_sent_it():
         await c.aclose()
     assert len(results) == 20 and c.usage.rate_limited == 1
     assert b.total - b.faulted <= 2 and sum(a.ok_by_prompt.values()) >= 18  # b rests 30 s, a answers
-    assert elapsed < 15  # not the 30 s the 429 asked of b
+    assert elapsed < 25  # the behaviour, not a speed: not the 30 s the 429 asked of b

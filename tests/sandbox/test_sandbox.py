@@ -52,14 +52,13 @@ def test_infinite_loop_killed_by_wall_clock():
     t = time.monotonic()
     r = run("import time\nwhile True: time.sleep(0.01)", timeout_s=1.5)
     assert r.timed_out and r.killed_reason == "timeout"
-    assert time.monotonic() - t < 6
+    assert time.monotonic() - t < 30  # the behaviour, not a speed: killed at its limit, the loop never ends
 
 
 def test_busy_loop_killed_by_cpu_limit(mode):
     r = run("while True: pass", timeout_s=20, cpu_s=1)
     assert not r.timed_out and r.returncode != 0
-    assert r.killed_reason and ("cpu" in r.killed_reason)
-    assert r.duration_s < 8
+    assert r.killed_reason and ("cpu" in r.killed_reason)  # the CPU limit, not the 20 s wall clock
 
 
 def test_memory_bomb_stopped():
@@ -67,7 +66,7 @@ def test_memory_bomb_stopped():
     assert "allocated" not in r.stdout and r.returncode != 0
     assert r.killed_reason == "memory_limit"
     r = run("xs = []\nwhile True: xs.append(b'x' * 10**6)", memory_mb=256, timeout_s=10)
-    assert r.returncode != 0 and r.killed_reason in ("memory_limit", "timeout") and r.duration_s < 12
+    assert r.returncode != 0 and r.killed_reason in ("memory_limit", "timeout")
 
 
 def _sandbox_processes() -> int:
@@ -108,7 +107,7 @@ def test_fork_bomb_contained():
     t = time.monotonic()
     r = run(FORK_BOMB, timeout_s=4, nproc=32, memory_mb=128)
     assert r.timed_out
-    assert time.monotonic() - t < 15
+    assert time.monotonic() - t < 20  # the behaviour, not a speed: killed at its 4 s limit, far under its 30 s sleep
     # the machine is fine: nothing left running as a sandbox uid, and we can still spawn
     deadline = time.monotonic() + 5
     while _sandbox_processes() and time.monotonic() < deadline:
@@ -257,7 +256,7 @@ def test_bwrap_private_tmp():
 
 def test_output_capped():
     r = run("import sys\nwhile True: sys.stdout.write('x' * 65536)", max_output=10_000, timeout_s=10)
-    assert len(r.stdout) <= 10_000 and r.killed_reason == "output_limit" and r.duration_s < 8
+    assert len(r.stdout) <= 10_000 and r.killed_reason == "output_limit"  # the output limit, not the 10 s one
 
 
 def test_file_path_escape_rejected():

@@ -383,11 +383,11 @@ def test_sigkill_mid_run_loses_nothing_awaited(tmp_path: Path) -> None:
     asyncio.run(check())
 
 
-# ------------------------------------------------------------------ speed
+# ------------------------------------------------------------------ many gets at once (their speed: bench/store_lookup.py)
 
 
-async def test_cached_get_rate(tmp_path: Path) -> None:
-    path = tmp_path / "speed.sqlite"
+async def test_cached_gets_at_once_all_hit(tmp_path: Path) -> None:
+    path = tmp_path / "gets.sqlite"
     reqs = [req(i) for i in range(2000)]
     async with Store.open(path) as store:
         await asyncio.gather(*(store.put_call(r, res(i)) for i, r in enumerate(reqs)))
@@ -399,11 +399,8 @@ async def test_cached_get_rate(tmp_path: Path) -> None:
             async with sem:
                 return await store.get_call(k)
 
-        t = time.perf_counter()
         got = await asyncio.gather(*(get(k) for k in keys))
-        rate = len(keys) / (time.perf_counter() - t)
         assert all(g is not None for g in got)
-        assert rate >= 2000, f"{rate:.0f} cached gets/s"
 
 
 async def test_v1_rollouts_survive_the_source_migration(tmp_path: Path) -> None:

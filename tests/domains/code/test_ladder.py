@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -261,7 +260,6 @@ async def test_scripted_student_outcomes_and_labels(tmp_path: Path, families) ->
 async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
     fams = [families[0], families[2], families[3]]  # HumanEval/0, /3, /4
-    t0 = time.monotonic()
     store = await Store.open(tmp_path / "local.sqlite")
     client = make_client("local", cache=store)
     student = f"{client.provider.name}/{client.model}"
@@ -275,8 +273,6 @@ async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
     finally:
         await client.aclose()
         await store.close()
-    elapsed = time.monotonic() - t0
-    print(f"\nlocal code probe: {n} rollouts in {elapsed:.1f} s")
 
     assert n == again == len(rollouts) == 3 * (2 + 3)
     assert replayed == 0  # the rerun is served from the call cache
@@ -296,4 +292,3 @@ async def test_local_student_probe_structure(tmp_path: Path, families) -> None:
         assert isinstance(classify(fr), Gap)
         print(f"  {fr.pid}: stage0={fr.stage0} ladder={fr.ladder} -> {parent_outcome(fr.ladder).value}, "
               f"{classify(fr).value}")
-    assert elapsed < 240
