@@ -6,7 +6,6 @@ run before spend passes the budget, keeping everything finished; a rerun resumes
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,8 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import DEFAULT_PRICES, ConfigurationError, load_prices
 from oracleladder.testing import LoopbackServer
+
+from tests.helpers import rows
 
 STUDENT = "openai/student"
 EXIT_INCOMPLETE = 3
@@ -31,14 +32,6 @@ def _prices(tmp_path: Path, input_usd: float, output_usd: float) -> Path:
 def _probe(store: Path, server: LoopbackServer, *extra: str):
     return CliRunner().invoke(app, ["probe", "--student", STUDENT, "--store", str(store),
                                     "--base-url", server.openai_base_url, "--concurrency", "4", *extra])
-
-
-def _db(store: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(store)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_package_prices_are_dated_data_a_file_overrides(tmp_path: Path) -> None:
@@ -67,7 +60,7 @@ def test_run_costs_at_the_given_prices_and_names_the_table(tmp_path: Path, sampl
     assert summary["requests"] == 2
     assert summary["cost_usd"] == pytest.approx((summary["tokens_in"] * 1000 + summary["tokens_out"] * 3000) / 1e6)
     assert summary["prices"] == "prices.json of 2031-02-03 over the " + DEFAULT_PRICES.name
-    cost = _db(sample_store, "SELECT cost_usd FROM runs WHERE kind = 'probe'")[0][0]
+    cost = rows(sample_store, "SELECT cost_usd FROM runs WHERE kind = 'probe'")[0][0]
     assert cost == pytest.approx(summary["cost_usd"])
 
     bad = tmp_path / "broken.json"
@@ -87,14 +80,14 @@ def test_dry_run_predicts_the_calls_of_the_real_run_exactly(tmp_path: Path, samp
         assert warm.exit_code == 0, warm.output
         warmed = server.total
         assert warmed > 0
-        runs = _db(sample_store, "SELECT COUNT(*) FROM runs")[0][0]
+        runs = rows(sample_store, "SELECT COUNT(*) FROM runs")[0][0]
 
         dry = _probe(sample_store, server, "--k", "2", "--limit", "5", "--prices", prices, "--max-tokens", "300",
                      "--dry-run", "--json")
         assert dry.exit_code == 0, dry.output
         estimate = json.loads(dry.stdout.splitlines()[-1])
         assert server.total == warmed  # nothing was sent
-        assert _db(sample_store, "SELECT COUNT(*) FROM runs")[0][0] == runs  # and no run recorded
+        assert rows(sample_store, "SELECT COUNT(*) FROM runs")[0][0] == runs  # and no run recorded
         assert 0 < estimate["calls"] < estimate["jobs"]
         assert estimate["tokens_out_max"] == 300 * estimate["calls"]
         assert estimate["cost_usd_max"] == pytest.approx((estimate["tokens_in"] * 1.0 + estimate["tokens_out_max"] * 4.0) / 1e6)
@@ -146,18 +139,18 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
         assert server.total < jobs
         assert "stopped at the budget" in summary["budget_stop"]
         assert "rerun the same command (with a larger --max-cost) to resume" in stopped.output
-        status, cost = _db(sample_store,
+        status, cost = rows(sample_store,
                            "SELECT status, cost_usd FROM runs WHERE kind = 'probe' ORDER BY rowid DESC")[0]
         assert status == "stopped_at_budget" and cost == pytest.approx(summary["cost_usd"])
         # every call made was answered and kept as a rollout; none failed
-        assert _db(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == server.total
-        assert _db(sample_store, "SELECT COUNT(*) FROM failed_jobs")[0][0] == 0
+        assert rows(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == server.total
+        assert rows(sample_store, "SELECT COUNT(*) FROM failed_jobs")[0][0] == 0
 
         first = server.total
         resumed = _probe(sample_store, server, *args, "--json")
         assert resumed.exit_code == 0, resumed.output
         assert server.total == jobs  # only the jobs left are asked: no call twice
-        assert _db(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == jobs
+        assert rows(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == jobs
 
     # the budget needs a price for the model
     result = CliRunner().invoke(app, ["probe", "--student", "openai/no-price", "--store", str(sample_store),

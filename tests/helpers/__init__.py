@@ -1,6 +1,17 @@
-"""What several test folders share: the checkout's root, and `ladder` started as a terminal does
-(`terminal`)."""
+"""What several test folders share: the checkout's root, a store file's rows as sqlite3 reads them, and
+`ladder` started as a terminal does (`terminal`)."""
 
+import sqlite3
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]  # the checkout: a child process started with it on PYTHONPATH imports this oracleladder
+# the checkout: a child process started with it on PYTHONPATH imports this oracleladder
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rows(path: Path | str, sql: str) -> list[tuple]:
+    """The rows of one query on a store file, read with sqlite3 as any other reader would."""
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -7,7 +7,6 @@ All through the CLI against the loopback server."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,8 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.testing import LoopbackServer, Refuse
 from oracleladder.validators import reference_answer_problem
+
+from tests.helpers import rows
 
 STUDENT = "openai/student"
 WRONG = r"I think it is \boxed{987654321}."
@@ -46,14 +47,6 @@ def _probe(store: Path, server: LoopbackServer, *extra: str):
     return CliRunner().invoke(app, ["probe", "--student", STUDENT, "--k", "2", "--no-stage0", "--conditions",
                                     "C1_direct", "--conditions", "C3_gold_answers", "--store", str(store),
                                     "--base-url", server.openai_base_url, "--concurrency", "4", *extra])
-
-
-def _db(store: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(store)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _report(store: Path, out: Path) -> dict:
@@ -85,12 +78,12 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
         for k in (0, 1):
             assert f"pid {fams[1].pid} target C3_gold_answers k {k}" in out
         # every other job has its rollout; the failed ones have none, and their calls are stored failed
-        rollouts = _db(store, "SELECT pid, target, status FROM rollouts_named")
+        rollouts = rows(store, "SELECT pid, target, status FROM rollouts_named")
         assert len(rollouts) == 2 * 2 * 2 - 2
         assert (fams[1].pid, "C3_gold_answers", "graded") not in rollouts
-        errors = _db(store, "SELECT error FROM calls WHERE response IS NULL")
+        errors = rows(store, "SELECT error FROM calls WHERE response IS NULL")
         assert len(errors) == 2 and all(message in e for (e,) in errors)
-        assert _db(store, "SELECT status FROM runs WHERE kind = 'probe'") == [("done_with_failures",)]
+        assert rows(store, "SELECT status FROM runs WHERE kind = 'probe'") == [("done_with_failures",)]
 
         missing = _report(store, tmp_path / "report")["missing"]
         assert (missing["failed"], missing["ungraded_total"]) == ({"C3_gold_answers": 2}, 0)
@@ -102,8 +95,8 @@ def test_a_request_failing_for_good_fails_its_job_not_the_run(families, quick_re
         result = _probe(store, server)
         assert result.exit_code == 0, result.output
         assert server.total == asked + 2
-    assert len(_db(store, "SELECT * FROM rollouts")) == 2 * 2 * 2
-    assert [s for (s,) in _db(store, "SELECT status FROM runs WHERE kind = 'probe' ORDER BY rowid")][-1] == "done"
+    assert len(rows(store, "SELECT * FROM rollouts")) == 2 * 2 * 2
+    assert [s for (s,) in rows(store, "SELECT status FROM runs WHERE kind = 'probe' ORDER BY rowid")][-1] == "done"
     assert _report(store, tmp_path / "report")["missing"]["failed_total"] == 0  # the answered jobs are failed no more
 
 
@@ -129,7 +122,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
             result = _probe(store, server)
         assert result.exit_code == EXIT_INCOMPLETE, result.output
         assert "2 answers could not be graded" in " ".join(result.output.split())
-        assert sorted(_db(store, "SELECT pid, status FROM rollouts_named WHERE status = 'ungraded'")) == [(fams[0].pid, "ungraded")] * 2
+        assert sorted(rows(store, "SELECT pid, status FROM rollouts_named WHERE status = 'ungraded'")) == [(fams[0].pid, "ungraded")] * 2
 
         before = _report(store, out)
         # family 0's C1 answers are ungraded: in no table, but counted
@@ -145,7 +138,7 @@ def test_ungraded_answers_are_in_no_table_and_regrade_grades_them_without_a_call
         assert json.loads(result.stdout) | {"run_id": None} == {"run_id": None, "regraded": 2, "still_ungraded": 0,
                                                                 "accepted": 2}
         assert server.total == asked  # graded from the stored responses: no request
-    assert _db(store, "SELECT COUNT(*) FROM rollouts WHERE status = 'ungraded'") == [(0,)]
+    assert rows(store, "SELECT COUNT(*) FROM rollouts WHERE status = 'ungraded'") == [(0,)]
     after = _report(store, out)
     assert after["conditions"]["C1_direct"]["families_run"] == 2 and after["outcomes"]["Direct"] == 2
     assert after["missing"]["ungraded_total"] == 0
@@ -161,4 +154,4 @@ def test_rerunning_the_probe_grades_ungraded_answers_from_the_cache(families, mo
         result = _probe(store, server)
         assert result.exit_code == 0, result.output
         assert server.total == asked
-    assert _db(store, "SELECT status, label, COUNT(*) FROM rollouts GROUP BY status, label") == [("graded", "NOT_ACCEPT", 8)]
+    assert rows(store, "SELECT status, label, COUNT(*) FROM rollouts GROUP BY status, label") == [("graded", "NOT_ACCEPT", 8)]

@@ -21,6 +21,8 @@ from oracleladder.store import FailedJob, Store
 from oracleladder.store.calls import request_parts
 from oracleladder.store.schema import SQL_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
 
+from tests.helpers import rows
+
 K = 8
 
 
@@ -33,14 +35,6 @@ def _prompt(release_data: Path) -> str:
 def _requests(prompt: str, pid: str = "p1") -> list[ChatRequest]:
     return [ChatRequest(provider="openai", model="student", messages=[{"role": "user", "content": f"{pid}: {prompt}"}],
                         params={"max_tokens": 16384, "temperature": 1.0}, k=k) for k in range(K)]
-
-
-def _rows(path: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _v7_store(path: Path) -> sqlite3.Connection:
@@ -77,11 +71,11 @@ async def test_k_calls_of_one_prompt_store_the_prompt_once(tmp_path: Path, relea
         assert [r.request for r in await store.calls()] == [r.model_dump(mode="json") for r in one + other]
 
     # two prompts, 2K calls: two request bodies, each the compressed prompt once
-    assert _rows(path, "SELECT COUNT(*) FROM calls") == [(2 * K,)]
-    [(bodies, body_bytes)] = _rows(path, "SELECT COUNT(*), SUM(length(body)) FROM requests")
+    assert rows(path, "SELECT COUNT(*) FROM calls") == [(2 * K,)]
+    [(bodies, body_bytes)] = rows(path, "SELECT COUNT(*), SUM(length(body)) FROM requests")
     compressed = len(zstandard.compress(one[0].model_dump_json().encode(), 3))
     assert bodies == 2 and body_bytes < 2 * 1.1 * compressed < len(prompt)
-    assert _rows(path, "SELECT COUNT(DISTINCT request_id), MIN(k), MAX(k) FROM calls") == [(2, 0, K - 1)]
+    assert rows(path, "SELECT COUNT(DISTINCT request_id), MIN(k), MAX(k) FROM calls") == [(2, 0, K - 1)]
 
 
 async def test_a_v7_store_migrates_with_every_cached_call_a_hit(tmp_path: Path, release_data: Path) -> None:
@@ -115,10 +109,10 @@ async def test_a_v7_store_migrates_with_every_cached_call_a_hit(tmp_path: Path, 
         assert [c.request for c in records] == [r.model_dump(mode="json") for r in [*requests, failed]]
         assert [(c.key, c.error) for c in records][-1] == (failed.key(), "HTTP 400")
         assert [r.response for r in await store.rollouts()] == [prompt]
-    assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
-    assert _rows(path, "SELECT COUNT(*) FROM requests") == [(3,)]  # three prompts, 2K + 1 calls
-    assert _rows(path, "PRAGMA integrity_check") == [("ok",)]
-    assert _rows(path, "PRAGMA foreign_key_check") == []
+    assert rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert rows(path, "SELECT COUNT(*) FROM requests") == [(3,)]  # three prompts, 2K + 1 calls
+    assert rows(path, "PRAGMA integrity_check") == [("ok",)]
+    assert rows(path, "PRAGMA foreign_key_check") == []
 
 
 async def test_a_v7_store_migrates_its_packets_out_of_the_plans(tmp_path: Path) -> None:
@@ -167,8 +161,8 @@ async def test_a_rollout_of_a_cached_call_stores_neither_prompt_nor_answer_again
                                             k=r.k, call_key=r.key(), response=prompt,
                                             verdict=Verdict(label=Label.ACCEPT, reason="match", extracted="4")))
         assert [x.response for x in await store.rollouts()] == [prompt] * K
-    assert _rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(0,)]
-    assert _rows(path, "SELECT COUNT(*) FROM requests") == [(1,)]
+    assert rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(0,)]
+    assert rows(path, "SELECT COUNT(*) FROM requests") == [(1,)]
 
 
 async def test_a_probe_store_stays_near_the_compressed_size_of_its_answers(tmp_path: Path, release_data: Path) -> None:
@@ -284,15 +278,15 @@ async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path,
                                              target="m0", k=0, call_key=failed.key(), reason="HTTP 400"))
         assert [j.pid for j in await store.failed_jobs(run_id="run-3")] == ["p9"]
 
-    assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
-    assert _rows(path, "PRAGMA integrity_check") == [("ok",)]
-    assert _rows(path, "PRAGMA foreign_key_check") == []
+    assert rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert rows(path, "PRAGMA integrity_check") == [("ok",)]
+    assert rows(path, "PRAGMA foreign_key_check") == []
     # the keys are 32 bytes where they are sha256 digests, as they were elsewhere; the rollouts hold name ids
-    assert _rows(path, "SELECT DISTINCT typeof(key), length(key) FROM calls") == [("blob", 32)]
-    assert sorted(_rows(path, "SELECT DISTINCT typeof(call_key), length(call_key) FROM rollouts")) == [
+    assert rows(path, "SELECT DISTINCT typeof(key), length(key) FROM calls") == [("blob", 32)]
+    assert sorted(rows(path, "SELECT DISTINCT typeof(call_key), length(call_key) FROM rollouts")) == [
         ("blob", 32), ("text", 11)]
-    assert _rows(path, "SELECT DISTINCT typeof(student_ref), typeof(pid_ref), typeof(run_ref) FROM rollouts") == [
+    assert rows(path, "SELECT DISTINCT typeof(student_ref), typeof(pid_ref), typeof(run_ref) FROM rollouts") == [
         ("integer", "integer", "integer")]
-    assert _rows(path, "SELECT typeof(family), typeof(released) FROM families") == [("blob", "blob")]
+    assert rows(path, "SELECT typeof(family), typeof(released) FROM families") == [("blob", "blob")]
     # rerun, the rollouts of calls packed before (zstd level 3) still keep no copy of their answers
-    assert _rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(2,)]
+    assert rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(2,)]

@@ -19,6 +19,8 @@ from oracleladder.schemas.types import Label
 from oracleladder.store import Store
 from oracleladder.store.schema import MIGRATIONS, SCHEMA_VERSION
 
+from tests.helpers import rows
+
 
 def _long_text(release_data: Path) -> str:
     """A real response tail from the release, repeated to a long answer."""
@@ -37,14 +39,6 @@ def _rollout(request: ChatRequest, response: str, pid: str = "p1") -> Rollout:
                    verdict=Verdict(label=Label.ACCEPT, reason="match", extracted="4"))
 
 
-def _rows(path: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_data: Path) -> None:
     path = tmp_path / "s.sqlite"
     long = _long_text(release_data)
@@ -59,7 +53,7 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_
         await store.put_rollout(_rollout(req_short, "\\boxed{5}", pid="p2"))
         assert [r.response for r in await store.rollouts()] == [long, "\\boxed{4}", "\\boxed{5}"]
 
-    calls = dict(((k, (req, resp)) for k, req, resp in _rows(
+    calls = dict(((k, (req, resp)) for k, req, resp in rows(
         path, "SELECT lower(hex(c.key)), q.body, c.response FROM calls c JOIN requests q ON q.id = c.request_id")))
     request, response = calls[req_long.key()]
     assert isinstance(response, bytes) and zstandard.decompress(response).decode() == long
@@ -67,7 +61,7 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_
     assert isinstance(request, bytes) and json.loads(zstandard.decompress(request)) == req_long.model_dump(
         mode="json", exclude={"k"})  # the request of the prompt's K calls, stored once
     assert calls[req_short.key()][1] == "\\boxed{4}"  # a short text stays plain
-    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
+    assert rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p1", None), ("p2", "\\boxed{5}")]
 
     async with Store.open(path) as store:  # a reopened store serves the long answer whole
@@ -79,7 +73,7 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_
         again = (await store.rollouts(pid="p1"))[0]
         await store.put_rollout(again.model_copy(update={"run_id": "run-2"}))
         assert [r.response for r in await store.rollouts(run_id="run-2")] == [long]
-    assert _rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(1,)]
+    assert rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(1,)]
 
 
 def _v5_store(path: Path, long: str) -> None:
@@ -113,8 +107,8 @@ async def test_a_v5_store_migrates_keeping_every_response(tmp_path: Path, releas
             ("p1", long), ("p2", "\\boxed{4}"), ("p3", "\\boxed{8}"), ("p4", "\\boxed{9}")]
         assert (await store.get_call("k-long")).text == long  # type: ignore[union-attr]
         assert await store.rollout_count() == 4
-    assert _rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
-    assert _rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
+    assert rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert rows(path, "SELECT pid, response FROM rollouts_named ORDER BY seq") == [
         ("p1", None), ("p2", None), ("p3", "\\boxed{8}"), ("p4", "\\boxed{9}")]
 
 
