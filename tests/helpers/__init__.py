@@ -1,5 +1,6 @@
-"""What several test folders share: the checkout's root, a store file's rows as sqlite3 reads them, and
-`ladder` started as a terminal does (`terminal`)."""
+"""What several test folders share: the checkout's root and a store file's rows as sqlite3 reads them
+(here), `ladder` started as a terminal does (`terminal`), the compile tests' problem and teacher plans
+(`roots`), and which tests are integration tests (`integration`)."""
 
 import sqlite3
 from pathlib import Path
