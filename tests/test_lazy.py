@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from oracleladder._lazy import lazy_module
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
 
 
 def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) -> None:
@@ -39,7 +38,7 @@ def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) 
         print(seen, errors)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
+                         env={"PYTHONPATH": f"{REPO}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.strip() == "['made', 'made', 'made', 'made'] []"
 
 
@@ -53,5 +52,5 @@ def test_a_package_loads_each_name_from_its_module_on_first_read() -> None:
     code = ("import sys\nimport oracleladder.domains as d\nbefore = 'oracleladder.domains.code' in sys.modules\n"
             "print(before, d.CodeDomain.name, 'oracleladder.domains.code' in sys.modules, 'CodeDomain' in vars(d))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert out.stdout.split() == ["False", "code", "True", "True"]
