@@ -356,14 +356,18 @@ class Experiment:
     async def compile(self, problems: str | os.PathLike[str], teacher: str | Endpoint, *,
                       granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
-                      fields: Sequence[str] | None = None, dry_run: bool = False,
+                      fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
+                      encoding: str | None = None, dry_run: bool = False,
                       progress: Progress | None = None) -> dict:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
-        Returns the run's summary (with ``dry_run``: the calls it would make and their estimate)."""
+        ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
+        is not UTF-8. Returns the run's summary (with ``dry_run``: the calls it would make and their
+        estimate)."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
-                                              fields=tuple(fields or ())))
+                                              fields=tuple(fields or ()), null_values=tuple(null_values),
+                                              encoding=encoding))
         endpoint, store = _endpoint(teacher), self.store
         teacher = endpoint.model
         problems_path = Path(problems)

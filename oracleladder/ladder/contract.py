@@ -48,6 +48,8 @@ class Settings:
     granularity: str = "default"  # how finely the teacher splits a problem
     independent_solve: bool = True  # confirm each milestone by a separate solve
     fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
+    null_values: tuple[str, ...] = ()  # a pool's cell texts that mean "missing" (none unless named)
+    encoding: str | None = None  # a CSV pool's encoding, when it is not UTF-8
 
 
 @dataclass(frozen=True)
