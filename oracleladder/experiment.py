@@ -48,7 +48,7 @@ from .schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, parse_condit
 from .schemas.jsonl import InputError, OnDuplicate, read_unique, write_jsonl
 from .schemas.types import GradeStatus
 from .store import BatchRecord, RunRecord, Store
-from .validators import check_family, family_leak_level, summarize as summarize_checks
+from .validators import check_family, family_leak_level, shown_leak, summarize as summarize_checks
 from .validators.atomicity import atomicity_problem
 from .verify import GRADER_VERSIONS, VerifierPool, grader_name
 
@@ -155,9 +155,24 @@ def _grader(grader: str) -> str:
         raise ExperimentError(str(exc)) from None
 
 
-def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error") -> list[Family]:
-    """Families in the released record format; one per (pid, granularity): what the store keeps apart."""
-    return read_unique(path, Family, on_duplicate, key=lambda f: (f.pid, f.provenance.granularity))
+def _unleaked(raw: dict) -> Family:
+    """A released record to import; refused when a text it shows students states a gold (`shown_leak`)."""
+    family = Family.model_validate(raw)
+    leak = shown_leak(family)
+    if leak is not None:
+        where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
+        raise ValueError(f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop "
+                         "the family (`ladder check` runs every check)")
+    return family
+
+
+def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error", *,
+                  refuse_leaks: bool = False) -> list[Family]:
+    """Families in the released record format; one per (pid, granularity): what the store keeps apart.
+    ``refuse_leaks``: a family with a text shown to students that states a gold (a milestone's
+    description or prompt, its primitive: `validators.shown_leak`) is an InputError at its line."""
+    return read_unique(path, _unleaked if refuse_leaks else Family, on_duplicate,
+                       key=lambda f: (f.pid, f.provenance.granularity))
 
 
 @dataclass
@@ -257,8 +272,9 @@ class Experiment:
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
                               on_duplicate: OnDuplicate = "error") -> int:
-        """Import released-format families, filed under ``source``; returns how many."""
-        families = load_families(path, on_duplicate)
+        """Import released-format families, filed under ``source``; returns how many. A file with a
+        family that shows students a gold (`validators.shown_leak`) imports nothing."""
+        families = load_families(path, on_duplicate, refuse_leaks=True)
         for family in families:
             family.provenance.source = source
             await self.store.put_family(family)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
 from ..schemas.jsonl import OnDuplicate
@@ -39,6 +39,19 @@ class HasPid(Protocol):
 P = TypeVar("P", bound=BaseModel)  # a problem (stored with `Store.put_problem`)
 F = TypeVar("F", bound=HasPid)  # a family: a problem with its accepted plan, what the ladder probes
 R = TypeVar("R", bound=BaseModel)  # the teacher's typed reply
+
+
+def at_most(limit: int, what: str) -> BeforeValidator:
+    """A bound on a list or a text of a teacher's reply (``what``: its items, "milestones" or
+    "characters"), for its `Annotated` field: a reply past it is
+    not a valid reply (one failed attempt, its reason readable), refused as it is read, before any
+    check or confirming call is spent on it. Not in the JSON schema the teacher is sent: the bound is
+    far above what the prompt asks, and a schema change would change every request's call key."""
+    def check(value: object) -> object:
+        if isinstance(value, (list, str)) and len(value) > limit:
+            raise ValueError(f"{len(value)} {what}; at most {limit}")
+        return value
+    return BeforeValidator(check)
 
 
 @dataclass(frozen=True)

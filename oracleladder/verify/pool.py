@@ -194,8 +194,9 @@ class VerifierPool:
 
     async def check_family(self, family: Family, **kwargs: Any) -> FamilyReport:
         """`validators.check_family` in a worker, with the item limit for each symbolic check it
-        may run (schema and leak per milestone, one INTEGRATE); GradingFailed when it cannot end."""
-        limit = self.timeout_s * (1 + 2 * len(family.tested()))
+        may run (schema, leak and prompt leak per milestone, one INTEGRATE); GradingFailed when it
+        cannot end."""
+        limit = self.timeout_s * (1 + 3 * len(family.tested()))
         self._own()
         loop = asyncio.get_running_loop()
         out = await loop.run_in_executor(self._threads, self._call, "check_family",
