@@ -32,7 +32,7 @@ from .audit.cli import app as audit_app
 from .cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, ApiKeyEnvOpt, SourceOpt, StoreOpt, console, fail,
                          make_endpoint, positive, run_experiment, say, with_endpoint_options)
 from .clients import Client, ConfigurationError, ProviderError, load_prices
-from .construction.funnel import SCREEN_CAUSES
+from .construction.funnel import SCREEN_CAUSES, into_report
 from .construction.screen import STRUCTURAL
 from .domains import get_domain
 from .experiment import Endpoint, Experiment, ExperimentError, Report, check as check_families
@@ -304,7 +304,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         if not as_json:
             _say_estimate(summary, f"about {summary['calls']} teacher calls: a first attempt for each of the "
                                    f"{summary['calls']} of {summary['problems']} problems not yet compiled by this "
-                                   "teacher (re-asks and independent solves add more; cached attempts cost nothing)")
+                                   f"teacher ({summary['unusable']} skipped for their reference answer; re-asks and "
+                                   "independent solves add more; cached attempts cost nothing)")
         return
     if summary["all_failed"]:
         fail(f"every teacher call failed: {summary['all_failed']}", 1)
@@ -637,10 +638,7 @@ def funnel(
     f = run_experiment(store, lambda ex: ex.funnel(set_name=set_name, source=source), reading=True)
     record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "report.json"
-        report = json.loads(path.read_text()) if path.is_file() else {}
-        path.write_text(json.dumps(report | {"funnel": record}, indent=2, ensure_ascii=False))
+        into_report(out, record)
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
         return

@@ -389,13 +389,14 @@ class Experiment:
         problems_path = Path(problems)
         problems = ladder.read_problems(problems_path, on_duplicate)
         client = await self.client(endpoint, default_concurrency=16)
-        if dry_run:
-            todo = [p for p in problems
+        if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
+            usable = [p for p in problems if ladder.unusable(p) is None]
+            todo = [p for p in usable
                     if not any(a.passed for a in await store.compile_attempts(p.pid, client.name, ladder.granularity))]
             firsts = [client.request(ladder.teacher_messages(p)[0], temperature=0.0, max_tokens=max_tokens)
                       for p in todo]
             await client.aclose()
-            return {**estimate(client, firsts), "problems": len(problems)}
+            return {**estimate(client, firsts), "problems": len(problems), "unusable": len(problems) - len(usable)}
         await client.check_batch()
         self._grading(ladder)
         run_id = await store.start_run("compile", {"teacher": teacher, "granularity": granularity,

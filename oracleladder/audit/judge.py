@@ -23,6 +23,7 @@ from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..ladder.contract import Domain
 from ..prompts import load
+from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
 from ..schemas.sheets import read_rows, write_rows
 from ..schemas.types import GradeStatus
@@ -111,7 +112,7 @@ async def ask_judge(client: Client, domain: Domain, families: dict[str, Family],
             return "failed", request.key()
         return read_verdict(result.text), request.key()
 
-    return list(await asyncio.gather(*(one(r) for r in sample)))
+    return await gather_or_cancel(*(one(r) for r in sample))
 
 
 def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Family], sizes: dict[str, int],
