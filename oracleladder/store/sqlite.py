@@ -106,7 +106,7 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
             try:
                 version = await _user_version(conn)
             except sqlite3.DatabaseError as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:  # a WAL store in a read-only folder
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:  # its folder is read-only
                     raise _read_only(p) from exc
                 raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
             if version > SCHEMA_VERSION:
