@@ -36,6 +36,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
     field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
+    null_values: Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")] = None,
+    encoding: Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
@@ -55,7 +57,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
                              max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.compile(
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
-        independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field, dry_run=dry_run,
+        independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
+        null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
         progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
@@ -63,7 +66,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         if not as_json:
             say_estimate(result, f"about {result.calls} teacher calls: a first attempt for each of the "
                                  f"{result.calls} of {result.problems} problems not yet compiled by this "
-                                 "teacher (re-asks and independent solves add more; cached attempts cost nothing)")
+                                 f"teacher ({result.unusable} skipped for their reference answer; re-asks and "
+                                 "independent solves add more; cached attempts cost nothing)")
         return
     if result.all_failed:
         fail(f"every teacher call failed: {result.all_failed}", 1)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from .._lazy import lazy_module
+from ..construction.funnel import into_report
 from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult
 from ..report import console as terminal
@@ -71,10 +72,7 @@ def funnel(
     f = run_experiment(store, lambda ex: ex.funnel(set_name=set_name, source=source), reading=True)
     record = f.model_dump(mode="json", exclude={"fates"}) | {"dropped": [d.model_dump() for d in f.dropped()]}
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "report.json"
-        report = json.loads(path.read_text()) if path.is_file() else {}
-        path.write_text(json.dumps(report | {"funnel": record}, indent=2, ensure_ascii=False))
+        into_report(out, record)
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False))
         return

@@ -3,7 +3,6 @@ or compared; the demo runs the whole pipeline offline."""
 
 from __future__ import annotations
 
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Optional
@@ -74,20 +73,18 @@ def view(
     existing(store)
     if (a is None) != (b is None) or (a is not None and len(student) != 1):
         fail("a comparison takes --a, --b and one --student")
-    with tempfile.TemporaryDirectory(prefix="ladder-view-") as tmp:
-        out, seen = Path(tmp), [None]
+    seen: list[tuple[int, ...] | None] = [None]
 
-        def refresh() -> None:
-            stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
-            if stamp != seen[0]:
-                if a is not None and b is not None:
-                    _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
-                else:
-                    _write_report(store, student, out, threshold, source, use_corrections, "math", True)
-                seen[0] = stamp
+    def refresh(out: Path) -> None:
+        stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
+        if stamp != seen[0]:
+            if a is not None and b is not None:
+                _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+            else:
+                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+            seen[0] = stamp
 
-        refresh()
-        serve(out / "html", refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"))
+    serve(refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"), say)
 
 
 def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,

@@ -7,12 +7,27 @@ from dataclasses import dataclass
 
 from ..schemas import Family
 from ..schemas.jsonl import OnDuplicate, read_unique
-from ..validators import check_family, family_leak_level, summarize as summarize_checks
+from ..validators import check_family, family_leak_level, shown_leak, summarize as summarize_checks
 
 
-def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error") -> list[Family]:
-    """Families in the released record format; one per (pid, granularity): what the store keeps apart."""
-    return read_unique(path, Family, on_duplicate, key=lambda f: (f.pid, f.provenance.granularity))
+def _unleaked(raw: dict) -> Family:
+    """A released record to import; refused when a text it shows students states a gold (`shown_leak`)."""
+    family = Family.model_validate(raw)
+    leak = shown_leak(family)
+    if leak is not None:
+        where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
+        raise ValueError(f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop "
+                         "the family (`ladder check` runs every check)")
+    return family
+
+
+def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error", *,
+                  refuse_leaks: bool = False) -> list[Family]:
+    """Families in the released record format; one per (pid, granularity): what the store keeps apart.
+    ``refuse_leaks``: a family with a text shown to students that states a gold (a milestone's
+    description or prompt, its primitive: `validators.shown_leak`) is an InputError at its line."""
+    return read_unique(path, _unleaked if refuse_leaks else Family, on_duplicate,
+                       key=lambda f: (f.pid, f.provenance.granularity))
 
 
 @dataclass

@@ -54,6 +54,7 @@ class Estimate(Result):
 
 class CompileEstimate(Estimate):
     problems: int
+    unusable: int  # skipped for their reference answer: no call
 
 
 class ProbeEstimate(Estimate):

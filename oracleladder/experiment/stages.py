@@ -102,8 +102,9 @@ class Experiment(Reader):
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
                               on_duplicate: OnDuplicate = "error") -> int:
-        """Import released-format families, filed under ``source``; returns how many."""
-        families = load_families(path, on_duplicate)
+        """Import released-format families, filed under ``source``; returns how many. A file with a
+        family that shows students a gold (`validators.shown_leak`) imports nothing."""
+        families = load_families(path, on_duplicate, refuse_leaks=True)
         for family in families:
             family.provenance.source = source
             await self.store.put_family(family)
@@ -114,24 +115,28 @@ class Experiment(Reader):
     async def compile(self, problems: str | os.PathLike[str], teacher: str | Endpoint, *,
                       granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
-                      fields: Sequence[str] | None = None, dry_run: bool = False,
+                      fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
+                      encoding: str | None = None, dry_run: bool = False,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
-        With ``dry_run``, the calls it would make and their estimate, and no run."""
+        ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
+        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
-                                              fields=tuple(fields or ())))
+                                              fields=tuple(fields or ()), null_values=tuple(null_values),
+                                              encoding=encoding))
         endpoint, store = as_endpoint(teacher), self.store
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
-        if dry_run:
+        if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
+            usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
-                todo = [p for p in pool if not any(
+                todo = [p for p in usable if not any(
                     a.passed for a in await store.compile_attempts(p.pid, client.name, ladder.granularity))]
                 firsts = [client.request(ladder.teacher_messages(p)[0], temperature=0.0, max_tokens=max_tokens)
                           for p in todo]
-            return CompileEstimate.of(client, firsts, problems=len(pool))
+            return CompileEstimate.of(client, firsts, problems=len(pool), unusable=len(pool) - len(usable))
         self._grading(ladder)
         config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
                   "problems": str(problems_path)}

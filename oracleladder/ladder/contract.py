@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
 from ..schemas.jsonl import OnDuplicate
@@ -42,6 +42,19 @@ F = TypeVar("F", bound=HasPid)  # a family: a problem with its accepted plan, wh
 R = TypeVar("R", bound=BaseModel)  # the teacher's typed reply
 
 
+def at_most(limit: int, what: str) -> BeforeValidator:
+    """A bound on a list or a text of a teacher's reply (``what``: its items, "milestones" or
+    "characters"), for its `Annotated` field: a reply past it is
+    not a valid reply (one failed attempt, its reason readable), refused as it is read, before any
+    check or confirming call is spent on it. Not in the JSON schema the teacher is sent: the bound is
+    far above what the prompt asks, and a schema change would change every request's call key."""
+    def check(value: object) -> object:
+        if isinstance(value, (list, str)) and len(value) > limit:
+            raise ValueError(f"{len(value)} {what}; at most {limit}")
+        return value
+    return BeforeValidator(check)
+
+
 @dataclass(frozen=True)
 class Settings:
     """The run's options a domain may read (each reads those it has; the CLI passes them all)."""
@@ -49,6 +62,8 @@ class Settings:
     granularity: str = "default"  # how finely the teacher splits a problem
     independent_solve: bool = True  # confirm each milestone by a separate solve
     fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
+    null_values: tuple[str, ...] = ()  # a pool's cell texts that mean "missing" (none unless named)
+    encoding: str | None = None  # a CSV pool's encoding, when it is not UTF-8
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from oracleladder.testing import LoopbackServer
 
 MATH = {"problem": "What is $1+2$?", "solution": "We add: $1+2=\\boxed{3}$.", "unique_id": "test/algebra/1.json"}
 NUMINA = {"problem": "What is $2+2$?", "answer": "4", "solution": "2+2=4", "source": "amc_aime"}
-AIME = {"id": 7, "problem": "What is $3+3$?", "answer": 6}
+AIME = {"id": "7", "problem": "What is $3+3$?", "answer": "6"}  # text: a JSON number is refused (test_pool_as_written.py)
 
 
 def test_the_common_sources_field_names_in_csv_parquet_and_jsonl(tmp_path: Path) -> None:

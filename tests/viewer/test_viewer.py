@@ -569,3 +569,32 @@ def test_answers_render_as_markdown_with_their_latex_and_hostile_ones_stay_text(
     time.sleep(0.5)  # an onerror or a timer the payload might have set gets its chance
     assert browser.execute_script("return typeof window.pwned") == "undefined"
     assert _errors(browser) == []
+
+
+# ---------------------------------------------------------------- unclosed math (issue 32)
+
+def test_a_megabyte_of_unclosed_math_openers_renders_in_seconds(browser, tmp_path: Path, release_data: Path) -> None:
+    """The math of a text is found in one pass: 1 MB of unclosed \\[ (or \\() took the old regex,
+    searching to the end from every opener, more than 7 minutes (100 KB: 5 s), the tab frozen."""
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if reference_answer_problem(f) is None][:2]
+    store = _import(tmp_path, families)
+    fill(store, families, {A: 0.5}, k=1, grade=False)
+    pid = families[0].pid
+    answers = {"C1_direct": "\\[" * 500_000, "C2_random": "\\(" * 500_000}
+    for target, text in answers.items():
+        asyncio.run(_answer(store, A, pid, target, 0, text, families[0].parent_answer))
+    out = tmp_path / "report"
+    _report(store, out, [A])
+    _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{_numbers(out)[pid]}")
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+    for target, text in answers.items():
+        block = f'.target-block[data-target="{target}"]'
+        start = time.monotonic()
+        browser.find_element(By.CSS_SELECTOR, f"{block} .attempt summary").click()
+        WebDriverWait(browser, 600).until(lambda d: d.execute_script(
+            "return document.querySelector(arguments[0]).hasChildNodes()", f"{block} .response"))
+        took = time.monotonic() - start
+        assert took < 5, f"{target}: {took:.1f} s"
+        shown = browser.execute_script("return document.querySelector(arguments[0]).textContent", f"{block} .response")
+        assert len(shown) >= len(text) // 2  # the text is there, as text (Markdown reads \[ as [)
+    assert _errors(browser) == []

@@ -81,21 +81,25 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     uses_pool = True
 
     def __init__(self, pool: WorkerPool | None = None, *, granularity: Granularity = "default",
-                 independent_solve: bool = True, fields: Sequence[str] = ()) -> None:
+                 independent_solve: bool = True, fields: Sequence[str] = (), null_values: Sequence[str] = (),
+                 encoding: str | None = None) -> None:
         self.pool = pool
         self.granularity = granularity
         self.independent_solve = independent_solve
         self.fields = tuple(fields)
+        self.null_values = tuple(null_values)
+        self.encoding = encoding
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MathDomain:
         return cls(granularity=settings.granularity, independent_solve=settings.independent_solve,  # type: ignore[arg-type]
-                   fields=settings.fields)
+                   fields=settings.fields, null_values=settings.null_values, encoding=settings.encoding)
 
     # ------------------------------------------------------------------ compile
 
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[MathProblem]:
-        return _pools.read_pool(path, _pools.parse_fields(list(self.fields)), on_duplicate)
+        return _pools.read_pool(path, _pools.parse_fields(list(self.fields)), on_duplicate,
+                                null_values=self.null_values, encoding=self.encoding)
 
     def unusable(self, problem: MathProblem) -> CheckResult | None:
         why = answer_problem(problem.answer)  # no roadmap can be graded against it
