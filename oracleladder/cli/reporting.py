@@ -118,7 +118,7 @@ def compare(
             fail("--html is for two roadmap sets (--b), not --primitive")
         result = run_experiment(store, lambda ex: ex.write_primitive_compare(
             a, student, out, threshold=threshold, use_corrections=use_corrections), reading=True)
-        say(f"compared the primitive and the roadmap of {a} for {student} on {result['n']} families: "
+        say(f"compared the primitive and the roadmap of {a} for {student} on {result.n} families: "
             f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None

@@ -19,7 +19,7 @@ from ..domains import get_domain
 from ..domains.math import collect_results
 from ..ladder import Domain, ProbeConfig, Settings
 from ..ladder.outcomes import FamilyResults
-from ..report.primitive import primitive_vs_roadmap, write_primitive_vs_roadmap
+from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..schemas import Family, parse_roadmap_set, to_released
 from ..schemas.jsonl import InputError, write_jsonl
 from ..store import RunRecord, Store
@@ -256,18 +256,18 @@ class Reader:
         return result
 
     async def compare_primitive(self, source: str, student: str, *, threshold: int = 1,
-                                use_corrections: bool = False) -> dict:
+                                use_corrections: bool = False) -> PrimitiveVsRoadmap:
         """The primitive against the roadmap on one roadmap set: C2-primitive vs C2 for one student
         (docs/primitive.md); refused when no family has both."""
         _, results, _ = await self.results(student, source=source, use_corrections=use_corrections)
-        result = primitive_vs_roadmap(results, threshold)
-        if not result["n"]:
+        result = primitive_table(results, threshold)
+        if not result.n:
             raise ExperimentError(f"no family of '{source}' has both C2-primitive and C2 rollouts of {student}; run "
                                   f"`ladder probe --student {student} --source {source} --primitive` first")
         return result
 
     async def write_primitive_compare(self, source: str, student: str, out: str | os.PathLike[str], *,
-                                      threshold: int = 1, use_corrections: bool = False) -> dict:
+                                      threshold: int = 1, use_corrections: bool = False) -> PrimitiveVsRoadmap:
         """primitive_vs_roadmap.md/.json in ``out`` (compare_primitive); returns the comparison."""
         result = await self.compare_primitive(source, student, threshold=threshold, use_corrections=use_corrections)
         write_primitive_vs_roadmap(result, out, source, student)

@@ -1,6 +1,6 @@
 """The primitive rung against the roadmap for one student (`ladder compare --primitive`): C2-primitive
-against C2 on the families where both were run, with the paired exact McNemar. `primitive_table`
-computes it; `primitive_vs_roadmap` is its JSON form (what the Experiment API returns)."""
+against C2 on the families where both were run, with the paired exact McNemar: `primitive_table`
+computes it, `write_primitive_vs_roadmap` writes it as JSON and Markdown."""
 
 from __future__ import annotations
 
@@ -48,11 +48,6 @@ def primitive_table(results: Sequence[FamilyResults], tau: int = 1) -> Primitive
     )
 
 
-def primitive_vs_roadmap(results: Sequence[FamilyResults], tau: int = 1) -> dict:
-    """C2-primitive against C2 for one student (`primitive_table`) in primitive_vs_roadmap.json's form."""
-    return primitive_table(results, tau).model_dump()
-
-
 def primitive_md(t: PrimitiveVsRoadmap, roadmap_set: str, student: str) -> str:
     m, rate = t.mcnemar, t.per_attempt
     return "\n".join([
@@ -67,10 +62,8 @@ def primitive_md(t: PrimitiveVsRoadmap, roadmap_set: str, student: str) -> str:
         f"p = {m.p_value:.3g}.", ""])
 
 
-def write_primitive_vs_roadmap(result: PrimitiveVsRoadmap | dict, out_dir: str | Path, roadmap_set: str,
-                               student: str) -> None:
-    """primitive_vs_roadmap.json and .md in ``out_dir``, from the comparison or its JSON form."""
-    t = PrimitiveVsRoadmap.model_validate(result)
+def write_primitive_vs_roadmap(t: PrimitiveVsRoadmap, out_dir: str | Path, roadmap_set: str, student: str) -> None:
+    """primitive_vs_roadmap.json and .md in ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "primitive_vs_roadmap.json").write_text(json.dumps(
