@@ -133,12 +133,14 @@ def stated_gold(text: str, family: Family, golds: list[tuple[str, str]], *,
     the verifier's equivalence of every piece (else of those the fast reader reads)."""
     found = _pieces(text)
     flat = _trivial(text)
-    problem = _pieces(family.parent_prompt)
+    problem, problem_flat = _pieces(family.parent_prompt), _trivial(family.parent_prompt)
     for what, gold in golds:
         if _given(gold, problem):
             continue
         norm = _trivial(gold)
-        if len(norm) >= _SUBSTRING_MIN and norm in flat:
+        # inside a longer text only where the problem does not hold it too: a sub-goal restating the
+        # problem's x^2-1001x+250000=0 states no answer 1001
+        if len(norm) >= _SUBSTRING_MIN and norm in flat and norm not in problem_flat:
             return what, gold, gold
         for piece in found:
             if leak_level(piece, gold, equivalence=every_piece or read(piece) is not None) is not None:

@@ -11,9 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.schemas import Family, to_released
+from oracleladder.schemas import Family, MilestoneType, to_released
+from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
+from oracleladder.validators import check_prompt_leak
 
 # pid prefix -> the milestone and the sentence added to its Milestone section
 LEAKS = {
@@ -100,3 +102,19 @@ def test_compile_fails_a_plan_whose_description_states_the_answer(tmp_path: Path
     assert summary["compiled"] == 0, summary  # it compiled, and its Stage 0 and C2 prompts gave 195 away
     (reason,) = summary["failed_why"]["p"]
     assert reason.startswith("prompt_leak: ") and "'195'" in reason
+
+
+def test_a_sub_goal_restating_the_problem_states_no_answer_but_saying_it_does() -> None:
+    """The answer's digits inside the problem's own equation are the problem's, not a leak; the same
+    number stated on its own is one."""
+    def family(description: str) -> Family:
+        m = Milestone(type=MilestoneType.MODEL, description=description, answer="(x-500)(x-501)=0",
+                      prompt=f"Problem: Find the sum of the real roots of $x^2-1001x+250500=0$.\n\nMilestone:\n"
+                             f"{description}\n\nOutput instruction: put the final answer in \\boxed{{}}.")
+        return Family(pid="q", parent_prompt="Find the sum of the real roots of $x^2-1001x+250500=0$.",
+                      parent_answer="1001", milestones=[m], provenance=Provenance(source="t"))
+
+    restated = family("Factor the left side of x^2-1001x+250500=0. Output the factored equation.")
+    assert check_prompt_leak(restated.milestones[0], restated, 0).passed
+    told = family("Factor the left side; the sum of the roots is then 1001. Output the factored equation.")
+    assert not check_prompt_leak(told.milestones[0], told, 0).passed
