@@ -493,7 +493,9 @@ class Experiment:
             return {**estimate(client, todo), "jobs": len(jobs), "families": len(families)}
         await client.check_batch()
         self._grading(ladder)
-        run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families)})
+        # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
+        run_id = await store.start_run("probe", {**config.__dict__, "source": source, "families": len(families),
+                                                 **({"extra_body": endpoint.extra_body} if endpoint.extra_body else {})})
         client.bind_run(run_id)
         status, failed = "interrupted", []
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from ..clients.local import GRAMMAR_FIELD
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
@@ -74,7 +75,7 @@ def cut_off_warnings(table: dict[str, dict], share: float = WARN_SHARE) -> list[
 async def format_audit(store: Store, student: str, source: str = "release") -> dict:
     """The format audit of a student's rollouts on one roadmap set, read from ``store``: the table
     (``format_table``), the conditions to warn about, and the ``--max-tokens`` of the runs that
-    made the rollouts (from their stored config)."""
+    made the rollouts and the grammars (GBNF) that constrained their decoding (from their stored config)."""
     name, granularity = parse_roadmap_set(source)
     roadmap_set = name if granularity in (None, "default") else source
     rollouts = await store.rollouts(student=student, source=roadmap_set)
@@ -84,16 +85,24 @@ async def format_audit(store: Store, student: str, source: str = "release") -> d
         result = await store.get_call(r.call_key)
         finish[r.call_key] = result.finish_reason if result else None
     configs = {run.id: run.config for run in await store.runs()}
-    max_tokens = sorted({cfg["max_tokens"] for r in rollouts
-                         if isinstance(cfg := configs.get(r.run_id), dict) and "max_tokens" in cfg})
+    made = [cfg for cfg in (configs.get(run_id) for run_id in {r.run_id for r in rollouts}) if isinstance(cfg, dict)]
+    max_tokens = sorted({cfg["max_tokens"] for cfg in made if "max_tokens" in cfg})
+    grammars = sorted({cfg["extra_body"][GRAMMAR_FIELD] for cfg in made if GRAMMAR_FIELD in cfg.get("extra_body", {})})
     table = format_table(rollouts, finish, failed)
-    return {"max_tokens": max_tokens, "table": table, "cut_off": cut_off_warnings(table)}
+    return {"max_tokens": max_tokens, "grammars": grammars, "table": table, "cut_off": cut_off_warnings(table)}
 
 
 def budget(audit: dict) -> str:
     """The --max-tokens of the runs that made the audited rollouts."""
     m = audit["max_tokens"]
     return "--max-tokens " + ", ".join(map(str, m)) if m else "--max-tokens unknown (no probe run config)"
+
+
+def constrained(audits: dict[str, dict]) -> str:
+    """A sentence naming the students whose answers a grammar constrained, or ""."""
+    names = [s for s, a in audits.items() if a["grammars"]]
+    return (f"Decoding constrained by a grammar (GBNF, the request field `{GRAMMAR_FIELD}`): {', '.join(names)}; "
+            "it changes what the student can answer." if names else "")
 
 
 def warnings(audits: dict[str, dict]) -> list[str]:

@@ -312,6 +312,7 @@ def _markdown(res: dict) -> str:
                    + (f", K = {r['k_stage0']} per milestone (Stage 0)" if r["k_stage0"] else "")
                    for s, r in studs.items())
     formats = {s: r["format"] for s, r in studs.items() if r.get("format")}
+    grammar = format_audit.constrained(formats)
     L = ["# OracleLadder diagnosis report", "",
          (f"Roadmap set: {meta['roadmap_set']}. " if meta.get("roadmap_set") else "")
          + f"Students: {ks}. Success threshold tau = {tau} correct of K per condition. "
@@ -319,7 +320,8 @@ def _markdown(res: dict) -> str:
          + ("" if not meta.get("graders") else
             " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta["graders"].items()) + ".")
          + ("" if not formats else
-            " Token budget: " + "; ".join(f"{s}: {format_audit.budget(a)}" for s, a in formats.items()) + "."), ""]
+            " Token budget: " + "; ".join(f"{s}: {format_audit.budget(a)}" for s, a in formats.items()) + ".")
+         + (" " + grammar if grammar else ""), ""]
     cut = format_audit.warnings(formats)
     L += [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
     notes = []
