@@ -8,7 +8,6 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -29,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ._lazy import lazy_module
+from . import demo as _demo
 from .audit.cli import app as audit_app
 from .cli_common import (DEFAULT_STORE, EXIT_INCOMPLETE, ApiKeyEnvOpt, SourceOpt, StoreOpt, console, fail,
                          make_endpoint, positive, run_experiment, say, with_endpoint_options)
@@ -36,7 +36,7 @@ from .clients import Client, ConfigurationError, ProviderError, load_prices
 from .construction.funnel import SCREEN_CAUSES
 from .construction.screen import STRUCTURAL
 from .domains import get_domain
-from .experiment import Endpoint, Experiment, ExperimentError, Report, check as check_families
+from .experiment import Experiment, ExperimentError, Report, check as check_families
 from .schemas import CONDITION_NAMES
 from .schemas.jsonl import InputError
 from .store import StoreError
@@ -88,7 +88,6 @@ class OnDuplicate(str, Enum):
 
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
     "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]
-DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 
 
 @app.command("import")
@@ -571,20 +570,18 @@ def runs(store: StoreOpt = DEFAULT_STORE) -> None:
 def demo(
     store: StoreOpt = Path("demo.sqlite"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
-    families: Annotated[int, typer.Option(min=1, help="How many of the embedded sample families to probe.")] = 4,
-    k: KOpt = 2,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
+    families: Annotated[Optional[int], typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
+    k: KOpt = _demo.K,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
+    open_report: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser when it is written.")] = False,
 ) -> None:
-    """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    n = run_experiment(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
-    console.print(f"imported {n} sample families from the OracleLadder release into {store}")
-    summary = run_experiment(store, lambda ex: ex.probe(Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens,
-                                                       temperature=0.7, limit=families, progress=_bar))
-    console.print(f"probed {summary['families']} families: {summary['requests']} local calls, "
-                  f"{summary['cache_hits']} from the cache")
-    _write_report(store, ["local"], out, 1, "release", False, "math", True)
-    console.print(f"report written to {out}/ (report.md, report.json, plots; HTML: {out / 'html' / 'index.html'})",
-                  highlight=False, markup=False)
+    """The whole pipeline on the embedded model, offline: import the demo set, probe, report (docs/demo.md)."""
+    result = run_experiment(store, lambda ex: _demo.run(ex, out, families=families, k=k, max_tokens=max_tokens,
+                                                         progress=_bar))
+    for part in _demo.summary(result):
+        console.print(part, highlight=False, markup=False)
+    if open_report and not _demo.open_report(result.html):
+        say(f"no browser found here: open {result.html} in one")
 
 
 @app.command()
