@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..clients.base import TRUNCATED
+from ..clients.local import GRAMMAR_FIELD
 from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
@@ -81,7 +82,8 @@ async def format_audit(store: Store, student: str, source: str = "release") -> F
         result = await store.get_call(r.call_key)
         finish[r.call_key] = result.finish_reason if result else None
     configs = {run.id: run.config for run in await store.runs()}
-    max_tokens = sorted({cfg["max_tokens"] for r in rollouts
-                         if isinstance(cfg := configs.get(r.run_id), dict) and "max_tokens" in cfg})
+    made = [cfg for cfg in (configs.get(run_id) for run_id in {r.run_id for r in rollouts}) if isinstance(cfg, dict)]
+    max_tokens = sorted({cfg["max_tokens"] for cfg in made if "max_tokens" in cfg})
+    grammars = sorted({cfg["extra_body"][GRAMMAR_FIELD] for cfg in made if GRAMMAR_FIELD in cfg.get("extra_body", {})})
     table = format_table(rollouts, finish, failed)
-    return FormatAudit(max_tokens=max_tokens, table=table, cut_off=cut_off(table))
+    return FormatAudit(max_tokens=max_tokens, table=table, cut_off=cut_off(table), grammars=grammars)

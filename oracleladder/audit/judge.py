@@ -11,7 +11,6 @@ the sampling weights (stratum size / rollouts judged in it).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re

@@ -3,21 +3,18 @@ or compared; the demo runs the whole pipeline offline."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from ..experiment import Endpoint, Experiment, ProbeResult, Report
+from .. import demo as _demo
+from ..experiment import Experiment, Report
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
 from .display import bar
-
-DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
-
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
                   use_corrections: bool, domain: str, html: bool) -> Report:
@@ -130,17 +127,15 @@ def compare(
 def demo(
     store: StoreOpt = Path("demo.sqlite"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
-    families: Annotated[int, typer.Option(min=1, help="How many of the embedded sample families to probe.")] = 4,
-    k: KOpt = 2,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model.")] = 128,
+    families: Annotated[Optional[int], typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
+    k: KOpt = _demo.K,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
+    open_report: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser when it is written.")] = False,
 ) -> None:
-    """The whole pipeline on the embedded default, offline: import, probe the local model, report."""
-    n = run_experiment(store, lambda ex: ex.import_families(Path(str(DEMO_FAMILIES))))
-    console.print(f"imported {n} sample families from the OracleLadder release into {store}")
-    probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(
-        Endpoint("local", concurrency=2), k=k, max_tokens=max_tokens, temperature=0.7, limit=families, progress=bar))
-    console.print(f"probed {probed.families} families: {probed.usage.requests} local calls, "
-                  f"{probed.usage.cache_hits} from the cache")
-    _write_report(store, ["local"], out, 1, "release", False, "math", True)
-    console.print(f"report written to {out}/ (report.md, report.json, plots; HTML: {out / 'html' / 'index.html'})",
-                  highlight=False, markup=False)
+    """The whole pipeline on the embedded model, offline: import the demo set, probe, report (docs/demo.md)."""
+    result = run_experiment(store, lambda ex: _demo.run(ex, out, families=families, k=k, max_tokens=max_tokens,
+                                                         progress=bar))
+    for part in _demo.summary(result):
+        console.print(part, highlight=False, markup=False)
+    if open_report and not _demo.open_report(result.html):
+        say(f"no browser found here: open {result.html} in one")

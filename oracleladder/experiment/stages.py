@@ -237,8 +237,10 @@ class Experiment(Reader):
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
         self._grading(ladder)
         failed: list[FailedJob] = []
+        # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
+        extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
-                                                           "families": len(families)},
+                                                           "families": len(families), **extra},
                            concurrency=CONCURRENCY, notify=self._notify) as (client, run):
             jobs = ladder.plan_jobs(families, config, donors)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:

@@ -45,6 +45,14 @@ def p_value(p: float) -> str:
 
 # ---------------------------------------------------------------- the format audit (Table 24)
 
+def constrained(formats: Mapping[str, FormatAudit]) -> str:
+    """A sentence naming the students whose answers a grammar constrained (it changes what they can
+    answer), or ""."""
+    names = [s for s, a in formats.items() if a.grammars]
+    return (f" Decoding constrained by a grammar (GBNF, the request field `grammar`): {', '.join(names)}; "
+            "it changes what the student can answer." if names else "")
+
+
 def budget(audit: FormatAudit) -> str:
     """The --max-tokens of the runs that made the audited rollouts."""
     m = audit.max_tokens
@@ -102,7 +110,8 @@ def header(r: ReportTables) -> list[str]:
          f"Bootstrap: {meta.n_resamples} family-level resamples, seed {meta.seed}."
          + ("" if not meta.graders else " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta.graders.items()) + ".")
          + ("" if not formats else
-            " Token budget: " + "; ".join(f"{s}: {budget(a)}" for s, a in formats.items()) + "."), ""]
+            " Token budget: " + "; ".join(f"{s}: {budget(a)}" for s, a in formats.items()) + ".")
+         + constrained(formats), ""]
     cut = cut_off_warnings(formats)
     return L + [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
 

@@ -94,6 +94,12 @@ class FormatAudit(Frozen):
     max_tokens: list[int]
     table: dict[str, FormatRow]
     cut_off: list[str]
+    grammars: list[str] = []  # the grammars (GBNF) that constrained the decoding of the runs, if any
+
+    @model_serializer(mode="wrap")
+    def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)  # no grammar: the record reads as before grammars existed
+        return out if self.grammars else {k: v for k, v in out.items() if k != "grammars"}
 
 
 class ConditionCount(Frozen):

@@ -125,6 +125,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
             "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
+            "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
             "runs": len(rec.runs), "tokens_in": sum(r.tokens_in for r in rec.runs),
             "tokens_out": sum(r.tokens_out for r in rec.runs),
             # a run with no known price leaves the total unknown, never understated

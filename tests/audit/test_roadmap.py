@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from oracleladder.audit.roadmap import contains
 from oracleladder.cli import app
-from oracleladder.cli.reporting import DEMO_FAMILIES
+from oracleladder.demo import DEMO_FAMILIES
 from oracleladder.schemas import Family, Milestone, Rollout, Verdict
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.schemas.types import Label, MilestoneType

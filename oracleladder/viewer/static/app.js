@@ -246,6 +246,7 @@ function provenance() {
     rows.push([`Student ${s}`, `${x.families} families; K = ${x.k ?? "not run"} per condition`
       + (x.k_stage0 ? `, ${x.k_stage0} per milestone` : "") + `; grader ${x.grader || "—"}; max tokens `
       + `${x.max_tokens.join(", ") || "—"}; temperature ${x.temperature.join(", ") || "—"}; `
+      + (x.grammar ? "decoding constrained by a grammar (GBNF: changes what the student can answer); " : "")
       + `${x.runs} probe runs, tokens ${x.tokens_in} in / ${x.tokens_out} out, cost ${cost}`]);
   }
   return el("dl", { class: "prov" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
