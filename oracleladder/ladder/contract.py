@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, BeforeValidator
 
@@ -29,6 +29,8 @@ from ..workers import WorkerPool
 from .outcomes import FamilyResults
 
 if TYPE_CHECKING:
+    from typing import Self  # Python 3.11: a name for annotations only, so 3.10 imports this module
+
     from ..clients import Client
 
 
