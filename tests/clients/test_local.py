@@ -102,8 +102,9 @@ def test_json_schema_output_validates(provider):
         provider="local",
         model="smollm2-135m-instruct",
         messages=[{"role": "user", "content": "Give a person as JSON with a name and an age."}],
-        params={"max_tokens": 64, "temperature": 0.2},
-        response_schema=Person.model_json_schema(),
+        params={"max_tokens": 64, "temperature": 0.2,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "Person",
+                                                                           "schema": Person.model_json_schema()}}},
     )
     res = asyncio.run(provider.complete(req))
     person = Person.model_validate(json.loads(res.text))
