@@ -115,10 +115,9 @@ def test_an_idle_connection_stalls_no_other_request(view: View) -> None:
     idle = [socket.create_connection(("127.0.0.1", view.port)) for _ in range(3)]
     idle[1].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # a request that never ends
     try:
-        start = time.monotonic()
-        assert view.get("/", timeout=8)[0] == 200  # the single-threaded server waited on the first for ever
+        # each answered within its own timeout: the single-threaded server waited on the first for ever
+        assert view.get("/", timeout=8)[0] == 200
         assert view.get("/data/overview.js", timeout=8)[0] == 200
-        assert time.monotonic() - start < 8
     finally:
         for s in idle:
             s.close()
