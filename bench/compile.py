@@ -1,6 +1,6 @@
 """Compile benchmark: N math problems compiled as a user does, through the Python API
 (`Experiment.compile`, which `ladder compile` runs: a pool file, a real SQLite store in a temp file,
-the real VerifierPool, validators, independent solve on), against the loopback server in its own
+the real worker pool, validators, independent solve on), against the loopback server in its own
 process (scripted teacher, fixed latency), client concurrency 64.
 
 A third of the problems get a first plan the validators reject and a valid plan on the re-ask; the
@@ -127,7 +127,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
         st = remote_stats(port)
 
         # ---- checks: every problem compiled, with the right attempt counts, every attempt stored
-        failed = {**summary["failed_why"], **summary["infrastructure_failed_why"]}
+        failed = {**summary.failed_why, **summary.infrastructure_failed_why}
         bad = [f"{pid}: {why}" for pid, why in failed.items()]
         attempts_hist: Counter[int] = Counter()
         for i in range(base, base + a.n):
@@ -158,7 +158,7 @@ async def run_once(a: argparse.Namespace, port: int, server_pid: int, rep: int) 
     return {"wall": wall, "ideal": ideal, "ratio": wall / ideal, "floor": floor / ideal, "requests": requests, "want_requests": want_req,
             "max_per_body": st["max_per_body"], "client_cpu": dcpu, "workers_cpu": dworkers,
             "server_cpu": dserver, "attempts": dict(sorted(attempts_hist.items())), "bad": bad,
-            "client_requests": summary["requests"], "retries": summary["retries"]}
+            "client_requests": summary.usage.requests, "retries": summary.usage.retries}
 
 
 async def main_async(a: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 """Scale benchmark: the paper's probe workload for one student against the loopback server (its own
-process), through the real prober, Client, SQLite store and VerifierPool.
+process), through the real prober, Client, SQLite store and worker pool.
 
 354 families (the released sample families repeated under new pids), all six conditions and Stage
 0, K=8. Each answer is one released response (responses_sample.jsonl) lengthened from that run's
@@ -9,7 +9,7 @@ released response otherwise. Reports, and checks against its targets (exit code 
 missed):
 
 - wall time against the larger of two ideals measured in the same run: calls x latency /
-  concurrency, and the time the VerifierPool takes to grade the same answers on all cores
+  concurrency, and the time the worker pool takes to grade the same answers on all cores
   (target: within 1.2x);
 - store bytes per rollout against the zstd-compressed size of its answer (target: at most 1.2x);
 - the process's resident memory: its peak over the whole run against its peak over the first 10%
@@ -49,12 +49,13 @@ sys.path.insert(0, str(ROOT))
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig  # noqa: E402
-from oracleladder.verify import VerifierPool  # noqa: E402
+from oracleladder.verify import grade, grade_all  # noqa: E402
 from oracleladder.verify.extract import all_boxed  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
+from oracleladder.workers import WorkerPool  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
 from verifier import GRADERS, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
 
@@ -185,14 +186,14 @@ async def stored_answers(path: Path, fams: list[Family]) -> list[dict[str, str]]
 
 
 async def grading_time(items: list[dict[str, str]], grader: str) -> tuple[float, float]:
-    """Seconds the VerifierPool takes, on all cores, to grade every stored answer again, and its
+    """Seconds the worker pool takes, on all cores, to grade every stored answer again, and its
     workers' CPU seconds for it (their start-up taken off)."""
     startup = pool_startup_cpu(os.cpu_count() or 1)
     cpu0 = workers_cpu()
-    with VerifierPool() as pool:
-        await pool.verify("\\boxed{1}", "1")  # the workers are up
+    with WorkerPool() as pool:
+        grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * pool.size)  # the workers are up (grade would skip them)
         t0 = time.perf_counter()
-        await asyncio.gather(*(pool.verify(it["response"], it["gold"], grader=grader, problem=it["problem"])
+        await asyncio.gather(*(grade(pool, it["response"], it["gold"], grader=grader, problem=it["problem"])
                                for it in items))
         wall = time.perf_counter() - t0
     return wall, workers_cpu() - cpu0 - startup
@@ -228,7 +229,7 @@ async def run(a: argparse.Namespace) -> int:
                 t0 = time.perf_counter()
                 summary = await ex.probe(student, k=config.k, max_tokens=config.max_tokens, progress=progress)
                 wall = time.perf_counter() - t0
-                stored = await ex.store.rollout_count(run_id=summary["run_id"])
+                stored = await ex.store.rollout_count(run_id=summary.run_id)
         (tmp / "families.jsonl").unlink()
         requests = remote_stats(port)["total"]
         items = await stored_answers(path, fams)

@@ -4,7 +4,7 @@
   in the same process (`verify(parse(gold), parse(response))`): each after a first pass over the
   items (the parser's prediction tables warm, as in a long run), every cache emptied before each
   measured pass, the order alternating by round (`grading_cpu`, which bench/scale.py uses too);
-- the wall rate of a VerifierPool on every core, per grader, and its workers' CPU per verdict,
+- the wall rate of a worker pool on every core, per grader, and its workers' CPU per verdict,
   against bare math-verify's rate in one process.
 
 Run: python bench/verifier.py [--rounds 2] [--graders paper,strict,extended]
@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 import sympy  # noqa: E402
 from math_verify import parse, verify  # noqa: E402
 
-from oracleladder.verify import VerifierPool, verify_inprocess  # noqa: E402
+from oracleladder.verify import grade_all, verify_inprocess  # noqa: E402
+from oracleladder.workers import WorkerPool  # noqa: E402
 
 DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 GRADERS = ("paper", "strict", "extended")
@@ -115,13 +116,13 @@ def workers_cpu() -> float:
 def pool_startup_cpu(workers: int) -> float:
     """The workers' CPU for a pool that grades nothing but one answer each (their imports)."""
     t0 = workers_cpu()
-    with VerifierPool(workers=workers) as pool:
-        pool.map([{"response": "\\boxed{1}", "gold": "1"}] * workers)
+    with WorkerPool(workers=workers) as pool:
+        grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * workers)
     return workers_cpu() - t0
 
 
 def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[str, Any]:
-    """Verdicts per second of a fresh VerifierPool on every core, per grader (its workers' caches
+    """Verdicts per second of a fresh worker pool on every core, per grader (its workers' caches
     start empty), its workers' CPU per verdict beside it (their start-up taken off), and bare
     math-verify's rate in one process."""
     workers = os.cpu_count() or 1
@@ -129,10 +130,10 @@ def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[
     rates: dict[str, Any] = {"workers": workers, "workers_startup_cpu_s": round(startup, 2)}
     for grader in graders:
         cpu0 = workers_cpu()
-        with VerifierPool(workers=workers, timeout_s=5.0) as pool:
-            pool.map([{"response": "\\boxed{1}", "gold": "1"}] * workers)  # the workers are up
+        with WorkerPool(workers=workers, timeout_s=5.0) as pool:
+            grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * workers)  # the workers are up
             t0 = time.perf_counter()
-            verdicts = pool.map([{**item, "grader": grader} for item in items])
+            verdicts = grade_all(pool, [{**item, "grader": grader} for item in items])
             wall = time.perf_counter() - t0
         rates[grader] = {"per_s": round(len(items) / wall, 1),
                          "workers_cpu_ms_per_verdict": round(1000 * (workers_cpu() - cpu0 - startup) / len(items), 2),

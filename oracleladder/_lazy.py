@@ -1,6 +1,18 @@
-"""Modules executed on first attribute access. What only some commands need (the report's
-matplotlib, the statistics' SciPy, the pool reader's pyarrow, the site's markdown-it, the providers'
-SDKs) stays out of `ladder --help` and of the commands that never use it.
+"""Known by name, loaded on first use: the one way this package defers an import.
+
+What only some commands need (the report's matplotlib, the statistics' SciPy, the pool reader's
+pyarrow, the site's markdown-it, the providers' SDKs, the grader's SymPy) stays out of `ladder --help`
+and of the commands that never use it. Everything deferred is named by its import path, a module
+(``"oracleladder.report.stats"``) or an object in one (``"oracleladder.domains.math:MathDomain"``):
+
+* a module that reads a heavy or optional module: ``_stats = lazy_module("oracleladder.report.stats")``,
+  executed at its first attribute read (a module not installed raises its ImportError there);
+* a package that exports names of heavy modules: ``__getattr__ = lazy_names(__name__, {name: module})``
+  (PEP 562), each loaded on its first read;
+* a registry (the domains, the worker pool's tasks): a table of paths, each loaded by ``load`` when its
+  name is first asked for.
+
+Each sits under an ``if TYPE_CHECKING:`` twin that imports the real thing, so a type checker reads it.
 
 Not importlib.util.LazyLoader: before Python 3.12.3 (CPython gh-114763) a thread that read an
 attribute while another was still executing the module saw it half-made (an AttributeError), as two
@@ -8,14 +20,23 @@ threads that each make their first client would. Here the others wait for the mo
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 import threading
 import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _locks: dict[str, threading.RLock] = {}
 _executing: set[str] = set()
+
+
+def load(path: str) -> Any:
+    """What ``path`` names, imported now: ``"package.module"`` or ``"package.module:attribute"``."""
+    module, _, attribute = path.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
 
 
 class _LazyModule(types.ModuleType):
@@ -36,13 +57,21 @@ class _LazyModule(types.ModuleType):
         return read(self, attr)
 
 
+class _Missing(types.ModuleType):
+    """A module that is not installed (an optional extra): its first use raises the ImportError."""
+
+    def __getattr__(self, attr: str) -> Any:
+        raise ImportError(f"no module named {self.__name__!r}", name=self.__name__)
+
+
 def lazy_module(name: str) -> types.ModuleType:
-    """The module ``name``, executed when one of its attributes is first read."""
+    """The module ``name``, executed when one of its attributes is first read; one that is not
+    installed raises its ImportError there, not here."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
-        raise ImportError(f"no module named {name!r}", name=name)
+        return _Missing(name)
     module = importlib.util.module_from_spec(spec)
     _locks[name] = threading.RLock()
     module.__class__ = _LazyModule
@@ -51,3 +80,20 @@ def lazy_module(name: str) -> types.ModuleType:
     if parent:
         setattr(sys.modules[parent], child, module)
     return module
+
+
+def lazy_names(package: str, paths: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's ``__getattr__``: each name of ``paths`` loaded on first use from its path, relative
+    to ``package`` (``".api"``: the same name in its module ``api``; ``"..workers:WorkerPool"``: another
+    name), then kept in the package like any other attribute."""
+    namespace = sys.modules[package].__dict__
+
+    def __getattr__(name: str) -> Any:
+        if name not in paths:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attribute = paths[name].partition(":")
+        value = getattr(importlib.import_module(module, package), attribute or name)
+        namespace[name] = value
+        return value
+
+    return __getattr__

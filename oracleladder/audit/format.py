@@ -5,7 +5,9 @@ Buckets, from the stored verdict and the stored finish reason of the rollout's c
 ``no_boxed`` (no box), ``no_boxed_trunc`` (no box, and the answer hit ``--max-tokens``),
 ``unparsable`` (a box the verifier could not read: a parse error, or its time limit),
 ``parsed_wrong`` and ``parsed_correct``. Ungraded rollouts and failed jobs are no verdict on the
-student and are counted apart, as the report does.
+student and are counted apart, as the report does. The audit is one of the report's tables
+(`report.tables.FormatAudit`, in report.json; `report.markdown` renders it in report.md and for
+`ladder audit format`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
+from ..clients.base import TRUNCATED
+from ..clients.local import GRAMMAR_FIELD
+from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
+from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
-from .markdown import table
 
-BUCKETS = ("no_boxed", "no_boxed_trunc", "unparsable", "parsed_wrong", "parsed_correct")
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
-TRUNCATED = ("length", "max_tokens")
-STAGE0 = "Stage 0"
 ROWS = (*CONDITIONS, *PRIMITIVE_CONDITIONS, STAGE0)  # the primitive rung where it was run
 WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
 
@@ -43,11 +44,9 @@ def _row(target: str) -> str:
 
 
 def format_table(rollouts: Iterable[Rollout], finish: dict[str, str | None],
-                 failed: Iterable[FailedJob] = ()) -> dict[str, dict]:
-    """Per condition (Stage 0 milestones together) that has rollouts or failed jobs: the count of
-    each bucket, ``n`` (bucketed rollouts, the shares' denominator), ``truncated`` (those of them whose
-    answer hit the token budget, boxed or not), ``ungraded`` and ``failed``. ``finish`` maps a
-    call key to its stored finish reason."""
+                 failed: Iterable[FailedJob] = ()) -> dict[str, FormatRow]:
+    """A row per condition (Stage 0 milestones together) that has rollouts or failed jobs. ``finish``
+    maps a call key to its stored finish reason."""
     rows: dict[str, Counter[str]] = {}
     for r in rollouts:
         c = rows.setdefault(_row(r.target), Counter())
@@ -61,20 +60,19 @@ def format_table(rollouts: Iterable[Rollout], finish: dict[str, str | None],
     for name in ROWS:
         if name in rows:
             c = rows[name]
-            out[name] = {"n": sum(c[b] for b in BUCKETS), **{b: c[b] for b in BUCKETS},
-                         "truncated": c["truncated"], "ungraded": c["ungraded"], "failed": c["failed"]}
+            out[name] = FormatRow(n=sum(c[b] for b in BUCKETS), **{b: c[b] for b in BUCKETS},
+                                  truncated=c["truncated"], ungraded=c["ungraded"], failed=c["failed"])
     return out
 
 
-def cut_off_warnings(table: dict[str, dict], share: float = WARN_SHARE) -> list[str]:
+def cut_off(table: dict[str, FormatRow], share: float = WARN_SHARE) -> list[str]:
     """The conditions where more than ``share`` of the graded rollouts were cut off."""
-    return [name for name, row in table.items() if row["n"] and row["truncated"] > share * row["n"]]
+    return [name for name, row in table.items() if row.n and row.truncated > share * row.n]
 
 
-async def format_audit(store: Store, student: str, source: str = "release") -> dict:
-    """The format audit of a student's rollouts on one roadmap set, read from ``store``: the table
-    (``format_table``), the conditions to warn about, and the ``--max-tokens`` of the runs that
-    made the rollouts (from their stored config)."""
+async def format_audit(store: Store, student: str, source: str = "release") -> FormatAudit:
+    """The format audit of a student's rollouts on one roadmap set, read from ``store`` (the runs'
+    ``--max-tokens`` from their stored config)."""
     name, granularity = parse_roadmap_set(source)
     roadmap_set = name if granularity in (None, "default") else source
     rollouts = await store.rollouts(student=student, source=roadmap_set)
@@ -84,46 +82,8 @@ async def format_audit(store: Store, student: str, source: str = "release") -> d
         result = await store.get_call(r.call_key)
         finish[r.call_key] = result.finish_reason if result else None
     configs = {run.id: run.config for run in await store.runs()}
-    max_tokens = sorted({cfg["max_tokens"] for r in rollouts
-                         if isinstance(cfg := configs.get(r.run_id), dict) and "max_tokens" in cfg})
+    made = [cfg for cfg in (configs.get(run_id) for run_id in {r.run_id for r in rollouts}) if isinstance(cfg, dict)]
+    max_tokens = sorted({cfg["max_tokens"] for cfg in made if "max_tokens" in cfg})
+    grammars = sorted({cfg["extra_body"][GRAMMAR_FIELD] for cfg in made if GRAMMAR_FIELD in cfg.get("extra_body", {})})
     table = format_table(rollouts, finish, failed)
-    return {"max_tokens": max_tokens, "table": table, "cut_off": cut_off_warnings(table)}
-
-
-def budget(audit: dict) -> str:
-    """The --max-tokens of the runs that made the audited rollouts."""
-    m = audit["max_tokens"]
-    return "--max-tokens " + ", ".join(map(str, m)) if m else "--max-tokens unknown (no probe run config)"
-
-
-def warnings(audits: dict[str, dict]) -> list[str]:
-    """One line per student and condition with more than 10% of its rollouts cut off."""
-    out = []
-    for student, a in audits.items():
-        for name in a["cut_off"]:
-            row = a["table"][name]
-            out.append(f"{student}, {CONDITION_NAMES.get(name, name)}: {row['truncated']} of {row['n']} "
-                       f"rollouts ({100 * row['truncated'] / row['n']:.1f}%) were cut off at {budget(a)} "
-                       f"(finish reason length); {row['no_boxed_trunc']} of them have no boxed answer and "
-                       "count as wrong. Rerun with a larger --max-tokens.")
-    return out
-
-
-def markdown(audits: dict[str, dict]) -> list[str]:
-    """The format audit in Table 24's layout: shares of the bucketed rollouts, counts beside."""
-    L = ["## Format audit (Table 24)", "",
-         "Each graded rollout in one bucket, as a share of the condition's rollouts (count in brackets). "
-         "no_boxed_trunc: no boxed answer and the answer hit the token budget (stored finish reason). "
-         "Cut off: rollouts that hit the budget, boxed or not. Ungraded rollouts and failed jobs are no "
-         "verdict and are counted apart.", ""]
-    rows = []
-    for student, a in audits.items():
-        for name, row in a["table"].items():
-            n = row["n"]
-            rows.append([student, CONDITION_NAMES.get(name, name), n]
-                        + [f"{100 * row[b] / n:.1f}% ({row[b]})" if n else "—" for b in BUCKETS]
-                        + [row["truncated"], row["ungraded"], row["failed"]])
-    header = ["Model", "Condition", "n", *BUCKETS, "Cut off", "Ungraded", "Failed jobs"]
-    L += table(header, rows) if rows else ["No rollouts."]
-    L += [""] + [f"{s}: {budget(a)}." for s, a in audits.items()] + [""]
-    return L
+    return FormatAudit(max_tokens=max_tokens, table=table, cut_off=cut_off(table), grammars=grammars)

@@ -11,8 +11,6 @@ the sampling weights (stratum size / rollouts judged in it).
 
 from __future__ import annotations
 
-import asyncio
-import csv
 import json
 import random
 import re
@@ -24,9 +22,11 @@ from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..ladder.contract import Domain
 from ..prompts import load
+from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
+from ..schemas.sheets import read_rows, write_rows
 from ..schemas.types import GradeStatus
-from .markdown import table
+from ..report.markdown import num, pct, table
 
 TAIL_CHARS = 12_000  # what the judge reads of a response: the paper's last 12,000 characters
 SHEET_TAIL_CHARS = 3_000  # what the person reads: the end of the response, where its answer is
@@ -111,7 +111,7 @@ async def ask_judge(client: Client, domain: Domain, families: dict[str, Family],
             return "failed", request.key()
         return read_verdict(result.text), request.key()
 
-    return list(await asyncio.gather(*(one(r) for r in sample)))
+    return await gather_or_cancel(*(one(r) for r in sample))
 
 
 def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Family], sizes: dict[str, int],
@@ -121,18 +121,16 @@ def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Fami
     returns the number of cases."""
     accepted = [(r, call) for r, (v, call) in zip(sample, verdicts) if v == "ACCEPT"]
     random.Random(seed).shuffle(accepted)
-    cases = {}
-    with sheet.open("w", newline="", encoding="utf-8") as fh:
-        out = csv.writer(fh)
-        out.writerow(SHEET_COLUMNS)
-        for i, (r, call) in enumerate(accepted, 1):
-            case = f"case-{i:03d}"
-            family = families[r.pid]
-            out.writerow([case, r.response[-SHEET_TAIL_CHARS:], domain.target_gold(family, r.target),
-                          _note(family, r.target), "", ""])
-            cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
-                           "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",
-                           "judge_call": call}
+    cases, rows = {}, []
+    for i, (r, call) in enumerate(accepted, 1):
+        case = f"case-{i:03d}"
+        family = families[r.pid]
+        rows.append([case, r.response[-SHEET_TAIL_CHARS:], domain.target_gold(family, r.target),
+                     _note(family, r.target), "", ""])
+        cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
+                       "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",
+                       "judge_call": call}
+    write_rows(sheet, SHEET_COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
     judged: dict[str, Counter[str]] = {s: Counter() for s in sizes}
     for r, (v, _) in zip(sample, verdicts):
         judged[stratum(r)][v] += 1
@@ -155,15 +153,14 @@ def read_sheet(sheet: Path, key: Path) -> dict:
     except (OSError, ValueError) as exc:
         raise SheetError(f"{key}: cannot read the key file ({exc})") from None
     labels: dict[str, str] = {}
-    with sheet.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            where = f"{sheet}:{row.get('case')}"
-            case, label = row.get("case"), (row.get("label") or "").strip().lower()
-            if case not in meta["cases"]:
-                raise SheetError(f"{where}: no such case in {key.name}")
-            if label and label not in LABELS:
-                raise SheetError(f"{where}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
-            labels[case] = label
+    for row in read_rows(sheet):
+        where = f"{sheet}:{row.get('case')}"
+        case, label = row.get("case"), (row.get("label") or "").strip().lower()
+        if case not in meta["cases"]:
+            raise SheetError(f"{where}: no such case in {key.name}")
+        if label and label not in LABELS:
+            raise SheetError(f"{where}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
+        labels[case] = label
     table = {}
     for s, st in meta["strata"].items():
         found = Counter(LABELS.get(labels.get(c, ""), "unfilled")
@@ -187,10 +184,6 @@ def read_sheet(sheet: Path, key: Path) -> dict:
             "strata": table, "all": totals}
 
 
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.1f}"
-
-
 def markdown(result: dict) -> list[str]:
     """Table 47's layout: adjudicated cases by rejection reason, and their projection to the run."""
     header = ["Rejection reason", "Rejected", "Judged", "Judge accepts", "Adjudicated", "Verifier false negatives",
@@ -199,13 +192,13 @@ def markdown(result: dict) -> list[str]:
              r["undecidable"], r["unfilled"]] for s, r in {**result["strata"], "All": result["all"]}.items()]
     a = result["all"]
     rows.append([f"Projected to all {a['rejected']} rejected", "", "", "", "",
-                 *(_num(a[f"projected_{k}"]) for k in RESULTS), "", ""])
+                 *(num(a[f"projected_{k}"]) for k in RESULTS), "", ""])
     L = [f"## Judge audit of the grader: {result['student']}, judge {result['judge']}", "",
          *table(header, rows), ""]
     side = (a["projected_verifier_false_negatives"], a["projected_malformed_references"])
     if None not in side and a["rejected"] and result.get("graded"):
         wrong = sum(side)
         L += [f"The verifier rejects a correct answer or grades against a malformed reference in about {wrong:.1f} "
-              f"of {result['graded']} graded rollouts ({100 * wrong / result['graded']:.1f}%), "
-              f"{100 * wrong / a['rejected']:.1f}% of the {a['rejected']} it rejects.", ""]
+              f"of {result['graded']} graded rollouts ({pct(wrong, result['graded'])}), "
+              f"{pct(wrong, a['rejected'])} of the {a['rejected']} it rejects.", ""]
     return L

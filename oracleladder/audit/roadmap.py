@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from ..verify.normalize import normalize, strip_thousands
 from ..schemas.models import Family, Rollout
-from .markdown import table
+from ..report.markdown import NONE, num, pct, table
 
 C1 = "C1_direct"
 _SPACE = re.compile(r"\s+")
@@ -96,18 +96,14 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout]) -> di
 
 
 def _share(x: dict) -> str:
-    return "—" if x["rate"] is None else f"{100 * x['rate']:.1f}% ({x['hits']}/{x['pairs']})"
-
-
-def _times(r: float | None) -> str:
-    return "—" if r is None else f"{r:.1f}x"
+    return NONE if x["rate"] is None else f"{pct(x['rate'])} ({x['hits']}/{x['pairs']})"
 
 
 def markdown(results: dict[str, dict]) -> list[str]:
     """Table 35's layout: per student, own, control and ratio over all golds and novel golds."""
     rows = [[s, r["families"], r["attempts"], f"{r['novel_golds']}/{r['golds']}",
-             _share(r["all"]["own"]), _share(r["all"]["control"]), _times(r["all"]["ratio"]),
-             _share(r["novel"]["own"]), _share(r["novel"]["control"]), _times(r["novel"]["ratio"])]
+             _share(r["all"]["own"]), _share(r["all"]["control"]), num(r["all"]["ratio"], "{:.1f}x"),
+             _share(r["novel"]["own"]), _share(r["novel"]["control"]), num(r["novel"]["ratio"], "{:.1f}x")]
             for s, r in results.items()]
     header = ["Model", "Families", "C1 attempts", "Novel golds", "Own", "Control", "Ratio",
               "Own (novel)", "Control (novel)", "Ratio (novel)"]

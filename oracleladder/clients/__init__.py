@@ -1,8 +1,13 @@
-"""Async LLM client layer: providers (openai, anthropic, OpenAI-compatible base_url, local) and the
-shared runner (``runner.Client``) composed of its concerns: ``cache``, ``limits``, ``retry``, ``usage``
-and ``structured`` outputs."""
+"""Async LLM client layer: one module per provider wire (``openai_api``: OpenAI through its SDK,
+``anthropic_api``: Anthropic through its SDK, ``compatible``: OpenAI-compatible servers over aiohttp,
+``local``: the embedded model), each with its online API, its batch API where the wire has one and
+its error mapping; the batch scheduler (``batch``); and the shared runner (``runner.Client``)
+composed of its concerns: ``cache``, ``limits``, ``retry``, ``usage`` and ``structured`` outputs."""
 
+from .anthropic_api import AnthropicProvider
 from .base import ChatRequest, ChatResult, Provider
+from .cache import CallCache, MemoryCache
+from .compatible import OpenAIRawProvider
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -17,18 +22,11 @@ from .errors import (
     TransientError,
     UnknownProvider,
 )
-from .providers import (
-    KNOWN_PROVIDERS,
-    AnthropicProvider,
-    OpenAIProvider,
-    OpenAIRawProvider,
-    make_provider,
-    parse_model,
-)
-from .prices import DEFAULT_PRICES, PriceTable, load_prices
-from .cache import CallCache, MemoryCache
 from .limits import RateLimiter
-from .runner import Client, make_client
+from .openai_api import OpenAIProvider
+from .prices import DEFAULT_PRICES, PriceTable, load_prices
+from .providers import KNOWN_PROVIDERS, key_env_for, parse_model, server_slots
+from .runner import Client, make_client, make_provider
 from .structured import STRUCTURED_MODES, StructuredOutputError
 from .usage import Usage
 
@@ -36,6 +34,7 @@ __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
     "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
-    "OpenAIRawProvider", "make_provider", "parse_model", "DEFAULT_PRICES", "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client",
-    "MemoryCache", "RateLimiter", "StructuredOutputError", "Usage", "make_client",
+    "OpenAIRawProvider", "make_provider", "parse_model", "key_env_for", "server_slots", "DEFAULT_PRICES",
+    "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client", "MemoryCache",
+    "RateLimiter", "StructuredOutputError", "Usage", "make_client",
 ]

@@ -17,7 +17,6 @@ class ChatRequest(BaseModel):
     messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": ...}]
     params: dict[str, Any] = Field(default_factory=dict)  # temperature, max_tokens, top_p, seed, ...
     k: int = 0  # attempt index: K samples of one prompt are K different calls
-    response_schema: dict[str, Any] | None = None  # JSON schema for structured output, if any
     # The server asked: its normalized base URL; None for the provider's own default endpoint.
     endpoint: str | None = None
 
@@ -26,9 +25,10 @@ class ChatRequest(BaseModel):
 
         A field added after the first release enters the key only when set (``_KEYED_WHEN_SET``),
         so the calls stored before it keep their keys: a call to a provider's default endpoint
-        has the key it always had, one to another server (``endpoint``) a key of its own.
+        has the key it always had, one to another server (``endpoint``) a key of its own. A field
+        removed since keys as it always did, unset (``_KEYED_AS_UNSET``).
         """
-        data = self.model_dump(mode="json")
+        data = {**_KEYED_AS_UNSET, **self.model_dump(mode="json")}
         for name in _KEYED_WHEN_SET:
             if data[name] is None:
                 del data[name]
@@ -37,6 +37,11 @@ class ChatRequest(BaseModel):
 
 
 _KEYED_WHEN_SET = ("endpoint",)
+# response_schema: a JSON schema the wire turned into a response_format; no caller set it (the
+# structured modes carry the schema in the request's params or prompt), so it went
+_KEYED_AS_UNSET: dict[str, None] = {"response_schema": None}
+# finish reasons of a reply cut off by its token budget (OpenAI's, Anthropic's)
+TRUNCATED = ("length", "max_tokens")
 
 
 class ChatResult(BaseModel):
@@ -47,6 +52,11 @@ class ChatResult(BaseModel):
     tokens_out: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the reply was cut off by its token budget."""
+        return self.finish_reason in TRUNCATED
 
 
 class Provider(Protocol):

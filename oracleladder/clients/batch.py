@@ -24,42 +24,21 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
+from ..store.batches import CREATING, SUBMITTED, BatchRecord
+from ..store.rows import now
+from .anthropic_api import AnthropicBatchAPI
 from .base import ChatRequest, ChatResult
-from .rounds import answered, waiting, working
+from .batch_api import ENDED, BatchAPI, CreateLost, Outcome, RowRefused
+from .errors import ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
+from .openai_api import OpenAIBatchAPI
+from .providers import DEFAULT_TIMEOUT_S, parse_model
+from .rounds import Rounds
 from .runner import Client
-from .errors import (
-    BadRequestError,
-    CannotConnect,
-    ConfigurationError,
-    PermanentError,
-    ProviderError,
-    ServerError,
-    TransientError,
-    classify_status,
-)
-from .providers import (
-    _ANTHROPIC_SAMPLING,
-    _OPENAI_REFUSABLE,
-    AnthropicProvider,
-    _Refusals,
-    _answer,
-    _openai_body,
-    _resolve_key,
-    _result_from_anthropic_dict,
-    _result_from_openai_dict,
-    _sdk_error,
-    anthropic,
-    endpoint_of,
-    openai,
-    parse_model,
-)
 
 log = logging.getLogger(__name__)
 BATCH_PROVIDERS = ("openai", "anthropic")
@@ -71,329 +50,11 @@ DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
 MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
 READ_ATTEMPTS = 4  # reads of an ended batch's results
-LIST_LAG_S = 60.0  # how long after a lost create reply a batch the provider made may still be missing from its list
-CLOCK_SKEW_S = 60.0  # the provider's clock may be this far behind ours (a batch's created_at against the intent's)
-CREATING, SUBMITTED = "creating", "submitted"  # a batch's states in the store before its first poll
 INTENT_PREFIX = "intent-"  # a provisional id: the batch's intent, stored before its create call
-INTENT_KEY = "oracleladder_intent"  # the OpenAI batch metadata naming the intent it was created for
-# the provider's word for a batch that will change no more
-ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
-# Anthropic's error types, as the HTTP status its online API answers them with
-_ANTHROPIC_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
-                     "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
-                     "api_error": 500, "overloaded_error": 529}
 
 
 class BatchRowFailed(PermanentError):
     """A call whose batch rows failed in every round: no answer, as an online call whose retries are spent."""
-
-
-class CreateLost(TransientError):
-    """A batch create whose reply was lost (a timeout, a dropped connection, a 5xx): the provider may
-    have made the batch, so its calls are not submitted again before it is looked up."""
-
-
-def _create_error(error: ProviderError) -> ProviderError:
-    """A failed create call's error: a refusal (a 4xx) or no connection at all made no batch; any
-    other failure is a ``CreateLost``."""
-    if isinstance(error, CannotConnect) or (error.status is not None and 400 <= error.status < 500):
-        return error
-    return CreateLost(f"batch create reply lost: {error}", status=error.status)
-
-
-class RowRefused(BadRequestError):
-    """A batch row the provider refused (HTTP 400), with its error body: it may name a parameter the
-    model refuses, which its next row goes without (as the online providers' ``_Refusals``)."""
-
-    def __init__(self, message: str, error: Any) -> None:
-        super().__init__(message, status=400)
-        self.error = error
-
-
-@dataclass
-class BatchStatus:
-    """What the provider says of one batch now."""
-
-    state: str
-    succeeded: int
-    failed: int
-    ended: bool
-
-
-Outcome = ChatResult | ProviderError
-
-
-class BatchAPI(Protocol):
-    """One provider's batch API."""
-
-    name: str
-    endpoint: str | None
-    max_requests: int
-    max_bytes: int
-
-    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]: ...
-
-    def learn(self, request: ChatRequest, error: ProviderError) -> bool: ...
-
-    async def check(self) -> None: ...
-
-    list_lag: float
-
-    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
-        """Create a batch of ``entries`` for the stored intent ``intent``; its id. Raises ``CreateLost``
-        when the provider may have made it, another ProviderError when it certainly did not."""
-        ...
-
-    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
-        """The id of the batch created for ``intent`` (of ``requests`` rows, stored at ``at``; not one
-        of ``known``) if the provider lists it."""
-        ...
-
-    async def status(self, batch_id: str) -> BatchStatus: ...
-
-    def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]: ...
-
-    async def cancel(self, batch_id: str) -> None: ...
-
-    async def aclose(self) -> None: ...
-
-
-def _no_batch_api(where: str, error: ProviderError) -> ConfigurationError:
-    return ConfigurationError(f"--batch: {where} has no batch API ({' '.join(str(error).split())[:120]}); "
-                              "run without --batch")
-
-
-class OpenAIBatchAPI:
-    """OpenAI's Batch API (JSONL file with purpose "batch", ``/v1/batches``, 24 h window)."""
-
-    name = "openai"
-    max_requests = 50_000
-    max_bytes = 200 * 1024 * 1024
-    list_lag = LIST_LAG_S
-
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = 120.0) -> None:
-        self._sdk = openai
-        self.endpoint = endpoint_of("openai", base_url)
-        self._where = base_url or "the openai API"
-        key = _resolve_key("openai", api_key, base_url, api_key_env)
-        # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
-        # No key: a placeholder the SDK insists on, never sent.
-        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, timeout=timeout, max_retries=3)
-        self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
-        self._refusals = _Refusals(self.name, _openai_body, _OPENAI_REFUSABLE)
-        self._once = self._client.with_options(max_retries=0)
-
-    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
-        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
-                "body": self._refusals.body(request)}
-
-    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
-        """Whether ``error`` refuses a parameter of ``request`` the model can go without (then its
-        rows go without it from now on, and this one goes again)."""
-        return isinstance(error, RowRefused) and self._refusals.learn(request.model, _openai_body(request), 400,
-                                                                      error.error)
-
-    async def check(self) -> None:
-        try:
-            await self._client.batches.list(limit=1, **self._h)
-        except self._sdk.APIError as e:
-            error = _sdk_error(self._sdk, e, self.name)
-            raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
-
-    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
-        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
-        try:  # an upload that fails makes no batch
-            f = await self._client.files.create(file=("batch.jsonl", data), purpose="batch", **self._h)
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        try:
-            b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
-                                                completion_window="24h", metadata={INTENT_KEY: intent}, **self._h)
-        except self._sdk.APIError as e:
-            raise _create_error(_sdk_error(self._sdk, e, self.name)) from None
-        return b.id
-
-    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
-        """The batch whose metadata names ``intent`` (listed newest first: read back to ``at``)."""
-        since = (at - timedelta(seconds=CLOCK_SKEW_S)).timestamp()
-        try:
-            async for b in self._client.batches.list(limit=100, **self._h):
-                if b.created_at < since:
-                    return None
-                if (b.metadata or {}).get(INTENT_KEY) == intent:
-                    return b.id
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        return None
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        try:
-            b = await self._client.batches.retrieve(batch_id, **self._h)
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        c = b.request_counts
-        return BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0, b.status in ENDED)
-
-    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
-        try:
-            b = await self._client.batches.retrieve(batch_id, **self._h)
-            files = [f for f in (b.output_file_id, b.error_file_id) if f]
-            texts = [(await self._client.files.content(f, **self._h)).text for f in files]
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        for text in texts:
-            for raw in text.splitlines():
-                if raw.strip():
-                    line = json.loads(raw)
-                    yield line["custom_id"], self._outcome(line)
-
-    def _outcome(self, line: dict[str, Any]) -> Outcome:
-        response, error = line.get("response"), line.get("error")
-        if response is None:  # not run: expired, cancelled
-            code = (error or {}).get("code", "no response")
-            return ServerError(f"openai batch row: {code}: {(error or {}).get('message', '')}")
-        status, body = response.get("status_code", 0), response.get("body") or {}
-        if status != 200:
-            message = (body.get("error") or {}).get("message", "") if isinstance(body, dict) else ""
-            if status == 400:
-                return RowRefused(f"openai batch row HTTP 400: {message}", body)
-            return classify_status(status, f"openai batch row HTTP {status}: {message}")
-        try:
-            return _answer(_result_from_openai_dict(body, 0.0), self.name)
-        except ProviderError as e:
-            return e
-
-    async def cancel(self, batch_id: str) -> None:
-        try:
-            await self._client.batches.cancel(batch_id, **self._h)
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-
-class AnthropicBatchAPI:
-    """Anthropic's Message Batches (``messages.batches``; custom_id ``^[a-zA-Z0-9_-]{1,64}$``)."""
-
-    name = "anthropic"
-    max_requests = 100_000
-    max_bytes = 256 * 1024 * 1024
-    list_lag = LIST_LAG_S
-
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = 120.0) -> None:
-        self._sdk = anthropic
-        self.endpoint = endpoint_of("anthropic", base_url)
-        self._where = base_url or "the anthropic API"
-        key = _resolve_key("anthropic", api_key, base_url, api_key_env)
-        # no key: none sent, on every request (results() sets headers of its own)
-        omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url, timeout=timeout, max_retries=3,
-                                                default_headers=omit)
-        self._refusals = _Refusals(self.name, AnthropicProvider.body, _ANTHROPIC_SAMPLING)
-        self._once = self._client.with_options(max_retries=0)
-
-    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
-        params = self._refusals.body(request)
-        params.update(params.pop("extra_body", {}))  # what the SDK would put at the body's top level
-        return {"custom_id": custom_id, "params": params}
-
-    def learn(self, request: ChatRequest, error: ProviderError) -> bool:
-        """As ``OpenAIBatchAPI.learn``: Anthropic's newest models refuse sampling parameters."""
-        return isinstance(error, RowRefused) and self._refusals.learn(request.model, AnthropicProvider.body(request),
-                                                                      400, error.error)
-
-    async def check(self) -> None:
-        try:
-            await self._client.messages.batches.list(limit=1)
-        except self._sdk.APIError as e:
-            error = _sdk_error(self._sdk, e, self.name)
-            raise (_no_batch_api(self._where, error) if error.status == 404 else error) from None
-
-    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
-        try:  # Message Batches take no metadata: ``find`` knows the batch by its size and time
-            b = await self._once.messages.batches.create(requests=entries)  # type: ignore[arg-type]
-        except self._sdk.APIError as e:
-            raise _create_error(_sdk_error(self._sdk, e, self.name)) from None
-        return b.id
-
-    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
-        """Of the batches of ``requests`` rows that are not ``known`` (listed newest first: read back to
-        ``at``), the one created nearest ``at``; its results' custom_ids confirm it when it ends (a call
-        it has no row for goes again)."""
-        found: dict[str, float] = {}  # id -> seconds from the intent
-        try:
-            async for b in self._client.messages.batches.list(limit=100):
-                if b.created_at < at - timedelta(seconds=CLOCK_SKEW_S):
-                    break
-                c = b.request_counts
-                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests and b.id not in known:
-                    found[b.id] = abs((b.created_at - at).total_seconds())
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        return min(found, key=found.__getitem__, default=None)
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        try:
-            b = await self._client.messages.batches.retrieve(batch_id)
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-        c = b.request_counts
-        return BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired,
-                           b.processing_status == "ended")
-
-    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
-        try:
-            async for r in await self._client.messages.batches.results(batch_id):
-                yield r.custom_id, self._outcome(r.result.model_dump())
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-
-    def _outcome(self, result: dict[str, Any]) -> Outcome:
-        kind = result.get("type")
-        if kind == "succeeded":
-            try:
-                return _answer(_result_from_anthropic_dict(result["message"], 0.0), self.name)
-            except ProviderError as e:
-                return e
-        if kind == "errored":
-            error = (result.get("error") or {}).get("error") or {}
-            status = _ANTHROPIC_STATUS.get(error.get("type", ""), 500)
-            message = f"anthropic batch row {error.get('type')}: {error.get('message', '')}"
-            return RowRefused(message, error) if status == 400 else classify_status(status, message)
-        return ServerError(f"anthropic batch row: {kind}")
-
-    async def cancel(self, batch_id: str) -> None:
-        try:
-            await self._client.messages.batches.cancel(batch_id)
-        except self._sdk.APIError as e:
-            raise _sdk_error(self._sdk, e, self.name) from None
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-
-class BatchRecord(BaseModel):
-    """One provider batch as the store keeps it, and what the last poll said of it."""
-
-    id: str  # the provider's, or an intent's provisional one (INTENT_PREFIX...)
-    provider: str  # openai | anthropic
-    endpoint: str | None  # the server's normalized base URL; None for the provider's own
-    model: str
-    state: str  # creating (an intent), submitted, then the provider's word: validating, in_progress, completed, ...
-    requests: int
-    succeeded: int = 0
-    failed: int = 0
-    custom_ids: list[str]  # the call keys of its rows
-    run_id: str | None = None
-    created_at: str
-    updated_at: str
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class BatchLog(Protocol):
@@ -432,7 +93,7 @@ class _Waiter:
 
 
 def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
-                   base_url: str | None = None, timeout: float = 120.0) -> OpenAIBatchAPI | AnthropicBatchAPI:
+                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> OpenAIBatchAPI | AnthropicBatchAPI:
     if provider == "openai":
         return OpenAIBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
@@ -448,7 +109,8 @@ class BatchProvider:
 
     def __init__(self, api: BatchAPI, *, model: str, log_store: BatchLog | None = None, quiet: float = DEFAULT_QUIET_S,
                  poll: float = DEFAULT_POLL_S, max_poll: float = DEFAULT_MAX_POLL_S, rounds: int = DEFAULT_ROUNDS,
-                 hold: float = DEFAULT_HOLD_S, on_status: Callable[[BatchView], None] | None = None) -> None:
+                 hold: float = DEFAULT_HOLD_S, on_status: Callable[[BatchView], None] | None = None,
+                 round_state: Rounds | None = None) -> None:
         self.api = api
         self.name = api.name
         self.endpoint = api.endpoint
@@ -457,6 +119,7 @@ class BatchProvider:
         self.quiet, self.poll, self.max_poll, self.rounds = quiet, poll, max_poll, max(1, rounds)
         self.hold = hold
         self.on_status = on_status  # told each change of a batch (the progress display)
+        self.round_state = round_state or Rounds()  # which tasks its answers woke are at work
         self.run_id: str | None = None
         self.submitted = 0  # rows this process submitted
         self._waiting: dict[str, _Waiter] = {}  # call key -> its caller, until answered
@@ -479,7 +142,7 @@ class BatchProvider:
             await self._load()
             assert self._stored is not None
         w = _Waiter(request, asyncio.get_running_loop().create_future(), asyncio.current_task())
-        waiting()
+        self.round_state.waiting()
         self._waiting[key] = w
         stored = self._stored.get(key)
         if stored is not None:  # in a batch (or an intent) already: read that batch, never submit it again
@@ -519,7 +182,7 @@ class BatchProvider:
             if not full and idle < self.quiet:
                 await asyncio.sleep(self.quiet - idle)
                 continue
-            if not full and idle < self.hold and working():  # the round's last calls are coming
+            if not full and idle < self.hold and self.round_state.working():  # the round's last calls are coming
                 await asyncio.sleep(max(self.quiet / 4, 0.01))
                 continue
             for batch_id, keys in self._attached.items():
@@ -552,7 +215,7 @@ class BatchProvider:
                 await self.store.put_batch(intent)
         except Exception as e:  # an intent the store cannot record: its calls fail with why (the run stops)
             for w, _ in chunk.values():
-                _fail(w, e)
+                self._fail(w, e)
             return
         self._intents[intent.id] = intent
         for key, (w, _) in chunk.items():
@@ -567,7 +230,7 @@ class BatchProvider:
                 found = await self._resolved(intent)
             except Exception as e:  # not now: the calls fail (asked again, they look it up again)
                 for w, _ in chunk.values():
-                    _fail(w, e)
+                    self._fail(w, e)
                 return
             if found is None:  # none was made: the calls go in the next batch
                 self._none_made(intent, set(chunk))
@@ -579,11 +242,11 @@ class BatchProvider:
             finally:
                 for key, (w, _) in chunk.items():
                     self._stored.pop(key, None)
-                    _fail(w, e)
+                    self._fail(w, e)
             return
         except Exception as e:  # an id the store cannot record: its calls fail with why (the run stops; the
             for w, _ in chunk.values():  # intent stays, and a rerun looks the batch up)
-                _fail(w, e)
+                self._fail(w, e)
             return
         self.submitted += len(chunk)
         self._spawn(self._watch(batch_id, set(chunk)))
@@ -678,7 +341,7 @@ class BatchProvider:
                         if self.store is not None:
                             await self.store.update_batch(batch_id, st.state, st.succeeded, st.failed)
                         self._show(view)
-                    if st.ended:
+                    if st.state in ENDED:
                         break
                 await asyncio.sleep(delay)
                 delay = min(delay * 1.5, self.max_poll)
@@ -693,11 +356,11 @@ class BatchProvider:
                 if e.status == 404:  # the provider has no such batch (any more): its calls go again
                     self._settle(key, ServerError(f"{self.name} batch {batch_id} is gone: {e}"), batch_id)
                 elif key in self._waiting:  # it cannot be read now (a refused key, an outage): its calls fail
-                    _fail(self._waiting[key], e)  # (asked again, a call reads this batch again)
+                    self._fail(self._waiting[key], e)  # (asked again, a call reads this batch again)
         except Exception as e:  # a bug or a store failure: the calls fail with it, never wait forever
             for key in keys:
                 if key in self._waiting:
-                    _fail(self._waiting[key], e)
+                    self._fail(self._waiting[key], e)
 
     async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> set[str]:
         """Settle the calls ``keys`` from the rows of an ended batch (the rows of calls not asked are
@@ -729,11 +392,12 @@ class BatchProvider:
         if isinstance(outcome, ChatResult):  # an answer is one, from whichever batch
             self._stored.pop(key, None)
             w.future.set_result(outcome)
-            answered(w.task)
+            self.round_state.answered(w.task)
             return
         if self._stored.get(key) != batch_id:  # an older batch's failed row: the call is in a newer one
             return
-        if self.api.learn(w.request, outcome):  # refused a parameter, which it now goes without: not a round
+        if isinstance(outcome, RowRefused) and self.api.refusals.learn_request(w.request, outcome.error):
+            # refused a parameter, which its rows now go without: not a round
             w.rounds -= 1
             outcome = ServerError(str(outcome))
         if isinstance(outcome, TransientError) and w.rounds < self.rounds:  # only this row goes again
@@ -745,7 +409,12 @@ class BatchProvider:
         self._stored.pop(key, None)
         error = outcome if not isinstance(outcome, TransientError) else BatchRowFailed(
             f"{self.name} batch: no answer after {w.rounds} batch(es): {outcome}", status=outcome.status)
-        _fail(w, error)
+        self._fail(w, error)
+
+    def _fail(self, w: _Waiter, error: Exception) -> None:
+        if not w.future.done():
+            w.future.set_exception(error)
+            self.round_state.answered(w.task)
 
     def _show(self, view: BatchView) -> None:
         if self.on_status is not None:
@@ -757,18 +426,14 @@ class BatchProvider:
         await self.api.aclose()
 
 
-def _fail(w: _Waiter, error: Exception) -> None:
-    if not w.future.done():
-        w.future.set_exception(error)
-        answered(w.task)
-
-
 def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,
-                      api_key_env: str | None = None, model_name: str | None = None, timeout: float = 120.0,
-                      quiet: float = DEFAULT_QUIET_S, poll: float = DEFAULT_POLL_S,
-                      **client_kwargs: Any) -> Client:
+                      api_key_env: str | None = None, model_name: str | None = None,
+                      timeout: float = DEFAULT_TIMEOUT_S, quiet: float = DEFAULT_QUIET_S, poll: float = DEFAULT_POLL_S,
+                      round_state: Rounds | None = None, **client_kwargs: Any) -> Client:
     """``make_client``'s batch twin: a Client whose calls go through ``model``'s batch API, with the
-    batches logged in ``cache`` (the store). Every call of a run may wait in a batch at once."""
+    batches logged in ``cache`` (the store). Every call of a run may wait in a batch at once.
+    ``round_state``: the round state of the run's other batch clients, whose tasks ask this one too
+    (a round then waits for all of them); by default its own."""
     if isinstance(base_url, list):
         if len(base_url) > 1:
             raise ConfigurationError("--batch takes one --base-url (a batch API has no replicas)")
@@ -776,6 +441,7 @@ def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | Non
     provider, name = parse_model(model)
     api = make_batch_api(provider, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     log_store = cache if hasattr(cache, "put_batch") else None
-    batches = BatchProvider(api, model=model_name or name, log_store=log_store, quiet=quiet, poll=poll)
+    batches = BatchProvider(api, model=model_name or name, log_store=log_store, quiet=quiet, poll=poll,
+                            round_state=round_state)
     client_kwargs["concurrency"] = BATCH_SLOTS
     return Client(batches, cache=cache, model=model_name or name, name=f"{provider}/{name}", **client_kwargs)

@@ -10,6 +10,7 @@ import email.utils
 import os
 import re
 import time
+from typing import Any
 
 REDACTED = "[REDACTED]"
 # environment variables that hold keys: their values are scrubbed even when not the key in use
@@ -164,6 +165,31 @@ def classify_status(status: int, message: str, retry_after: float | None = None,
     if status in (401, 403):
         return AuthenticationError(message, status=status)
     return BadRequestError(message, status=status)
+
+
+# the SDKs' HTTP layer's names for a connection never made (refused, unknown host, connect timeout)
+_CONNECT_ERRORS = ("ConnectError", "ConnectTimeout")
+
+
+def sdk_error(sdk: Any, e: Exception, name: str) -> ProviderError:
+    """The error for an exception of the OpenAI or the Anthropic SDK ``sdk`` (same class names)."""
+    if isinstance(e, sdk.APIConnectionError) and type(e.__cause__).__name__ in _CONNECT_ERRORS:
+        return CannotConnect("cannot connect")  # no connection at all, as opposed to one dropped or slow
+    if isinstance(e, sdk.APITimeoutError):  # before APIConnectionError, its base class
+        return RequestTimeout("request timed out")
+    if isinstance(e, sdk.APIStatusError):
+        ra = parse_retry_after(e.response.headers.get("retry-after")) if e.response is not None else None
+        return classify_status(e.status_code, f"{name} HTTP {e.status_code}: {excerpt(str(e), 300)}", ra, body=str(e))
+    if isinstance(e, sdk.APIConnectionError):
+        return ConnectionDropped(f"connection failed: {type(e).__name__}")
+    return MalformedResponse(f"malformed body: {type(e).__name__}")
+
+
+def excerpt(text: str, n: int = 200) -> str:
+    """The first ``n`` characters of an error body, scrubbed of keys before it is cut (a key cut in
+    two would no longer be recognized)."""
+    s = scrub(text[: 8 * n])
+    return s if len(s) <= n else s[:n] + "..."
 
 
 def endpoint_failure(error: BaseException) -> bool:

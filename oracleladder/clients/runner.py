@@ -1,6 +1,7 @@
 """The one runner every teacher/student worker calls: ``Client`` composes the cache and in-flight
 sharing (``cache``), the limits (``limits``), the retries (``retry``), the usage accounting
-(``usage``) and structured outputs (``structured``) over one Provider; ``make_client`` builds it."""
+(``usage``) and structured outputs (``structured``) over one Provider; ``make_provider`` picks a
+provider's wire, ``make_client`` builds the Client over it."""
 
 from __future__ import annotations
 
@@ -11,16 +12,28 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from .anthropic_api import AnthropicProvider
 from .base import ChatRequest, ChatResult, Provider
-from .cache import CallCache, InFlight, MemoryCache
-from .errors import BadRequestError, BudgetReached, ConfigurationError, ProviderError, RequestTimeout, TransientError
+from .cache import CallCache, InFlight
+from .compatible import OpenAIRawProvider
+from .errors import (
+    BadRequestError,
+    BudgetReached,
+    ConfigurationError,
+    ProviderError,
+    RequestTimeout,
+    TransientError,
+    UnknownProvider,
+)
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Cooldown, RateLimiter, Slot
+from .local import LocalProvider
+from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
-from .providers import make_provider, parse_model
-from . import rounds
+from .providers import DEFAULT_TIMEOUT_S, KNOWN_PROVIDERS, parse_model
 from .replicas import ReplicaProvider
 from .retry import Retries
-from .structured import STRUCTURED_MODES, Modes, Shape, StructuredOutputError, ask
+from .rounds import Rounds
+from .structured import Modes, Shape
 from .usage import Usage
 
 M = TypeVar("M", bound=BaseModel)
@@ -79,6 +92,8 @@ class Client:
         self.max_cost = max_cost  # USD: no call is sent that could take spend past it
         self._budget = Budget(max_cost, self.name) if max_cost is not None else None
         self.batch = bool(getattr(provider, "batch", False))  # a batch API's provider: calls at the batch price
+        # a batch provider's round state: a task that waits on another's call is not at work
+        self._round_state: Rounds | None = provider.round_state if self.batch else None  # type: ignore[attr-defined]
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         self._inflight = InFlight()
         self._shapes: dict[type[BaseModel], Shape[Any]] = {}
@@ -111,7 +126,7 @@ class Client:
 
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
-                response_schema: dict[str, Any] | None = None, **params: Any) -> ChatRequest:
+                **params: Any) -> ChatRequest:
         """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
         (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
         says winning: fields for the request body's top level, part of the call key."""
@@ -121,8 +136,7 @@ class Client:
         if extra:
             params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, response_schema=response_schema,
-                           endpoint=self.provider.endpoint)
+                           messages=messages, params=params, k=k, endpoint=self.provider.endpoint)
 
     async def use_served_model(self) -> str | None:
         """When the server lists exactly one model (``/v1/models``) and it is not this client's
@@ -146,7 +160,8 @@ class Client:
         fut = self._inflight.get(key)
         if fut is not None:  # the same call already in flight: share its answer
             self.usage.cache_hits += 1
-            rounds.waiting()  # on another task's call, which may be in a batch
+            if self._round_state is not None:  # on another task's call, which may be in a batch
+                self._round_state.waiting()
             return await asyncio.shield(fut)
         fut = self._inflight.start(key)  # before any wait: the same call asked meanwhile shares this one
         reserved = 0.0
@@ -238,11 +253,11 @@ class Client:
         return cls.prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
-    async def structured(self, request: ChatRequest, response_model: type[M], max_retries: int = 2) -> M:
-        """The reply to ``request`` parsed into ``response_model``. An invalid reply is re-asked at
-        most ``max_retries`` times, then raises StructuredOutputError (raw text, validation errors,
-        attempts and usage); ``max_retries=0`` is exactly one model call. Every attempt goes
-        through ``complete`` (cached); a provider's own failure is raised as it is.
+    async def structured(self, request: ChatRequest, response_model: type[M]) -> M:
+        """The reply to ``request`` parsed into ``response_model``: exactly one model call, through
+        ``complete`` (cached). An invalid reply raises StructuredOutputError (its text, its validation
+        errors, its usage, and the messages that ask again: the caller's loop decides); a
+        provider's own failure is raised as it is.
 
         Asked in this client's structured mode; with "auto", a mode the server rejects is learned
         for this client's endpoint, said once, and the call re-sent in the next mode."""
@@ -252,11 +267,13 @@ class Client:
         while True:
             mode = self._modes.current
             try:
-                return await ask(self.complete, request, shape, mode, max_retries)
+                reply = await self.complete(shape.request(request, mode))
             except BadRequestError as e:
                 where = f"{self.provider.name}/{self.model} at " + (self.provider.endpoint or "the provider's API")
                 if not self._modes.rejects(mode, e, where):
                     raise
+                continue
+            return shape.parse(request, reply)
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -268,6 +285,39 @@ class Client:
         await self.aclose()
 
 
+TRANSPORTS = ("auto", "sdk", "aiohttp")
+
+
+def make_provider(
+    provider: str,
+    *,
+    api_key: str | None = None,
+    api_key_env: str | None = None,
+    base_url: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    transport: str = "auto",
+    **local_kwargs: Any,
+) -> Provider:
+    """Build the provider named ``provider`` ("openai", "anthropic", "local").
+
+    OpenAI transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
+    the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
+    where a fast local server makes the client's CPU the bottleneck, the SDK for OpenAI itself.
+    """
+    provider = provider.lower()
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
+    if provider == "openai":
+        raw = transport == "aiohttp" or (transport == "auto" and base_url is not None)
+        cls = OpenAIRawProvider if raw else OpenAIProvider
+        return cls(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    if provider == "anthropic":
+        return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    if provider == "local":  # llama.cpp loads with the model, on the first request
+        return LocalProvider(**local_kwargs)
+    raise UnknownProvider(provider, KNOWN_PROVIDERS)
+
+
 def make_client(
     model: str,
     *,
@@ -277,7 +327,7 @@ def make_client(
     model_name: str | None = None,
     cache: CallCache | None = None,
     transport: str = "auto",
-    timeout: float = 120.0,
+    timeout: float = DEFAULT_TIMEOUT_S,
     **client_kwargs: Any,
 ) -> Client:
     """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
@@ -296,7 +346,3 @@ def make_client(
     replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
                                max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
     return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)
-
-
-__all__ = ["CallCache", "Client", "MemoryCache", "RateLimiter", "STRUCTURED_MODES", "StructuredOutputError", "Usage",
-           "make_client"]

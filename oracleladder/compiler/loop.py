@@ -2,8 +2,8 @@
 domain (`domains.CompileDomain`: the messages, the reply's model, its checks, the re-ask text, and
 what is stored), including the primitive of an existing family (`domains.primitive`).
 
-This loop is the only re-ask loop: each teacher call is one attempt (``max_retries=0`` to the
-structured call), stored with its plan and errors, so a failed problem can be read afterwards, and a
+This loop is the only re-ask loop: each teacher call is one attempt (one structured call is one
+model call), stored with its plan and errors, so a failed problem can be read afterwards, and a
 resumed run replays cached teacher calls instead of paying for them again. A reply that is not a valid
 plan (not JSON, not the schema) is a failed attempt, re-asked with the reply and its validation
 errors. A teacher answer that yields nothing to re-ask about (cut off at max_tokens, or a reply the
@@ -84,7 +84,7 @@ class Compiler:
         for index in range(self.max_attempts):
             request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
             try:
-                reply = await self.client.structured(request, domain.response_model, max_retries=0)
+                reply = await self.client.structured(request, domain.response_model)
             except Exception as exc:  # noqa: BLE001 - no plan: a reply to re-ask about, else nothing to re-ask
                 invalid = invalid_reply(exc)
                 if invalid is None:  # cut off, or a provider failure: the same request gets the same answer

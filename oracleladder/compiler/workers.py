@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from ..clients import BudgetReached, ProviderError, StructuredOutputError
-from ..verify import GradingFailed
 from ..runtime import frozen_heap
 from ..schemas import CheckResult
+from ..workers import TaskFailed
 
 P = TypeVar("P")
 O = TypeVar("O")
@@ -23,7 +23,7 @@ def failure(check: str, what: str, exc: BaseException) -> CheckResult:
 
 
 # an attempt ended by the infrastructure, not by the plan: the provider (outage, refused request) or
-# the grader (its pool broke, a worker died)
+# the grader (a check or a grading in the worker pool gave no result: its limit passed, a worker died)
 PROVIDER_CHECK = "provider"
 GRADER_CHECK = "grader"
 BUDGET_CHECK = "budget"  # --max-cost stopped the run before the problem was done
@@ -52,7 +52,7 @@ def infrastructure_failure(what: str, exc: BaseException) -> CheckResult | None:
             return failure(BUDGET_CHECK, what, cause)
         if isinstance(cause, ProviderError):
             return failure(PROVIDER_CHECK, what, cause)
-        if isinstance(cause, GradingFailed):
+        if isinstance(cause, TaskFailed):  # verify.GradingFailed among them
             return failure(GRADER_CHECK, what, cause)
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__

@@ -6,12 +6,15 @@ stored reason), so a dropped problem can always be listed with its reason.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from ..schemas import Family
+from ..schemas.jsonl import InputError
 from ..store import CompileAttempt, ScreenVerdict
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from .screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
@@ -86,3 +89,17 @@ def final_set(families: Sequence[Family], verdicts: Sequence[ScreenVerdict]) -> 
                           for i, m in enumerate(family.milestones)]
             out.append(family.model_copy(update={"milestones": milestones}))
     return out
+
+
+def into_report(folder: Path, record: dict) -> None:
+    """``record`` under "funnel" in folder/report.json, the file's other keys kept (made if missing);
+    an InputError when the file is not a JSON object."""
+    path, hint = folder / "report.json", "--out takes the folder of a report, or a new one"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise InputError(f"{path}: not a report ({exc}); {hint}") from None
+    if not isinstance(report, dict):
+        raise InputError(f"{path}: not a report (a JSON {type(report).__name__}, not an object); {hint}")
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report | {"funnel": record}, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -11,10 +11,10 @@ A built-in domain's package loads when it is first asked for, so `ladder --help`
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names, load
 from ..schemas.jsonl import InputError
 from ..ladder.contract import Domain, Settings
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .math import MathDomain
 
 ENTRY_POINT_GROUP = "oracleladder.domains"
-BUILT_IN = {"math": ("math", "MathDomain"), "code": ("code", "CodeDomain")}  # name: (module, class)
+BUILT_IN = {"math": "oracleladder.domains.math:MathDomain", "code": "oracleladder.domains.code:CodeDomain"}
 DOMAINS: dict[str, type[Domain]] = {}  # the domains loaded or registered so far
 _entry_points_loaded = False
 
@@ -32,10 +32,6 @@ def register_domain(domain: type[Domain]) -> type[Domain]:
     """Make ``domain`` known under its ``name`` (a later class of the same name replaces it)."""
     DOMAINS[domain.name] = domain
     return domain
-
-
-def _built_in(module: str, cls: str) -> type[Domain]:
-    return getattr(importlib.import_module(f".{module}", __name__), cls)
 
 
 def known_domains() -> list[str]:
@@ -47,7 +43,7 @@ def get_domain(name: str, settings: Settings = Settings()) -> Domain:
     known ones."""
     global _entry_points_loaded
     if name not in DOMAINS and name in BUILT_IN:
-        register_domain(_built_in(*BUILT_IN[name]))
+        register_domain(load(BUILT_IN[name]))
     if name not in DOMAINS and not _entry_points_loaded:
         _entry_points_loaded = True
         for point in entry_points(group=ENTRY_POINT_GROUP):
@@ -57,14 +53,7 @@ def get_domain(name: str, settings: Settings = Settings()) -> Domain:
     return DOMAINS[name].from_settings(settings)
 
 
-def __getattr__(name: str) -> Any:  # PEP 562: MathDomain and CodeDomain load their modules on first use
-    for module, cls in BUILT_IN.values():
-        if name == cls:
-            value = _built_in(module, cls)
-            globals()[name] = value
-            return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_names(__name__, {"CodeDomain": ".code", "MathDomain": ".math"})
 
 __all__ = ["BUILT_IN", "DOMAINS", "ENTRY_POINT_GROUP", "CodeDomain", "MathDomain", "get_domain", "known_domains",
            "register_domain"]

@@ -19,15 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
 from ..schemas.jsonl import OnDuplicate
 from ..store import Store
 from ..verify import grader_name
+from ..workers import WorkerPool
 from .outcomes import FamilyResults
 
 if TYPE_CHECKING:
+    from typing import Self  # Python 3.11: a name for annotations only, so 3.10 imports this module
+
     from ..clients import Client
 
 
@@ -41,6 +44,19 @@ F = TypeVar("F", bound=HasPid)  # a family: a problem with its accepted plan, wh
 R = TypeVar("R", bound=BaseModel)  # the teacher's typed reply
 
 
+def at_most(limit: int, what: str) -> BeforeValidator:
+    """A bound on a list or a text of a teacher's reply (``what``: its items, "milestones" or
+    "characters"), for its `Annotated` field: a reply past it is
+    not a valid reply (one failed attempt, its reason readable), refused as it is read, before any
+    check or confirming call is spent on it. Not in the JSON schema the teacher is sent: the bound is
+    far above what the prompt asks, and a schema change would change every request's call key."""
+    def check(value: object) -> object:
+        if isinstance(value, (list, str)) and len(value) > limit:
+            raise ValueError(f"{len(value)} {what}; at most {limit}")
+        return value
+    return BeforeValidator(check)
+
+
 @dataclass(frozen=True)
 class Settings:
     """The run's options a domain may read (each reads those it has; the CLI passes them all)."""
@@ -48,6 +64,8 @@ class Settings:
     granularity: str = "default"  # how finely the teacher splits a problem
     independent_solve: bool = True  # confirm each milestone by a separate solve
     fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
+    null_values: tuple[str, ...] = ()  # a pool's cell texts that mean "missing" (none unless named)
+    encoding: str | None = None  # a CSV pool's encoding, when it is not UTF-8
 
 
 @dataclass(frozen=True)
@@ -83,14 +101,21 @@ class ProbeConfig:
     temperature: float = 1.0
     seed: int = 0  # draws the controls' substitute content
     use_corrections: bool = False  # grade against corrected reference answers (math)
-    extended: bool = False  # a synonym of grader="extended", kept for old callers
     grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
     primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
 
     def __post_init__(self) -> None:
-        # one spelling from here on, so the stored run config names the grader that graded it
-        object.__setattr__(self, "grader", grader_name(self.grader, self.extended))
-        object.__setattr__(self, "extended", self.grader == "extended")
+        grader_name(self.grader)  # an unknown grader is refused here, before a run is stored
+
+    @classmethod
+    def stored(cls, config: object, student: str) -> ProbeConfig:
+        """How a stored probe run graded ``student``'s answers, from its config (`RunRecord.config`;
+        None for a run without one: the defaults): its grader and ``use_corrections``. The one reader
+        of a stored run's grader: a run from before graders had names says only ``"extended": true``
+        (strict when false or absent)."""
+        c = config if isinstance(config, dict) else {}
+        return cls(student=student, use_corrections=c.get("use_corrections", False),
+                   grader="extended" if c.get("extended") else c.get("grader", "strict"))
 
 
 @dataclass(frozen=True)
@@ -109,12 +134,36 @@ class Job(Generic[F]):
 
 class CompileDomain(ABC, Generic[P, F, R]):
     """What a domain brings to the compile loop: the teacher's messages and reply, its checks, its
-    re-ask, and what is stored of the item and of each attempt."""
+    re-ask, and what is stored of the item and of each attempt.
+
+    A domain whose checks or grading run in worker processes (``uses_pool``: SymPy, which can hang)
+    is handed the run's `WorkerPool` as ``pool``; entered (``with domain:``) without one, it starts
+    its own for the block."""
 
     response_model: ClassVar[type[BaseModel]]  # the teacher's reply
     check_stage: ClassVar[str] = "checking the plan"  # what `check` does, for its failures
     confirm_stage: ClassVar[str] = "confirming the plan"  # what `confirm` does, for its failures
     granularity: str | None = None  # filed with each compile attempt (a roadmap set's granularity)
+    uses_pool: ClassVar[bool] = False  # its checks or grading call tasks in a WorkerPool
+    pool: WorkerPool | None = None  # that pool: the run's, or its own while entered
+    _own_pool: WorkerPool | None = None
+
+    def __enter__(self) -> Self:
+        if self.uses_pool and self.pool is None:
+            self.pool = self._own_pool = WorkerPool()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own_pool is not None:
+            self._own_pool.close()
+            self.pool = self._own_pool = None
+
+    def worker_pool(self) -> WorkerPool:
+        """The pool its checks and grading run in."""
+        if self.pool is None:
+            raise RuntimeError(f"{type(self).__name__} runs in a worker pool: give it one (`pool`), or enter it "
+                               "(`with domain:`)")
+        return self.pool
 
     def unusable(self, problem: P) -> CheckResult | None:
         """A failed check when no plan could ever be checked against ``problem``: skipped before the
@@ -161,10 +210,8 @@ class CompileDomain(ABC, Generic[P, F, R]):
 
 
 class Domain(CompileDomain[P, F, R]):
-    """What one domain (math, code, ...) brings to the compile and probe loops.
-
-    Enter it (``with domain:``) around a run: a domain holding a resource (a verifier pool) starts it
-    there if it was not given one."""
+    """What one domain (math, code, ...) brings to the compile and probe loops. Enter it
+    (``with domain:``) around a run."""
 
     name: ClassVar[str]  # its --domain name
     conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
@@ -174,12 +221,6 @@ class Domain(CompileDomain[P, F, R]):
     @classmethod
     def from_settings(cls, settings: Settings) -> Domain[Any, Any, Any]:
         return cls()
-
-    def __enter__(self) -> Domain[P, F, R]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
     @abstractmethod
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[P]:

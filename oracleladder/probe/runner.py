@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..ladder.contract import Domain, Job, ProbeConfig
-from ..runtime import frozen_heap, jobs_in_flight
+from ..runtime import frozen_heap, gather_or_cancel, jobs_in_flight
 from ..schemas import Rollout, Verdict
 from ..store import FailedJob, Store
 
@@ -106,7 +106,7 @@ async def run_jobs(
     try:
         with frozen_heap():
             n = jobs_in_flight(client.concurrency, workers)
-            await asyncio.gather(*(worker() for _ in range(max(1, n))))
+            await gather_or_cancel(*(worker() for _ in range(max(1, n))))  # an endpoint failure stops them all
     finally:
         await store.flush()  # rollouts are queued without waiting; make them durable before returning
     return done

@@ -1,53 +1,94 @@
-"""Family-level statistics: paired exact McNemar (Appendix E), bootstrap CIs (Appendix F)."""
+"""Family-level statistics: paired exact McNemar (Appendix E), bootstrap CIs (Appendix F), paired label
+transitions (Table 38) and the threshold sweep (Table 9).
+
+NumPy and SciPy load with the first statistic computed, not with this module: the report's tables
+import it, and `ladder --help` imports those."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy.stats import binomtest
+from pydantic import BaseModel, ConfigDict
 
-from ..ladder.outcomes import ladder_outcomes, parent_outcome
+from .._lazy import lazy_module
+from ..ladder.outcomes import FamilyResults, ladder_outcomes, parent_outcome
+
+if TYPE_CHECKING:
+    import numpy as np
+    import scipy.stats
+else:
+    np = lazy_module("numpy")
+    scipy = lazy_module("scipy")
 
 
-def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict:
+class Result(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class McNemar(Result):
+    only_a: int  # pairs the first solves and the second does not
+    only_b: int
+    discordant: int
+    p_value: float
+
+
+class Interval(Result):
+    """A share's point estimate and its percentile interval over family resamples."""
+
+    point: float
+    lo: float
+    hi: float
+    n_resamples: int
+    seed: int
+
+
+class Transitions(Result):
+    """counts[a][b]: pairs labelled a first and b second; rows and columns in ``labels`` order."""
+
+    labels: list[str]
+    counts: dict[str, dict[str, int]]
+    row_totals: dict[str, int]
+    col_totals: dict[str, int]
+    n: int
+    same: int
+
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     """Two-sided exact McNemar: binomial test on discordant pairs (b01 vs b10) at p=0.5."""
     if len(a) != len(b):
         raise ValueError("paired inputs must have equal length")
     only_a = sum(1 for x, y in zip(a, b) if x and not y)
     only_b = sum(1 for x, y in zip(a, b) if y and not x)
     n = only_a + only_b
-    p = 1.0 if n == 0 else float(binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
-    return {"only_a": only_a, "only_b": only_b, "discordant": n, "p_value": p}
+    p = 1.0 if n == 0 else float(scipy.stats.binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
+    return McNemar(only_a=only_a, only_b=only_b, discordant=n, p_value=p)
 
 
-def bootstrap_ci(values: Sequence[float], stat: Callable[[np.ndarray], float] = np.sum,
-                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
-    """Percentile CI from family-level resampling with replacement; seed is returned."""
+def bootstrap_ci(values: Sequence[float], n_resamples: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:
+    """Percentile CI of the mean (a share, for 0/1 values) from family-level resampling with replacement."""
     x = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
-    stats = np.array([stat(x[i]) for i in idx])
+    stats = np.array([np.mean(x[i]) for i in idx])
     lo, hi = np.quantile(stats, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return {"point": float(stat(x)), "lo": float(lo), "hi": float(hi),
-            "n_resamples": n_resamples, "seed": seed}
+    return Interval(point=float(np.mean(x)), lo=float(lo), hi=float(hi), n_resamples=n_resamples, seed=seed)
 
 
-def bootstrap_order(a: Sequence[bool], b: Sequence[bool], n_resamples: int = 1000, seed: int = 0) -> dict:
+def bootstrap_order(a: Sequence[bool], b: Sequence[bool], n_resamples: int = 1000, seed: int = 0) -> float:
     """Fraction of paired family resamples where sum(a) > sum(b)."""
     x, y = np.asarray(a, float), np.asarray(b, float)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
-    frac = float(np.mean(x[idx].sum(1) > y[idx].sum(1)))
-    return {"frac_a_gt_b": frac, "n_resamples": n_resamples, "seed": seed}
+    return float(np.mean(x[idx].sum(1) > y[idx].sum(1)))
 
 
 def _label(x) -> str:
     return x.value if hasattr(x, "value") else str(x)
 
 
-def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence | None = None) -> dict:
-    """Paired label transitions (Table 38): counts[a][b] = families labelled a first and b second.
+def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence | None = None) -> Transitions:
+    """Paired label transitions (Table 38).
 
     Labels may be Enum members (their value is used) or strings. `labels` fixes the row/column
     order; by default Enum order when the inputs are Enum members, else first appearance.
@@ -70,17 +111,17 @@ def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence |
     counts = {r: {c: 0 for c in labels} for r in labels}
     for x, y in zip(a, b):
         counts[x][y] += 1
-    return {
-        "labels": list(labels),
-        "counts": counts,
-        "row_totals": {r: sum(counts[r].values()) for r in labels},
-        "col_totals": {c: sum(counts[r][c] for r in labels) for c in labels},
-        "n": len(a),
-        "same": sum(counts[r][r] for r in labels),
-    }
+    return Transitions(
+        labels=list(labels),
+        counts=counts,
+        row_totals={r: sum(counts[r].values()) for r in labels},
+        col_totals={c: sum(counts[r][c] for r in labels) for c in labels},
+        n=len(a),
+        same=sum(counts[r][r] for r in labels),
+    )
 
 
-def threshold_sweep(families: Sequence, taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
+def threshold_sweep(families: Sequence[FamilyResults], taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
     primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
     out: dict[int, dict[str, int]] = {}

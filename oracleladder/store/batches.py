@@ -6,11 +6,31 @@ from __future__ import annotations
 
 import json
 
-from ..clients.batch import SUBMITTED, BatchRecord, now
+from pydantic import BaseModel
+
 from .core import Core
-from .rows import where
+from .rows import now, where
+
+CREATING, SUBMITTED = "creating", "submitted"  # a batch's states before its first poll
 
 _COLUMNS = "id, provider, endpoint, model, state, requests, succeeded, failed, custom_ids, run_id, created_at, updated_at"
+
+
+class BatchRecord(BaseModel):
+    """One provider batch as the store keeps it, and what the last poll said of it."""
+
+    id: str  # the provider's, or an intent's provisional one (before its create call returned)
+    provider: str  # openai | anthropic
+    endpoint: str | None  # the server's normalized base URL; None for the provider's own
+    model: str
+    state: str  # creating (an intent), submitted, then the provider's word: validating, in_progress, completed, ...
+    requests: int
+    succeeded: int = 0
+    failed: int = 0
+    custom_ids: list[str]  # the call keys of its rows
+    run_id: str | None = None
+    created_at: str
+    updated_at: str
 
 
 class BatchTable(Core):

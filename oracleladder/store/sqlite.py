@@ -96,6 +96,8 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
             raise StoreError(f"{p}: is a folder; --store takes the path of a store file")
         if readonly:
             return await cls._open_readonly(p, commit_interval=commit_interval, max_batch=max_batch)
+        if p.exists() and not os.access(p, os.W_OK):  # SQLite would open it, and fail at its first write
+            raise _read_only(p)
         if p.parent != Path("") and not p.parent.exists():
             p.parent.mkdir(parents=True, exist_ok=True)
         conn = await _connect(p, str(p), uri=False)
@@ -104,6 +106,8 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
             try:
                 version = await _user_version(conn)
             except sqlite3.DatabaseError as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:  # its folder is read-only
+                    raise _read_only(p) from exc
                 raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(p, version, SCHEMA_VERSION)
@@ -183,6 +187,10 @@ class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTabl
     @property
     def schema_version(self) -> int:
         return SCHEMA_VERSION
+
+
+def _read_only(p: Path) -> StoreError:
+    return StoreError(f"cannot write the store at {p}: read-only")
 
 
 async def _scalar(conn: aiosqlite.Connection, sql: str) -> Any:

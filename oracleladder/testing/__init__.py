@@ -1,13 +1,15 @@
-"""Test helpers that are real things (a loopback HTTP server), not stubs."""
+"""Test helpers: a loopback HTTP server that speaks the providers' wire formats (``loopback``) and an
+in-process provider scripted per request (``fake``); real things, not stubs of the code under test."""
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["Faults", "LoopbackServer", "Refuse"]
+from .._lazy import lazy_names
 
+if TYPE_CHECKING:
+    from .fake import FakeProvider
+    from .loopback import Faults, LoopbackServer, Refuse
 
-def __getattr__(name: str) -> Any:  # lazy, so `python -m oracleladder.testing.loopback` runs cleanly
-    if name in __all__:
-        from . import loopback
-
-        return getattr(loopback, name)
-    raise AttributeError(name)
+__all__ = ["FakeProvider", "Faults", "LoopbackServer", "Refuse"]
+# loaded on first use, so `python -m oracleladder.testing.loopback` runs its module once, as __main__
+__getattr__ = lazy_names(__name__, {"FakeProvider": ".fake", "Faults": ".loopback", "LoopbackServer": ".loopback",
+                                    "Refuse": ".loopback"})

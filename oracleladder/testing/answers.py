@@ -1,6 +1,6 @@
 """Answers as a student writes them under a larger token budget, built from the released responses
 (tests/data/responses_sample.jsonl), for the benchmarks and the verifier's verdict gate
-(tests/test_verify_gate.py).
+(tests/verify/test_gate.py).
 
 Each answer is one released response lengthened the way a longer budget lengthens a response:
 more work before the same final answer. The released rows keep a response's last 800 characters

@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from oracleladder.clients.local import _without_amx_kernels, find_gguf
+from oracleladder.clients.local import without_amx_kernels
 
 _CHAT = re.compile(r'"POST /v1/chat/completions HTTP/[\d.]+" (\d{3})')
 
@@ -93,12 +93,8 @@ class LlamaServer:
         self.stop()
 
 
-def main() -> None:
-    from llama_cpp.server.__main__ import main as serve  # optional: the [local] extra
+if __name__ == "__main__":  # the server process: only it needs the [local] extra's server
+    from llama_cpp.server.__main__ import main as serve
 
-    with _without_amx_kernels():
+    with without_amx_kernels():
         serve()
-
-
-if __name__ == "__main__":
-    main()

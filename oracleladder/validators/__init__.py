@@ -5,6 +5,8 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``schema``                 -- gold parses under its declared/inferred answer schema (schema.py);
 * ``atomicity``              -- gold is one value/expression/equation/... without prose (atomicity.py);
 * ``leak``                   -- gold does not restate the parent answer (leak.py, ``leak_level``);
+* ``prompt_leak``            -- nor does the milestone's description or prompt, by the same rule
+  (leak.py, ``stated_gold``): a student is shown them;
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
 * ``standalone_symbols``     -- every gold symbol is defined by the milestone or problem;
 * ``min_milestones`` / ``duplicates`` / ``integrate_matches_parent`` -- family level (family.py);
@@ -13,6 +15,9 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
   result, is short and standalone (primitive.py).
 
 ``independent_solve_check`` (standalone.py) needs a model call and is run by the compiler, not here.
+
+``check_family`` parses golds with SymPy, which can hang on an adversarial one: it is registered as
+the worker task "check_family", and ``check_family_in`` runs it in a worker pool with a time limit.
 """
 
 from __future__ import annotations
@@ -23,19 +28,22 @@ from typing import Any, Callable, Sequence
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 
+from ..verify import GradingFailed
+from ..workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, register_task
 from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
-from .leak import check_leak, leak_level
-from .primitive import check_primitive
+from .leak import check_leak, check_prompt_leak, leak_level
+from .primitive import check_leak as check_primitive_leak, check_primitive
 from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
 from .standalone import check_reference, check_symbols, independent_solve_check
 
-__all__ = ["check_family", "summarize", "render_errors", "render_failures", "leak_level", "atomicity_problem",
-           "check_schema", "check_atomicity", "check_leak", "check_reference", "check_symbols",
+__all__ = ["check_family", "check_family_in", "summarize", "render_errors", "render_failures", "leak_level",
+           "atomicity_problem", "check_schema", "check_atomicity", "check_leak", "check_prompt_leak", "check_reference",
+           "check_symbols",
            "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
-           "family_leak_level", "answer_problem", "check_reference_answer", "reference_answer_problem"]
+           "family_leak_level", "shown_leak", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
 _LEVEL_ORDER = ("strict", "trivial", "equivalent")
 
@@ -57,6 +65,7 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
             checks.append(check_leak(m, ref, i))
         else:
             checks.append(atomic)
+        checks.append(check_prompt_leak(m, family, i))
         checks.append(check_reference(m, i))
         checks.append(check_symbols(m, family, i))
     checks.append(check_count(family, use_corrections))
@@ -65,6 +74,35 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     if family.primitive is not None:
         checks.extend(check_primitive(family.primitive.text, family))
     return FamilyReport(pid=family.pid, checks=checks)
+
+
+register_task("check_family", "oracleladder.validators:check_family")
+
+
+async def check_family_in(pool: WorkerPool, family: Family, **options: Any) -> FamilyReport:
+    """``check_family`` in a worker of ``pool``, with the pool's limit for each symbolic check it may
+    run (schema, leak and prompt leak per milestone, one INTEGRATE); GradingFailed when it
+    cannot end."""
+    limit = pool.timeout_s * (1 + 3 * len(family.tested()))
+    what = "the plan's symbolic checks"
+    try:
+        return await pool.run("check_family", dict(family=family, **options), limit)
+    except TaskTimedOut as e:
+        raise GradingFailed(f"{what} did not finish within {limit:g} s") from e
+    except WorkerDied as e:
+        raise GradingFailed(f"{what}: grading failed: the verifier worker died twice ({e.why})") from e
+    except TaskRaised as e:
+        raise GradingFailed(f"{what} raised {e.kind}: {e.message}") from e
+
+
+def shown_leak(family: Family) -> CheckResult | None:
+    """The first failed check of a text a student is shown: a milestone's description or prompt that
+    states a final answer (the reference answer, its correction, the INTEGRATE gold), or a primitive
+    that states a gold; None when there is none."""
+    checks = [check_prompt_leak(m, family, i) for i, m in family.tested()]
+    if family.primitive is not None:
+        checks.append(check_primitive_leak(family.primitive.text, family))
+    return next((c for c in checks if not c.passed), None)
 
 
 def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:

@@ -21,7 +21,7 @@ units), ``\pi``, ``+ - * /``,
 ``\cdot``, ``\times``, implicit products of a number or factor with a letter or a parenthesis,
 ``^`` with a one-digit or braced integer exponent, ``( )`` around a sum or difference, ``\frac{..}{..}``, ``\sqrt{..}``; at the
 top level also one ``=`` or a set ``\{a, b, ...\}``. Two letters in a row are refused (``xy``,
-and words such as ``or`` that the verifier reads specially). ``tests/test_validators_fast.py``
+and words such as ``or`` that the verifier reads specially). ``tests/validators/test_fast.py``
 checks every decision against the full parser and verifier.
 """
 

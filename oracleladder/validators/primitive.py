@@ -19,7 +19,7 @@ import re
 
 from oracleladder.schemas.models import CheckResult, Family
 
-from .leak import _trivial, leak_level
+from .leak import _trivial, answers, stated_gold
 from .standalone import references_other
 
 CHECK_LEAK = "primitive_leak"
@@ -29,75 +29,20 @@ CHECK_STANDALONE = "primitive_standalone"
 CHECKS = (CHECK_LEAK, CHECK_ARITHMETIC, CHECK_LENGTH, CHECK_STANDALONE)
 MIN_WORDS = 3
 MAX_WORDS = 60
-_SUBSTRING_MIN = 4  # golds shorter than this (after normalization) are only matched as whole pieces: "5" is in "15"
 
-_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
-_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
-_TOKEN = re.compile(r"[^\s,;:]+")
-_MATHY = re.compile(r"[\d\\]")
-_OPERATOR = re.compile(r"[-+*/=^<>]")
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?|-?\\[dt]?frac\s*\{-?\d+\}\s*\{\d+\}|-?\d+\s*/\s*\d+"
 _RESULT = re.compile(rf"(?:=|\\approx|≈|\bequals?\b|\bis equal to\b)\s*\$?\s*({_NUMBER})", re.I)
-
-
-def _pieces(text: str) -> list[str]:
-    """The math pieces of a text: segments, boxed content, the sides of '=', math-looking tokens; in a
-    fixed order (a set's order changes between processes, and the re-ask quoting a piece must not)."""
-    segments = [next(g for g in m.groups() if g is not None) for m in _SEGMENT.finditer(text)]
-    segments += _BOXED.findall(text)
-    prose = _SEGMENT.sub(" ", text)
-    tokens = [t.strip(".!?'\"") for t in _TOKEN.findall(prose)]
-    out = set(segments) | {t for t in tokens if _MATHY.search(t)}
-    run: list[str] = []
-    for t in [*tokens, ""]:  # runs of math tokens written with spaces: "1.8 \cdot 10^2"
-        if t and (_MATHY.search(t) or _OPERATOR.fullmatch(t)):
-            run.append(t)
-            continue
-        if len(run) > 1:
-            out.add(" ".join(run))
-        run = []
-    for piece in list(out):
-        out.update(side for side in piece.split("=") if side.strip())
-    out.update(side for side in prose.split("=")[1:] if len(side.split()) <= 3)  # "... is x = 1/2"
-    return sorted({p.strip().strip(".") for p in out if p.strip().strip(".")}, key=lambda p: (len(p), p))
 
 
 def golds(family: Family) -> list[tuple[str, str]]:
     """(what, gold) pairs a primitive must not state: the reference answer and its correction, the
     INTEGRATE gold and every milestone's gold."""
-    out = [("the reference answer", family.parent_answer)]
-    if family.parent_answer_corrected:
-        out.append(("the corrected reference answer", family.parent_answer_corrected))
-    if family.integrate is not None:
-        out.append(("the INTEGRATE gold", family.integrate.answer))
-    out += [(f"milestone {i + 1}'s gold", m.answer) for i, m in enumerate(family.milestones)]
-    return [(what, g) for what, g in out if g.strip()]
-
-
-def _given(gold: str, problem_pieces: list[str]) -> bool:
-    """The problem itself states the value (as written, up to trivial reformatting)."""
-    return _trivial(gold) in {_trivial(p) for p in problem_pieces}
-
-
-def stated_gold(text: str, family: Family) -> tuple[str, str, str] | None:
-    """(what, gold, piece) for the first gold the text states, or None."""
-    pieces = _pieces(text)
-    flat = _trivial(text)
-    problem = _pieces(family.parent_prompt)
-    for what, gold in golds(family):
-        if _given(gold, problem):
-            continue
-        norm = _trivial(gold)
-        if len(norm) >= _SUBSTRING_MIN and norm in flat:
-            return what, gold, gold
-        for piece in pieces:
-            if leak_level(piece, gold) is not None:
-                return what, gold, piece
-    return None
+    return answers(family) + [(f"milestone {i + 1}'s gold", m.answer) for i, m in enumerate(family.milestones)
+                              if m.answer.strip()]
 
 
 def check_leak(text: str, family: Family) -> CheckResult:
-    hit = stated_gold(text, family)
+    hit = stated_gold(text, family, golds(family))
     if hit is None:
         return CheckResult(check=CHECK_LEAK, passed=True, reason="states no gold answer")
     what, gold, piece = hit

@@ -7,10 +7,11 @@ from typing import Any, Sequence
 
 from oracleladder.schemas.types import AnswerSchema
 
+from ..workers import WorkerPool, shared_pool
 from .core import Verdict, verify_inprocess
 from .equivalence import equivalent
 from .graders import grader_name
-from .pool import VerifierPool, shared_pool
+from .pool import grade_all, grade_sync
 
 
 def verify(response: str, gold: str, *, grader: str = "strict", extended: bool = False, note: str = "",
@@ -20,12 +21,12 @@ def verify(response: str, gold: str, *, grader: str = "strict", extended: bool =
     grader="extended"). Runs in the shared worker pool (hard timeout) unless `in_process`.
 
     The verdict's status says whether it is a grade (GRADED), the answer's own limit (LIMIT) or a
-    failed grading (UNGRADED); VerifierUnavailable is raised when no worker can start."""
+    failed grading (UNGRADED); WorkersUnavailable is raised when no worker can start."""
     kwargs = dict(response=response, gold=gold, grader=grader_name(grader, extended), note=note, schema=schema,
                   problem=problem)
     if in_process:
         return verify_inprocess(**kwargs)
-    return shared_pool().verify_sync(timeout_s=timeout_s, **kwargs)
+    return grade_sync(shared_pool(), kwargs, timeout_s)
 
 
 def answers_equivalent(a: str, b: str, *, extended: bool = True) -> bool:
@@ -48,5 +49,5 @@ def verify_many(items: Sequence[Any], *, workers: int | None = None, timeout_s: 
     for j in jobs:
         own = "grader" in j or "extended" in j
         j["grader"] = grader_name(j.get("grader", "strict"), bool(j.pop("extended", False))) if own else default
-    with VerifierPool(workers, timeout_s) as pool:
-        return pool.map(jobs)
+    with WorkerPool(workers, timeout_s) as pool:
+        return grade_all(pool, jobs)

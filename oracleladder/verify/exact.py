@@ -3,7 +3,7 @@ signed. About a third of real (answer, gold) pairs are two of them; exact arithm
 pair in microseconds where parsing and comparing it with math-verify takes milliseconds.
 
 `decide` gives the verdict math-verify's comparison gives on the pair (so every grader keeps its
-verdicts: tests/test_verify_exact.py checks it against the cascade on every form and near miss),
+verdicts: tests/verify/test_exact.py checks it against the cascade on every form and near miss),
 and None wherever that comparison's float rounding could go either way: math-verify compares a
 decimal to 6 places, in binary floating point."""
 

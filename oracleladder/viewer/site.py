@@ -20,15 +20,15 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
-from ..report.report import GAP_COLORS, NOT_CLASSIFIED, OUT_COLORS, known_gap, known_outcome
+from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
+from ..report.tables import known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store.sqlite import FailedJob, RunRecord, Store
 
 STATIC = resources.files("oracleladder.viewer") / "static"
-TRUNCATED = "length"  # the finish_reason of an answer cut at max_tokens
-NOT_DETERMINED = "Not determined"
 NOT_PROBED = "Not probed"  # a family another student has results on; in none of this student's counts
 
 
@@ -50,7 +50,7 @@ def reason_category(attempt: dict) -> str:
         return "call failed"
     if attempt["status"] == GradeStatus.UNGRADED.value:
         return "ungraded"
-    if attempt["finish"] == TRUNCATED and attempt["label"] != "ACCEPT":
+    if attempt["finish"] in TRUNCATED and attempt["label"] != "ACCEPT":
         return "truncated"
     return "accepted" if attempt["label"] == "ACCEPT" else attempt["reason"].split(":")[0].strip()
 
@@ -125,6 +125,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
             "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
+            "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
             "runs": len(rec.runs), "tokens_in": sum(r.tokens_in for r in rec.runs),
             "tokens_out": sum(r.tokens_out for r in rec.runs),
             # a run with no known price leaves the total unknown, never understated
@@ -161,7 +162,7 @@ def _shared(students: list[str], markdown: str) -> dict:
         "students": students,
         "tables_html": MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown),
         "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
-        "colors": {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}},
+        "colors": colors(),
         "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
         "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
 

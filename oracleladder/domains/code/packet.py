@@ -7,7 +7,16 @@ errors can go back to the teacher.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
+
+from ...ladder.contract import at_most
+
+# Bounds of a packet (`at_most`): each helper and assert runs in the sandbox. Far above the 2 to 4
+# helpers the prompt asks for, and a few asserts each.
+MAX_HELPERS = 12
+MAX_ASSERTS = 20
 
 
 class Helper(BaseModel):
@@ -16,13 +25,14 @@ class Helper(BaseModel):
     name: str
     signature: str = Field(description="the def line, e.g. 'def count_pairs(a: list[int], k: int) -> int:'")
     docstring: str
-    asserts: list[str] = Field(default_factory=list, description="at least 2 `assert ...` statements")
+    asserts: Annotated[list[str], at_most(MAX_ASSERTS, "asserts")] = Field(
+        default_factory=list, description="at least 2 `assert ...` statements")
     gold: str = Field(description="gold implementation: the full def, signature included")
 
 
 class CodePacket(BaseModel):
     plan: str
-    helpers: list[Helper]
+    helpers: Annotated[list[Helper], at_most(MAX_HELPERS, "helpers")]
     program: str = Field(description="full gold program solving the parent problem")
 
     def roadmap(self) -> str:

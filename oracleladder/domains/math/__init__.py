@@ -1,10 +1,10 @@
 """The math domain: competition problems compiled into milestone families (paper Sections 2-3),
 graded by the deterministic verifier.
 
-The teacher returns a `TeacherPlan` (compiler.plan) that becomes a `Family`; the deterministic
-validators check it in the verifier pool, then the teacher solves each milestone from its
+The teacher returns a `TeacherPlan` (`plan`) that becomes a `Family`; the deterministic
+validators check it in the worker pool, then the teacher solves each milestone from its
 student-facing prompt alone. The ladder is Stage 0 (each tested milestone) and the six conditions
-with their controls (probe.prompts).
+with their controls (`prompts`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ from ...prompts import load
 from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
 from ...schemas.jsonl import InputError, OnDuplicate
 from ...store import Store
-from ...validators import answer_problem, independent_solve_check, reference_answer_problem, render_errors
+from ...validators import (answer_problem, check_family_in, independent_solve_check, reference_answer_problem,
+                           render_errors)
 from ...validators.reference import CHECK as REFERENCE_CHECK
 from ... import verify
-from ...verify import GradingFailed, grader_name
+from ...verify import GradingFailed
 from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
+from ...workers import WorkerPool
 
-if TYPE_CHECKING:  # the probe loop imports the domains: no import back at run time
+if TYPE_CHECKING:
     from ...construction import pool as _pools
 else:  # pyarrow (~40 MB of shared libraries): loaded when a problem pool is first read, not by a probe
     _pools = lazy_module("oracleladder.construction.pool")
@@ -40,13 +42,6 @@ def target_gold(family: Family, target: str, use_corrections: bool = False) -> s
     if target.startswith("m"):
         return family.milestones[int(target[1:])].answer
     return family.reference_answer(use_corrections)
-
-
-def run_grader(config: object) -> str:
-    """The grader named by a stored probe run's config; runs from before graders had names say
-    only `extended` (strict when false or absent)."""
-    c = config if isinstance(config, dict) else {}
-    return grader_name(c.get("grader", "strict"), bool(c.get("extended")))
 
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *,
@@ -75,7 +70,7 @@ async def roadmap_set(store: Store, name: str) -> list[Family]:
 
 
 class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
-    """Math problems into milestone families; ``pool`` grades (started on entry when not given)."""
+    """Math problems into milestone families; the validators and the verifier run in ``pool``."""
 
     name = "math"
     response_model = TeacherPlan
@@ -83,40 +78,28 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     optional_conditions = PRIMITIVE_CONDITIONS
     confirm_stage = "independent solve"
     verifier = True
+    uses_pool = True
 
-    def __init__(self, pool: verify.VerifierPool | None = None, *, granularity: Granularity = "default",
-                 independent_solve: bool = True, fields: Sequence[str] = ()) -> None:
+    def __init__(self, pool: WorkerPool | None = None, *, granularity: Granularity = "default",
+                 independent_solve: bool = True, fields: Sequence[str] = (), null_values: Sequence[str] = (),
+                 encoding: str | None = None) -> None:
         self.pool = pool
         self.granularity = granularity
         self.independent_solve = independent_solve
         self.fields = tuple(fields)
-        self._owned: verify.VerifierPool | None = None
+        self.null_values = tuple(null_values)
+        self.encoding = encoding
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MathDomain:
         return cls(granularity=settings.granularity, independent_solve=settings.independent_solve,  # type: ignore[arg-type]
-                   fields=settings.fields)
-
-    def __enter__(self) -> MathDomain:
-        if self.pool is None:  # looked up at run time: the pool the verify package has now
-            self.pool = self._owned = verify.VerifierPool()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._owned is not None:
-            self._owned.close()
-            self.pool = self._owned = None
-
-    @property
-    def _pool(self) -> verify.VerifierPool:
-        if self.pool is None:
-            raise RuntimeError("MathDomain grades in a verifier pool: give it one, or enter it (`with domain:`)")
-        return self.pool
+                   fields=settings.fields, null_values=settings.null_values, encoding=settings.encoding)
 
     # ------------------------------------------------------------------ compile
 
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[MathProblem]:
-        return _pools.read_pool(path, _pools.parse_fields(list(self.fields)), on_duplicate)
+        return _pools.read_pool(path, _pools.parse_fields(list(self.fields)), on_duplicate,
+                                null_values=self.null_values, encoding=self.encoding)
 
     def unusable(self, problem: MathProblem) -> CheckResult | None:
         why = answer_problem(problem.answer)  # no roadmap can be graded against it
@@ -131,14 +114,14 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         family = to_family(reply, problem, provenance)
         structural = plan_errors(reply)
         report = (FamilyReport(pid=problem.pid, checks=structural) if structural
-                  else await self._pool.check_family(family, parse_prose=False))
+                  else await check_family_in(self.worker_pool(), family, parse_prose=False))
         return Checked(family, report)
 
     async def confirm(self, checked: Checked[Family], problem: MathProblem, attempt: Attempt) -> Checked[Family]:
         """T.solve(M_i): the teacher answers each milestone from its student-facing prompt only."""
         if not self.independent_solve:
             return checked
-        client, pool = attempt.client, self._pool
+        client, pool = attempt.client, self.worker_pool()
 
         async def solve(prompt: str) -> str:
             request = client.request(student_messages(prompt), k=attempt.index, temperature=0.0,
@@ -146,7 +129,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
             return (await client.complete(request)).text
 
         async def grade(response: str, gold: str) -> Verdict:
-            verdict = await pool.verify(response, gold)
+            verdict = await verify.grade(pool, response, gold)
             if not verdict.graded:  # a broken grader says nothing about the milestone: end the attempt
                 raise GradingFailed(verdict.reason)
             return verdict
@@ -192,7 +175,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     async def grade(self, job: Job[Family], response: str, config: ProbeConfig) -> Verdict:
         gold = target_gold(job.family, job.target, config.use_corrections)
-        return await self._pool.verify(response, gold, grader=config.grader, problem=job.family.parent_prompt)
+        return await verify.grade(self.worker_pool(), response, gold, grader=config.grader,
+                                  problem=job.family.parent_prompt)
 
     def collect_results(self, families: Sequence[Family], rollouts: Sequence[Rollout], *,
                         use_corrections: bool = False) -> list[FamilyResults]:
@@ -205,4 +189,4 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         return reference_answer_problem(family, use_corrections)
 
 
-__all__ = ["MathDomain", "collect_results", "roadmap_set", "run_grader", "target_gold"]
+__all__ = ["MathDomain", "collect_results", "roadmap_set", "target_gold"]

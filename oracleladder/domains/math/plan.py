@@ -6,14 +6,22 @@ Field order matters: the model writes `answer_schema` before `description` befor
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ...ladder.contract import at_most
 from ...prompts import load
 from ...schemas import AnswerSchema, CheckResult, Family, MathProblem, Milestone, MilestoneType, Primitive, Provenance
 
 Granularity = Literal["coarse", "default", "fine"]
+
+# Bounds of a plan (`at_most`): a flood of milestones would each cost an independent solve. Twice
+# the finest granularity's 10 milestones; descriptions and golds far above the release's longest
+# (under 500 and 100 characters).
+MAX_MILESTONES = 20
+MAX_DESCRIPTION = 4_000
+MAX_GOLD = 1_000
 
 # What the student is told to put in \boxed{}, by schema.
 _OUTPUT_INSTRUCTION = {
@@ -32,14 +40,16 @@ _OUTPUT_INSTRUCTION = {
 class PlannedMilestone(BaseModel):
     type: MilestoneType
     answer_schema: AnswerSchema
-    description: str = Field(description="standalone sub-goal, ending with what to output")
-    canonical_answer: str = Field(description="one value, expression, equation, inequality, interval, set or tuple; no prose")
+    description: Annotated[str, at_most(MAX_DESCRIPTION, "characters")] = Field(
+        description="standalone sub-goal, ending with what to output")
+    canonical_answer: Annotated[str, at_most(MAX_GOLD, "characters")] = Field(
+        description="one value, expression, equation, inequality, interval, set or tuple; no prose")
 
 
 class TeacherPlan(BaseModel):
     """A milestone plan; the last milestone is the private INTEGRATE step."""
 
-    milestones: list[PlannedMilestone] = Field(min_length=2)
+    milestones: Annotated[list[PlannedMilestone], at_most(MAX_MILESTONES, "milestones")] = Field(min_length=2)
     # the key idea (docs/primitive.md), written after the roadmap; optional so that a teacher that
     # leaves it out still compiles a roadmap (`ladder compile --primitives-only` can add it later)
     primitive: str | None = Field(default=None, description="one short sentence: the key idea, no value")

@@ -3,7 +3,7 @@ but no primitive (the released ones), in the one compile loop (`compiler.loop.Co
 
 The loop's item is the stored family itself. The teacher sees the problem, its reference answer and
 its roadmap with the golds, and returns one primitive; the validators of validators/primitive.py
-(run in the verifier pool, like a plan's checks) send their errors back in a re-ask, up to
+(run in the worker pool, like a plan's checks) send their errors back in a re-ask, up to
 ``max_attempts``. Every attempt is stored (``Store.put_primitive_attempt``) with its errors or the
 reason it ended; an accepted primitive is written onto the family (same pid, source and
 granularity), marked ``teacher-primitives-only``.
@@ -20,9 +20,10 @@ from .prompts import description, roadmap_text
 from ...prompts import load
 from ...schemas import CheckResult, Family, FamilyReport, Primitive
 from ...store import Store
+from ...validators import check_family_in
 from ...validators.primitive import CHECKS
-from ...verify import VerifierPool
 from ...ladder.contract import Attempt, Checked, CompileDomain
+from ...workers import WorkerPool
 
 PROMPTS = ("teacher_primitive", "teacher_primitive_user")
 
@@ -51,8 +52,9 @@ class PrimitiveDomain(CompileDomain[Family, Family, PrimitivePlan]):
 
     response_model = PrimitivePlan
     check_stage = "checking the primitive"
+    uses_pool = True
 
-    def __init__(self, pool: VerifierPool) -> None:
+    def __init__(self, pool: WorkerPool | None = None) -> None:
         self.pool = pool
 
     def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
@@ -62,7 +64,7 @@ class PrimitiveDomain(CompileDomain[Family, Family, PrimitivePlan]):
         candidate = problem.model_copy(update={"primitive": Primitive(
             text=self.stored_plan(reply, attempt.version), provenance="teacher-primitives-only",
             teacher=attempt.source, prompt_hash=attempt.version)})
-        report = await self.pool.check_family(candidate, parse_prose=False)
+        report = await check_family_in(self.worker_pool(), candidate, parse_prose=False)
         # the family's own checks run too; only the primitive's are this attempt's
         return Checked(candidate, FamilyReport(pid=problem.pid, checks=[c for c in report.checks if c.check in CHECKS]))
 

@@ -64,12 +64,78 @@ function escapeHtml(s) { return s.replace(/[&<>"']/g, (c) => ESCAPES[c]); }
 // Math (between the delimiters above, or an escaped dollar) is set aside before the Markdown pass, so its
 // _ * \\ are not read as Markdown, and put back as text after it for KaTeX; a lone $ does not reach past a
 // blank line. U+E000/U+E001 (private use) mark the places; the text's own are replaced first.
-const MATH = /\\\$|\$\$[\s\S]+?\$\$|\\\[[\s\S]+?\\\]|\\\([\s\S]+?\\\)|\$(?:\\[\s\S]|(?!\n[ \t]*\n)[^$\\])+?\$/g;
+//
+// mathSpans reads what the regex /\\\$|\$\$[\s\S]+?\$\$|\\\[[\s\S]+?\\\]|\\\([\s\S]+?\\\)|\$(?:\\[\s\S]|(?!\n[ \t]*\n)[^$\\])+?\$/g
+// matches, in one pass: that regex searched to the end of the text from every unclosed opener, and
+// 100,000 unclosed \[ (200 KB) froze the tab for 3.4 s, 1 MB for minutes. Here a closer not found is not
+// searched for again (none follows a later opener either), and where an inline $...$ ends is known for
+// every place at once, read from the end of the text backwards.
+
+// inlineEnds(s)[i]: where inline math ends (after its closing $) whose content stands at i, a piece read
+// before it, or -1: a $ closes it; a backslash and the character after it are one piece; a blank line
+// or the end of the text leaves it unclosed
+function inlineEnds(s) {
+  const n = s.length;
+  const end = new Int32Array(n + 2).fill(-1);
+  let next = n;   // the first character at or after i + 1 that is not a space or a tab
+  for (let i = n - 1; i >= 0; i--) {
+    const c = s[i];
+    if (c === "$") end[i] = i + 1;
+    else if (c === "\\") end[i] = i + 1 < n ? end[i + 2] : -1;
+    else if (c === "\n" && s[next] === "\n") end[i] = -1;
+    else end[i] = end[i + 1];
+    if (c !== " " && c !== "\t") next = i;
+  }
+  return end;
+}
+
+// [start, end) of each math span of s, left to right
+function mathSpans(s) {
+  const spans = [];
+  const unclosed = new Set();   // closers found nowhere after some opener: nowhere after a later one
+  let inline = null;
+  const close = (closer, from) => {
+    if (unclosed.has(closer)) return -1;
+    const at = s.indexOf(closer, from);
+    if (at < 0) unclosed.add(closer);
+    return at < 0 ? -1 : at + closer.length;
+  };
+  const inlineEnd = (i) => {   // $ at i: a first piece that is no $, then as inlineEnds says
+    inline = inline || inlineEnds(s);
+    return s[i + 1] === "$" ? -1 : inline[i + 1];
+  };
+  for (let i = 0; i < s.length;) {
+    const c = s[i];
+    let end = -1;
+    if (c === "\\") {
+      const d = s[i + 1];
+      if (d === "$") end = i + 2;
+      else if (d === "[") end = close("\\]", i + 3);
+      else if (d === "(") end = close("\\)", i + 3);
+    } else if (c === "$") {
+      if (s[i + 1] === "$") end = close("$$", i + 3);
+      if (end < 0) end = inlineEnd(i);
+    }
+    if (end < 0) {
+      i += 1;
+    } else {
+      spans.push([i, end]);
+      i = end;
+    }
+  }
+  return spans;
+}
 
 // a response, problem or milestone text: Markdown, with its LaTeX typeset
 function renderText(node, s) {
   const kept = [];
-  const src = s.replace(/[\uE000\uE001]/g, "\uFFFD").replace(MATH, (m) => `\uE000${kept.push(m) - 1}\uE001`);
+  const text = s.replace(/[\uE000\uE001]/g, "\uFFFD");
+  let src = "", last = 0;
+  for (const [start, end] of mathSpans(text)) {
+    src += text.slice(last, start) + `\uE000${kept.push(text.slice(start, end)) - 1}\uE001`;
+    last = end;
+  }
+  src += text.slice(last);
   node.innerHTML = markdown().render(src).replace(/\uE000(\d+)\uE001/g, (_, i) => escapeHtml(kept[i]));
   math(node);
 }
@@ -180,6 +246,7 @@ function provenance() {
     rows.push([`Student ${s}`, `${x.families} families; K = ${x.k ?? "not run"} per condition`
       + (x.k_stage0 ? `, ${x.k_stage0} per milestone` : "") + `; grader ${x.grader || "—"}; max tokens `
       + `${x.max_tokens.join(", ") || "—"}; temperature ${x.temperature.join(", ") || "—"}; `
+      + (x.grammar ? "decoding constrained by a grammar (GBNF: changes what the student can answer); " : "")
       + `${x.runs} probe runs, tokens ${x.tokens_in} in / ${x.tokens_out} out, cost ${cost}`]);
   }
   return el("dl", { class: "prov" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));

@@ -1,0 +1,70 @@
+"""The `ladder` command line: one subcommand per stage of the pipeline, a thin layer over the Python
+API (oracleladder.experiment): each command parses its options, calls an Experiment, prints.
+
+The commands live by group (`store`, `compiling`, `probing`, `reporting`, `construction`, `audit`),
+what they share in `common` and `display`; they are registered below in the order `ladder --help`
+lists them."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from ..clients import ConfigurationError, ProviderError
+from ..experiment import ExperimentError
+from ..schemas.jsonl import InputError
+from ..store import StoreError
+from . import audit, compiling, construction, probing, reporting, store
+from .common import fail
+
+# The project's own errors carry a one-line message that says what to do: printed as that line
+# (with --debug, with its traceback).
+USER_ERRORS = (InputError, ExperimentError, StoreError, ConfigurationError, ProviderError, sqlite3.Error)
+
+
+class _Ladder(TyperGroup):
+    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:  # a subcommand's option refused: one line, not a panel
+            where = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
+            fail(exc.format_message() + where)
+        except USER_ERRORS as exc:
+            if ctx.meta.get("debug"):
+                raise
+            fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
+                 code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
+
+
+app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
+                  help="OracleLadder: where does LLM reasoning fail?")
+app.add_typer(audit.app, name="audit")
+
+
+@app.callback()
+def _options(ctx: typer.Context,
+             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False) -> None:
+    ctx.meta["debug"] = debug
+
+
+app.command("import")(store.import_)
+app.command()(store.export)
+app.command()(probing.verify)
+app.command()(compiling.compile)
+app.command()(compiling.check)
+app.command()(probing.probe)
+app.command()(reporting.report)
+app.command()(reporting.view)
+app.command()(probing.regrade)
+app.command()(reporting.compare)
+app.command()(store.runs)
+app.command()(reporting.demo)
+app.command()(construction.screen)
+app.command()(construction.funnel)
+app.command()(construction.reanchor)
+app.command()(store.batches)
+
+__all__ = ["app"]

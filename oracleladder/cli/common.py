@@ -1,0 +1,170 @@
+"""What the `ladder` commands share: one-line errors on stderr, running a command on an Experiment,
+the options several commands take, and the options of every command that calls a model, defined
+once (their defaults are `Endpoint`'s)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import inspect
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..clients import ProviderError
+from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, EndpointError, Experiment,
+                          request_body)
+from ..verify import grader_name
+
+console = Console(stderr=True)
+
+# the run finished, but some of its work has no result: probe jobs whose call failed or whose answer could
+# not be graded, problems compile could not finish for a provider failure, judge calls that failed; a
+# rerun picks them up
+EXIT_INCOMPLETE = 3
+
+StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
+SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def say(text: str) -> None:
+    console.print(text, soft_wrap=True, highlight=False, markup=False)
+
+
+def existing(store: Path) -> None:
+    """A command that needs the store's contents refuses a missing one."""
+    if not store.is_file():
+        fail(f"{store}: no such store")
+
+
+def positive(value: float | None) -> float | None:
+    if value is not None and value <= 0:
+        raise typer.BadParameter(f"{value:g} is not greater than 0")
+    return value
+
+
+T = TypeVar("T")
+
+
+def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
+                   reading: bool = False) -> T:
+    """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
+    read-only where it cannot be written); Ctrl-C stops it with every finished result kept in the
+    store. A call that failed for good ends it with one line on the ``endpoint``."""
+    async def main() -> T:
+        async with Experiment(store, readonly=None if reading else False, notify=say) as ex:
+            return await call(ex)
+
+    try:
+        return asyncio.run(main())
+    except EndpointError as exc:
+        fail(str(exc))
+    except ProviderError as exc:
+        if endpoint is None:
+            raise
+        fail(endpoint.explain(exc), 1)
+    except KeyboardInterrupt:
+        # Another Ctrl-C (a terminal sends one to the verifier workers too) while the process winds
+        # down must still end it with 130: while threads are joined it exits at once, and from the
+        # atexit hooks on it is ignored, since Python restores SIGINT's default (death by signal,
+        # -2) for the last steps of its shutdown.
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
+        console.print(f"interrupted: everything finished so far is kept in {store}; "
+                      "rerun the same command to resume (stored calls are not asked again)",
+                      soft_wrap=True, highlight=False, markup=False)
+        raise typer.Exit(130) from None
+
+
+BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help=f"Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others).")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
+MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
+RpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Requests-per-minute limit.")]
+TpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Tokens-per-minute limit.")]
+ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
+ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
+ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
+ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
+BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
+BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
+
+
+# the options of every command that calls a model (with_endpoint_options adds them)
+ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
+    "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
+    "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, Endpoint.timeout),
+    "max_cooldown": (MaxCooldownOpt, Endpoint.max_cooldown), "batch": (BatchOpt, Endpoint.batch),
+    "batch_poll": (BatchPollOpt, Endpoint.batch_poll), "batch_quiet": (BatchQuietOpt, Endpoint.batch_quiet),
+}
+
+
+def with_endpoint_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives a command the endpoint options in place of its ``endpoint_options`` parameter, which
+    receives their values by name (for make_endpoint)."""
+    params = []
+    for p in inspect.signature(command, eval_str=True).parameters.values():
+        if p.name == "endpoint_options":
+            params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
+                       for name, (option, default) in ENDPOINT_OPTIONS.items()]
+        else:  # keyword-only: typer passes every option by name, and the order stays the help's
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+    @functools.wraps(command)
+    def with_endpoint(**kwargs: Any) -> None:
+        options = {name: kwargs.pop(name) for name in ENDPOINT_OPTIONS}
+        command(**kwargs, endpoint_options=options)
+
+    with_endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return with_endpoint
+
+
+def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
+    """The Endpoint of ``model`` from the endpoint options: --param and --extra-body become its
+    extra_body (top-level body fields, --param winning)."""
+    return Endpoint(model, base_urls=options["base_url"], concurrency=options["concurrency"], rpm=options["rpm"],
+                    tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
+                    api_key_env=options["api_key_env"], model_name=options["model_name"],
+                    timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
+                    batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
+
+
+def known_grader(grader: str) -> str:
+    """--grader's check, before the command runs: an unknown grader is one line naming the known ones."""
+    try:
+        return grader_name(grader)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
+DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
+PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
+
+
+class OnDuplicate(str, Enum):
+    error = "error"
+    keep_first = "keep-first"
+    keep_last = "keep-last"
+
+
+OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
+    "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]

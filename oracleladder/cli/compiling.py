@@ -1,0 +1,134 @@
+"""`ladder compile` (and `--primitives-only`) and `ladder check`: families made by a teacher, and
+every validator run on a file of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..clients import load_prices
+from ..domains import get_domain
+from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
+from ..store import DEFAULT_STORE
+from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt,
+                     console, fail, make_endpoint, run_experiment, say, with_endpoint_options)
+from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
+
+
+@with_endpoint_options
+def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
+    teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
+    problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
+    granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
+    domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
+    independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
+    null_values: Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")] = None,
+    encoding: Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")] = None,
+    primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
+    source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
+) -> None:
+    """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    if primitives_only:
+        if problems is not None or domain != "math" or dry_run:
+            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+        # online calls: --primitives-only has never taken --batch
+        endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
+                                 prices=load_prices(prices), max_cost=max_cost)
+        _primitives(store, endpoint, source, max_attempts, max_tokens, as_json)
+        return
+    if problems is None:
+        fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
+    get_domain(domain)  # an unknown name fails here, before the store is touched
+    endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
+                             max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.compile(
+        problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
+        independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
+        null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
+        progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    if isinstance(result, Estimate):
+        if not as_json:
+            say_estimate(result, f"about {result.calls} teacher calls: a first attempt for each of the "
+                                 f"{result.calls} of {result.problems} problems not yet compiled by this "
+                                 f"teacher ({result.unusable} skipped for their reference answer; re-asks and "
+                                 "independent solves add more; cached attempts cost nothing)")
+        return
+    if result.all_failed:
+        fail(f"every teacher call failed: {result.all_failed}", 1)
+    if not as_json:
+        _say_compiled(result)
+    say_budget(result.budget_stop)
+    if result.infrastructure_failures or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _say_compiled(result: CompileResult) -> None:
+    console.print(f"compiled {result.compiled}, failed {result.failed}, infrastructure failures "
+                  f"{result.infrastructure_failures}; attempts per family {result.attempts_per_family}; "
+                  f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}"
+                  f"{timeouts_said(result.usage)}", soft_wrap=True, highlight=False, markup=False)
+    for pid, errs in result.failed_why.items():
+        console.print(f"  failed {pid}: {errs[0] if errs else ''}", soft_wrap=True, highlight=False, markup=False)
+    for pid, reason in result.infrastructure_failed_why.items():
+        say(f"  {pid}: {reason}")
+    if result.infrastructure_failures:
+        say("a provider or grader failure says nothing about the roadmap: rerun the same command to compile "
+            "those problems again (stored calls are not asked again)")
+
+
+def _primitives(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_tokens: int,
+                as_json: bool) -> None:
+    """compile --primitives-only: the primitive of each family of ``source`` that has none."""
+    result: PrimitivesResult = run_experiment(store, lambda ex: ex.compile_primitives(
+        endpoint, source=source, max_attempts=max_attempts, max_tokens=max_tokens, progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"primitives: {result.compiled} written, {len(result.failed_why)} failed, "
+            f"{result.had_primitive} of {result.families} families already had one; "
+            f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}")
+        for pid, why in result.failed_why.items():
+            say(f"  failed {pid}: {why}")
+    if result.infrastructure_failures or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def check(
+    families: Annotated[Path, typer.Argument(help="Families in the released record format.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+) -> None:
+    """Run every deterministic validator on existing families."""
+    checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
+    if as_json:
+        for family, report in zip(checked.families, checked.reports):
+            typer.echo(json.dumps({
+                "pid": report.pid, "passed": report.passed, "leak_level": checked.leak_level(family),
+                "checks": [c.model_dump(mode="json") for c in report.checks],
+            }))
+        typer.echo(json.dumps({"totals": checked.totals}))
+        return
+    for report in checked.reports:
+        for c in report.failures():
+            # numbered from 1 like the reasons ("duplicates milestone 1's gold"); m<i> is its record id
+            where = f"milestone {c.milestone + 1} (m{c.milestone})" if c.milestone is not None else "family"
+            console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
+    console.print_json(json.dumps(checked.totals))
+

@@ -1,0 +1,117 @@
+"""`ladder verify`, `probe` and `regrade`: one answer graded, a student probed on a roadmap set,
+and the answers whose grading failed graded again."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from .._lazy import lazy_module
+from ..clients import load_prices
+from ..experiment import Estimate
+from ..schemas import CONDITION_NAMES
+from ..store import DEFAULT_STORE
+from ..workers import WorkersUnavailable
+from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt,
+                     StoreOpt, console, existing, make_endpoint, run_experiment, say, with_endpoint_options)
+from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
+
+if TYPE_CHECKING:
+    from ..verify import api as _verify_api
+else:  # SymPy behind it: loaded when an answer is graded, not by `ladder --help`
+    _verify_api = lazy_module("oracleladder.verify.api")
+
+
+def verify(
+    gold: Annotated[str, typer.Option("--gold", help="Gold answer.")],
+    response: Annotated[str, typer.Option("--response", help="Student response (its last \\boxed{} is graded).")],
+    grader: GraderOpt = "strict",
+    problem: Annotated[str, typer.Option(help="Problem text (lets extended mode read MCQ options).")] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Grade one response against one gold answer."""
+    try:
+        verdict = _verify_api.verify(response, gold, grader=grader, problem=problem)
+    except WorkersUnavailable as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps({"label": verdict.label.value, "reason": verdict.reason, "extracted": verdict.extracted,
+                               "status": verdict.status.value}))
+    else:
+        typer.echo(f"{verdict.label.value}: {verdict.reason}")
+
+
+@with_endpoint_options
+def probe(
+    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    k: KOpt = 8,
+    conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help=(
+        f"A condition to run (repeat the option): {', '.join(CONDITION_NAMES.values())} (or the released "
+        f"names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None,
+    stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (reasoning models take only their default).")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
+    source: SourceOpt = "release",
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
+    use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
+    grader: GraderOpt = "strict",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
+    primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
+) -> None:
+    """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
+    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.probe(
+        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
+        seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
+        domain=domain, primitive=primitive, primitive_fallback=primitive_fallback, dry_run=dry_run,
+        progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    if isinstance(result, Estimate):
+        if not as_json:
+            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
+                                 f"{result.families} families")
+        return
+    if not as_json:
+        usage = result.usage
+        console.print(f"run {result.run_id}: {result.families} families, "
+                      f"{usage.requests} requests{batch_rows_said(result.batch_rows_submitted)}, "
+                      f"{usage.cache_hits} cache hits, tokens {usage.tokens_in} in / {usage.tokens_out} out; "
+                      f"{cost_said(usage)}{timeouts_said(usage)}", soft_wrap=True, highlight=False, markup=False)
+    if result.without_primitive and not as_json:
+        say(f"C2-primitive and C2-primitive-random skipped {result.without_primitive} families without a "
+            "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
+    say_budget(result.budget_stop)
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    if result.failed_jobs or result.ungraded or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def regrade(
+    student: Annotated[str, typer.Option("--student", help="The student whose ungraded rollouts to grade.")],
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
+    existing(store)
+    result = run_experiment(store, lambda ex: ex.regrade(student, source=source, domain=domain))
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"regraded {result.regraded} rollouts ({result.accepted} accepted); "
+            f"{result.still_ungraded} still ungraded")
+    if result.still_ungraded:
+        raise typer.Exit(EXIT_INCOMPLETE)

@@ -1,0 +1,141 @@
+"""`ladder report`, `view`, `compare` and `demo`: what the store's rollouts say, written, served
+or compared; the demo runs the whole pipeline offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import demo as _demo
+from ..experiment import Experiment, Report
+from ..report import console as terminal
+from ..store import DEFAULT_STORE
+from ..viewer.serve import serve
+from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
+from .display import bar
+
+def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
+                  use_corrections: bool, domain: str, html: bool) -> Report:
+    """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
+    async def write(ex: Experiment) -> Report:
+        if html:
+            ex.check_html(domain)
+        report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
+                                 domain=domain)
+        await ex.write_report(report, out, html=html)
+        return report
+
+    return run_experiment(store, write, reading=True)
+
+
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML report (out/html/index.html): overview, "
+                                       "one page per family with every attempt; opens from the file system.")]
+
+
+def report(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    html: HtmlOpt = False,
+) -> None:
+    """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
+    existing(store)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
+                  highlight=False, markup=False)
+    for line in terminal.missing_notices(written.missing):
+        say(line)
+
+
+def view(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
+    a: Annotated[Optional[str], typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
+                                             "roadmap sets (one --student) instead of the report.")] = None,
+    b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
+) -> None:
+    """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
+    when the store changes; Ctrl-C stops."""
+    existing(store)
+    if (a is None) != (b is None) or (a is not None and len(student) != 1):
+        fail("a comparison takes --a, --b and one --student")
+    seen: list[tuple[int, ...] | None] = [None]
+
+    def refresh(out: Path) -> None:
+        stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
+        if stamp != seen[0]:
+            if a is not None and b is not None:
+                _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+            else:
+                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+            seen[0] = stamp
+
+    serve(refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"), say)
+
+
+def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
+                   allow_mixed_graders: bool, html: bool) -> None:
+    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
+    run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
+                                                     allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
+
+
+def compare(
+    a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
+    student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
+    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
+                                       "tables, and each problem's two roadmaps side by side with the student's "
+                                       "attempts; opens from the file system.")] = False,
+) -> None:
+    """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
+    --primitive the primitive against the roadmap on one set."""
+    existing(store)
+    if primitive == (b is not None):
+        fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
+    if primitive:
+        if html:
+            fail("--html is for two roadmap sets (--b), not --primitive")
+        result = run_experiment(store, lambda ex: ex.write_primitive_compare(
+            a, student, out, threshold=threshold, use_corrections=use_corrections), reading=True)
+        say(f"compared the primitive and the roadmap of {a} for {student} on {result.n} families: "
+            f"{out}/primitive_vs_roadmap.md")
+        return
+    assert b is not None
+    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
+    console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
+                  + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
+
+
+def demo(
+    store: StoreOpt = Path("demo.sqlite"),
+    out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
+    families: Annotated[Optional[int], typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
+    k: KOpt = _demo.K,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
+    open_report: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser when it is written.")] = False,
+) -> None:
+    """The whole pipeline on the embedded model, offline: import the demo set, probe, report (docs/demo.md)."""
+    result = run_experiment(store, lambda ex: _demo.run(ex, out, families=families, k=k, max_tokens=max_tokens,
+                                                         progress=bar))
+    for part in _demo.summary(result):
+        console.print(part, highlight=False, markup=False)
+    if open_report and not _demo.open_report(result.html):
+        say(f"no browser found here: open {result.html} in one")

@@ -1,0 +1,66 @@
+"""`ladder import`, `export`, `runs` and `batches`: families into and out of the store, and the
+store's runs and provider batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..store import DEFAULT_STORE
+from .common import ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, run_experiment, say
+
+
+def import_(
+    families: Annotated[Path, typer.Argument(help="Families in the released OracleLadder record format.")],
+    store: StoreOpt = DEFAULT_STORE,
+    source: Annotated[str, typer.Option(help="Name the families are filed under.")] = "release",
+    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+) -> None:
+    """Import released-format milestone families into the store."""
+    n = run_experiment(store, lambda ex: ex.import_families(families, source=source,
+                                                            on_duplicate=on_duplicate.value))
+    console.print(f"imported {n} families from {families} into {store} (source '{source}')")
+
+
+def export(
+    out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
+    store: StoreOpt = DEFAULT_STORE,
+    teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher.")] = None,
+    set_name: Annotated[Optional[str], typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
+) -> None:
+    """Export families in the released OracleLadder record format."""
+    existing(store)
+    n = run_experiment(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
+    console.print(f"wrote {n} families to {out}")
+
+
+def runs(store: StoreOpt = DEFAULT_STORE) -> None:
+    """The runs of a store with their status (running, done, interrupted), tokens and cost."""
+    existing(store)
+    for run in run_experiment(store, lambda ex: ex.runs(), reading=True):
+        cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
+        typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
+                   f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
+
+
+def batches(
+    store: StoreOpt = DEFAULT_STORE,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel every batch still in flight (stop the run that waits on them first: it would submit the cancelled rows again).")] = False,
+    api_key_env: ApiKeyEnvOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per batch.")] = False,
+) -> None:
+    """List the store's provider batches (`--batch`) with their states, as of their last poll."""
+    existing(store)
+    records, cancelled = run_experiment(store, lambda ex: ex.batches(cancel=cancel, api_key_env=api_key_env),
+                                        reading=not cancel)
+    for b in records:
+        if as_json:
+            typer.echo(b.model_dump_json(exclude={"custom_ids"}))
+        else:
+            where = f" at {b.endpoint}" if b.endpoint else ""
+            say(f"{b.provider}{where} {b.id}: {b.state}; {b.requests} requests, {b.succeeded} succeeded, "
+                f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
+    if not as_json:
+        say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))

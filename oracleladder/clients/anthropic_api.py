@@ -1,0 +1,214 @@
+"""Anthropic's API through its official SDK: Messages (``AnthropicProvider``) and Message Batches
+(``AnthropicBatchAPI``). Its wire has no OpenAI ``response_format`` nor tools: a structured reply is
+asked for in the prompt (``structured.PROMPT_ONLY``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_module
+from .base import ChatRequest, ChatResult
+from .batch_api import (
+    CLOCK_SKEW_S,
+    LIST_LAG_S,
+    BatchStatus,
+    Outcome,
+    RowRefused,
+    create_error,
+    no_batch_api,
+)
+from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .wire import Refusals, answer
+
+if TYPE_CHECKING:
+    import anthropic
+else:  # loaded by the first client that uses it, not by `ladder --help` (3 to 3.6 s on a loaded 2-core machine)
+    anthropic = lazy_module("anthropic")
+
+DEFAULT_MAX_TOKENS = 1024  # the Messages API requires one
+MESSAGES_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
+# The SDK (1.0 on) has no keyword for these any more and takes them through extra_body: same wire.
+# They are also what Anthropic's newest models refuse (wire.Refusals).
+SAMPLING = {"temperature", "top_p", "top_k"}
+# Anthropic's error types, as the HTTP status its online API answers them with
+_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+           "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+           "api_error": 500, "overloaded_error": 529}
+
+
+def messages_body(request: ChatRequest) -> dict[str, Any]:
+    """The Messages body as the SDK takes it (what goes at the body's top level under ``extra_body``)."""
+    system = [m["content"] for m in request.messages if m.get("role") == "system"]
+    msgs = [{"role": m["role"], "content": m["content"]} for m in request.messages if m.get("role") != "system"]
+    body: dict[str, Any] = {"model": request.model, "messages": msgs}
+    if system:
+        body["system"] = "\n\n".join(system)
+    for k, v in request.params.items():
+        if k in MESSAGES_PARAMS:
+            body[k] = v
+        elif k in SAMPLING:
+            body.setdefault("extra_body", {})[k] = v
+        elif k == "stop":
+            body["stop_sequences"] = [v] if isinstance(v, str) else list(v)
+    if request.params.get("extra_body"):  # the SDK sends these at the body's top level
+        body.setdefault("extra_body", {}).update(request.params["extra_body"])
+    body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    return body
+
+
+def messages_result(data: Any, latency: float) -> ChatResult:
+    """A Messages reply body as a ChatResult (MalformedResponse if it is not one)."""
+    try:
+        text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=text,
+            tokens_in=int(usage.get("input_tokens") or 0),
+            tokens_out=int(usage.get("output_tokens") or 0),
+            latency_s=latency,
+            finish_reason=data.get("stop_reason"),
+        )
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise MalformedResponse(f"malformed messages body: {e!r}") from None
+
+
+class AnthropicProvider:
+    """Anthropic messages API through the official ``AsyncAnthropic`` SDK (aiohttp transport)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.endpoint = endpoint_of("anthropic", base_url)
+        key = resolve_key("anthropic", api_key, base_url, api_key_env)
+        omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
+        self._headers = {} if key else {"extra_headers": omit}
+        kw: dict[str, Any] = {}
+        if hasattr(anthropic, "DefaultAioHttpClient"):
+            kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            **kw,
+        )
+        self._refusals = Refusals(self.name, messages_body, SAMPLING)
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            t0 = time.perf_counter()
+            try:
+                raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
+                data = json.loads(raw.http_response.content)
+                break
+            except (anthropic.APIError, ValueError) as e:
+                if isinstance(e, anthropic.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+                    continue
+                raise sdk_error(anthropic, e, self.name) from None
+        return answer(messages_result(data, time.perf_counter() - t0), self.name)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class AnthropicBatchAPI:
+    """Anthropic's Message Batches (``messages.batches``; custom_id ``^[a-zA-Z0-9_-]{1,64}$``)."""
+
+    name = "anthropic"
+    max_requests = 100_000
+    max_bytes = 256 * 1024 * 1024
+    list_lag = LIST_LAG_S
+
+    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.endpoint = endpoint_of("anthropic", base_url)
+        self._where = base_url or "the anthropic API"
+        key = resolve_key("anthropic", api_key, base_url, api_key_env)
+        # no key: none sent, on every request (results() sets headers of its own)
+        omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
+        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url, timeout=timeout, max_retries=3,
+                                                default_headers=omit)
+        self.refusals = Refusals(self.name, messages_body, SAMPLING)
+        self._once = self._client.with_options(max_retries=0)
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        params = self.refusals.body(request)
+        params.update(params.pop("extra_body", {}))  # what the SDK would put at the body's top level
+        return {"custom_id": custom_id, "params": params}
+
+    async def check(self) -> None:
+        try:
+            await self._client.messages.batches.list(limit=1)
+        except anthropic.APIError as e:
+            error = sdk_error(anthropic, e, self.name)
+            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        try:  # Message Batches take no metadata: ``find`` knows the batch by its size and time
+            b = await self._once.messages.batches.create(requests=entries)  # type: ignore[arg-type]
+        except anthropic.APIError as e:
+            raise create_error(sdk_error(anthropic, e, self.name)) from None
+        return b.id
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """Of the batches of ``requests`` rows that are not ``known`` (listed newest first: read back to
+        ``at``), the one created nearest ``at``; its results' custom_ids confirm it when it ends (a call
+        it has no row for goes again)."""
+        found: dict[str, float] = {}  # id -> seconds from the intent
+        try:
+            async for b in self._client.messages.batches.list(limit=100):
+                if b.created_at < at - timedelta(seconds=CLOCK_SKEW_S):
+                    break
+                c = b.request_counts
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests and b.id not in known:
+                    found[b.id] = abs((b.created_at - at).total_seconds())
+        except anthropic.APIError as e:
+            raise sdk_error(anthropic, e, self.name) from None
+        return min(found, key=found.__getitem__, default=None)
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            b = await self._client.messages.batches.retrieve(batch_id)
+        except anthropic.APIError as e:
+            raise sdk_error(anthropic, e, self.name) from None
+        c = b.request_counts
+        return BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired)
+
+    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+        try:
+            async for r in await self._client.messages.batches.results(batch_id):
+                yield r.custom_id, self._outcome(r.result.model_dump())
+        except anthropic.APIError as e:
+            raise sdk_error(anthropic, e, self.name) from None
+
+    def _outcome(self, result: dict[str, Any]) -> Outcome:
+        kind = result.get("type")
+        if kind == "succeeded":
+            try:
+                return answer(messages_result(result["message"], 0.0), self.name)
+            except ProviderError as e:
+                return e
+        if kind == "errored":
+            error = (result.get("error") or {}).get("error") or {}
+            status = _STATUS.get(error.get("type", ""), 500)
+            message = f"anthropic batch row {error.get('type')}: {error.get('message', '')}"
+            return RowRefused(message, error) if status == 400 else classify_status(status, message)
+        return ServerError(f"anthropic batch row: {kind}")
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.messages.batches.cancel(batch_id)
+        except anthropic.APIError as e:
+            raise sdk_error(anthropic, e, self.name) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()

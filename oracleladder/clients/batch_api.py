@@ -1,0 +1,97 @@
+"""What a provider's batch API answers to (``BatchAPI``), for the batch scheduler (``batch``) and
+the wires that have one (``openai_api``, ``anthropic_api``): a batch's status, a row's outcome, and
+the errors of a create and of a row."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from .base import ChatRequest, ChatResult
+from .errors import BadRequestError, CannotConnect, ConfigurationError, ProviderError, TransientError
+from .wire import Refusals
+
+LIST_LAG_S = 60.0  # how long after a lost create reply a batch the provider made may still be missing from its list
+CLOCK_SKEW_S = 60.0  # the provider's clock may be this far behind ours (a batch's created_at against the intent's)
+# the providers' words for a batch that will change no more (OpenAI's, then Anthropic's)
+ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
+
+
+@dataclass
+class BatchStatus:
+    """What the provider says of one batch now."""
+
+    state: str
+    succeeded: int
+    failed: int
+
+
+Outcome = ChatResult | ProviderError
+
+
+class CreateLost(TransientError):
+    """A batch create whose reply was lost (a timeout, a dropped connection, a 5xx): the provider may
+    have made the batch, so its calls are not submitted again before it is looked up."""
+
+
+def create_error(error: ProviderError) -> ProviderError:
+    """A failed create call's error: a refusal (a 4xx) or no connection at all made no batch; any
+    other failure is a ``CreateLost``."""
+    if isinstance(error, CannotConnect) or (error.status is not None and 400 <= error.status < 500):
+        return error
+    return CreateLost(f"batch create reply lost: {error}", status=error.status)
+
+
+class RowRefused(BadRequestError):
+    """A batch row the provider refused (HTTP 400), with its error body: it may name a parameter the
+    model refuses, which its next row goes without (as online, ``wire.Refusals``)."""
+
+    def __init__(self, message: str, error: Any) -> None:
+        super().__init__(message, status=400)
+        self.error = error
+
+
+def no_batch_api(where: str, error: ProviderError) -> ConfigurationError:
+    return ConfigurationError(f"--batch: {where} has no batch API ({' '.join(str(error).split())[:120]}); "
+                              "run without --batch")
+
+
+class BatchAPI(Protocol):
+    """One provider's batch API."""
+
+    name: str
+    endpoint: str | None
+    max_requests: int
+    max_bytes: int
+    list_lag: float
+    refusals: Refusals  # the parameters each model refused, which its rows go without
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        """The batch row asking ``request``."""
+        ...
+
+    async def check(self) -> None:
+        """Raise at once, in one line, when the endpoint has no batch API."""
+        ...
+
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        """Create a batch of ``entries`` for the stored intent ``intent``; its id. Raises ``CreateLost``
+        when the provider may have made it, another ProviderError when it certainly did not."""
+        ...
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """The id of the batch created for ``intent`` (of ``requests`` rows, stored at ``at``; not one
+        of ``known``) if the provider lists it."""
+        ...
+
+    async def status(self, batch_id: str) -> BatchStatus: ...
+
+    def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+        """Each row of an ended batch: its custom_id and its outcome."""
+        ...
+
+    async def cancel(self, batch_id: str) -> None: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,117 @@
+"""OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama, gateways) over a bare ``aiohttp``
+session: OpenAI's chat-completions wire (``openai_api``) at about a third of the SDK's CPU per call,
+which counts against a fast local server at high concurrency (``transport="aiohttp"``, the default
+for a ``base_url``); and the models a server lists."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_module
+from .base import ChatRequest, ChatResult
+from .errors import (
+    CannotConnect,
+    ConnectionDropped,
+    MalformedResponse,
+    RequestTimeout,
+    classify_status,
+    excerpt,
+    parse_retry_after,
+    scrub,
+)
+from .openai_api import REFUSABLE, chat_body, chat_result
+from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .wire import Refusals, answer
+
+if TYPE_CHECKING:
+    import aiohttp
+else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
+    aiohttp = lazy_module("aiohttp")
+
+
+class OpenAIRawProvider:
+    """OpenAI chat-completions over a bare ``aiohttp`` session: the lowest-overhead transport."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        name: str = "openai",
+        connection_limit: int = 0,
+    ) -> None:
+        self.name = name
+        self.base_url = (base_url or DEFAULT_BASE_URLS["openai"]).rstrip("/")
+        self.endpoint = endpoint_of("openai", base_url)
+        self._url = self.base_url + "/chat/completions"
+        key = resolve_key("openai", api_key, base_url, api_key_env)
+        self._headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+        self._timeout = timeout
+        self._limit = connection_limit
+        self._session: Any = None
+        self._refusals = Refusals(name, chat_body, REFUSABLE)
+
+    def _get_session(self) -> Any:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._limit),
+                timeout=aiohttp.ClientTimeout(total=self._timeout),
+            )
+        return self._session
+
+    async def served_models(self) -> list[str]:
+        """The model ids the server lists at ``/models`` ([] if it lists none or cannot say)."""
+        try:
+            async with self._get_session().get(self.base_url + "/models", headers=self._headers) as resp:
+                data = await resp.json(content_type=None) if resp.status == 200 else {}
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return []
+        listed = data.get("data") if isinstance(data, dict) else None
+        return [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        session = self._get_session()
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            payload = json.dumps(body, ensure_ascii=False).encode()
+            t0 = time.perf_counter()
+            try:
+                async with session.post(self._url, data=payload, headers=self._headers) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+                    retry_after = resp.headers.get("Retry-After")
+            except asyncio.TimeoutError:
+                raise RequestTimeout(f"request timed out after {self._timeout:g} s") from None
+            except aiohttp.ClientConnectorError as e:
+                raise CannotConnect(f"cannot connect to {self.base_url}: {type(e).__name__}") from None
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+                raise ConnectionDropped(f"connection failed: {type(e).__name__}") from None
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
+            if status >= 400:
+                if self._refusals.learn(request.model, body, status, data):
+                    continue
+                text = raw.decode(errors="replace")
+                raise classify_status(status, f"{self.name} HTTP {status}: {_error_text(data, text)}",
+                                      parse_retry_after(retry_after), body=scrub(text))
+            if data is None:
+                raise MalformedResponse("malformed body: not JSON")
+            return answer(chat_result(data, time.perf_counter() - t0), self.name)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+def _error_text(data: Any, text: str) -> str:
+    """An error body's message (the JSON error's own, if any) on one line, at most 200 characters."""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    return excerpt(" ".join(str(message or text).split()))

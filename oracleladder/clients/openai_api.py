@@ -1,0 +1,228 @@
+"""OpenAI's API through its official SDK: chat completions (``OpenAIProvider``, also the ``sdk``
+transport to an OpenAI-compatible server) and the Batch API (``OpenAIBatchAPI``); the
+chat-completions body and reply, which the aiohttp transport (``compatible``) speaks too."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_module
+from .base import ChatRequest, ChatResult
+from .batch_api import (
+    CLOCK_SKEW_S,
+    LIST_LAG_S,
+    BatchStatus,
+    Outcome,
+    RowRefused,
+    create_error,
+    no_batch_api,
+)
+from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .structured import reply_text
+from .wire import Refusals, answer
+
+if TYPE_CHECKING:
+    import openai
+else:  # loaded by the first client that uses it, not by `ladder --help` (1 to 1.6 s on a loaded 2-core machine)
+    openai = lazy_module("openai")
+
+# params that go straight through to the chat-completions body
+CHAT_PARAMS = {
+    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "n",
+    "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
+    "top_k", "min_p", "repetition_penalty", "tools", "tool_choice",
+}
+REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what a newer model may refuse (wire.Refusals)
+INTENT_KEY = "oracleladder_intent"  # the batch metadata naming the intent it was created for
+
+
+def chat_body(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions body as it goes on the wire; ``extra_body`` fields at its top level."""
+    body: dict[str, Any] = {"model": request.model, "messages": request.messages}
+    for k, v in request.params.items():
+        if k in CHAT_PARAMS:
+            body[k] = v
+    body.update(request.params.get("extra_body") or {})
+    return body
+
+
+def chat_result(data: Any, latency: float) -> ChatResult:
+    """A chat-completions reply body as a ChatResult (MalformedResponse if it is not one)."""
+    try:
+        choice = data["choices"][0]
+        text = reply_text(choice["message"])
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise TypeError("content is not a string")
+        usage = data.get("usage") or {}
+        return ChatResult(
+            text=text,
+            tokens_in=int(usage.get("prompt_tokens") or 0),
+            tokens_out=int(usage.get("completion_tokens") or 0),
+            latency_s=latency,
+            finish_reason=choice.get("finish_reason"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
+
+
+class OpenAIProvider:
+    """OpenAI or any OpenAI-compatible server, through the official ``AsyncOpenAI`` SDK on aiohttp."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        base_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        name: str = "openai",
+    ) -> None:
+        self.name = name
+        self.base_url = base_url
+        self.endpoint = endpoint_of("openai", base_url)
+        key = resolve_key("openai", api_key, base_url, api_key_env)
+        self._client = openai.AsyncOpenAI(
+            api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=openai.DefaultAioHttpClient(timeout=timeout),
+        )
+        self._refusals = Refusals(name, chat_body, REFUSABLE)
+        self._sdk_params = set(inspect.signature(self._client.chat.completions.create).parameters)
+        self._headers = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self._refusals.body(request)
+            # the SDK takes the fields it has no keyword for through extra_body: the same wire
+            kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
+            extra = {k: v for k, v in body.items() if k not in self._sdk_params}
+            t0 = time.perf_counter()
+            try:
+                raw = await self._client.chat.completions.with_raw_response.create(
+                    **kwargs, **({"extra_body": extra} if extra else {}), **self._headers)
+                status = raw.http_response.status_code
+                data = json.loads(raw.http_response.content)
+            except (openai.APIError, ValueError) as e:
+                if isinstance(e, openai.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
+                    continue
+                raise sdk_error(openai, e, self.name) from None
+            if status >= 400:
+                raise classify_status(status, f"{self.name} HTTP {status}")
+            return answer(chat_result(data, time.perf_counter() - t0), self.name)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class OpenAIBatchAPI:
+    """OpenAI's Batch API (JSONL file with purpose "batch", ``/v1/batches``, 24 h window)."""
+
+    name = "openai"
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
+    list_lag = LIST_LAG_S
+
+    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.endpoint = endpoint_of("openai", base_url)
+        self._where = base_url or "the openai API"
+        key = resolve_key("openai", api_key, base_url, api_key_env)
+        # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
+        # No key: a placeholder the SDK insists on, never sent.
+        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, timeout=timeout, max_retries=3)
+        self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+        self.refusals = Refusals(self.name, chat_body, REFUSABLE)
+        self._once = self._client.with_options(max_retries=0)
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                "body": self.refusals.body(request)}
+
+    async def check(self) -> None:
+        try:
+            await self._client.batches.list(limit=1, **self._h)
+        except openai.APIError as e:
+            error = sdk_error(openai, e, self.name)
+            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
+        try:  # an upload that fails makes no batch
+            f = await self._client.files.create(file=("batch.jsonl", data), purpose="batch", **self._h)
+        except openai.APIError as e:
+            raise sdk_error(openai, e, self.name) from None
+        try:
+            b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                                                completion_window="24h", metadata={INTENT_KEY: intent}, **self._h)
+        except openai.APIError as e:
+            raise create_error(sdk_error(openai, e, self.name)) from None
+        return b.id
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """The batch whose metadata names ``intent`` (listed newest first: read back to ``at``)."""
+        since = (at - timedelta(seconds=CLOCK_SKEW_S)).timestamp()
+        try:
+            async for b in self._client.batches.list(limit=100, **self._h):
+                if b.created_at < since:
+                    return None
+                if (b.metadata or {}).get(INTENT_KEY) == intent:
+                    return b.id
+        except openai.APIError as e:
+            raise sdk_error(openai, e, self.name) from None
+        return None
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            b = await self._client.batches.retrieve(batch_id, **self._h)
+        except openai.APIError as e:
+            raise sdk_error(openai, e, self.name) from None
+        c = b.request_counts
+        return BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0)
+
+    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+        try:
+            b = await self._client.batches.retrieve(batch_id, **self._h)
+            files = [f for f in (b.output_file_id, b.error_file_id) if f]
+            texts = [(await self._client.files.content(f, **self._h)).text for f in files]
+        except openai.APIError as e:
+            raise sdk_error(openai, e, self.name) from None
+        for text in texts:
+            for raw in text.splitlines():
+                if raw.strip():
+                    line = json.loads(raw)
+                    yield line["custom_id"], self._outcome(line)
+
+    def _outcome(self, line: dict[str, Any]) -> Outcome:
+        response, error = line.get("response"), line.get("error")
+        if response is None:  # not run: expired, cancelled
+            code = (error or {}).get("code", "no response")
+            return ServerError(f"openai batch row: {code}: {(error or {}).get('message', '')}")
+        status, body = response.get("status_code", 0), response.get("body") or {}
+        if status != 200:
+            message = (body.get("error") or {}).get("message", "") if isinstance(body, dict) else ""
+            if status == 400:
+                return RowRefused(f"openai batch row HTTP 400: {message}", body)
+            return classify_status(status, f"openai batch row HTTP {status}: {message}")
+        try:
+            return answer(chat_result(body, 0.0), self.name)
+        except ProviderError as e:
+            return e
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.batches.cancel(batch_id, **self._h)
+        except openai.APIError as e:
+            raise sdk_error(openai, e, self.name) from None
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,39 @@
+"""The Python API: one experiment's store, and what the `ladder` commands do with it.
+
+    async with Experiment("ladder.sqlite") as ex:
+        await ex.import_families("families.jsonl")
+        probed = await ex.probe(Endpoint("openai/gpt-5.4-mini"), k=8)
+        report = await ex.report(["openai/gpt-5.4-mini"])
+    print(probed.usage.requests, "requests")
+
+`SyncExperiment` offers the same methods as plain calls (a notebook, a script). The CLI is a thin
+layer over this package: it parses options, calls an Experiment, prints.
+
+- `endpoint`: `Endpoint` (where and how a model is called, the defaults of its options) and its client;
+- `run`: a run's lifecycle in the store, around the client of its endpoint;
+- `results`: the typed result of each stage;
+- `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client;
+- `stages`: `Experiment`, a Reader that also runs the stages that write;
+- `files`: families in released-format files (`load_families`, `check`);
+- `sync`: `SyncExperiment`.
+"""
+
+from __future__ import annotations
+
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
+from .errors import EndpointError, ExperimentError
+from .files import CheckResult, check, load_families
+from .reader import Reader, Report
+from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimitivesResult,
+                      ProbeEstimate, ProbeResult, RegradeResult, Result, ScreenResult)
+from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
+from .stages import GRANULARITIES, Experiment
+from .sync import SyncExperiment
+
+__all__ = [
+    "BUDGET_STOPPED", "CONCURRENCY", "CheckResult", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
+    "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
+    "JobFailure", "JudgeAuditResult", "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader",
+    "RegradeResult", "Report", "Result", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
+    "load_families", "request_body",
+]

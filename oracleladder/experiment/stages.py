@@ -1,0 +1,366 @@
+"""`Experiment`: one experiment's store, read (`Reader`) and written by the stages the `ladder`
+commands run: import, compile, probe, screen, regrade, the judge audit, the batches.
+
+Each stage that calls a model runs inside one lifecycle (`run.calling`: the endpoint's client, the
+run recorded around the work, the client closed) and returns a typed result (`results.py`)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from .. import workers
+from ..audit.judge import ask_judge, draw, key_path, write_sheet
+from ..clients import Client
+from ..clients.batch import CREATING, ENDED, make_batch_api
+from ..clients.errors import endpoint_failure
+from ..compiler.loop import Compiler
+from ..compiler.workers import BUDGET_CHECK
+from ..construction.screen import DIRECT, RULES, screen as screen_families
+from ..domains.math import MathDomain, collect_results
+from ..domains.math.primitive import without_primitive
+from ..domains.math.primitive_compile import PrimitiveDomain
+from ..ladder import CompileDomain, Job, ProbeConfig, Settings
+from ..probe.runner import regrade as regrade_rollouts, run_probe, uncached_calls
+from ..prompts import load as load_prompt
+from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Rollout, Verdict, parse_condition
+from ..schemas.jsonl import OnDuplicate
+from ..schemas.types import GradeStatus
+from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
+from ..workers import WorkerPool
+from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
+                       endpoint_client)
+from .errors import ExperimentError
+from .files import load_families
+from .reader import Reader
+from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult, ProbeEstimate,
+                      ProbeResult, RegradeResult, ScreenResult)
+from .run import Progress, calling, no_progress, recorded
+
+GRANULARITIES = ("coarse", "default", "fine")
+
+D = TypeVar("D", bound=CompileDomain)  # a domain, handed the run's worker pool
+
+
+def writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
+
+
+class Experiment(Reader):
+    """One experiment's store, and the verifier pool the commands grade with; an async context manager.
+
+    ``readonly``: None opens an existing store read-only where it cannot be written, else for writing
+    (a missing file is created). ``notify``: called with one line for what a run learns on its own (a
+    server's slot count or served model name). ``workers``: the verifier pool's size (default: the
+    CPU count)."""
+
+    def __init__(self, store_path: str | os.PathLike[str] = DEFAULT_STORE, *, readonly: bool | None = None,
+                 notify: Callable[[str], None] | None = None, workers: int | None = None) -> None:
+        super().__init__()
+        self.path = Path(store_path)
+        self._readonly = readonly
+        self._notify = notify or (lambda _: None)
+        self._workers = workers
+        self._pool: WorkerPool | None = None
+
+    async def __aenter__(self) -> Experiment:
+        readonly = self._readonly
+        if readonly is None:
+            readonly = self.path.exists() and not writable(self.path)
+        self._store = await Store.open(self.path, readonly=readonly)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self._pool is not None:
+                self._pool.close()
+        finally:
+            if self._store is not None:
+                await self._store.close()
+
+    @property
+    def pool(self) -> WorkerPool:
+        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment."""
+        if self._pool is None:
+            self._pool = workers.WorkerPool(self._workers)  # read when used: a test may stand one in
+        return self._pool
+
+    def _grading(self, domain: D) -> D:
+        """``domain``, for a run that grades or checks in worker processes: it runs in the experiment's
+        pool, not in one of its own per run."""
+        if domain.uses_pool and domain.pool is None:
+            domain.pool = self.pool
+        return domain
+
+    async def client(self, endpoint: str | Endpoint, *, default_concurrency: int = CONCURRENCY) -> Client:
+        """A client of ``endpoint`` caching in the store (endpoint.endpoint_client); the caller closes it."""
+        return await endpoint_client(as_endpoint(endpoint), self.store, default_concurrency=default_concurrency,
+                                     notify=self._notify)
+
+    async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
+                              on_duplicate: OnDuplicate = "error") -> int:
+        """Import released-format families, filed under ``source``; returns how many. A file with a
+        family that shows students a gold (`validators.shown_leak`) imports nothing."""
+        families = load_families(path, on_duplicate, refuse_leaks=True)
+        for family in families:
+            family.provenance.source = source
+            await self.store.put_family(family)
+        return len(families)
+
+    # ------------------------------------------------------------------ compile
+
+    async def compile(self, problems: str | os.PathLike[str], teacher: str | Endpoint, *,
+                      granularity: str = "default", domain: str = "math", max_attempts: int = 3,
+                      max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
+                      fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
+                      encoding: str | None = None, dry_run: bool = False,
+                      progress: Progress | None = None) -> CompileResult | CompileEstimate:
+        """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
+        ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
+        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run."""
+        if granularity not in GRANULARITIES:
+            raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
+        ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
+                                              fields=tuple(fields or ()), null_values=tuple(null_values),
+                                              encoding=encoding))
+        endpoint, store = as_endpoint(teacher), self.store
+        problems_path = Path(problems)
+        pool = ladder.read_problems(problems_path, on_duplicate)
+        if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
+            usable = [p for p in pool if ladder.unusable(p) is None]
+            async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
+                todo = [p for p in usable if not any(
+                    a.passed for a in await store.compile_attempts(p.pid, client.name, ladder.granularity))]
+                firsts = [client.request(ladder.teacher_messages(p)[0], temperature=0.0, max_tokens=max_tokens)
+                          for p in todo]
+            return CompileEstimate.of(client, firsts, problems=len(pool), unusable=len(pool) - len(usable))
+        self._grading(ladder)
+        config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
+                  "problems": str(problems_path)}
+        async with calling(store, endpoint, "compile", config, concurrency=TEACHER_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            with ladder, (progress or no_progress)(f"compile with {endpoint.model}", len(pool), client) as advance:
+                compiler = Compiler(client, store, ladder, max_attempts=max_attempts, max_tokens=max_tokens)
+                # in batch mode every problem is under way at once: its first attempts go in one batch
+                outcomes = await compiler.compile_all(pool, on_done=advance,
+                                                      concurrency=len(pool) if client.batch else None)
+            run.incomplete = any(o.infrastructure_failure for o in outcomes)
+        failed = {o.pid: [f"{e.check}: {e.reason}" for e in o.errors] for o in outcomes
+                  if not o.ok and not o.infrastructure_failure}
+        infra_failed = {o.pid: f"{o.errors[0].check} failure: {o.errors[0].reason}"
+                        for o in outcomes if o.infrastructure_failure and o.errors[0].check != BUDGET_CHECK}
+        # an endpoint that takes no request at all (no connection, a refused key, a wrong URL) is said in one
+        # line; other failures are the problems' own, counted above, and a rerun retries them
+        every_call_failed = (client.usage.successes == 0 and client.last_error is not None
+                             and endpoint_failure(client.last_error))
+        return CompileResult(
+            all_failed=endpoint.explain(client.last_error) if every_call_failed else None,
+            run_id=run.id, compiled=sum(o.ok for o in outcomes), failed=len(failed),
+            infrastructure_failures=len(infra_failed),
+            attempts_per_family=dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
+            failed_checks=dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
+            failed_why=failed, infrastructure_failed_why=infra_failed, usage=client.usage,
+            budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
+            not_compiled_for_budget=sum(o.infrastructure_failure for o in outcomes) - len(infra_failed))
+
+    async def compile_primitives(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,
+                                 max_tokens: int = 4096, progress: Progress | None = None) -> PrimitivesResult:
+        """A primitive (the key idea, docs/primitive.md) for each family of the math roadmap set
+        ``source`` that has none, from its problem and roadmap; every attempt stored."""
+        endpoint = as_endpoint(teacher)
+        families = await self.roadmap_set(source)
+        todo = [f for f in families if f.primitive is None]
+        config = {"teacher": endpoint.model, "source": source, "max_attempts": max_attempts, "families": len(todo)}
+        async with calling(self.store, endpoint, "compile-primitives", config, concurrency=TEACHER_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            with (progress or no_progress)(f"primitives with {endpoint.model}", len(todo), client) as advance:
+                compiler = Compiler(client, self.store, self._grading(PrimitiveDomain()), max_attempts=max_attempts,
+                                    max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=advance)
+            run.incomplete = any(o.infrastructure_failure for o in outcomes)
+        return PrimitivesResult(
+            run_id=run.id, families=len(families), had_primitive=len(families) - len(todo),
+            compiled=sum(o.ok for o in outcomes),
+            failed_why={o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes if not o.ok and o.errors},
+            infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
+            budget_stop=client.budget_stop)
+
+    # ------------------------------------------------------------------ probe
+
+    async def probe(self, student: str | Endpoint, *, k: int = 8, conditions: Sequence[str] | None = None,
+                    stage0: bool = True, max_tokens: int = 4096, temperature: float = 1.0, seed: int = 0,
+                    use_corrections: bool = False, grader: str = "strict", source: str = "release",
+                    limit: int | None = None, domain: str = "math", primitive: bool = False,
+                    primitive_fallback: bool = False, dry_run: bool = False,
+                    progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
+        """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
+        the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
+        default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
+        on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
+        others). ``limit``: probe the first N families; the controls still draw from the whole set.
+        ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
+        estimate, and no run."""
+        endpoint = as_endpoint(student)
+        ladder = self.domain(domain)
+        default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
+        try:
+            chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
+        except ValueError as exc:
+            raise ExperimentError(str(exc)) from None
+        if primitive:
+            chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
+        unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
+        if unknown:
+            raise ExperimentError(f"the {domain} ladder has no condition {', '.join(unknown)}; "
+                                  f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
+        try:
+            config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
+                                 temperature=temperature, seed=seed, use_corrections=use_corrections,
+                                 grader=grader, primitive_fallback=primitive_fallback)
+        except ValueError as exc:  # an unknown grader
+            raise ExperimentError(str(exc)) from None
+        donors = await self.domain_families(ladder, source)
+        families = donors[:limit]
+        if ("C2_primitive_random" in config.conditions
+                and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
+            raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
+                                  "only one has one: `ladder compile --primitives-only` writes more "
+                                  "(or --primitive-fallback)")
+        if dry_run:
+            async with await self.client(endpoint) as client:
+                jobs = ladder.plan_jobs(families, config, donors)
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
+                                            max_tokens=config.max_tokens)
+            return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
+        self._grading(ladder)
+        failed: list[FailedJob] = []
+        # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
+        extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
+        async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
+                                                           "families": len(families), **extra},
+                           concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+            jobs = ladder.plan_jobs(families, config, donors)
+            with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
+                def fail(job) -> None:
+                    failed.append(job)
+                    advance(job)
+
+                await run_probe(ladder, families, config, client=client, store=self.store, run_id=run.id,
+                                source=source, on_done=advance, on_failed=fail, donors=donors,
+                                # in batch mode every job waits in a batch at once
+                                workers=len(jobs) if client.batch else None)
+            ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
+            run.incomplete = bool(failed or ungraded)
+        return ProbeResult(
+            run_id=run.id, families=len(families), usage=client.usage, ungraded=ungraded,
+            # families the primitive conditions skip for want of a primitive (docs/primitive.md)
+            without_primitive=len(without_primitive(families, config.primitive_fallback))
+            if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
+            budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
+            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed])
+
+    # ------------------------------------------------------------------ construction
+
+    async def screen(self, anchor: str | Endpoint, *, source: str = "release", set_name: str | None = None,
+                     k: int = 8, max_tokens: int = 4096, rule: str = "default", temperature: float = 1.0,
+                     grader: str = "strict", progress: Progress | None = None) -> ScreenResult:
+        """Anchor screen and structural filter (Section 3): probe the anchor (C1 and Stage 0: ordinary
+        cached rollouts) on a roadmap set, then store each family's verdict in the set (default name:
+        the anchor). Returns the probe's result with the set and its verdicts counted."""
+        if rule not in RULES:
+            raise ExperimentError(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
+        endpoint = as_endpoint(anchor)
+        set_name = set_name or endpoint.model
+        probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
+                                  temperature=temperature, grader=grader, source=source, progress=progress)
+        assert isinstance(probed, ProbeResult)  # not a dry run
+        families = await self.roadmap_set(source)
+        rollouts = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
+        verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
+                                   anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens, run_id=probed.run_id)
+        for verdict in verdicts:
+            await self.store.put_screen_verdict(verdict, wait=False)
+        await self.store.flush()
+        return ScreenResult(**dict(probed), set_name=set_name, verdicts=dict(Counter(v.verdict for v in verdicts)))
+
+    # ------------------------------------------------------------------ grading and audits
+
+    async def regrade(self, student: str, *, source: str = "release", domain: str = "math") -> RegradeResult:
+        """Grade every ungraded rollout of a student on one roadmap set again, from its stored response,
+        with the grading options of the run that made it; no call is made."""
+        store, ladder = self.store, self.domain(domain)
+        families = await self.domain_families(ladder, source)
+        by_pid = {f.pid: f for f in families}
+        rollout_source = ladder.rollout_source(families[0], source)
+        todo = [r for r in await store.rollouts(student=student, source=rollout_source)
+                if not r.verdict.graded and r.pid in by_pid]
+        # the grading options of the run that made each rollout
+        configs = {rid: ProbeConfig.stored(run.config if (run := await store.get_run(rid)) else None, student)
+                   for rid in {r.run_id for r in todo}}
+        async with recorded(store, "regrade", {"student": student, "source": source, "rollouts": len(todo)}) as run:
+            with self._grading(ladder):
+                async def grade(r: Rollout) -> Verdict:
+                    return await ladder.grade(Job(by_pid[r.pid], r.target, r.k, []), r.response, configs[r.run_id])
+
+                done = await regrade_rollouts(todo, grade, store)
+            left = sum(not r.verdict.graded for r in done)
+            run.incomplete = left > 0
+        return RegradeResult(run_id=run.id, regraded=len(done) - left, still_ungraded=left,
+                             accepted=sum(r.verdict.accepted for r in done if r.verdict.graded))
+
+    async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
+                          source: str = "release", n: int = 40, seed: int = 0,
+                          max_tokens: int = 4096) -> JudgeAuditResult:
+        """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
+        rejected rollouts on a math roadmap set, stratified by rejection reason, graded by the LLM
+        ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
+        audit.judge.key_path), which is never overwritten. ``failed`` counts the judge calls that
+        failed for good (a rerun asks them again)."""
+        sheet = Path(sheet)
+        if sheet.exists():  # it may hold a person's labels
+            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+        endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
+        families = await self.roadmap_set(source)
+        by_pid = {f.pid: f for f in families}
+        rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
+                    if r.pid in by_pid]
+        sizes, sample = draw(rollouts, n, seed)
+        if not sample:
+            raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
+                                  f"'{source}'")
+        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
+                "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
+        async with calling(store, endpoint, "audit-judge", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
+            run.incomplete = any(v == "failed" for v, _ in verdicts)
+        cases = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
+        return JudgeAuditResult(run_id=run.id, sampled=len(sample), judge_accepts=cases,
+                                failed=sum(v == "failed" for v, _ in verdicts),
+                                unreadable=sum(v == "unreadable" for v, _ in verdicts), usage=client.usage,
+                                batch_rows_submitted=client.batch_rows_submitted)
+
+    async def batches(self, *, cancel: bool = False,
+                      api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:
+        """The store's provider batches (``Endpoint.batch``), oldest first, as of their last poll; with
+        ``cancel``, those in flight cancelled first (their states as the provider then says; an intent
+        whose create reply was lost has no id to cancel until a run looks it up). Returns them and the
+        ids cancelled."""
+        store = self.store
+        cancelled: list[str] = []
+        records = await store.batches()
+        for b in records if cancel else []:
+            if b.state in ENDED or b.state == CREATING:
+                continue
+            api = make_batch_api(b.provider, base_url=b.endpoint, api_key_env=api_key_env)
+            try:
+                await api.cancel(b.id)
+                st = await api.status(b.id)
+            finally:
+                await api.aclose()
+            await store.update_batch(b.id, st.state, st.succeeded, st.failed)
+            cancelled.append(b.id)
+        return (await store.batches() if cancelled else records), cancelled

@@ -1,0 +1,323 @@
+"""Markdown: the helpers every table of the toolkit is written with (`table`, `pct`, `num`), and report.md,
+one function per table, from the typed tables (`tables.ReportTables`).
+
+The format audit's table is here too: report.md carries it, and `ladder audit format` prints the same."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..ladder.outcomes import Gap, Outcome
+from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
+from .palette import NOT_CLASSIFIED
+from .stats import Interval, Transitions
+from .tables import ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, FormatAudit, ReportTables, StudentReport
+
+TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
+                 "C3_mismatched", "C3_gold_answers")
+NONE = "—"  # a cell with no value (a statistic of nothing)
+
+
+# ---------------------------------------------------------------- helpers
+
+def table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A Markdown table: its header, the rule under it, one line per row (cells as str())."""
+    return (["| " + " | ".join(str(c) for c in header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def pct(x: float | None, of: float | None = None, digits: int = 1) -> str:
+    """``x`` as a percentage: a share, or with ``of`` a count of that many (100 * x / of, rounded once);
+    NOT_RUN for None."""
+    if x is None:
+        return NOT_RUN
+    return f"{(100 * x if of is None else 100 * x / of):.{digits}f}%"
+
+
+def num(x: float | None, fmt: str = "{:.1f}") -> str:
+    """A number by ``fmt``; NONE for None."""
+    return NONE if x is None else fmt.format(x)
+
+
+def p_value(p: float) -> str:
+    return f"{p:.3g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+# ---------------------------------------------------------------- the format audit (Table 24)
+
+def constrained(formats: Mapping[str, FormatAudit]) -> str:
+    """A sentence naming the students whose answers a grammar constrained (it changes what they can
+    answer), or ""."""
+    names = [s for s, a in formats.items() if a.grammars]
+    return (f" Decoding constrained by a grammar (GBNF, the request field `grammar`): {', '.join(names)}; "
+            "it changes what the student can answer." if names else "")
+
+
+def budget(audit: FormatAudit) -> str:
+    """The --max-tokens of the runs that made the audited rollouts."""
+    m = audit.max_tokens
+    return "--max-tokens " + ", ".join(map(str, m)) if m else "--max-tokens unknown (no probe run config)"
+
+
+def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
+    """One line per student and condition with more than 10% of its rollouts cut off."""
+    out = []
+    for student, a in audits.items():
+        for name in a.cut_off:
+            row = a.table[name]
+            out.append(f"{student}, {CONDITION_NAMES.get(name, name)}: {row.truncated} of {row.n} "
+                       f"rollouts ({pct(row.truncated, row.n)}) were cut off at {budget(a)} "
+                       f"(finish reason length); {row.no_boxed_trunc} of them have no boxed answer and "
+                       "count as wrong. Rerun with a larger --max-tokens.")
+    return out
+
+
+def format_audit(audits: Mapping[str, FormatAudit]) -> list[str]:
+    """The format audit in Table 24's layout: shares of the bucketed rollouts, counts beside."""
+    L = ["## Format audit (Table 24)", "",
+         "Each graded rollout in one bucket, as a share of the condition's rollouts (count in brackets). "
+         "no_boxed_trunc: no boxed answer and the answer hit the token budget (stored finish reason). "
+         "Cut off: rollouts that hit the budget, boxed or not. Ungraded rollouts and failed jobs are no "
+         "verdict and are counted apart.", ""]
+    rows = []
+    for student, a in audits.items():
+        for name, row in a.table.items():
+            counts = [getattr(row, b) for b in BUCKETS]
+            rows.append([student, CONDITION_NAMES.get(name, name), row.n]
+                        + [f"{pct(c, row.n)} ({c})" if row.n else NONE for c in counts]
+                        + [row.truncated, row.ungraded, row.failed])
+    header = ["Model", "Condition", "n", *BUCKETS, "Cut off", "Ungraded", "Failed jobs"]
+    L += table(header, rows) if rows else ["No rollouts."]
+    L += [""] + [f"{s}: {budget(a)}." for s, a in audits.items()] + [""]
+    return L
+
+
+# ---------------------------------------------------------------- report.md
+
+def _formats(r: ReportTables) -> dict[str, FormatAudit]:
+    return {s: t.format for s, t in r.students.items() if t.format is not None}
+
+
+def header(r: ReportTables) -> list[str]:
+    """Title, what was counted and how, and a warning per condition whose answers were cut off."""
+    meta, formats = r.meta, _formats(r)
+    ks = ", ".join(f"{s}: {t.n} families, K = {t.k if t.k else NOT_RUN} per condition"
+                   + (f", K = {t.k_stage0} per milestone (Stage 0)" if t.k_stage0 else "")
+                   for s, t in r.students.items())
+    L = ["# OracleLadder diagnosis report", "",
+         (f"Roadmap set: {meta.roadmap_set}. " if meta.roadmap_set else "")
+         + f"Students: {ks}. Success threshold tau = {meta.tau} correct of K per condition. "
+         f"Bootstrap: {meta.n_resamples} family-level resamples, seed {meta.seed}."
+         + ("" if not meta.graders else " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta.graders.items()) + ".")
+         + ("" if not formats else
+            " Token budget: " + "; ".join(f"{s}: {budget(a)}" for s, a in formats.items()) + ".")
+         + constrained(formats), ""]
+    cut = cut_off_warnings(formats)
+    return L + [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
+
+
+def _student_notes(s: str, t: StudentReport) -> list[str]:
+    notes = []
+    # the opt-in primitive rung is named only once it was run (its columns say "not run" anyway)
+    not_run = [c for c in t.not_run if t.primitive_run or c not in PRIMITIVE_CONDITIONS]
+    if not_run:
+        notes.append(f"- {s}: not run: {', '.join(CONDITION_NAMES[c] for c in not_run)}.")
+    if t.outcome_undetermined:
+        notes.append(f"- {s}: {t.outcome_undetermined} of {t.n} families lack a C1-C3 run that their "
+                     "parent-probe outcome depends on. The outcome tables count the missing run as unsolved; "
+                     "the taxonomy gives these families no label, and the plots hatch them.")
+    if not t.stage0.stage0_run:
+        notes.append(f"- {s}: Stage 0 (milestone test) not run; taxonomy columns need it.")
+    elif t.taxonomy_not_classified:
+        notes.append(f"- {s}: {t.taxonomy_not_classified} of {t.n} families have no five-way label "
+                     "(no Stage 0 verdicts, or a C1-C3 run missing); they are in no gap column.")
+    m = t.missing
+    if m.ungraded_total or m.failed_total:
+        notes.append(f"- {s}: {m.ungraded_total} rollouts ungraded (grading failed: `ladder regrade` grades "
+                     f"them) and {m.failed_total} jobs failed (the call failed: rerun `ladder probe`); they "
+                     "are in no table (see Missing verdicts).")
+    return notes
+
+
+def notes(r: ReportTables) -> list[str]:
+    """What the tables leave out or cannot know, per student, and the families no one was graded on."""
+    L = [line for s, t in r.students.items() for line in _student_notes(s, t)]
+    bad = r.meta.ungradable_reference
+    if bad:
+        L.append(f"- {len(bad)} families not graded, their reference answer is unusable: "
+                 + "; ".join(f"{pid} ({why})" for pid, why in bad.items()) + ".")
+    return L + ([""] if L else [])
+
+
+def missing_verdicts(r: ReportTables) -> list[str]:
+    """Rollouts ungraded and jobs failed, per condition; nothing when none is missing."""
+    if not any(t.missing.ungraded_total or t.missing.failed_total for t in r.students.values()):
+        return []
+    cols = [STAGE0, *TABLE21_ORDER]
+    rows = [[s, kind] + [getattr(t.missing, kind).get(c, 0) for c in cols] + [getattr(t.missing, f"{kind}_total")]
+            for s, t in r.students.items() for kind in ("ungraded", "failed")]
+    return ["## Missing verdicts", "",
+            "Not a verdict on the student, so left out of every table: rollouts whose grading failed "
+            "(ungraded) and jobs whose call failed for good (failed), per condition.", "",
+            *table(["Model", "Missing"] + [CONDITION_NAMES.get(c, c) for c in cols] + ["Total"], rows), ""]
+
+
+def summary(r: ReportTables) -> list[str]:
+    """Table 1."""
+    rows = [[s, t.n, pct(m.direct_accuracy), pct(m.solved_directly_share), pct(m.solved_with_primitive_share),
+             pct(m.solved_any_share), pct(m.added_by_milestones_share), NOT_RUN]
+            for s, t in r.students.items() for m in (t.summary,)]
+    return ["## Same-set summary (Table 1)", "",
+            *table(["Model", "Families", "Direct accuracy", "Solved directly", "Primitive-Needed",
+                    "Solved by any probe", "Added by milestones", "MATH score"], rows),
+            "", "Direct accuracy is per-rollout C1 success; the other shares are family-level at "
+            f">= {r.meta.tau} of K. Solved by any probe = Direct + Primitive-Needed (where C2-primitive was run) + "
+            "Roadmap-Needed + Answers-Needed. "
+            "MATH score is an external comparator this toolkit does not run.", ""]
+
+
+def conditions(r: ReportTables) -> list[str]:
+    """Table 21: families solved per condition, then each condition's per-rollout success rate."""
+    rows = []
+    for s, t in r.students.items():
+        cells = []
+        for c in TABLE21_ORDER:
+            v = t.conditions[c]
+            cells.append(NOT_RUN if v is None else (f"{v.solved}" if v.families_run == t.n
+                                                    else f"{v.solved} (of {v.families_run} run)"))
+        any_run = any(t.conditions[c] is not None for c in LADDER)
+        rows.append([s] + cells + [t.summary.solved_any if any_run else NOT_RUN])
+    rates = [[s] + [NOT_RUN if (v := t.conditions[c]) is None else f"{v.per_rollout_rate:.3f}" for c in TABLE21_ORDER]
+             for s, t in r.students.items()]
+    names = [CONDITION_NAMES[c] for c in TABLE21_ORDER]
+    return [f"## Families solved per condition (Table 21, >= {r.meta.tau} of K)", "",
+            *table(["Model"] + names + ["Any probe"], rows),
+            "", "Per-rollout success rate (sr):", "", *table(["Model"] + names, rates), ""]
+
+
+def taxonomy(r: ReportTables) -> list[str]:
+    """Table 16 with the milestone-test statistics beside it, then the taxonomy under the fraction test."""
+    cols = [g.value for g in Gap]  # the Primitive-gap column says "not run" where C2-primitive was not
+    unlabeled = any(t.taxonomy_not_classified and t.stage0.stage0_run for t in r.students.values())
+    rows = []
+    for s, t in r.students.items():
+        s0 = t.stage0
+        extra = [t.taxonomy_not_classified] if unlabeled else []
+        if not s0.stage0_run:
+            rows.append([s] + [t.taxonomy["Direct"]] + [NOT_RUN] * (len(cols) - 1 + len(extra)) + [NOT_RUN] * 4)
+            continue
+        rows.append([s] + [t.taxonomy.get(c, NOT_RUN) for c in cols] + extra
+                    + [s0.pass_strict, s0.pass_fraction, f"{s0.mean_tested_milestones:.2f}",
+                       f"{pct(s0.milestone_solve_rate)} ({s0.milestones_solved}/{s0.milestones_tested})"])
+    fraction = [[s] + ([t.taxonomy_fraction.get(c, NOT_RUN) for c in cols] if t.stage0.stage0_run else
+                       [t.taxonomy_fraction["Direct"]] + [NOT_RUN] * (len(cols) - 1)) for s, t in r.students.items()]
+    return [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {r.meta.tau})", "",
+            *table(["Model"] + cols + ([NOT_CLASSIFIED] if unlabeled else [])
+                   + ["MS-test pass (strict)", "MS-test pass (fraction)",
+                      "Tested milestones / family", "Milestone solve rate"], rows),
+            "", "Strict: every tested milestone solved >= 1 of K alone. Fraction: at least half of them. "
+            "Milestone solve rate: tested milestones solved >= 1 of K, over all tested milestones.", "",
+            "Taxonomy under the fraction milestone test (secondary readout):", "",
+            *table(["Model"] + cols, fraction), ""]
+
+
+def threshold_sweep(r: ReportTables) -> list[str]:
+    """Table 9, one table per student."""
+    L = ["## Threshold sweep (Table 9)", ""]
+    for s, t in r.students.items():
+        L += [f"**{s}** (n = {t.n})", ""]
+        L += table(["tau"] + [o.value for o in Outcome],
+                   [[tau + (" (default)" if tau == "1" else "")] + [row.get(o.value, NOT_RUN) for o in Outcome]
+                    for tau, row in t.threshold_sweep.items()])
+        L.append("")
+    return L
+
+
+def contrasts(r: ReportTables) -> list[str]:
+    """Tables 11 (the planned contrasts) and 10 (each condition against direct prompting)."""
+    cells = {s: [NOT_RUN if c.status == NOT_RUN else
+                 f"{c.delta:+d} ({c.only_a}/{c.only_b}), p = {p_value(c.p_value)}, n = {c.n}" for c in t.contrasts]
+             for s, t in r.students.items()}
+
+    def part(planned: bool) -> list[str]:
+        pick = [i for i, c in enumerate(CONTRASTS) if c[3] == planned]
+        return table(["Model"] + [CONTRASTS[i][0] for i in pick], [[s] + [row[i] for i in pick] for s, row in cells.items()])
+
+    return ["## Specificity contrasts, paired exact McNemar (Tables 10-11)", "",
+            "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
+            "two-sided exact p (binomial on discordant pairs); n = families where both were run.", "",
+            "Planned contrasts (Table 11):", "", *part(True),
+            "", "Each condition against direct prompting (Table 10):", "", *part(False), ""]
+
+
+def _interval(i: Interval) -> str:
+    return f"{pct(i.point)} [{100 * i.lo:.1f}, {100 * i.hi:.1f}]"
+
+
+def bootstrap(r: ReportTables) -> list[str]:
+    """Table 12."""
+    keys = [o.value for o in Outcome] + [ANY_PROBE] + [g.value for g in Gap if g is not Gap.DIRECT]
+    rows = [[s] + [_interval(t.bootstrap[k]) if k in t.bootstrap else (NOT_RUN if t.bootstrap else NONE)
+                   for k in keys] for s, t in r.students.items()]
+    return [f"## Family-level bootstrap CIs (Table 12: {r.meta.n_resamples} resamples, seed {r.meta.seed})", "",
+            "Share of families: point estimate [2.5%, 97.5%] percentile interval.", "",
+            *table(["Model"] + keys, rows), ""]
+
+
+def _transitions(m: Transitions, sa: str, sb: str) -> list[str]:
+    rows = [[lab] + [m.counts[lab][c] for c in m.labels] + [m.row_totals[lab]] for lab in m.labels]
+    rows.append(["Column total"] + [m.col_totals[c] for c in m.labels] + [m.n])
+    return table([f"{sa} \\ {sb}"] + m.labels + ["Row total"], rows)
+
+
+def transitions(r: ReportTables) -> list[str]:
+    """Table 38: the two students' outcomes and five-way labels on their common families."""
+    p, (sa, sb) = r.pair, list(r.students)
+    L = [f"## Outcome transitions {sa} -> {sb} (Table 38, {p.n_common} common families)", "",
+         *_transitions(p.outcome_transitions, sa, sb),
+         "", f"Same outcome: {p.outcome_transitions.same} of {p.outcome_transitions.n}.", ""]
+    gm = p.gap_transitions
+    if gm is None:
+        missing = " and ".join(x for x in (sa, sb) if not r.students[x].stage0.stage0_run) or "one of them"
+        return L + [f"Taxonomy transitions {sa} -> {sb}: not run (Stage 0 is missing for {missing} "
+                    "on the common families).", ""]
+    return L + [f"Taxonomy transitions {sa} -> {sb}:", "", *_transitions(gm, sa, sb),
+                "", f"Same label: {gm.same} of {gm.n}.", ""]
+
+
+def ordering(r: ReportTables) -> list[str]:
+    """Table 13, and the paired McNemar on the two students' any-probe solves."""
+    p, (sa, sb) = r.pair, list(r.students)
+    oa, od, m = p.order_any_probe, p.order_direct, p.mcnemar_any_probe
+
+    def f(x: float | None) -> str:
+        return num(x, "{:.3f}")
+    return [f"## Bootstrap pairwise ordering (Table 13: {oa.n_resamples} paired family resamples, seed {oa.seed})",
+            "", "Fraction of resamples where the row model's count exceeds the column model's (ties count for neither).",
+            "", *table(["Any-probe count", sa, sb], [[sa, NONE, f(oa.a_gt_b)], [sb, f(oa.b_gt_a), NONE]]),
+            "", *table(["Direct count", sa, sb], [[sa, NONE, f(od.a_gt_b)], [sb, f(od.b_gt_a), NONE]]),
+            "", f"Paired exact McNemar on any-probe solves: {m.only_a} only {sa}, {m.only_b} only {sb}, "
+            f"p = {p_value(m.p_value)}.", ""]
+
+
+PLOTS = ["## Plots", "",
+         "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4), stacked bottom to top in the order "
+         "of the taxonomy table above.",
+         "- `fingerprint.png`: parent-probe outcome fingerprint per student (Figure 8), left to right Direct, "
+         "Roadmap-Needed, Answers-Needed, Unrecovered.", "",
+         "Bars are shares of each student's families; the numbers in the segments are family counts (segments "
+         "under 4.5% carry none: read them in the tables). Direct has the same grey in both plots, and a gap of "
+         "a family that passes the milestone test has the colour of its outcome (Roadmap-gap and Roadmap-Needed "
+         "blue, Milestone-execution-gap and Answers-Needed green, Composition-gap and Unrecovered red); the two "
+         "gaps of failing families are dark. A hatched segment holds families a missing run leaves without a "
+         "label (Stage 0 or a C1-C3 rung not run); it is never drawn as zero.", ""]
+
+
+def report_md(r: ReportTables) -> str:
+    """report.md: its tables in the paper's order (Tables 38 and 13 for exactly two students)."""
+    formats = _formats(r)
+    L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
+    L += summary(r) + conditions(r) + taxonomy(r) + threshold_sweep(r) + contrasts(r) + bootstrap(r)
+    if r.pair is not None:
+        L += transitions(r) + ordering(r)
+    return "\n".join(L + PLOTS)

@@ -1,0 +1,445 @@
+"""The report's tables, computed from each student's results; typed, and apart from their rendering
+(`markdown` writes report.md from them, `plots` the figures, and their JSON form is report.json).
+
+Tables follow the paper: same-set summary (Table 1), per-condition solved counts (Table 21),
+reasoning-gap taxonomy with milestone-test statistics (Table 16 / Table 14), threshold sweep
+(Table 9), specificity contrasts with paired exact McNemar (Tables 10-11), family-level bootstrap
+CIs (Table 12) and, for exactly two students, the outcome transition matrix (Table 38) and the
+bootstrap pairwise ordering (Table 13). Conditions that were not run are "not run", never zeros.
+The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
+has its counts where C2-primitive was run and none elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from statistics import fmean
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+
+from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes, milestone_test,
+                               parent_outcome, solved)
+from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS
+from .palette import NOT_CLASSIFIED
+from .stats import Interval, McNemar, Transitions, bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, \
+    transition_matrix
+
+SEED = 42
+N_RESAMPLES = 1000
+TAUS = (1, 2, 3, 4, 5)
+NOT_RUN = "not run"
+STAGE0 = "Stage 0"  # the milestones' verdicts together, where a table has one row per condition
+# the format audit's buckets, each rollout in one (audit.format)
+BUCKETS = ("no_boxed", "no_boxed_trunc", "unparsable", "parsed_wrong", "parsed_correct")
+LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
+PRIMITIVE = "C2_primitive"
+ANY_PROBE = "Any probe"
+# (name, correct condition, control condition, planned Table 11 contrast?)
+CONTRASTS = (
+    ("C2 vs C1", "C2_descriptions", "C1_direct", True),
+    ("C2 vs C2-random", "C2_descriptions", "C2_random", True),
+    ("C2 vs C2-generic", "C2_descriptions", "C2_generic", True),
+    ("C3 vs C3-mismatched", "C3_gold_answers", "C3_mismatched", True),
+    ("C2-primitive vs C2-primitive-random", "C2_primitive", "C2_primitive_random", True),  # its specificity check
+    ("C2-random vs C1", "C2_random", "C1_direct", False),
+    ("C2-generic vs C1", "C2_generic", "C1_direct", False),
+    ("C3-mismatched vs C1", "C3_mismatched", "C1_direct", False),
+    ("C3 vs C1", "C3_gold_answers", "C1_direct", False),
+    ("C2-primitive vs C1", "C2_primitive", "C1_direct", False),
+    ("C2-primitive-random vs C1", "C2_primitive_random", "C1_direct", False),
+)
+# the rungs an outcome is read from (the primitive rung, where it was run, is read on the way: see outcomes.py)
+_RUNGS_READ = {Outcome.DIRECT: LADDER[:1], Outcome.PRIMITIVE_NEEDED: (LADDER[0], PRIMITIVE),
+               Outcome.ROADMAP_NEEDED: LADDER[:2], Outcome.ANSWERS_NEEDED: LADDER, Outcome.UNRECOVERED: LADDER}
+
+
+class Frozen(BaseModel):
+    """A computed table: a value, never changed after it is made."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Missing(Frozen):
+    """Verdicts the tables lack, by condition (the Stage 0 milestones together): rollouts whose grading
+    failed (`ladder regrade` grades them) and jobs whose call failed (a rerun asks again)."""
+
+    ungraded: dict[str, int]
+    failed: dict[str, int]
+    ungraded_total: int
+    failed_total: int
+
+
+class FormatRow(Frozen):
+    """The format audit (Table 24), one condition: the count of each of BUCKETS, ``n`` (bucketed rollouts,
+    the shares' denominator), ``truncated`` (those of them whose answer hit the token budget, boxed or
+    not), ``ungraded`` and ``failed``."""
+
+    n: int
+    no_boxed: int
+    no_boxed_trunc: int
+    unparsable: int
+    parsed_wrong: int
+    parsed_correct: int
+    truncated: int
+    ungraded: int
+    failed: int
+
+
+class FormatAudit(Frozen):
+    """A student's format audit (`audit.format` reads it from the store): its rows by condition, the
+    conditions to warn about (too many answers cut off) and the ``--max-tokens`` of the runs."""
+
+    max_tokens: list[int]
+    table: dict[str, FormatRow]
+    cut_off: list[str]
+    grammars: list[str] = []  # the grammars (GBNF) that constrained the decoding of the runs, if any
+
+    @model_serializer(mode="wrap")
+    def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)  # no grammar: the record reads as before grammars existed
+        return out if self.grammars else {k: v for k, v in out.items() if k != "grammars"}
+
+
+class ConditionCount(Frozen):
+    """Table 21 / Table 10, one condition: families run, families solved (>= tau of K), per-rollout rate."""
+
+    families_run: int
+    solved: int
+    rollouts: int
+    per_rollout_rate: float
+
+
+class Contrast(Frozen):
+    """Tables 10-11, one contrast: paired exact McNemar on the families where both conditions were run."""
+
+    contrast: str
+    a: str
+    b: str
+    planned: bool
+    status: str  # "ok", or NOT_RUN when no family has both (then n is 0 and the test's fields are None)
+    n: int
+    delta: int | None = None  # only_a - only_b
+    only_a: int | None = None
+    only_b: int | None = None
+    discordant: int | None = None
+    p_value: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        row = handler(self)
+        return row if self.status != NOT_RUN else {k: row[k] for k in ("contrast", "a", "b", "planned", "status", "n")}
+
+
+class Stage0(Frozen):
+    """Milestone-test statistics beside the taxonomy (Table 14 / Appendix P.4); None where Stage 0 was not run."""
+
+    stage0_run: bool
+    families_with_stage0: int
+    pass_strict: int | None
+    pass_fraction: int | None
+    mean_tested_milestones: float | None
+    milestones_tested: int
+    milestones_solved: int
+    milestone_solve_rate: float | None
+
+
+class Summary(Frozen):
+    """Table 1: shares of the student's families (direct accuracy: of its C1 rollouts)."""
+
+    direct_accuracy: float | None
+    solved_directly: int
+    solved_directly_share: float | None
+    solved_any: int
+    solved_any_share: float | None
+    added_by_milestones: int
+    added_by_milestones_share: float | None
+    solved_with_primitive: int | None
+    solved_with_primitive_share: float | None
+    math_score: None = None  # an external comparator this toolkit does not run
+
+
+class StudentTables(Frozen):
+    """Every table of one student. Count dicts are keyed by label value; the primitive rung's labels only
+    where it was run."""
+
+    n: int
+    tau: int
+    mode: str
+    # attempts per condition and per milestone (the most seen; a resumed or partial run can have fewer)
+    k: int | None
+    k_stage0: int | None
+    taxonomy: dict[str, int]
+    taxonomy_fraction: dict[str, int]
+    outcomes: dict[str, int]
+    # families whose label needs a run that is missing (Stage 0, or a C1-C3 rung): in no gap count
+    taxonomy_not_classified: int
+    # outcomes with a not-run rung kept apart (the plots); "outcomes" counts such a rung as unsolved
+    outcomes_known: dict[str, int]
+    outcome_undetermined: int
+    milestone_test_pass: int | None
+    primitive_run: bool
+    stage0: Stage0
+    summary: Summary
+    conditions: dict[str, ConditionCount | None]  # None: not run
+    not_run: list[str]
+    threshold_sweep: dict[str, dict[str, int]]  # by tau (as a string: a JSON key)
+    contrasts: list[Contrast]
+    bootstrap: dict[str, Interval]  # Table 12, by outcome, gap or ANY_PROBE; absent: not run
+
+
+class StudentReport(StudentTables):
+    """A student's tables with what they leave out (missing verdicts) and its format audit."""
+
+    missing: Missing
+    format: FormatAudit | None
+
+
+class Ordering(Frozen):
+    """Table 13: fraction of paired family resamples where one student's count exceeds the other's."""
+
+    a_gt_b: float | None  # None: no common family
+    b_gt_a: float | None
+    n_resamples: int
+    seed: int
+
+
+class Pair(Frozen):
+    """Two students on their common families: Table 38 transitions and Table 13 ordering."""
+
+    n_common: int
+    outcome_transitions: Transitions
+    gap_transitions: Transitions | None  # None: either student has no Stage 0 verdicts
+    order_any_probe: Ordering
+    order_direct: Ordering
+    mcnemar_any_probe: McNemar
+
+
+class Meta(Frozen):
+    tau: int
+    seed: int
+    n_resamples: int
+    taus: list[int]
+    students: list[str]
+    roadmap_set: str | None
+    graders: dict[str, str]  # per student, its grader and version, e.g. "strict (strict-2)"
+    ungradable_reference: dict[str, str]  # pid -> why its reference answer is unusable (left out)
+
+
+class ReportTables(Frozen):
+    """Everything report.md, report.json, the plots and the HTML report show."""
+
+    meta: Meta
+    students: dict[str, StudentReport]
+    pair: Pair | None = None  # exactly two students
+
+    @model_serializer(mode="wrap")
+    def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if self.pair is None:
+            del out["pair"]
+        return out
+
+
+def _ran(f: FamilyResults, cond: str) -> bool:
+    return bool(f.ladder.get(cond))
+
+
+def _stage0_ran(f: FamilyResults) -> bool:
+    return any(f.stage0.values())
+
+
+def primitive_ran(fams: list[FamilyResults]) -> bool:
+    """Whether any family was probed with C2-primitive: the rung's columns say "not run" otherwise."""
+    return any(_ran(f, PRIMITIVE) for f in fams)
+
+
+def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
+    """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
+    not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
+    out = parent_outcome(f.ladder, tau)
+    return out if all(_ran(f, c) for c in _RUNGS_READ[out]) else None
+
+
+def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:
+    """The five-way label, or None when it cannot be known: the parent outcome is unknown, or the family
+    is not Direct and has no Stage 0 verdicts."""
+    out = known_outcome(f, tau)
+    if out is Outcome.DIRECT:
+        return Gap.DIRECT
+    if out is None or not _stage0_ran(f):
+        return None
+    return classify(f, tau, mode)
+
+
+def missing_verdicts(ungraded: Iterable[str], failed: Iterable[str]) -> Missing:
+    """The Missing table from the targets (conditions, "m<i>" for a milestone) of the ungraded rollouts
+    and of the failed jobs."""
+    def by_condition(targets: Iterable[str]) -> dict[str, int]:
+        return dict(Counter(STAGE0 if t.startswith("m") else t for t in targets))
+    u, f = by_condition(ungraded), by_condition(failed)
+    return Missing(ungraded=u, failed=f, ungraded_total=sum(u.values()), failed_total=sum(f.values()))
+
+
+def _share(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def condition_counts(fams: list[FamilyResults], tau: int = 1) -> dict[str, ConditionCount | None]:
+    """Per condition, its counts; None for a condition no family has rollouts for ("not run")."""
+    out: dict[str, ConditionCount | None] = {}
+    for c in CONDITIONS + PRIMITIVE_CONDITIONS:
+        run = [f for f in fams if _ran(f, c)]
+        if not run:
+            out[c] = None
+            continue
+        rolls = [r for f in run for r in f.ladder[c]]
+        out[c] = ConditionCount(families_run=len(run), solved=sum(solved(f.ladder[c], tau) for f in run),
+                                rollouts=len(rolls), per_rollout_rate=sum(rolls) / len(rolls))
+    return out
+
+
+def contrasts(fams: list[FamilyResults], tau: int = 1) -> list[Contrast]:
+    """Every contrast of CONTRASTS, in its order."""
+    rows = []
+    for name, ca, cb, planned in CONTRASTS:
+        pairs = [f for f in fams if _ran(f, ca) and _ran(f, cb)]
+        row = {"contrast": name, "a": ca, "b": cb, "planned": planned}
+        if not pairs:
+            rows.append(Contrast(**row, status=NOT_RUN, n=0))
+            continue
+        m = mcnemar_exact([solved(f.ladder[ca], tau) for f in pairs], [solved(f.ladder[cb], tau) for f in pairs])
+        rows.append(Contrast(**row, status="ok", n=len(pairs), delta=m.only_a - m.only_b, **m.model_dump()))
+    return rows
+
+
+def stage0_stats(fams: list[FamilyResults]) -> Stage0:
+    run = [f for f in fams if _stage0_ran(f)]
+    tested = [len([r for r in f.stage0.values() if r]) for f in run]
+    ms_solved = sum(sum(1 for r in f.stage0.values() if r and any(r)) for f in run)
+    return Stage0(
+        stage0_run=bool(run),
+        families_with_stage0=len(run),
+        pass_strict=sum(milestone_test(f.stage0, "strict") for f in fams) if run else None,
+        pass_fraction=sum(milestone_test(f.stage0, "fraction") for f in fams) if run else None,
+        mean_tested_milestones=fmean(tested) if run else None,
+        milestones_tested=sum(tested),
+        milestones_solved=ms_solved,
+        milestone_solve_rate=ms_solved / sum(tested) if run and sum(tested) else None,
+    )
+
+
+def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
+                     n_resamples: int = N_RESAMPLES) -> dict[str, Interval]:
+    """Table 12: family-level percentile CIs of each outcome and gap share, and of the any-probe share."""
+    outs = [parent_outcome(f.ladder, tau) for f in fams]
+    gaps = [known_gap(f, tau, "strict") for f in fams]
+    if not fams:
+        return {}
+    skip = set() if primitive_ran(fams) else {Outcome.PRIMITIVE_NEEDED.value, Gap.PRIMITIVE.value}  # "not run"
+    ind = {o.value: [x is o for x in outs] for o in Outcome}
+    ind[ANY_PROBE] = [x is not Outcome.UNRECOVERED for x in outs]
+    if any(_stage0_ran(f) for f in fams):  # gap shares need the milestone test
+        ind.update({g.value: [x is g for x in gaps] for g in Gap if g is not Gap.DIRECT})
+    return {k: bootstrap_ci(v, n_resamples=n_resamples, seed=seed) for k, v in ind.items() if k not in skip}
+
+
+def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
+                   seed: int = SEED, n_resamples: int = N_RESAMPLES) -> StudentTables:
+    n = len(fams)
+    ran = primitive_ran(fams)  # the primitive rung's keys only where it was run ("not run" in the tables)
+    gaps = {g.value: 0 for g in ladder_gaps(ran)}
+    gaps_fraction = {g.value: 0 for g in ladder_gaps(ran)}
+    outs = {o.value: 0 for o in ladder_outcomes(ran)}
+    known_outs = {o.value: 0 for o in ladder_outcomes(ran)}
+    not_classified = undetermined = 0
+    for f in fams:
+        g = known_gap(f, tau, mode)
+        if g is None:
+            not_classified += 1
+        else:
+            gaps[g.value] += 1
+            gaps_fraction[known_gap(f, tau, "fraction").value] += 1
+        outs[parent_outcome(f.ladder, tau).value] += 1
+        o = known_outcome(f, tau)
+        if o is None:
+            undetermined += 1
+        else:
+            known_outs[o.value] += 1
+    conds = condition_counts(fams, tau)
+    c1 = conds["C1_direct"]
+    prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
+    direct = outs[Outcome.DIRECT.value]
+    anyp = n - outs[Outcome.UNRECOVERED.value]
+    s0 = stage0_stats(fams)
+    return StudentTables(
+        n=n, tau=tau, mode=mode,
+        k=max((len(r) for f in fams for r in f.ladder.values()), default=None),
+        k_stage0=max((len(r) for f in fams for r in f.stage0.values()), default=None) or None,
+        taxonomy=gaps, taxonomy_fraction=gaps_fraction, outcomes=outs,
+        taxonomy_not_classified=not_classified, outcomes_known=known_outs, outcome_undetermined=undetermined,
+        milestone_test_pass=s0.pass_strict, primitive_run=ran, stage0=s0,
+        summary=Summary(
+            direct_accuracy=c1.per_rollout_rate if c1 else None,
+            solved_directly=direct, solved_directly_share=_share(direct, n) if c1 else None,
+            solved_any=anyp, solved_any_share=_share(anyp, n),
+            added_by_milestones=anyp - direct, added_by_milestones_share=_share(anyp - direct, n),
+            solved_with_primitive=prim, solved_with_primitive_share=None if prim is None else _share(prim, n)),
+        conditions=conds,
+        not_run=[c for c, v in conds.items() if v is None],
+        threshold_sweep={str(t): v for t, v in threshold_sweep(fams, TAUS).items()},
+        contrasts=contrasts(fams, tau),
+        bootstrap=bootstrap_shares(fams, tau, seed, n_resamples),
+    )
+
+
+def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -> Transitions | None:
+    """Five-way label transitions; None when either student has no Stage 0 verdicts at all."""
+    if not any(_stage0_ran(f) for f in a) or not any(_stage0_ran(f) for f in b):
+        return None
+    la = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in a]
+    lb = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in b]
+    ran = primitive_ran(a) or primitive_ran(b)
+    labels = [g.value for g in ladder_gaps(ran)] + ([NOT_CLASSIFIED] if NOT_CLASSIFIED in la + lb else [])
+    return transition_matrix(la, lb, labels=labels)
+
+
+def _ordering(a: list[bool], b: list[bool], n_resamples: int, seed: int) -> Ordering:
+    return Ordering(a_gt_b=bootstrap_order(a, b, n_resamples, seed) if a else None,
+                    b_gt_a=bootstrap_order(b, a, n_resamples, seed) if a else None, n_resamples=n_resamples, seed=seed)
+
+
+def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
+         seed: int = SEED, n_resamples: int = N_RESAMPLES) -> Pair:
+    bmap = {f.pid: f for f in b}
+    common = [f for f in a if f.pid in bmap]
+    fb = [bmap[f.pid] for f in common]
+    oa = [parent_outcome(f.ladder, tau) for f in common]
+    ob = [parent_outcome(f.ladder, tau) for f in fb]
+    any_a = [x is not Outcome.UNRECOVERED for x in oa]
+    any_b = [x is not Outcome.UNRECOVERED for x in ob]
+    return Pair(
+        n_common=len(common),
+        outcome_transitions=transition_matrix(
+            oa, ob, labels=[o.value for o in ladder_outcomes(primitive_ran(common) or primitive_ran(fb))]),
+        gap_transitions=_gap_transitions(common, fb, tau),
+        order_any_probe=_ordering(any_a, any_b, n_resamples, seed),
+        order_direct=_ordering([x is Outcome.DIRECT for x in oa], [x is Outcome.DIRECT for x in ob], n_resamples, seed),
+        mcnemar_any_probe=mcnemar_exact(any_a, any_b),
+    )
+
+
+def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roadmap_set: str | None = None,
+           missing: Mapping[str, Missing | dict] | None = None, graders: Mapping[str, str] | None = None,
+           ungradable: Mapping[str, str] | None = None,
+           formats: Mapping[str, FormatAudit | dict] | None = None) -> ReportTables:
+    """Every table of one or more students (`write_report` names the arguments)."""
+    missing, formats = missing or {}, formats or {}
+    return ReportTables(
+        meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=list(students),
+                  roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {})),
+        students={s: StudentReport(**dict(student_tables(f, tau)),
+                                   missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s))
+                  for s, f in students.items()},
+        pair=pair(*students.values(), tau) if len(students) == 2 else None)

@@ -1,0 +1,61 @@
+"""One worker: `python -m oracleladder.workers._worker FD [NAME=MODULE:FUNCTION ...]`, owned by a WorkerPool.
+
+It imports the tasks named on its command line (a task that fails to import is left out: the pool
+asks for it again when it is called, and reports why it cannot be had), says it is ready with the
+names it holds, then answers each call read from the socket FD with its result. It never imports
+the caller's `__main__` (so any script, `python -c`, stdin or a thread can use it), and it exits
+quietly when its parent goes: EOF on the socket, a broken pipe, or a new parent pid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .._lazy import load
+from .pool import LOAD, READY, TaskError
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A worker stuck in a long call never reads its EOF; the parent pid tells it instead."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the pool decides
+    conn = Connection(int(sys.argv[1]))
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    tasks: dict[str, Callable[..., Any]] = {}
+    for name, _, target in (arg.partition("=") for arg in sys.argv[2:]):
+        try:
+            tasks[name] = load(target)
+        except Exception:  # noqa: BLE001 - said when the task is called
+            pass
+    try:
+        conn.send((READY, sorted(tasks)))
+        while True:
+            kind, name, arg = conn.recv()
+            try:
+                if kind == LOAD:
+                    tasks[name] = load(arg)
+                    result: Any = READY
+                else:
+                    result = tasks[name](**arg)
+            except Exception as e:  # noqa: BLE001 - reported to the caller, the worker goes on
+                result = TaskError(type(e).__name__, str(e)[:500])
+            conn.send(result)
+    except (EOFError, OSError):  # the parent closed the pool or died: nothing to say
+        pass
+    os._exit(0)  # no interpreter teardown that could print to a closed stream
+
+
+if __name__ == "__main__":
+    main()

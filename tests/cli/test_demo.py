@@ -1,0 +1,112 @@
+"""`ladder demo`: on the embedded model, a report whose diagnosis is not degenerate, said in a short
+summary; and a grammar, which the demo uses, stated wherever a report was made with it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from oracleladder import Endpoint, Experiment
+from oracleladder.cli import app
+from oracleladder.demo import DemoRun, Diagnosis, summary
+from oracleladder.ladder.outcomes import FamilyResults, Gap, Outcome
+from oracleladder.testing import LoopbackServer
+
+GRAMMAR = 'root ::= "\\\\boxed{0}"'
+GRAMMAR_SAID = "Decoding constrained by a grammar (GBNF, the request field `grammar`)"
+
+
+def _overview(site: Path) -> dict:
+    text = (site / "data" / "overview.js").read_text()
+    return json.loads(text.removeprefix("ladderOverview(").removesuffix(");\n").replace("<\\/", "</"))
+
+
+async def test_a_report_made_with_a_grammar_says_so(tmp_path: Path, release_data: Path) -> None:
+    bodies: list[dict] = []
+
+    def student(messages: list[dict], body: dict) -> str:
+        bodies.append(body)
+        return r"\boxed{0}"
+
+    with LoopbackServer(student) as server:
+        async with Experiment(tmp_path / "s.sqlite") as ex:
+            await ex.import_families(release_data / "families_sample.jsonl")
+            for name, extra_body in (("plain", {}), ("constrained", {"grammar": GRAMMAR})):
+                await ex.probe(Endpoint(f"openai/{name}", base_urls=[server.openai_base_url], extra_body=extra_body),
+                               k=1, conditions=["C1"], stage0=False, limit=2)
+            report = await ex.report(["openai/plain", "openai/constrained"])
+            await ex.write_report(report, tmp_path / "report", html=True)
+    # the grammar went to the server as its request field, as a llama.cpp server reads it
+    assert sorted(str(b.get("grammar")) for b in bodies) == ["None", "None", GRAMMAR, GRAMMAR]
+    header = (tmp_path / "report" / "report.md").read_text().split("\n")[2]
+    assert f"{GRAMMAR_SAID}: openai/constrained;" in header
+    saved = json.loads((tmp_path / "report" / "report.json").read_text())["students"]
+    assert saved["openai/constrained"]["format"]["grammars"] == [GRAMMAR]
+    assert "grammars" not in saved["openai/plain"]["format"]  # none: the record reads as before grammars existed
+    students = _overview(tmp_path / "report" / "html")["provenance"]["students"]
+    assert {s: p["grammar"] for s, p in students.items()} == {"openai/plain": False, "openai/constrained": True}
+
+
+def _diagnosis(pid: str, outcome: Outcome, gap: Gap, stage0: list[bool], c1: list[bool]) -> Diagnosis:
+    results = FamilyResults(pid, {"m0": stage0}, {"C1_direct": c1, "C2_descriptions": [False] * 2,
+                                                  "C3_gold_answers": [False] * 2})
+    return Diagnosis(pid, f"Solve the following problem.\n\nProblem:\nproblem of {pid}\n", results, outcome, gap)
+
+
+def _text(demo: DemoRun) -> str:
+    console = Console(record=True, width=200)
+    for part in summary(demo):
+        console.print(part)
+    return console.export_text()
+
+
+def test_the_summary_counts_each_outcome_and_gap_and_shows_the_most_telling_gap() -> None:
+    diagnoses = [_diagnosis("demo-a", Outcome.DIRECT, Gap.DIRECT, [True, False], [True, False]),
+                 _diagnosis("demo-b", Outcome.UNRECOVERED, Gap.CAPABILITY, [False, False], [False, False]),
+                 _diagnosis("demo-c", Outcome.UNRECOVERED, Gap.COMPOSITION, [False, True], [False, False]),
+                 _diagnosis("released", Outcome.UNRECOVERED, Gap.CAPABILITY, [False, False], [False, False])]
+    text = _text(DemoRun(k=2, written=3, released=1, requests=30, cache_hits=2, seconds=90.0, diagnoses=diagnoses,
+                         html=Path("out/html/index.html")))
+    assert "4 families (3 written for the demo, 1 from the OracleLadder release), K = 2 attempts" in text
+    assert "2 of 4 milestones solved alone" in text and "30 calls" in text and "1.5 min" in text
+    counts = {(m[1], m[2]): int(m[3]) for m in re.finditer(r"(outcome|gap) (\S+)\s*│[^│]*│\s*(\d+)", text)}
+    assert counts == {("outcome", "Direct"): 1, ("outcome", "Roadmap-Needed"): 0, ("outcome", "Answers-Needed"): 0,
+                      ("outcome", "Unrecovered"): 3, ("gap", "Direct"): 1, ("gap", "Roadmap-gap"): 0,
+                      ("gap", "Milestone-execution-gap"): 0, ("gap", "Composition-gap"): 1,
+                      ("gap", "Missing-milestone-gap"): 0, ("gap", "Capability-gap"): 2}
+    assert "Example, a Composition-gap" in text and "demo-c" in text and "problem of demo-c" in text
+    assert "out/html/index.html" in text
+
+
+@pytest.mark.local
+@pytest.mark.timeout(1200)
+def test_the_demo_finds_a_spread_of_outcomes_and_gaps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
+    opened: list[str] = []
+    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
+    out, store = tmp_path / "demo-report", tmp_path / "demo.sqlite"
+    args = ["demo", "--store", str(store), "--out", str(out), "--open"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    local = json.loads((out / "report.json").read_text())["students"]["local"]
+    print("\n" + result.output)
+    assert sum(n > 0 for n in local["outcomes"].values()) >= 3, local["outcomes"]
+    assert sum(n > 0 for gap, n in local["taxonomy"].items() if gap != "Direct") >= 2, local["taxonomy"]
+    assert local["stage0"]["milestones_solved"] > 0
+    assert local["format"]["cut_off"] == [] and local["missing"]["failed_total"] == 0
+    assert GRAMMAR_SAID in (out / "report.md").read_text()
+    assert "What the report found" in result.output and "Example, a " in result.output
+    assert opened == [(out / "html" / "index.html").resolve().as_uri()]
+    # a rerun asks nothing again; where no browser is found, it says where the report is
+    monkeypatch.setattr("webbrowser.open", lambda url: False)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    asked = re.search(r"(\d+) calls to the embedded model, 0 from the cache", " ".join(result.output.split()))
+    said = " ".join(again.output.split())  # the terminal's line breaks aside
+    assert asked and f" 0 calls to the embedded model, {asked[1]} from the cache" in said
+    assert "no browser found here" in said

@@ -1,0 +1,168 @@
+"""Against a real third-party server: llama-cpp-python's ``llama_cpp.server`` (see the
+``llama_server`` fixture). Requests are counted on the server's side, from its access log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Literal
+
+import aiohttp
+from aiohttp import web
+from pydantic import BaseModel, Field
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
+from oracleladder.clients import make_client
+from oracleladder.store import Store
+
+
+async def _calls(store: str) -> list:
+    s = await Store.open(Path(store))
+    try:
+        return await s.calls()
+    finally:
+        await s.close()
+
+
+def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server) -> None:
+    runner = CliRunner()
+    store = str(sample_store)
+    probe = ["probe", "--student", "openai/smollm2", "--base-url", llama_server.base_url, "--limit", "3",
+             "--k", "2", "--max-tokens", "16", "--concurrency", "2", "--store", store, "--json"]
+    before = len(llama_server.chat_statuses())
+    result = runner.invoke(app, probe)
+    assert result.exit_code == 0, result.output
+    first = json.loads(result.stdout.strip().splitlines()[-1])
+    served = llama_server.chat_statuses()[before:]
+    assert first["families"] == 3 and first["failures"] == 0
+    assert len(served) == first["requests"] > 0 and set(served) == {200}
+    gguf = str(llama_server.model_path)  # the one model it lists, the name the requests carry
+    assert f"serves one model, {gguf}" in result.output
+    assert {c.model for c in asyncio.run(_calls(store))} == {gguf}
+
+    result = runner.invoke(app, probe)
+    assert result.exit_code == 0, result.output
+    rerun = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(llama_server.chat_statuses()) == before + len(served)  # the server saw nothing new
+    assert rerun["requests"] == 0 and rerun["cache_hits"] == first["requests"]
+
+
+def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, llama_server, caplog) -> None:
+    """llama.cpp's server refuses a json_schema response_format with HTTP 500 and a validation
+    message: each such call is sent once (never retried as transient), the client says once that it
+    steps down to json_object, re-sends there, and every problem's attempt is stored with its reason."""
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(json.dumps({"pid": f"p{i}", "problem": f"What is {i} + {2 * i}?",
+                                            "answer": str(3 * i)}) + "\n" for i in (1, 2, 3)))
+    store = tmp_path / "s.sqlite"
+    before = len(llama_server.chat_statuses())
+    result = CliRunner().invoke(app, ["compile", str(problems), "--teacher", "openai/smollm2", "--base-url",
+                                      llama_server.base_url, "--max-tokens", "48", "--max-attempts", "1",
+                                      "--no-independent-solve", "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    served = llama_server.chat_statuses()[before:]
+    rejected = served.count(500)
+    assert 1 <= rejected <= 3 and summary["retries"] == 0  # at most the calls in flight before it was learned
+    assert rejected == summary["failures"] and served.count(200) == summary["successes"] == 3
+    assert len(served) == summary["requests"] == rejected + 3
+    learned = [r.getMessage() for r in caplog.records if "rejects structured mode" in r.getMessage()]
+    assert len(learned) == 1 and "json_schema" in learned[0] and "use json_object from now on" in learned[0]
+
+    async def attempts() -> list:
+        s = await Store.open(store)
+        try:
+            return [a for pid in ("p1", "p2", "p3") for a in await s.compile_attempts(pid, "openai/smollm2")]
+        finally:
+            await s.close()
+
+    stored = asyncio.run(attempts())
+    assert [a.pid for a in stored] == ["p1", "p2", "p3"]
+    for a in stored:  # SmolLM2 cannot finish a plan in 48 tokens: each attempt says so
+        assert not a.passed and a.errors and a.errors[0]["reason"]
+
+
+def test_wrong_url_or_wire_format_is_one_line_and_a_failure(sample_store: Path, llama_server) -> None:
+    store = str(sample_store)
+    runner = CliRunner()
+    root = llama_server.base_url.removesuffix("/v1")
+    probe = ["probe", "--limit", "2", "--k", "1", "--conditions", "C1_direct", "--no-stage0", "--store", store]
+    cases = [
+        (["--student", "openai/smollm2", "--base-url", root],
+         f"{root}/chat/completions not found (HTTP 404): did you mean {root}/v1 ?"),
+        (["--student", "anthropic/smollm2", "--base-url", root],
+         f"{root}/v1/messages not found (HTTP 404): this server does not speak the Anthropic format"),
+    ]
+    for args, said in cases:
+        result = runner.invoke(app, probe + args)
+        assert result.exit_code == 1, result.output
+        lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.output
+
+
+class _Recorder:
+    """A pass-through proxy in front of the real server that keeps every chat body it forwards, as
+    the server receives it, and the server's status for it."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.removesuffix("/v1")
+        self.chats: list[tuple[dict, int]] = []
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        async with self._session.request(request.method, self.upstream + request.path_qs, data=raw,
+                                         headers={"Content-Type": "application/json"}) as r:
+            body = await r.read()
+            if request.path.endswith("/chat/completions"):
+                self.chats.append((json.loads(raw), r.status))
+            return web.Response(body=body, status=r.status, content_type="application/json")
+
+    async def __aenter__(self) -> "_Recorder":
+        self._session = aiohttp.ClientSession()
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._runner.cleanup()
+        await self._session.close()
+
+
+MARK = "distance-unit-5c1e"  # in the schema only
+
+
+class Distance(BaseModel):
+    value: int
+    unit: Literal["m", "km"] = Field(description=f"the {MARK}")
+
+
+async def test_the_schema_reaches_the_real_server_once_per_mode(llama_server) -> None:
+    """Every structured mode's body as llama.cpp's server received it carries the schema once: the
+    json_schema one it refuses, and the json_object one whose schema constrains its decoding (so
+    even SmolLM2's one reply validates, with no re-ask)."""
+    async with _Recorder(llama_server.base_url) as proxy:
+        for mode in ("json_schema", "auto", "tools", "md_json"):
+            c = make_client("openai/smollm2", base_url=proxy.base_url, structured=mode)
+            request = c.request("A walk of 3 km. How far, as JSON?", temperature=0.0, max_tokens=48)
+            try:
+                out = await c.structured(request, Distance)
+            except Exception as e:  # noqa: BLE001 - what the small model makes of a mode is not the point here
+                out = e
+            finally:
+                await c.aclose()
+            if mode == "auto":
+                assert isinstance(out, Distance), out  # stepped down to json_object: its schema decoded
+    modes = [("json_schema" if "json_schema" in json.dumps(b.get("response_format"))
+              else "json_object" if "response_format" in b else "tools" if "tools" in b else "md_json", status)
+             for b, status in proxy.chats]
+    assert modes == [("json_schema", 500), ("json_schema", 500), ("json_object", 200), ("tools", modes[3][1]),
+                     ("md_json", 200)]
+    for body, _ in proxy.chats:
+        assert json.dumps(body).count(MARK) == 1, body

@@ -1,0 +1,120 @@
+"""The generic worker pool: tasks known by name, registered by the code that owns them, imported by a
+worker before their first call (never within its limit); a call's result, or a failure that says
+which (its limit, its raise, its worker dying twice), never a wrong result; and the pool handed to a
+domain, or started by it for a block."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import oracleladder.workers.pool as pool_module
+from oracleladder.domains import CodeDomain, MathDomain
+from oracleladder.workers import (TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, WorkersUnavailable,
+                                  register_task)
+
+TASKS = """
+    import os, time
+
+    def echo(**kwargs):
+        return {"pid": os.getpid(), **kwargs}
+
+    def fail(why):
+        raise ValueError(why)
+
+    def hang(seconds):
+        time.sleep(seconds)
+
+    def die(code):
+        os._exit(code)
+"""
+
+
+@pytest.fixture
+def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A module of tasks the workers can import (on their PYTHONPATH), registered for this test only."""
+    (tmp_path / "pool_tasks.py").write_text(textwrap.dedent(TASKS))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setattr(pool_module, "_tasks", {})  # nor the grader's: these workers start in no time
+    for name in ("echo", "fail", "hang", "die"):
+        register_task(name, f"pool_tasks:{name}")
+    return tmp_path
+
+
+def test_a_task_runs_in_a_worker_and_its_raise_is_a_failure_not_a_dead_worker(tasks: Path) -> None:
+    with WorkerPool(workers=1) as pool:
+        first = pool.call("echo", {"x": 1})
+        assert first["x"] == 1 and first["pid"] != os.getpid()
+        with pytest.raises(TaskRaised) as raised:
+            pool.call("fail", {"why": "a bad input"})
+        assert (raised.value.kind, raised.value.message) == ("ValueError", "a bad input")
+        assert pool.call("echo", {})["pid"] == first["pid"]  # the same worker went on
+
+
+async def test_a_call_past_its_limit_fails_and_a_fresh_worker_takes_the_next(tasks: Path) -> None:
+    with WorkerPool(workers=1, timeout_s=30.0) as pool:
+        before = (await pool.run("echo", {}))["pid"]
+        with pytest.raises(TaskTimedOut):
+            await pool.run("hang", {"seconds": 60}, timeout_s=0.5)
+        after = (await pool.run("echo", {}))["pid"]
+    assert after != before
+
+
+def test_a_worker_that_dies_on_a_call_twice_is_a_failure_that_says_how(tasks: Path) -> None:
+    with WorkerPool(workers=1) as pool:
+        with pytest.raises(WorkerDied) as died:
+            pool.call("die", {"code": 3})
+        assert died.value.why == "exit code 3"
+        assert pool.call("echo", {"x": 2})["x"] == 2
+
+
+def test_map_gives_each_failure_to_on_failure_in_its_place(tasks: Path) -> None:
+    with WorkerPool(workers=2) as pool:
+        out = pool.map("fail", [{"why": "a"}, {"why": "b"}], lambda e: e.message)
+    assert out == ["a", "b"]
+
+
+def test_a_task_registered_after_the_pool_started_is_imported_before_its_limit_starts(
+        tasks: Path) -> None:
+    (tasks / "slow_tasks.py").write_text("import time\ntime.sleep(3.0)  # a heavy import, as SymPy's\n"
+                                         "def ok():\n    return 'ok'\n")
+    with WorkerPool(workers=1, timeout_s=1.0) as pool:
+        pool.call("echo", {})  # started without it
+        register_task("slow", "slow_tasks:ok")
+        assert pool.call("slow", {}) == "ok"
+
+
+def test_a_task_that_cannot_be_imported_makes_the_workers_unavailable(tasks: Path) -> None:
+    register_task("missing", "no_such_module_here:run")
+    with WorkerPool(workers=1) as pool:
+        assert pool.call("echo", {"x": 3})["x"] == 3  # the other tasks still run
+        with pytest.raises(WorkersUnavailable, match="'missing' .*ModuleNotFoundError"):
+            pool.call("missing", {})
+
+
+def test_a_name_is_one_task(tasks: Path) -> None:
+    register_task("echo", "pool_tasks:echo")  # the same again: nothing changes
+    with pytest.raises(ValueError, match="registered already"):
+        register_task("echo", "pool_tasks:fail")
+    with WorkerPool(workers=1) as pool, pytest.raises(KeyError, match="no worker task 'nope'"):
+        pool.call("nope", {})
+
+
+def test_a_domain_is_handed_the_runs_pool_or_starts_its_own_for_the_block() -> None:
+    with WorkerPool(workers=1) as handed:
+        math = MathDomain(handed)
+        with math:
+            assert math.worker_pool() is handed
+        assert math.pool is handed  # not the domain's to close
+    math = MathDomain()
+    with pytest.raises(RuntimeError, match="runs in a worker pool"):
+        math.worker_pool()
+    with math:
+        own = math.worker_pool()
+        assert own.call("verify", {"response": "\\boxed{2}", "gold": "2"}).accepted
+    assert math.pool is None
+    with CodeDomain() as code:  # the sandbox runs its own processes
+        assert code.pool is None
