@@ -1,6 +1,7 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
 from .batches import BatchRecord
+from .primitives import PrimScore
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -25,6 +26,7 @@ __all__ = [
     "CompileAttempt",
     "FailedJob",
     "PrimitiveAttempt",
+    "PrimScore",
     "RunRecord",
     "ScreenVerdict",
     "Store",
