@@ -3,13 +3,18 @@ primitives, probe the four dimensions, score a student's primitives with a judge
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
+from ..clients import load_prices
+from ..prim.probe import DIMENSIONS
 from ..store import DEFAULT_STORE
-from .common import StoreOpt, console, run_experiment
+from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
+                     make_endpoint, run_experiment, say, with_endpoint_options)
+from .display import bar, cost_said, print_failed_jobs, say_budget
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -23,3 +28,44 @@ def import_(
     """Import gold primitives and reference solutions; a bad line imports nothing."""
     n = run_experiment(store, lambda ex: ex.import_primitives(file, fields=tuple(field or ())))
     console.print(f"imported {n} gold primitives from {file} into {store}")
+
+
+@with_endpoint_options
+def probe(
+    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="A dimension to probe (repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
+    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitive (repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output); default gold.")] = None,
+    teacher: Annotated[Optional[str], typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
+    k: KOpt = 1,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
+    source: SourceOpt = "release",
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families.")] = None,
+    grader: GraderOpt = "strict",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+) -> None:
+    """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
+    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_probe(
+        endpoint, dimensions=tuple(dimensions or DIMENSIONS), sources=tuple(primitive_source or ("gold",)), k=k,
+        max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
+        progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        usage = result.usage
+        say(f"run {result.run_id}: {result.families} families, {result.rollouts} rollouts, {usage.requests} requests, "
+            f"{usage.cache_hits} cache hits; {cost_said(usage)}")
+        for target, n in result.skipped.items():
+            say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")
+    say_budget(result.budget_stop)
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    if result.failed_jobs or result.ungraded or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(probe)

@@ -4,15 +4,27 @@ probed, a student's primitives scored by the judge, and the analyses read back."
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
+from ..ladder import ProbeConfig
 from ..prim.gold import read_gold
-from ..store import Store
+from ..prim.probe import DIMENSIONS, DISCOVERY, SOURCES, PrimDomain, Supports, prim_source, read_written
+from ..probe.runner import run_probe
+from ..schemas.types import GradeStatus
+from ..store import FailedJob, Store
+from ..workers import WorkerPool
+from .endpoint import CONCURRENCY, Endpoint, as_endpoint
+from .errors import ExperimentError
+from .results import JobFailure, PrimProbeResult
+from .run import Progress, calling, no_progress
 
 
 class PrimStages:
-    """Mixed into `Experiment`: its ``store`` is the experiment's."""
+    """Mixed into `Experiment` (its store, pool and notify)."""
 
     store: Store
+    pool: WorkerPool
+    _notify: object
 
     async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
         """Gold primitives and reference solutions from a JSONL file (`prim.gold`); the whole file is
@@ -24,3 +36,69 @@ class PrimStages:
                 await self.store.put_solution(r.pid, r.solution, wait=False)
         await self.store.flush()
         return len(records)
+
+    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None) -> Supports:
+        """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions and the
+        student's own Discovery primitives that PRIM's jobs and judge read."""
+        primitives = {}
+        for p in await self.store.primitives():
+            if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
+                continue
+            if p.provenance != "self":
+                primitives[(p.pid, p.provenance)] = p
+        discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
+            student=student, source=prim_source(roadmap_set), target=DISCOVERY)
+            if (fields := read_written(r.verdict)) is not None}
+        return Supports(primitives, await self.store.solutions(), discovered)
+
+    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
+                         sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
+                         temperature: float = 1.0, grader: str = "strict", source: str = "release",
+                         teacher: str | None = None, limit: int | None = None,
+                         progress: Progress | None = None) -> PrimProbeResult:
+        """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
+        ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
+        Discovery, on the primitive of the same sample."""
+        bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
+        if bad:
+            raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
+                                  f"{', '.join(DIMENSIONS)}; sources: {', '.join(SOURCES)}")
+        endpoint = as_endpoint(student)
+        try:
+            config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
+                                 grader=grader)
+        except ValueError as exc:
+            raise ExperimentError(str(exc)) from None
+        donors = await self.roadmap_set(source)
+        families = donors[:limit]
+        # the student's own primitive is its Discovery output: asked first, then shown
+        passes = [(dimensions, [s for s in sources if s != "self"])]
+        if "self" in sources and "execution" in dimensions:
+            passes.append((("execution",), ["self"]))
+        failed: list[FailedJob] = []
+        run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
+                      "teacher": teacher, "families": len(families)}
+        async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
+                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+            skipped: dict[str, int] = {}
+            done = 0
+            for dims, srcs in passes:
+                supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+                domain = PrimDomain(supports, dims, srcs, pool=self.pool)
+                jobs = domain.plan_jobs(families, config, donors)
+                skipped.update(domain.skipped(families, config))
+                with (progress or no_progress)(f"prim probe {config.student}", len(jobs), client) as advance:
+                    def fail(job: FailedJob) -> None:
+                        failed.append(job)
+                        advance(job)
+
+                    done += await run_probe(domain, families, config, client=client, store=self.store,
+                                            run_id=run.id, source=source, on_done=advance, on_failed=fail,
+                                            donors=donors, workers=len(jobs) if client.batch else None)
+            ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
+            run.incomplete = bool(failed or ungraded)
+        return PrimProbeResult(run_id=run.id, families=len(families), rollouts=done, usage=client.usage,
+                               ungraded=ungraded, skipped=skipped, budget_stop=client.budget_stop,
+                               batch_rows_submitted=client.batch_rows_submitted,
+                               failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason)
+                                            for j in failed])

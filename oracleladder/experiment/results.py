@@ -129,3 +129,17 @@ class JudgeAuditResult(Result):
     unreadable: int
     usage: Usage
     batch_rows_submitted: int | None
+
+
+class PrimProbeResult(Result):
+    """`ladder prim probe`: PRIM's dimensions probed on one roadmap set."""
+
+    run_id: str
+    families: int
+    rollouts: int
+    usage: Usage
+    ungraded: int
+    skipped: dict[str, int]  # per target, the jobs not planned for want of a solution or a primitive
+    budget_stop: str | None
+    batch_rows_submitted: int | None
+    failed_jobs: list[JobFailure]
