@@ -11,6 +11,7 @@ import typer
 
 from ..clients import load_prices
 from ..prim.probe import DIMENSIONS
+from ..prim.scoring import TAU
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
                      make_endpoint, run_experiment, say, with_endpoint_options)
@@ -69,3 +70,34 @@ def probe(
 
 
 app.command()(probe)
+
+
+@with_endpoint_options
+def score(
+    judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student whose Discovery and Digestion primitives to score.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    source: SourceOpt = "release",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism). Cached."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
+                                                            max_tokens=max_tokens), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
+        say(f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} unreadable, scored 0), "
+            f"{result.missing} missing (no readable judge reply), {result.without_gold} without a gold primitive; "
+            f"correct at tau {result.tau}: {correct}")
+    if result.missing:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(score)

@@ -8,14 +8,19 @@ from collections.abc import Sequence
 
 from ..ladder import ProbeConfig
 from ..prim.gold import read_gold
-from ..prim.probe import DIMENSIONS, DISCOVERY, SOURCES, PrimDomain, Supports, prim_source, read_written
+from ..prim.judge import judge_primitive, prompt_version
+from ..prim.probe import (DIMENSIONS, DISCOVERY, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
+                          read_written)
+from ..prim.scoring import TAU, primitive_acc
 from ..probe.runner import run_probe
 from ..schemas.types import GradeStatus
-from ..store import FailedJob, Store
+from ..runtime import gather_or_cancel
+from ..schemas import Rollout
+from ..store import FailedJob, PrimScore, Store
 from ..workers import WorkerPool
-from .endpoint import CONCURRENCY, Endpoint, as_endpoint
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
-from .results import JobFailure, PrimProbeResult
+from .results import JobFailure, PrimProbeResult, PrimScoreResult
 from .run import Progress, calling, no_progress
 
 
@@ -102,3 +107,46 @@ class PrimStages:
                                batch_rows_submitted=client.batch_rows_submitted,
                                failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason)
                                             for j in failed])
+
+    async def prim_score(self, judge: str | Endpoint, student: str, *, source: str = "release", tau: float = TAU,
+                         max_tokens: int = 2048) -> PrimScoreResult:
+        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set against the
+        problem's gold primitive with the ``judge`` (`prim.judge`); each score stored under the judge.
+        An unreadable primitive is scored 0 without a call; a judge with no readable reply after its
+        re-ask leaves the score missing."""
+        endpoint = as_endpoint(judge)
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
+        solutions = await self.store.solutions()
+        rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
+                    if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+        todo = [r for r in rollouts if r.pid in golds]
+        meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
+                "max_tokens": max_tokens, "primitives": len(todo)}
+        async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+            async def one(r: Rollout) -> PrimScore:
+                base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
+                        "judge": endpoint.model, "run_id": run.id}
+                written = read_written(r.verdict)
+                if written is None:
+                    return PrimScore(**base, status="scored", validity=0, score=0.0, reason="unreadable")
+                j = await judge_primitive(client, written, golds[r.pid], problem_text(families[r.pid]),
+                                          solutions.get(r.pid, "(no reference solution given)"), max_tokens)
+                return PrimScore(**base, status="missing" if j.missing else "scored", validity=j.validity,
+                                 failure=j.failure, gate=j.gate, mechanism=j.mechanism, score=j.score,
+                                 reason=j.missing, evidence=j.evidence, call_keys=j.keys)
+
+            scores = await gather_or_cancel(*(one(r) for r in todo))
+            for s in scores:
+                await self.store.put_prim_score(s, wait=False)
+            await self.store.flush()
+            run.incomplete = any(s.status == "missing" for s in scores)
+        correct: dict[str, int] = {}
+        for s in scores:
+            if s.score is not None and primitive_acc(s.score, tau):
+                correct[s.target] = correct.get(s.target, 0) + 1
+        return PrimScoreResult(run_id=run.id, scored=sum(s.status == "scored" for s in scores),
+                               unreadable=sum(s.reason == "unreadable" for s in scores),
+                               missing=sum(s.status == "missing" for s in scores),
+                               without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage)

@@ -143,3 +143,16 @@ class PrimProbeResult(Result):
     budget_stop: str | None
     batch_rows_submitted: int | None
     failed_jobs: list[JobFailure]
+
+
+class PrimScoreResult(Result):
+    """`ladder prim score`: a student's Discovery and Digestion primitives scored by a judge."""
+
+    run_id: str
+    scored: int  # judged, and primitives the student wrote unreadably (scored 0)
+    unreadable: int
+    missing: int  # the judge gave no readable reply after its re-ask, or its call failed: no score
+    without_gold: int  # primitives of problems with no gold primitive: not scored
+    correct: dict[str, int]  # per target, primitives with Score >= tau
+    tau: float
+    usage: Usage
