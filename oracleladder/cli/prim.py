@@ -14,7 +14,7 @@ from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
-                     make_endpoint, run_experiment, say, with_endpoint_options)
+                     existing, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, print_failed_jobs, say_budget
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
@@ -101,3 +101,24 @@ def score(
 
 
 app.command()(score)
+
+
+def report(
+    student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
+    judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.json and report.md.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
+    rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """PRIM's tables (1, 2/8, 7, 9, 10) and the side-by-side with the ladder, as report.json and report.md."""
+    existing(store)
+    r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
+                                                        rescue_source=rescue_source, out=out), reading=True)
+    say(f"wrote {out / 'report.json'} and {out / 'report.md'}: {r.problems} problems, "
+        f"{r.missing_scores} missing scores")
+
+
+app.command()(report)

@@ -3,10 +3,14 @@ probed, a student's primitives scored by the judge, and the analyses read back."
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
+from ..domains.math import collect_results
 from ..ladder import ProbeConfig
+from ..prim.analysis import PrimReport, prim_report, report_md
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (DIMENSIONS, DISCOVERY, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
@@ -150,3 +154,29 @@ class PrimStages:
                                unreadable=sum(s.reason == "unreadable" for s in scores),
                                missing=sum(s.status == "missing" for s in scores),
                                without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage)
+
+    async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
+                          threshold: int = 1, rescue_source: str = "teacher-problem-only",
+                          out: str | os.PathLike[str] | None = None) -> PrimReport:
+        """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
+        labels of the same student (`prim.analysis`); with ``out``, report.json and report.md there."""
+        families = await self.roadmap_set(source)
+        golds = {p.pid: p.family for p in await self.store.primitives(provenance="gold")}
+        pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
+        if not pids:
+            raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
+        rollouts = await self.store.rollouts(student=student, source=prim_source(source))
+        scores = await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
+        ladder = collect_results(families, await self.store.rollouts(student=student,
+                                                                     source=families[0].provenance.roadmap_set))
+        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
+                         key=SOURCES.index)
+        report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
+                             scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
+                             rescue_source=rescue_source)
+        if out is not None:
+            folder = Path(out)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
+            (folder / "report.md").write_text(report_md(report))
+        return report

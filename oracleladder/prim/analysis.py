@@ -1,0 +1,275 @@
+"""PRIM's analyses of one student (§3, App. B.3), and the two diagnoses side by side.
+
+Per problem (a family with a gold primitive), each dimension's K samples: Generation and Execution
+the grader's verdicts, Discovery and Digestion PrimitiveAcc of the judge's score (a missing score
+is left out, counted apart; an unreadable primitive is a 0). A dimension's accuracy is the mean
+over problems of each problem's rate, with a bootstrap interval over problems. A problem passes a
+dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 of K = 1 is PRIM's).
+
+- Table 1: Discovery, Generation, Digestion, Execution (gold), Dig − Disc, Exec − Gen;
+- Table 2 / 8: Generation and Execution under each primitive source, pp against Generation;
+- Table 7: each dimension by the gold primitive's family;
+- Table 9: Generation failures by Discovery × Execution (gold): the four quadrants;
+- Table 10: rescue under a teacher primitive for digestible against undigestible failures;
+- side by side: per family, PRIM's quadrant beside the ladder's five-way gap and outcome, and
+  their cross-table over the set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..ladder.outcomes import FamilyResults
+from ..report.markdown import table
+from ..report.stats import Interval, bootstrap_ci
+from ..report.tables import Frozen, known_gap, known_outcome
+from ..schemas import Rollout
+from ..store import PrimScore
+from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION
+from .scoring import QUADRANT_SIGNS, QUADRANTS, primitive_acc
+
+SOLVED, UNKNOWN = "solved", "unknown"  # PRIM's row of a family Generation solves, or cannot place
+NOT_KNOWN = "unknown"  # the ladder's label where it cannot be known (a rung not run)
+
+
+@dataclass
+class Problem:
+    """One problem's samples per dimension (True: right)."""
+
+    pid: str
+    family: str | None
+    generation: list[bool] = field(default_factory=list)
+    discovery: list[bool] = field(default_factory=list)
+    digestion: list[bool] = field(default_factory=list)
+    execution: dict[str, list[bool]] = field(default_factory=dict)
+
+    def dimension(self, name: str) -> list[bool]:
+        return self.execution.get("gold", []) if name == "execution" else getattr(self, name)
+
+
+def problems(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
+             tau: float) -> list[Problem]:
+    """Each problem of ``pids`` (pid -> its gold's family) with its samples."""
+    out = {pid: Problem(pid, family) for pid, family in pids.items()}
+    for r in rollouts:
+        p = out.get(r.pid)
+        if p is None or not r.verdict.graded:
+            continue
+        if r.target == GENERATION:
+            p.generation.append(r.verdict.accepted)
+        elif r.target.startswith(EXECUTION):
+            p.execution.setdefault(r.target[len(EXECUTION):], []).append(r.verdict.accepted)
+    for s in scores:
+        p = out.get(s.pid)
+        if p is not None and s.score is not None and s.target in (DISCOVERY, DIGESTION):
+            (p.discovery if s.target == DISCOVERY else p.digestion).append(primitive_acc(s.score, tau))
+    return list(out.values())
+
+
+def rate(samples: list[bool]) -> float | None:
+    return sum(samples) / len(samples) if samples else None
+
+
+def passes(samples: list[bool], threshold: int) -> bool | None:
+    return sum(samples) >= threshold if samples else None
+
+
+DIMENSIONS = ("discovery", "generation", "digestion", "execution")
+
+
+class Dimension(Frozen):
+    n: int
+    interval: Interval | None  # the share (0-1), None when no problem has the dimension
+
+
+class Table1(Frozen):
+    dimensions: dict[str, Dimension]
+    dig_minus_disc: float | None  # percentage points
+    exec_minus_gen: float | None
+
+
+def _dimension(values: list[float]) -> Dimension:
+    return Dimension(n=len(values), interval=bootstrap_ci(values) if values else None)
+
+
+def _point(d: Dimension) -> float | None:
+    return None if d.interval is None else 100 * d.interval.point
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
+
+
+def table1(ps: Sequence[Problem]) -> Table1:
+    dims = {name: _dimension([r for p in ps if (r := rate(p.dimension(name))) is not None]) for name in DIMENSIONS}
+    pt = {name: _point(d) for name, d in dims.items()}
+    return Table1(dimensions=dims, dig_minus_disc=_diff(pt["digestion"], pt["discovery"]),
+                  exec_minus_gen=_diff(pt["execution"], pt["generation"]))
+
+
+class Support(Frozen):
+    """Table 2 / 8: one setting's accuracy (percent) over the problems it ran on, and its change in
+    points against Generation on those same problems."""
+
+    setting: str
+    n: int
+    accuracy: float | None
+    change: float | None
+
+
+def table2(ps: Sequence[Problem], sources: Sequence[str]) -> list[Support]:
+    rows = [Support(setting="generation", n=sum(bool(p.generation) for p in ps),
+                    accuracy=_mean_pct([rate(p.generation) for p in ps]), change=None)]
+    for s in sources:
+        both = [p for p in ps if p.execution.get(s) and p.generation]
+        acc = _mean_pct([rate(p.execution[s]) for p in both])
+        rows.append(Support(setting=f"execution ({s})", n=len(both), accuracy=acc,
+                            change=_diff(acc, _mean_pct([rate(p.generation) for p in both]))))
+    return rows
+
+
+def _mean_pct(values: Sequence[float | None]) -> float | None:
+    xs = [v for v in values if v is not None]
+    return 100 * sum(xs) / len(xs) if xs else None
+
+
+def table7(ps: Sequence[Problem]) -> dict[str, dict[str, float | None]]:
+    """Each dimension's accuracy (percent) by the gold primitive's family."""
+    families = sorted({p.family or "none" for p in ps})
+    return {fam: {name: _mean_pct([rate(p.dimension(name)) for p in ps if (p.family or "none") == fam])
+                  for name in DIMENSIONS} for fam in families}
+
+
+def failures(ps: Sequence[Problem], threshold: int) -> list[Problem]:
+    """The problems Generation fails (probed, fewer than ``threshold`` right)."""
+    return [p for p in ps if passes(p.generation, threshold) is False]
+
+
+def quadrant_of(p: Problem, threshold: int) -> str:
+    """PRIM's place of a problem: solved (Generation passes), a quadrant of a Generation failure, or
+    unknown (Generation, Discovery or Execution under gold without a verdict)."""
+    g = passes(p.generation, threshold)
+    if g:
+        return SOLVED
+    d, e = passes(p.discovery, threshold), passes(p.execution.get("gold", []), threshold)
+    if g is None or d is None or e is None:
+        return UNKNOWN
+    return QUADRANTS[(d, e)]
+
+
+def table9(ps: Sequence[Problem], threshold: int) -> dict[str, int]:
+    """Generation failures per quadrant (and those that cannot be placed)."""
+    counts = Counter(quadrant_of(p, threshold) for p in failures(ps, threshold))
+    return {q: counts[q] for q in (*QUADRANTS.values(), UNKNOWN)}
+
+
+class Rescue(Frozen):
+    n: int
+    rescued: int
+    rate: float | None
+
+
+def table10(ps: Sequence[Problem], threshold: int, source: str) -> dict[str, Rescue]:
+    """Generation failures split by Digestion; rescue: Execution under ``source`` passes."""
+    out = {}
+    for name, digested in (("digestible", True), ("undigestible", False)):
+        group = [p for p in failures(ps, threshold) if passes(p.digestion, threshold) is digested
+                 and p.execution.get(source)]
+        rescued = sum(bool(passes(p.execution[source], threshold)) for p in group)
+        out[name] = Rescue(n=len(group), rescued=rescued, rate=rescued / len(group) if group else None)
+    return out
+
+
+class SideBySide(Frozen):
+    """Per family, PRIM's place beside the ladder's gap and outcome; and the cross-table
+    (PRIM row -> ladder gap -> families)."""
+
+    families: dict[str, dict[str, str]]
+    cross: dict[str, dict[str, int]]
+
+
+def side_by_side(ps: Sequence[Problem], ladder: Sequence[FamilyResults], threshold: int) -> SideBySide:
+    by_pid = {f.pid: f for f in ladder}
+    rows, cross = {}, {}
+    for p in ps:
+        f = by_pid.get(p.pid)
+        gap = known_gap(f, threshold) if f else None
+        outcome = known_outcome(f, threshold) if f else None
+        q = quadrant_of(p, threshold)
+        label = NOT_KNOWN if gap is None else gap.value
+        rows[p.pid] = {"prim": q, "ladder_gap": label, "ladder_outcome": NOT_KNOWN if outcome is None else outcome.value}
+        cross.setdefault(q, {})
+        cross[q][label] = cross[q].get(label, 0) + 1
+    return SideBySide(families=rows, cross=cross)
+
+
+class PrimReport(Frozen):
+    student: str
+    judge: str
+    roadmap_set: str
+    tau: float
+    threshold: int
+    problems: int
+    missing_scores: int
+    table1: Table1
+    table2: list[Support]
+    table7: dict[str, dict[str, float | None]]
+    table9: dict[str, int]
+    table10: dict[str, Rescue]
+    rescue_source: str
+    side_by_side: SideBySide
+
+
+def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
+                rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
+                tau: float, threshold: int, sources: Sequence[str], rescue_source: str) -> PrimReport:
+    ps = problems(pids, rollouts, scores, tau)
+    return PrimReport(student=student, judge=judge, roadmap_set=roadmap_set, tau=tau, threshold=threshold,
+                      problems=len(ps), missing_scores=sum(s.status == "missing" for s in scores if s.pid in pids),
+                      table1=table1(ps), table2=table2(ps, sources), table7=table7(ps), table9=table9(ps, threshold),
+                      table10=table10(ps, threshold, rescue_source), rescue_source=rescue_source,
+                      side_by_side=side_by_side(ps, ladder, threshold))
+
+
+def _f(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def _signed(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.2f}"
+
+
+def report_md(r: PrimReport) -> str:
+    """report.md: each table with what it counts."""
+    t1 = r.table1
+    dims = [t1.dimensions[d] for d in DIMENSIONS]
+    cells = [f"{100 * d.interval.point:.2f} [{100 * d.interval.lo:.2f}, {100 * d.interval.hi:.2f}]"
+             if d.interval else "—" for d in dims]
+    gaps = sorted({g for row in r.side_by_side.cross.values() for g in row})
+    prim_rows = [*QUADRANTS.values(), SOLVED, UNKNOWN]
+    lines = [
+        f"# PRIM diagnosis: {r.student} on {r.roadmap_set}", "",
+        f"{r.problems} problems with a gold primitive; judge {r.judge}; a primitive is correct at Score >= {r.tau}; "
+        f"a problem passes a dimension with at least {r.threshold} of its samples right. "
+        f"{r.missing_scores} primitive scores missing (the judge gave no readable reply): left out, never 0.", "",
+        "## Table 1: the four dimensions (percent, 95% bootstrap interval over problems)", "",
+        *table(["Discovery", "Generation", "Digestion", "Execution", "Dig. − Disc.", "Exec. − Gen."],
+               [[*cells, _signed(t1.dig_minus_disc), _signed(t1.exec_minus_gen)]]), "",
+        "## Table 2 / 8: Generation and Execution under each primitive source", "",
+        *table(["Setting", "Problems", "Accuracy", "Change (pp)"],
+               [[s.setting, s.n, _f(s.accuracy), _signed(s.change)] for s in r.table2]), "",
+        "## Table 7: each dimension by primitive family (percent)", "",
+        *table(["Family", *DIMENSIONS], [[fam, *(_f(v[d]) for d in DIMENSIONS)] for fam, v in r.table7.items()]), "",
+        "## Table 9: Generation failures by Discovery (D) and Execution (E, gold primitive)", "",
+        *table(["Quadrant", "", "Failures"],
+               [[q, QUADRANT_SIGNS.get(q, ""), n] for q, n in r.table9.items()]), "",
+        f"## Table 10: rescue under the {r.rescue_source} primitive, by Digestion", "",
+        *table(["Failures", "Problems", "Rescued", "Rescue rate"],
+               [[k, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for k, v in r.table10.items()]), "",
+        "## PRIM beside the ladder: PRIM's place (rows) against the ladder's five-way gap (columns)", "",
+        *table(["PRIM", *gaps], [[q, *(r.side_by_side.cross.get(q, {}).get(g, 0) for g in gaps)]
+                                 for q in prim_rows if q in r.side_by_side.cross]), "",
+    ]
+    return "\n".join(lines)
