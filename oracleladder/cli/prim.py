@@ -1,5 +1,6 @@
 """`ladder prim`: PRIM's four-dimension diagnosis beside the ladder (docs/prim.md) — import gold
-primitives, probe the four dimensions, score a student's primitives with a judge, report."""
+primitives, compile a teacher's primitives and plans, probe the four dimensions, score a student's
+primitives with a judge, report."""
 
 from __future__ import annotations
 
@@ -32,10 +33,44 @@ def import_(
 
 
 @with_endpoint_options
+def compile(  # noqa: A001 - the command's name
+    teacher: Annotated[str, typer.Option("--teacher", help="The teacher's provider/model.")],
+    kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11).")] = "teacher-problem-only",
+    source: SourceOpt = "release",
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher reply.")] = 4096,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
+    endpoint = make_endpoint(teacher, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
+                                                              max_attempts=max_attempts, max_tokens=max_tokens,
+                                                              progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"run {result.run_id}: {result.compiled} of {result.families - result.had} families given a {kind} "
+            f"({result.had} had one); {len(result.failed_why)} failed their checks, "
+            f"{result.infrastructure_failures} infrastructure failures")
+        for pid, why in result.failed_why.items():
+            say(f"  {pid}: {why}")
+    say_budget(result.budget_stop)
+    if result.infrastructure_failures or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(compile)
+
+
+@with_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="A dimension to probe (repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
-    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitive (repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output); default gold.")] = None,
+    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitive (repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
     teacher: Annotated[Optional[str], typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
     k: KOpt = 1,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,

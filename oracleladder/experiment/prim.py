@@ -11,6 +11,8 @@ from pathlib import Path
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig
 from ..prim.analysis import PrimReport, prim_report, report_md
+from ..compiler.loop import Compiler
+from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (DIMENSIONS, DISCOVERY, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
@@ -22,9 +24,9 @@ from ..runtime import gather_or_cancel
 from ..schemas import Rollout
 from ..store import FailedJob, PrimScore, Store
 from ..workers import WorkerPool
-from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, Endpoint, as_endpoint
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
-from .results import JobFailure, PrimProbeResult, PrimScoreResult
+from .results import JobFailure, PrimCompileResult, PrimProbeResult, PrimScoreResult
 from .run import Progress, calling, no_progress
 
 
@@ -46,9 +48,39 @@ class PrimStages:
         await self.store.flush()
         return len(records)
 
+    async def prim_compile(self, teacher: str | Endpoint, *, kind: str = "teacher-problem-only",
+                           source: str = "release", max_attempts: int = 3, max_tokens: int = 4096,
+                           progress: Progress | None = None) -> PrimCompileResult:
+        """The teacher's primitive from the problem alone (``teacher-problem-only``, Fig. 10) or its plan
+        (``plan``, Fig. 11) for each family of ``source`` that has none from this teacher; checked,
+        re-asked, every attempt stored (`prim.compile`)."""
+        if kind not in KINDS:
+            raise ExperimentError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+        endpoint = as_endpoint(teacher)
+        families = await self.roadmap_set(source)
+        have = (set(await self.store.plans(endpoint.model)) if kind == "plan" else
+                {p.pid for p in await self.store.primitives(provenance=kind, author=endpoint.model)})
+        todo = [f for f in families if f.pid not in have]
+        config = {"teacher": endpoint.model, "kind": kind, "source": source, "max_attempts": max_attempts,
+                  "families": len(todo)}
+        async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
+                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+            with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
+                compiler = Compiler(client, self.store, PrimCompileDomain(kind, pool=self.pool),  # type: ignore[arg-type]
+                                    max_attempts=max_attempts, max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=advance)
+            run.incomplete = any(o.infrastructure_failure for o in outcomes)
+        return PrimCompileResult(
+            run_id=run.id, kind=kind, families=len(families), had=len(families) - len(todo),
+            compiled=sum(o.ok for o in outcomes),
+            failed_why={o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes
+                        if not o.ok and o.errors and not o.infrastructure_failure},
+            infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
+            budget_stop=client.budget_stop)
+
     async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None) -> Supports:
-        """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions and the
-        student's own Discovery primitives that PRIM's jobs and judge read."""
+        """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions, the
+        student's own Discovery primitives and the teacher's plans that PRIM's jobs read."""
         primitives = {}
         for p in await self.store.primitives():
             if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
@@ -58,7 +90,7 @@ class PrimStages:
         discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
             student=student, source=prim_source(roadmap_set), target=DISCOVERY)
             if (fields := read_written(r.verdict)) is not None}
-        return Supports(primitives, await self.store.solutions(), discovered)
+        return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
     async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,

@@ -156,3 +156,17 @@ class PrimScoreResult(Result):
     correct: dict[str, int]  # per target, primitives with Score >= tau
     tau: float
     usage: Usage
+
+
+class PrimCompileResult(Result):
+    """`ladder prim compile`: a teacher's primitives (from the problem alone) or plans."""
+
+    run_id: str
+    kind: str
+    families: int
+    had: int  # families that already had this teacher's guidance of this kind
+    compiled: int
+    failed_why: dict[str, str]
+    infrastructure_failures: int
+    usage: Usage
+    budget_stop: str | None

@@ -7,7 +7,8 @@
 - Execution π(x, p) -> ŷ: ``prim_execution:<source>``, the problem with a primitive, shown as the
   primitive rung shows one (`c2_primitive`), the primitive's three fields as labelled text; the
   source is gold, teacher, teacher-problem-only or self (the student's own Discovery output of the
-  same sample: discover-then-execute).
+  same sample: discover-then-execute); or the teacher's plan (``plan``: its steps, `prim_execution_plan`),
+  the procedural hint PRIM sets against the primitive (Table 2).
 
 Their rollouts are filed under ``prim:<roadmap set>``, apart from the ladder's. An answer is graded
 by the math domain's grader; a written primitive is read from labelled text: the verdict says only
@@ -30,7 +31,7 @@ from ..schemas.prim import FIELDS, PrimPrimitive, read_labelled
 from ..schemas.types import Label
 
 DIMENSIONS: tuple[str, ...] = ("discovery", "generation", "digestion", "execution")
-SOURCES: tuple[str, ...] = ("gold", "teacher", "teacher-problem-only", "self")
+SOURCES: tuple[str, ...] = ("gold", "teacher", "teacher-problem-only", "self", "plan")
 DISCOVERY, DIGESTION, GENERATION = "prim_discovery", "prim_digestion", "C1_direct"
 EXECUTION = "prim_execution:"  # + the primitive's source
 WRITTEN = (DISCOVERY, DIGESTION)  # the targets whose answer is a primitive
@@ -59,14 +60,19 @@ def read_written(verdict: Verdict) -> dict[str, str] | None:
 @dataclass(frozen=True)
 class Supports:
     """What the jobs show besides the problem: the primitives by (pid, source), the reference
-    solutions, and the student's own Discovery primitives by (pid, k)."""
+    solutions, the student's own Discovery primitives by (pid, k), and the teacher's plans."""
 
     primitives: Mapping[tuple[str, str], PrimPrimitive] = field(default_factory=dict)
     solutions: Mapping[str, str] = field(default_factory=dict)
     discovered: Mapping[tuple[str, int], Mapping[str, str]] = field(default_factory=dict)
+    plans: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def shown(self, pid: str, source: str, k: int) -> str | None:
-        """The primitive Execution under ``source`` shows for sample k, as labelled text; None: none."""
+        """What Execution under ``source`` shows for sample k: a primitive as labelled text, or the
+        plan's numbered steps; None: nothing to show."""
+        if source == "plan":
+            steps = self.plans.get(pid)
+            return None if steps is None else "\n".join(f"{i}. {s.strip()}" for i, s in enumerate(steps, 1))
         if source == "self":
             own = self.discovered.get((pid, k))
             return None if own is None else labelled(own)
@@ -95,9 +101,12 @@ class PrimDomain(MathDomain):
                 for source in self.sources:
                     for k in range(config.k):
                         shown = self.supports.shown(f.pid, source, k)
-                        if shown is not None:
-                            jobs.append(Job(f, EXECUTION + source, k, messages(load("c2_primitive").render(
-                                parent_prompt=f.parent_prompt, primitive=shown))))
+                        if shown is None:
+                            continue
+                        user = (load("prim_execution_plan").render(parent_prompt=f.parent_prompt, plan=shown)
+                                if source == "plan" else
+                                load("c2_primitive").render(parent_prompt=f.parent_prompt, primitive=shown))
+                        jobs.append(Job(f, EXECUTION + source, k, messages(user)))
         return jobs
 
     def _fixed(self, f: Family, donors: Sequence[Family], config: ProbeConfig) -> list[tuple[str, list[dict[str, str]]]]:

@@ -1,6 +1,6 @@
-"""``primitives``, ``prim_solutions`` and ``prim_scores``: PRIM's diagnosis (docs/prim.md) — each
-problem's primitives (one per provenance and author), its reference solution, and the judge's score
-of each primitive a student wrote."""
+"""``primitives``, ``prim_solutions``, ``prim_plans`` and ``prim_scores``: PRIM's diagnosis (docs/prim.md)
+— each problem's primitives (one per provenance and author), its reference solution, a teacher's plan,
+and the judge's score of each primitive a student wrote."""
 
 from __future__ import annotations
 
@@ -71,6 +71,17 @@ class PrimitivesTable(Core):
     async def solutions(self) -> dict[str, str]:
         """Each problem's reference solution, by pid."""
         return {r["pid"]: r["solution"] for r in await self._fetch("SELECT pid, solution FROM prim_solutions")}
+
+    async def put_plan(self, pid: str, author: str, steps: list[str], *, wait: bool = True) -> None:
+        """A teacher's plan of a problem, replacing that teacher's earlier one."""
+        await self._submit("INSERT OR REPLACE INTO prim_plans (pid, author, steps, created_at) VALUES (?, ?, ?, ?)",
+                           (pid, author, to_json(steps), now()), wait)
+
+    async def plans(self, author: str | None = None) -> dict[str, list[str]]:
+        """Each problem's plan by pid (of ``author``, or the last stored of any)."""
+        sql, params = where({"author": author})
+        rows = await self._fetch(f"SELECT pid, steps FROM prim_plans{sql} ORDER BY rowid", params)
+        return {r["pid"]: json.loads(r["steps"]) for r in rows}
 
     async def put_prim_score(self, s: PrimScore, *, wait: bool = True) -> None:
         row: dict[str, Any] = {**s.model_dump(), "evidence": to_json(s.evidence), "call_keys": to_json(s.call_keys)}

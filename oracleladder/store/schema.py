@@ -425,7 +425,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
     # primitive rung are copied in as core_concept, provenance teacher, their own kept as ``origin``
     # (the families keep theirs). ``prim_solutions``: a problem's reference solution (Digestion, the
-    # judge). ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
+    # judge). ``prim_plans``: a teacher's plan of a problem (3-6 steps, no answer; Execution under
+    # the plan). ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
     # Discovery or Digestion rollout), or why its score is missing.
     (
         """
@@ -456,6 +457,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             pid        TEXT PRIMARY KEY,
             solution   TEXT NOT NULL,
             created_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE prim_plans (
+            pid        TEXT NOT NULL,
+            author     TEXT NOT NULL,
+            steps      TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pid, author)
         )
         """,
         """

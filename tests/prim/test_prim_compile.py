@@ -1,0 +1,74 @@
+"""`ladder prim compile` through the one compile loop against the loopback server: a teacher primitive
+that states the answer, or a plan of two steps, fails its check and is re-asked with the error; the
+accepted one is stored as the problem's guidance of that kind by that teacher, every attempt kept;
+then `prim probe --primitive-source plan` shows the plan."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+
+TEACHER = "openai/teacher"
+B = "de4b7c19-3f71-44b8-8ee3-7cfeb7bd18f6"  # the cube problem: answer 37/64
+
+
+def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_data: Path) -> None:
+    store, fams = tmp_path / "s.sqlite", tmp_path / "families.jsonl"
+    line = next(x for x in (release_data / "families_sample.jsonl").read_text().splitlines() if B in x)
+    fams.write_text(line + "\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(fams), "--store", str(store)]).exit_code == 0
+
+    def teacher(messages: list[dict], body: dict) -> str:
+        retried = len(messages) > 1
+        if '"steps"' in messages[0]["content"]:
+            steps = ["Fix the first vertex by symmetry.", "Classify the second vertex by its distance."]
+            return json.dumps({"steps": steps + (["Count the third vertices on a common face and average."]
+                                                 if retried else [])})
+        concept = "Classify Q by its distance class from P." if retried else "The probability is 37/64."
+        return json.dumps({"essential_property": "Face membership depends only on distances.",
+                           "solution_principle": "Condition on the distance of Q from P.", "core_concept": concept})
+
+    with LoopbackServer(script=teacher) as server:
+        for kind in ("teacher-problem-only", "plan"):
+            result = runner.invoke(app, ["prim", "compile", "--teacher", TEACHER, "--kind", kind, "--json",
+                                         "--base-url", server.openai_base_url, "--store", str(store)])
+            assert result.exit_code == 0, result.output
+            summary = json.loads(result.output.strip().splitlines()[-1])
+            assert (summary["compiled"], summary["failed_why"]) == (1, {})
+
+    async def read():
+        async with Store.open(store) as s:
+            return (await s.primitives(), await s.plans(), await s.primitive_attempts(B))
+    primitives, plans, attempts = asyncio.run(read())
+    assert [(p.provenance, p.author, p.core_concept) for p in primitives] == [
+        ("teacher-problem-only", TEACHER, "Classify Q by its distance class from P.")]
+    assert plans == {B: ["Fix the first vertex by symmetry.", "Classify the second vertex by its distance.",
+                         "Count the third vertices on a common face and average."]}
+    got = [(a.teacher, a.attempt, a.passed, [e["check"] for e in a.errors]) for a in attempts]
+    assert got == [(f"prim-teacher-problem-only:{TEACHER}", 0, False, ["primitive_leak"]),
+                   (f"prim-teacher-problem-only:{TEACHER}", 1, True, []),
+                   (f"prim-plan:{TEACHER}", 0, False, ["prim_shape"]), (f"prim-plan:{TEACHER}", 1, True, [])]
+
+    shown: list[str] = []
+
+    def student(messages: list[dict], body: dict) -> str:
+        shown.append(messages[-1]["content"])
+        return "\\boxed{\\frac{37}{64}}"
+
+    with LoopbackServer(script=student) as server:
+        result = runner.invoke(app, ["prim", "probe", "--student", "openai/s", "--dimensions", "execution",
+                                     "--primitive-source", "plan", "--primitive-source", "teacher-problem-only",
+                                     "--base-url", server.openai_base_url, "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.strip().splitlines()[-1])["rollouts"] == 2
+    plan_prompt = next(s for s in shown if "a plan of the solution" in s)
+    assert "1. Fix the first vertex by symmetry.\n2. Classify" in plan_prompt
+    assert any("core_concept: Classify Q by its distance class from P." in s for s in shown)
