@@ -30,8 +30,9 @@ from ..store import PrimScore
 from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION
 from .scoring import QUADRANT_SIGNS, QUADRANTS, primitive_acc
 
-SOLVED, UNKNOWN = "solved", "unknown"  # PRIM's row of a family Generation solves, or cannot place
-NOT_KNOWN = "unknown"  # the ladder's label where it cannot be known (a rung not run)
+# PRIM's row of a family Generation solves, or cannot place; UNKNOWN is also the ladder's label where
+# it cannot be known (a rung not run)
+SOLVED, UNKNOWN = "solved", "unknown"
 
 
 @dataclass
@@ -198,8 +199,8 @@ def side_by_side(ps: Sequence[Problem], ladder: Sequence[FamilyResults], thresho
         gap = known_gap(f, threshold) if f else None
         outcome = known_outcome(f, threshold) if f else None
         q = quadrant_of(p, threshold)
-        label = NOT_KNOWN if gap is None else gap.value
-        rows[p.pid] = {"prim": q, "ladder_gap": label, "ladder_outcome": NOT_KNOWN if outcome is None else outcome.value}
+        label = UNKNOWN if gap is None else gap.value
+        rows[p.pid] = {"prim": q, "ladder_gap": label, "ladder_outcome": UNKNOWN if outcome is None else outcome.value}
         cross.setdefault(q, {})
         cross[q][label] = cross[q].get(label, 0) + 1
     return SideBySide(families=rows, cross=cross)
