@@ -11,10 +11,11 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..clients import load_prices
+from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
+from .common import (EXIT_INCOMPLETE, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
                      existing, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, print_failed_jobs, say_budget
 
@@ -157,3 +158,35 @@ def report(
 
 
 app.command()(report)
+
+
+def audit(
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Whose scores to audit.")] = None,
+    student: Annotated[Optional[str], typer.Option("--student", help="Whose primitives they scored.")] = None,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
+    n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """The judge's audit: a judge-blind sheet of a sample of its scores for a person to label correct or
+    incorrect; `--read SHEET` gives the agreement and Cohen's kappa."""
+    if read is not None:
+        try:
+            result = prim_audit.read_sheet(read)
+        except (OSError, prim_audit.SheetError) as exc:
+            fail(str(exc))
+        typer.echo(json.dumps(result))
+        return
+    if not (judge and student and sheet):
+        fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
+    existing(store)
+    cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
+                                                           tau=tau))
+    say(f"wrote {cases} cases to {sheet} (key: {prim_audit.key_path(sheet)}); label each correct or incorrect, "
+        f"then run `ladder prim audit --read {sheet}`")
+
+
+app.command()(audit)

@@ -12,6 +12,7 @@ from ..domains.math import collect_results
 from ..ladder import ProbeConfig
 from ..prim.analysis import PrimReport, prim_report, report_md
 from ..compiler.loop import Compiler
+from ..prim import audit
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
@@ -89,7 +90,7 @@ class PrimStages:
                 primitives[(p.pid, p.provenance)] = p
         discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
             student=student, source=prim_source(roadmap_set), target=DISCOVERY)
-            if (fields := read_written(r.verdict)) is not None}
+            if (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
     async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
@@ -164,7 +165,7 @@ class PrimStages:
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
                         "judge": endpoint.model, "run_id": run.id}
-                written = read_written(r.verdict)
+                written = read_written(r)
                 if written is None:
                     return PrimScore(**base, status="scored", validity=0, score=0.0, reason="unreadable")
                 j = await judge_primitive(client, written, golds[r.pid], problem_text(families[r.pid]),
@@ -212,3 +213,25 @@ class PrimStages:
             (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
             (folder / "report.md").write_text(report_md(report))
         return report
+
+    async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
+                         n: int = 40, seed: int = 0, tau: float = TAU) -> int:
+        """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
+        ``student``'s primitives, half judged correct, blind to the judge, with its key beside it; never
+        overwritten. Returns the number of cases."""
+        path = Path(sheet)
+        if path.exists():  # it may hold a person's labels
+            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another --sheet")
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
+                  if s.pid in families]
+        sample = audit.draw(scores, n, seed, tau)
+        if not sample:
+            raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
+                                  f"'{source}': run `ladder prim score` first")
+        written = {(r.pid, r.target, r.k): fields for r in await self.store.rollouts(
+            student=student, source=prim_source(source)) if (fields := read_written(r)) is not None}
+        golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
+        return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
+                                 solutions=await self.store.solutions(), golds=golds, written=written,
+                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)

@@ -26,7 +26,7 @@ from ..domains.math import MathDomain
 from ..domains.math.prompts import condition_prompt, messages
 from ..ladder.contract import Job, ProbeConfig
 from ..prompts import load
-from ..schemas import Family, Verdict
+from ..schemas import Family, Rollout, Verdict
 from ..schemas.prim import FIELDS, PrimPrimitive, read_labelled
 from ..schemas.types import Label
 
@@ -52,9 +52,11 @@ def labelled(fields: Mapping[str, str]) -> str:
     return "\n".join(f"{name}: {fields.get(name, '').strip()}" for name in FIELDS)
 
 
-def read_written(verdict: Verdict) -> dict[str, str] | None:
-    """The primitive a Discovery or Digestion rollout wrote, as read when it was graded."""
-    return json.loads(verdict.extracted) if verdict.accepted and verdict.extracted else None
+def read_written(rollout: Rollout) -> dict[str, str] | None:
+    """The primitive a Discovery or Digestion rollout wrote, as read when it was graded; None for an
+    unreadable one or another target's rollout."""
+    v = rollout.verdict
+    return json.loads(v.extracted) if rollout.target in WRITTEN and v.accepted and v.extracted else None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import csv
 import json
 import threading
 from pathlib import Path
@@ -209,3 +210,39 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     md = (out / "report.md").read_text()
     assert "| 50.00 [" in md and "| discovery-limited | D−E+ | 1 |" in md
     assert "| Discovery | Generation | Digestion | Execution | Dig. − Disc. | Exec. − Gen. |" in md
+
+    # the judge's own audit: its six verdicts (D's unreadable Discovery and C's missing Digestion are
+    # none), four judged correct and two incorrect, on a judge-blind sheet; a person who disagrees once
+    # on a judged-correct case: agreement 5/6, kappa (5/6 - 1/2) / (1 - 1/2) = 2/3 (p_e = (4*3 + 2*3) / 36)
+    sheet = tmp_path / "audit.csv"
+    result = runner.invoke(app, ["prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(sheet),
+                                 "--n", "10", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    key = json.loads((tmp_path / "audit.csv.key.json").read_text())["cases"]
+    assert len(key) == 6 and sum(c["judge_correct"] for c in key.values()) == 4
+    with sheet.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert "score" not in rows[0] and all(r["model_primitive"].startswith("essential_property:") for r in rows)
+    flipped = next(r["case"] for r in rows if key[r["case"]]["judge_correct"])
+    for r in rows:
+        r["label"] = "incorrect" if r["case"] == flipped or not key[r["case"]]["judge_correct"] else "correct"
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    result = runner.invoke(app, ["prim", "audit", "--read", str(sheet)])
+    assert result.exit_code == 0, result.output
+    audit = json.loads(result.output)
+    assert (audit["labelled"], audit["disagreements"]) == (6, [flipped])
+    assert audit["agreement"] == pytest.approx(5 / 6) and audit["kappa"] == pytest.approx(2 / 3)
+    rows[2]["label"] = "maybe"
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    result = runner.invoke(app, ["prim", "audit", "--read", str(sheet)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {sheet}:4: label 'maybe' is not one of correct, incorrect (or blank)"
+    result = runner.invoke(app, ["prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(sheet),
+                                 "--store", str(store)])
+    assert result.exit_code == 2 and "is never overwritten" in result.output
