@@ -146,13 +146,15 @@ def report(
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
     rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
+    after: Annotated[Optional[str], typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """PRIM's tables (1, 2/8, 7, 9, 10) and the side-by-side with the ladder, as report.json and report.md."""
+    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md."""
     existing(store)
     r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
-                                                        rescue_source=rescue_source, out=out), reading=True)
+                                                        rescue_source=rescue_source, after=after, out=out),
+                       reading=True)
     say(f"wrote {out / 'report.json'} and {out / 'report.md'}: {r.problems} problems, "
         f"{r.missing_scores} missing scores")
 

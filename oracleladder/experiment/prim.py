@@ -16,7 +16,7 @@ from ..prim import audit
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
-from ..prim.probe import (DIMENSIONS, DISCOVERY, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
+from ..prim.probe import (DIMENSIONS, DISCOVERY, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
                           read_written)
 from ..prim.scoring import TAU, primitive_acc
 from ..probe.runner import run_probe
@@ -190,9 +190,11 @@ class PrimStages:
 
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
-                          out: str | os.PathLike[str] | None = None) -> PrimReport:
+                          after: str | None = None, out: str | os.PathLike[str] | None = None) -> PrimReport:
         """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
-        labels of the same student (`prim.analysis`); with ``out``, report.json and report.md there."""
+        labels of the same student (`prim.analysis`); ``after``: another checkpoint whose Generation
+        (its `prim probe`) repairs the student's failures (Tables 3 / 11); with ``out``, report.json
+        and report.md there."""
         families = await self.roadmap_set(source)
         golds = {p.pid: p.family for p in await self.store.primitives(provenance="gold")}
         pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
@@ -206,7 +208,9 @@ class PrimStages:
                          key=SOURCES.index)
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
                              scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
-                             rescue_source=rescue_source)
+                             rescue_source=rescue_source,
+                             after=None if after is None else (after, await self.store.rollouts(
+                                 student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:
             folder = Path(out)
             folder.mkdir(parents=True, exist_ok=True)

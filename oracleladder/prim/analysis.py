@@ -11,6 +11,9 @@ dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 o
 - Table 7: each dimension by the gold primitive's family;
 - Table 9: Generation failures by Discovery × Execution (gold): the four quadrants;
 - Table 10: rescue under a teacher primitive for digestible against undigestible failures;
+- Figure 2: the joint Discovery × Generation composition (D±G±), as counts;
+- Tables 3 / 11 (with a second checkpoint): of each quadrant's Generation failures, those the other
+  checkpoint's Generation solves (repaired), and the problems it loses (regressed);
 - side by side: per family, PRIM's quadrant beside the ladder's five-way gap and outcome, and
   their cross-table over the set.
 """
@@ -183,6 +186,36 @@ def table10(ps: Sequence[Problem], threshold: int, source: str) -> dict[str, Res
     return out
 
 
+def figure2(ps: Sequence[Problem], threshold: int) -> dict[str, int]:
+    """Problems by Discovery (D) and Generation (G), each passed or not (both known)."""
+    counts = Counter(f"D{'+' if d else '−'}G{'+' if g else '−'}" for p in ps
+                     if (d := passes(p.discovery, threshold)) is not None
+                     and (g := passes(p.generation, threshold)) is not None)
+    return {k: counts[k] for k in ("D+G+", "D+G−", "D−G+", "D−G−")}
+
+
+class Repairs(Frozen):
+    """Tables 3 / 11: per quadrant of the base's Generation failures, how many the other checkpoint's
+    Generation solves; and of the problems the base solves, how many it fails (regressed)."""
+
+    after: str
+    by_quadrant: dict[str, Rescue]
+    solved_before: int
+    regressed: int
+
+
+def repairs(ps: Sequence[Problem], after: str, after_generation: Mapping[str, list[bool]],
+            threshold: int) -> Repairs:
+    by_quadrant = {}
+    for q in (*QUADRANTS.values(), UNKNOWN):
+        group = [p for p in failures(ps, threshold) if quadrant_of(p, threshold) == q and after_generation.get(p.pid)]
+        repaired = sum(bool(passes(after_generation[p.pid], threshold)) for p in group)
+        by_quadrant[q] = Rescue(n=len(group), rescued=repaired, rate=repaired / len(group) if group else None)
+    solved = [p for p in ps if passes(p.generation, threshold) and after_generation.get(p.pid)]
+    return Repairs(after=after, by_quadrant=by_quadrant, solved_before=len(solved),
+                   regressed=sum(passes(after_generation[p.pid], threshold) is False for p in solved))
+
+
 class SideBySide(Frozen):
     """Per family, PRIM's place beside the ladder's gap and outcome; and the cross-table
     (PRIM row -> ladder gap -> families)."""
@@ -220,17 +253,27 @@ class PrimReport(Frozen):
     table9: dict[str, int]
     table10: dict[str, Rescue]
     rescue_source: str
+    figure2: dict[str, int]
+    repairs: Repairs | None
     side_by_side: SideBySide
 
 
 def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
                 rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
-                tau: float, threshold: int, sources: Sequence[str], rescue_source: str) -> PrimReport:
+                tau: float, threshold: int, sources: Sequence[str], rescue_source: str,
+                after: tuple[str, Sequence[Rollout]] | None = None) -> PrimReport:
+    """Every table of one student; ``after``: a second checkpoint's name and its rollouts (its
+    Generation is read), for the repair table."""
     ps = problems(pids, rollouts, scores, tau)
+    after_table = None
+    if after is not None:
+        later = {p.pid: p.generation for p in problems(pids, after[1], (), tau)}
+        after_table = repairs(ps, after[0], later, threshold)
     return PrimReport(student=student, judge=judge, roadmap_set=roadmap_set, tau=tau, threshold=threshold,
                       problems=len(ps), missing_scores=sum(s.status == "missing" for s in scores if s.pid in pids),
                       table1=table1(ps), table2=table2(ps, sources), table7=table7(ps), table9=table9(ps, threshold),
                       table10=table10(ps, threshold, rescue_source), rescue_source=rescue_source,
+                      figure2=figure2(ps, threshold), repairs=after_table,
                       side_by_side=side_by_side(ps, ladder, threshold))
 
 
@@ -269,8 +312,20 @@ def report_md(r: PrimReport) -> str:
         f"## Table 10: rescue under the {r.rescue_source} primitive, by Digestion", "",
         *table(["Failures", "Problems", "Rescued", "Rescue rate"],
                [[k, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for k, v in r.table10.items()]), "",
+        "## Figure 2: problems by Discovery (D) and Generation (G)", "",
+        *table(list(r.figure2), [list(r.figure2.values())]), "",
+        *_repairs_md(r.repairs),
         "## PRIM beside the ladder: PRIM's place (rows) against the ladder's five-way gap (columns)", "",
         *table(["PRIM", *gaps], [[q, *(r.side_by_side.cross.get(q, {}).get(g, 0) for g in gaps)]
                                  for q in prim_rows if q in r.side_by_side.cross]), "",
     ]
     return "\n".join(lines)
+
+
+def _repairs_md(t: Repairs | None) -> list[str]:
+    if t is None:
+        return []
+    return [f"## Tables 3 / 11: Generation failures repaired by {t.after}, by quadrant", "",
+            *table(["Quadrant", "Failures", "Repaired", "Repair rate"],
+                   [[q, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for q, v in t.by_quadrant.items()]),
+            "", f"Regressed: {t.regressed} of the {t.solved_before} problems the base solves.", ""]

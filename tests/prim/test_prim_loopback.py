@@ -207,9 +207,31 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     assert r["side_by_side"]["cross"] == {"solved": {"Direct": 1}, "execution-limited": {"Roadmap-gap": 1},
                                           "discovery-limited": {"Milestone-execution-gap": 1},
                                           "capability-limited": {"Capability-gap": 1}}
+    # Figure 2: A D+G+, B D+G-, C and D D-G-
+    assert r["figure2"] == {"D+G+": 1, "D+G−": 1, "D−G+": 0, "D−G−": 2} and r["repairs"] is None
     md = (out / "report.md").read_text()
     assert "| 50.00 [" in md and "| discovery-limited | D−E+ | 1 |" in md
     assert "| Discovery | Generation | Digestion | Execution | Dig. − Disc. | Exec. − Gen. |" in md
+
+    # Tables 3 / 11: a later checkpoint solves B and D directly and loses A: it repairs the
+    # execution-limited and the capability-limited failure, not the discovery-limited one; 1 of 1 regressed
+    def after(messages: list[dict], body: dict) -> str:
+        name = which(messages[-1]["content"])
+        pid = next(p for p, n in NAMES.items() if n == name)
+        return f"\\boxed{{{families[pid]['parent_answer']}}}" if name in ("B", "D") else "\\boxed{0}"
+
+    with LoopbackServer(script=after) as server:
+        result = runner.invoke(app, ["prim", "probe", "--student", "openai/after", "--dimensions", "generation",
+                                     "--base-url", server.openai_base_url, "--store", str(store)])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(out),
+                                 "--after", "openai/after", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    repaired = json.loads((out / "report.json").read_text())["repairs"]
+    assert {q: (v["n"], v["rescued"]) for q, v in repaired["by_quadrant"].items()} == {
+        "discovery-limited": (1, 0), "capability-limited": (1, 1), "execution-limited": (1, 1),
+        "utilization-limited": (0, 0), "unknown": (0, 0)}
+    assert (repaired["solved_before"], repaired["regressed"]) == (1, 1)
 
     # the judge's own audit: its six verdicts (D's unreadable Discovery and C's missing Digestion are
     # none), four judged correct and two incorrect, on a judge-blind sheet; a person who disagrees once
