@@ -11,13 +11,14 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..clients import load_prices
+from ..experiment import ProbeEstimate
 from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
+from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
                      existing, make_endpoint, run_experiment, say, with_endpoint_options)
-from .display import bar, cost_said, print_failed_jobs, say_budget
+from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -83,6 +84,7 @@ def probe(
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
 ) -> None:
     """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
@@ -90,10 +92,15 @@ def probe(
     result = run_experiment(store, lambda ex: ex.prim_probe(
         endpoint, dimensions=tuple(dimensions or DIMENSIONS), sources=tuple(primitive_source or ("gold",)), k=k,
         max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
-        progress=bar), endpoint)
+        dry_run=dry_run, progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
-    else:
+    if isinstance(result, ProbeEstimate):
+        if not as_json:
+            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
+                                 f"{result.families} families")
+        return
+    if not as_json:
         usage = result.usage
         say(f"run {result.run_id}: {result.families} families, {result.rollouts} rollouts, {usage.requests} requests, "
             f"{usage.cache_hits} cache hits; {cost_said(usage)}")

@@ -19,7 +19,7 @@ from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (DIMENSIONS, DISCOVERY, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
                           read_written)
 from ..prim.scoring import TAU, primitive_acc
-from ..probe.runner import run_probe
+from ..probe.runner import run_probe, uncached_calls
 from ..schemas.types import GradeStatus
 from ..runtime import gather_or_cancel
 from ..schemas import Rollout
@@ -27,7 +27,7 @@ from ..store import FailedJob, PrimScore, Store
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
-from .results import JobFailure, PrimCompileResult, PrimProbeResult, PrimScoreResult
+from .results import JobFailure, PrimCompileResult, PrimProbeResult, PrimScoreResult, ProbeEstimate
 from .run import Progress, calling, no_progress
 
 
@@ -96,11 +96,13 @@ class PrimStages:
     async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
                          temperature: float = 1.0, grader: str = "strict", source: str = "release",
-                         teacher: str | None = None, limit: int | None = None,
-                         progress: Progress | None = None) -> PrimProbeResult:
+                         teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
+                         progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
-        Discovery, on the primitive of the same sample."""
+        Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
+        the cache and their estimate, and no run (Execution under ``self`` counted only where the
+        student's Discovery is stored already)."""
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
@@ -117,6 +119,13 @@ class PrimStages:
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
             passes.append((("execution",), ["self"]))
+        if dry_run:
+            supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
+            async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
+                                            max_tokens=max_tokens)
+            return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
         failed: list[FailedJob] = []
         run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
                       "teacher": teacher, "families": len(families)}

@@ -1,7 +1,7 @@
 """`ladder prim compile` through the one compile loop against the loopback server: a teacher primitive
 that states the answer, or a plan of two steps, fails its check and is re-asked with the error; the
 accepted one is stored as the problem's guidance of that kind by that teacher, every attempt kept;
-then `prim probe --primitive-source plan` shows the plan."""
+then `prim probe --primitive-source plan` shows the plan, its --dry-run counting the calls first."""
 
 from __future__ import annotations
 
@@ -63,12 +63,17 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
         shown.append(messages[-1]["content"])
         return "\\boxed{\\frac{37}{64}}"
 
+    probe = ["prim", "probe", "--student", "openai/s", "--dimensions", "execution", "--primitive-source", "plan",
+             "--primitive-source", "teacher-problem-only", "--store", str(store), "--json"]
     with LoopbackServer(script=student) as server:
-        result = runner.invoke(app, ["prim", "probe", "--student", "openai/s", "--dimensions", "execution",
-                                     "--primitive-source", "plan", "--primitive-source", "teacher-problem-only",
-                                     "--base-url", server.openai_base_url, "--store", str(store), "--json"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output.strip().splitlines()[-1])["rollouts"] == 2
+        estimate = runner.invoke(app, [*probe, "--base-url", server.openai_base_url, "--dry-run"])
+        assert estimate.exit_code == 0, estimate.output
+        assert (json.loads(estimate.output)["calls"], json.loads(estimate.output)["jobs"], shown) == (2, 2, [])
+        result = runner.invoke(app, [*probe, "--base-url", server.openai_base_url])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output.strip().splitlines()[-1])["rollouts"] == 2
+        estimate = runner.invoke(app, [*probe, "--base-url", server.openai_base_url, "--dry-run"])
+        assert json.loads(estimate.output)["calls"] == 0  # every answer is in the cache now
     plan_prompt = next(s for s in shown if "a plan of the solution" in s)
     assert "1. Fix the first vertex by symmetry.\n2. Classify" in plan_prompt
     assert any("core_concept: Classify Q by its distance class from P." in s for s in shown)
