@@ -37,7 +37,7 @@ def import_(
 @with_endpoint_options
 def compile(  # noqa: A001 - the command's name
     teacher: Annotated[str, typer.Option("--teacher", help="The teacher's provider/model.")],
-    kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11).")] = "teacher-problem-only",
+    kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11); teacher: its primitive from the answer and the reference solution, classified in the taxonomy (Fig. 7).")] = "teacher-problem-only",
     source: SourceOpt = "release",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher reply.")] = 4096,

@@ -52,8 +52,9 @@ class PrimStages:
     async def prim_compile(self, teacher: str | Endpoint, *, kind: str = "teacher-problem-only",
                            source: str = "release", max_attempts: int = 3, max_tokens: int = 4096,
                            progress: Progress | None = None) -> PrimCompileResult:
-        """The teacher's primitive from the problem alone (``teacher-problem-only``, Fig. 10) or its plan
-        (``plan``, Fig. 11) for each family of ``source`` that has none from this teacher; checked,
+        """The teacher's primitive from the problem alone (``teacher-problem-only``, Fig. 10), its plan
+        (``plan``, Fig. 11), or its curation primitive from the answer and solution, classified
+        (``teacher``, Fig. 7), for each family of ``source`` that has none from this teacher; checked,
         re-asked, every attempt stored (`prim.compile`)."""
         if kind not in KINDS:
             raise ExperimentError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
@@ -67,7 +68,8 @@ class PrimStages:
         async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):  # type: ignore[arg-type]
             with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
-                compiler = Compiler(client, self.store, PrimCompileDomain(kind, pool=self.pool),  # type: ignore[arg-type]
+                domain = PrimCompileDomain(kind, pool=self.pool, solutions=await self.store.solutions())  # type: ignore[arg-type]
+                compiler = Compiler(client, self.store, domain,
                                     max_attempts=max_attempts, max_tokens=max_tokens)
                 outcomes = await compiler.compile_all(todo, on_done=advance)
             run.incomplete = any(o.infrastructure_failure for o in outcomes)

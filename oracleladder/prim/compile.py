@@ -1,20 +1,24 @@
-"""`ladder prim compile`: the teacher's guidance of PRIM's Execution analysis (App. B.2), compiled
-through the one compile loop (`compiler.loop.Compiler`): the teacher primitive from the problem alone
-(Fig. 10, provenance ``teacher-problem-only``) and the teacher plan, 3-6 procedural steps (Fig. 11).
+"""`ladder prim compile`: a teacher's primitives and plans, compiled through the one compile loop
+(`compiler.loop.Compiler`): the teacher primitive from the problem alone (Fig. 10, provenance
+``teacher-problem-only``) and the teacher plan, 3-6 procedural steps (Fig. 11), the guidance of PRIM's
+Execution analysis (App. B.2); and the curation primitive, written with the answer and the reference
+solution and classified in the taxonomy (Fig. 7, provenance ``teacher``): PRIM's draft of a gold.
 
-The item is a stored family; the teacher sees its problem only. A reply is checked — it states no
-gold answer or milestone gold and no computed result (the primitive rung's leak and arithmetic checks,
-in the worker pool), each primitive field is 1 to ``MAX_FIELD_WORDS`` words, a plan has 3 to 6 steps
-of at most ``MAX_STEP_WORDS`` words — and a failed check is re-asked with its errors. Every attempt is
-stored (`primitive_attempts`, teacher ``prim-<kind>:<teacher>``); an accepted one becomes the
-problem's primitive of that provenance by that teacher, or its plan.
+The item is a stored family. A reply is checked — it states no gold answer or milestone gold and no
+computed result (the primitive rung's leak and arithmetic checks, in the worker pool), each primitive
+field is 1 to ``MAX_FIELD_WORDS`` words, a plan has 3 to 6 steps of at most ``MAX_STEP_WORDS`` words,
+a classification uses the taxonomy's keys — and a failed check is re-asked with its errors. Every
+attempt is stored (`primitive_attempts`, teacher ``prim-<kind>:<teacher>``); an accepted one becomes
+the problem's primitive of that provenance by that teacher, or its plan. A family without a reference
+solution gets no curation primitive (skipped before the teacher is paid).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..domains.math.primitive_compile import render_primitive_errors
 from ..ladder.contract import Attempt, Checked, CompileDomain
@@ -27,11 +31,13 @@ from ..validators.primitive import CHECK_ARITHMETIC, CHECK_LEAK
 from ..workers import WorkerPool
 from .probe import problem_text
 
-Kind = Literal["teacher-problem-only", "plan"]
-KINDS: tuple[str, ...] = ("teacher-problem-only", "plan")
+Kind = Literal["teacher-problem-only", "plan", "teacher"]
+KINDS: tuple[str, ...] = ("teacher-problem-only", "plan", "teacher")
 MAX_FIELD_WORDS = 120
 MAX_STEP_WORDS = 60
 CHECK_SHAPE = "prim_shape"
+CHECK_TYPES = "prim_types"
+CHECK_SOLUTION = "prim_solution"
 
 
 class PrimitiveReply(BaseModel):
@@ -40,8 +46,36 @@ class PrimitiveReply(BaseModel):
     core_concept: str
 
 
+class CurationReply(PrimitiveReply):
+    primary_primitive_type: str
+    secondary_primitive_types: list[str] = []
+    classification_rationale: str = ""
+    confidence: int | None = None
+
+    def primitive(self, pid: str, author: str) -> PrimPrimitive:
+        """The primitive it makes; a ValidationError names a type off the taxonomy."""
+        return PrimPrimitive(pid=pid, essential_property=self.essential_property,
+                             solution_principle=self.solution_principle, core_concept=self.core_concept,
+                             primary_type=self.primary_primitive_type, secondary_types=self.secondary_primitive_types,
+                             provenance="teacher", author=author)
+
+
 class PlanReply(BaseModel):
     steps: list[str]
+
+
+REPLIES: dict[str, type[BaseModel]] = {"teacher-problem-only": PrimitiveReply, "plan": PlanReply,
+                                       "teacher": CurationReply}
+PROMPTS: dict[str, str] = {"teacher-problem-only": "prim_teacher_primitive", "plan": "prim_teacher_plan",
+                           "teacher": "prim_teacher_curation"}
+
+
+def types_check(reply: CurationReply) -> CheckResult:
+    try:
+        reply.primitive("", "")
+    except ValidationError as exc:
+        return CheckResult(check=CHECK_TYPES, passed=False, reason=exc.errors()[0]["msg"])
+    return CheckResult(check=CHECK_TYPES, passed=True, reason="the taxonomy's keys")
 
 
 def shape(reply: PrimitiveReply | PlanReply) -> CheckResult:
@@ -54,7 +88,8 @@ def shape(reply: PrimitiveReply | PlanReply) -> CheckResult:
             return CheckResult(check=CHECK_SHAPE, passed=False,
                                reason=f"step {long[0]} is empty or over {MAX_STEP_WORDS} words")
         return CheckResult(check=CHECK_SHAPE, passed=True, reason=f"{len(reply.steps)} steps")
-    for name, value in reply:
+    for name in PrimitiveReply.model_fields:
+        value = getattr(reply, name)
         if not 1 <= len(value.split()) <= MAX_FIELD_WORDS:
             return CheckResult(check=CHECK_SHAPE, passed=False,
                                reason=f"{name} has {len(value.split())} words; give 1 to {MAX_FIELD_WORDS}")
@@ -62,7 +97,9 @@ def shape(reply: PrimitiveReply | PlanReply) -> CheckResult:
 
 
 def text_of(reply: PrimitiveReply | PlanReply) -> str:
-    return "\n".join(reply.steps) if isinstance(reply, PlanReply) else "\n".join(v for _, v in reply)
+    if isinstance(reply, PlanReply):
+        return "\n".join(reply.steps)
+    return "\n".join(getattr(reply, name) for name in PrimitiveReply.model_fields)
 
 
 class PrimCompileDomain(CompileDomain[Family, Family, BaseModel]):
@@ -71,20 +108,30 @@ class PrimCompileDomain(CompileDomain[Family, Family, BaseModel]):
     check_stage = "checking the guidance"
     uses_pool = True
 
-    def __init__(self, kind: Kind, pool: WorkerPool | None = None) -> None:
-        self.kind, self.pool = kind, pool
-        self.prompt = "prim_teacher_plan" if kind == "plan" else "prim_teacher_primitive"
-        self.response_model = PlanReply if kind == "plan" else PrimitiveReply  # type: ignore[misc]
+    def __init__(self, kind: Kind, pool: WorkerPool | None = None, solutions: Mapping[str, str] | None = None) -> None:
+        self.kind, self.pool, self.solutions = kind, pool, solutions or {}
+        self.response_model = REPLIES[kind]  # type: ignore[misc]
+
+    def unusable(self, problem: Family) -> CheckResult | None:
+        if self.kind == "teacher" and problem.pid not in self.solutions:
+            return CheckResult(check=CHECK_SOLUTION, passed=False,
+                               reason="no reference solution (`ladder prim import` one) for a curation primitive")
+        return None
 
     def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
-        prompt = load(self.prompt)
-        return [{"role": "user", "content": prompt.render(problem=problem_text(problem))}], prompt.version
+        prompt = load(PROMPTS[self.kind])
+        values = {"problem": problem_text(problem)}
+        if self.kind == "teacher":
+            values |= {"answer": problem.parent_answer, "rationale": self.solutions[problem.pid]}
+        return [{"role": "user", "content": prompt.render(**values)}], prompt.version
 
     async def check(self, reply: BaseModel, problem: Family, attempt: Attempt) -> Checked[Family]:
         assert isinstance(reply, (PrimitiveReply, PlanReply))
         candidate = problem.model_copy(update={"primitive": Primitive(text=text_of(reply), provenance="teacher")})
         report = await check_family_in(self.worker_pool(), candidate, parse_prose=False)
         kept = [c for c in report.checks if c.check in (CHECK_LEAK, CHECK_ARITHMETIC)]
+        if self.kind == "teacher":  # the answer is the teacher's to see, never the primitive's to state
+            kept.append(types_check(reply))  # type: ignore[arg-type]
         return Checked(problem, FamilyReport(pid=problem.pid, checks=[*kept, shape(reply)]))
 
     def reask(self, checked: Checked[Family]) -> str:
@@ -101,6 +148,8 @@ class PrimCompileDomain(CompileDomain[Family, Family, BaseModel]):
         if passed and plan is not None:  # what the attempt made, stored before the attempt that made it
             if self.kind == "plan":
                 await store.put_plan(problem.pid, source, PlanReply.model_validate_json(plan).steps)
+            elif self.kind == "teacher":
+                await store.put_primitive(CurationReply.model_validate_json(plan).primitive(problem.pid, source))
             else:
                 fields = PrimitiveReply.model_validate_json(plan)
                 await store.put_primitive(PrimPrimitive(pid=problem.pid, provenance="teacher-problem-only",

@@ -1,5 +1,6 @@
 """`ladder prim compile` through the one compile loop against the loopback server: a teacher primitive
-that states the answer, or a plan of two steps, fails its check and is re-asked with the error; the
+that states the answer, a plan of two steps, or a curation primitive of a type off the taxonomy (asked
+only once the problem has a reference solution) fails its check and is re-asked with the error; the
 accepted one is stored as the problem's guidance of that kind by that teacher, every attempt kept;
 then `prim probe --primitive-source plan` shows the plan, its --dry-run counting the calls first."""
 
@@ -28,6 +29,13 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
 
     def teacher(messages: list[dict], body: dict) -> str:
         retried = len(messages) > 1
+        if "## Rationale:" in messages[0]["content"]:  # the curation prompt: a type off the taxonomy first
+            assert "## Answer:\n\\frac{37}{64}" in messages[0]["content"]
+            return json.dumps({"essential_property": "Face membership depends only on distances.",
+                               "solution_principle": "Condition on the distance class of Q.",
+                               "core_concept": "Fix P and classify Q by distance.",
+                               "primary_primitive_type": "hidden_structure" if retried else "counting",
+                               "secondary_primitive_types": [], "classification_rationale": "", "confidence": 4})
         if '"steps"' in messages[0]["content"]:
             steps = ["Fix the first vertex by symmetry.", "Classify the second vertex by its distance."]
             return json.dumps({"steps": steps + (["Count the third vertices on a common face and average."]
@@ -37,7 +45,15 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
                            "solution_principle": "Condition on the distance of Q from P.", "core_concept": concept})
 
     with LoopbackServer(script=teacher) as server:
-        for kind in ("teacher-problem-only", "plan"):
+        result = runner.invoke(app, ["prim", "compile", "--teacher", TEACHER, "--kind", "teacher", "--json",
+                                     "--base-url", server.openai_base_url, "--store", str(store)])
+        assert result.exit_code == 0, result.output  # no reference solution yet: skipped, no call
+        assert json.loads(result.output.strip().splitlines()[-1])["failed_why"] == {
+            B: "prim_solution: no reference solution (`ladder prim import` one) for a curation primitive"}
+        gold = next(x for x in (release_data / "prim_gold.jsonl").read_text().splitlines() if B in x)
+        (tmp_path / "gold.jsonl").write_text(gold + "\n")
+        assert runner.invoke(app, ["prim", "import", str(tmp_path / "gold.jsonl"), "--store", str(store)]).exit_code == 0
+        for kind in ("teacher", "teacher-problem-only", "plan"):
             result = runner.invoke(app, ["prim", "compile", "--teacher", TEACHER, "--kind", kind, "--json",
                                          "--base-url", server.openai_base_url, "--store", str(store)])
             assert result.exit_code == 0, result.output
@@ -48,12 +64,16 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
         async with Store.open(store) as s:
             return (await s.primitives(), await s.plans(), await s.primitive_attempts(B))
     primitives, plans, attempts = asyncio.run(read())
-    assert [(p.provenance, p.author, p.core_concept) for p in primitives] == [
-        ("teacher-problem-only", TEACHER, "Classify Q by its distance class from P.")]
+    assert [(p.provenance, p.author, p.core_concept, p.family) for p in primitives] == [
+        ("gold", "", json.loads(gold)["core_concept"], "RECAST"),
+        ("teacher", TEACHER, "Fix P and classify Q by distance.", "RECAST"),
+        ("teacher-problem-only", TEACHER, "Classify Q by its distance class from P.", None)]
     assert plans == {B: ["Fix the first vertex by symmetry.", "Classify the second vertex by its distance.",
                          "Count the third vertices on a common face and average."]}
     got = [(a.teacher, a.attempt, a.passed, [e["check"] for e in a.errors]) for a in attempts]
-    assert got == [(f"prim-teacher-problem-only:{TEACHER}", 0, False, ["primitive_leak"]),
+    # (the skip without a solution was attempt 0 too; the rerun's attempt 0 replaced it)
+    assert got == [(f"prim-teacher:{TEACHER}", 0, False, ["prim_types"]), (f"prim-teacher:{TEACHER}", 1, True, []),
+                   (f"prim-teacher-problem-only:{TEACHER}", 0, False, ["primitive_leak"]),
                    (f"prim-teacher-problem-only:{TEACHER}", 1, True, []),
                    (f"prim-plan:{TEACHER}", 0, False, ["prim_shape"]), (f"prim-plan:{TEACHER}", 1, True, [])]
 
