@@ -217,9 +217,11 @@ class PrimStages:
                                                                      source=families[0].provenance.roadmap_set))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
                          key=SOURCES.index)
+        calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
+        tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
                              scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
-                             rescue_source=rescue_source,
+                             rescue_source=rescue_source, tokens=tokens,
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:

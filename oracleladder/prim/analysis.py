@@ -12,6 +12,7 @@ dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 o
 - Table 9: Generation failures by Discovery × Execution (gold): the four quadrants;
 - Table 10: rescue under a teacher primitive for digestible against undigestible failures;
 - Figure 2: the joint Discovery × Generation composition (D±G±), as counts;
+- Figure 12: each dimension's output tokens, right against wrong answers (quartiles);
 - Tables 3 / 11 (with a second checkpoint): of each quadrant's Generation failures, those the other
   checkpoint's Generation solves (repaired), and the problems it loses (regressed);
 - side by side: per family, PRIM's quadrant beside the ladder's five-way gap and outcome, and
@@ -20,6 +21,7 @@ dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 o
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +218,41 @@ def repairs(ps: Sequence[Problem], after: str, after_generation: Mapping[str, li
                    regressed=sum(passes(after_generation[p.pid], threshold) is False for p in solved))
 
 
+class Tokens(Frozen):
+    n: int
+    q1: float | None
+    median: float | None
+    q3: float | None
+
+
+def _tokens(values: list[int]) -> Tokens:
+    if not values:
+        return Tokens(n=0, q1=None, median=None, q3=None)
+    if len(values) == 1:
+        return Tokens(n=1, q1=values[0], median=values[0], q3=values[0])
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return Tokens(n=len(values), q1=q1, median=median, q3=q3)
+
+
+def figure12(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
+             tokens: Mapping[str, int], tau: float) -> dict[str, dict[str, Tokens]]:
+    """Per dimension (Execution under each source apart), the output tokens of its right and wrong
+    answers: graded answers by their verdict, written primitives by PrimitiveAcc (missing scores
+    left out); ``tokens``: each call key's output tokens."""
+    right = {(s.pid, s.target, s.k): primitive_acc(s.score, tau) for s in scores if s.score is not None}
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in rollouts:
+        if r.pid not in pids or not r.verdict.graded or r.call_key not in tokens:
+            continue
+        ok = right.get((r.pid, r.target, r.k)) if r.target in (DISCOVERY, DIGESTION) else r.verdict.accepted
+        if ok is None:
+            continue
+        name = {DISCOVERY: "discovery", DIGESTION: "digestion", GENERATION: "generation"}.get(
+            r.target, r.target.replace(EXECUTION, "execution (") + ")")
+        out.setdefault(name, {"right": [], "wrong": []})["right" if ok else "wrong"].append(tokens[r.call_key])
+    return {name: {k: _tokens(v) for k, v in split.items()} for name, split in out.items()}
+
+
 class SideBySide(Frozen):
     """Per family, PRIM's place beside the ladder's gap and outcome; and the cross-table
     (PRIM row -> ladder gap -> families)."""
@@ -254,6 +291,7 @@ class PrimReport(Frozen):
     table10: dict[str, Rescue]
     rescue_source: str
     figure2: dict[str, int]
+    figure12: dict[str, dict[str, Tokens]]
     repairs: Repairs | None
     side_by_side: SideBySide
 
@@ -261,9 +299,9 @@ class PrimReport(Frozen):
 def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
                 rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
                 tau: float, threshold: int, sources: Sequence[str], rescue_source: str,
-                after: tuple[str, Sequence[Rollout]] | None = None) -> PrimReport:
-    """Every table of one student; ``after``: a second checkpoint's name and its rollouts (its
-    Generation is read), for the repair table."""
+                tokens: Mapping[str, int], after: tuple[str, Sequence[Rollout]] | None = None) -> PrimReport:
+    """Every table of one student; ``tokens``: each call key's output tokens; ``after``: a second
+    checkpoint's name and its rollouts (its Generation is read), for the repair table."""
     ps = problems(pids, rollouts, scores, tau)
     after_table = None
     if after is not None:
@@ -273,7 +311,8 @@ def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str
                       problems=len(ps), missing_scores=sum(s.status == "missing" for s in scores if s.pid in pids),
                       table1=table1(ps), table2=table2(ps, sources), table7=table7(ps), table9=table9(ps, threshold),
                       table10=table10(ps, threshold, rescue_source), rescue_source=rescue_source,
-                      figure2=figure2(ps, threshold), repairs=after_table,
+                      figure2=figure2(ps, threshold), figure12=figure12(pids, rollouts, scores, tokens, tau),
+                      repairs=after_table,
                       side_by_side=side_by_side(ps, ladder, threshold))
 
 
@@ -314,6 +353,10 @@ def report_md(r: PrimReport) -> str:
                [[k, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for k, v in r.table10.items()]), "",
         "## Figure 2: problems by Discovery (D) and Generation (G)", "",
         *table(list(r.figure2), [list(r.figure2.values())]), "",
+        "## Figure 12: output tokens of right and wrong answers (quartiles)", "",
+        *table(["Dimension", "Right: n", "q1", "median", "q3", "Wrong: n", "q1", "median", "q3"],
+               [[name, *(x for side in ("right", "wrong") for x in _quartiles(split[side]))]
+                for name, split in r.figure12.items()]), "",
         *_repairs_md(r.repairs),
         "## PRIM beside the ladder: PRIM's place (rows) against the ladder's five-way gap (columns)", "",
         *table(["PRIM", *gaps], [[q, *(r.side_by_side.cross.get(q, {}).get(g, 0) for g in gaps)]
@@ -329,3 +372,7 @@ def _repairs_md(t: Repairs | None) -> list[str]:
             *table(["Quadrant", "Failures", "Repaired", "Repair rate"],
                    [[q, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for q, v in t.by_quadrant.items()]),
             "", f"Regressed: {t.regressed} of the {t.solved_before} problems the base solves.", ""]
+
+
+def _quartiles(t: Tokens) -> list[object]:
+    return [t.n, _f(t.q1), _f(t.median), _f(t.q3)]

@@ -207,6 +207,11 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     assert r["side_by_side"]["cross"] == {"solved": {"Direct": 1}, "execution-limited": {"Roadmap-gap": 1},
                                           "discovery-limited": {"Milestone-execution-gap": 1},
                                           "capability-limited": {"Capability-gap": 1}}
+    # Figure 12: answers by right and wrong (C's missing Digestion score in neither)
+    f12 = {d: (v["right"]["n"], v["wrong"]["n"]) for d, v in r["figure12"].items()}
+    assert f12 == {"discovery": (2, 2), "generation": (1, 3), "digestion": (2, 1), "execution (gold)": (2, 2),
+                   "execution (teacher-problem-only)": (1, 2), "execution (self)": (0, 3)}
+    assert r["figure12"]["generation"]["right"]["median"] > 0
     # Figure 2: A D+G+, B D+G-, C and D D-G-
     assert r["figure2"] == {"D+G+": 1, "D+G−": 1, "D−G+": 0, "D−G−": 2} and r["repairs"] is None
     md = (out / "report.md").read_text()
