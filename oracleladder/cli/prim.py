@@ -193,7 +193,7 @@ def audit(
         fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
     existing(store)
     cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
-                                                           tau=tau))
+                                                           tau=tau), reading=True)
     say(f"wrote {cases} cases to {sheet} (key: {prim_audit.key_path(sheet)}); label each correct or incorrect, "
         f"then run `ladder prim audit --read {sheet}`")
 
