@@ -146,6 +146,34 @@ def score(
 app.command()(score)
 
 
+@with_endpoint_options
+def answers(
+    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    source: SourceOpt = "release",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides); its verdicts kept apart."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens),
+                            endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read correct, "
+            f"{result.missing} missing (no readable judge reply); `ladder prim report --answer-judge {judge}` counts them")
+    if result.missing:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(answers)
+
+
 def report(
     student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
@@ -154,13 +182,15 @@ def report(
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
     rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
     after: Annotated[Optional[str], typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
+    answer_judge: Annotated[Optional[str], typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md."""
     existing(store)
     r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
-                                                        rescue_source=rescue_source, after=after, out=out),
+                                                        rescue_source=rescue_source, after=after,
+                                                        answer_judge=answer_judge, out=out),
                        reading=True)
     say(f"wrote {out / 'report.json'} and {out / 'report.md'}: {r.problems} problems, "
         f"{r.missing_scores} missing scores")

@@ -15,19 +15,20 @@ from ..compiler.loop import Compiler
 from ..prim import audit
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
-from ..prim.judge import judge_primitive, prompt_version
-from ..prim.probe import (DIMENSIONS, DISCOVERY, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
+from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
+from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
                           read_written)
 from ..prim.scoring import TAU, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
 from ..schemas.types import GradeStatus
 from ..runtime import gather_or_cancel
 from ..schemas import Rollout
-from ..store import FailedJob, PrimScore, Store
+from ..store import AnswerVerdict, FailedJob, PrimScore, Store
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
-from .results import JobFailure, PrimCompileResult, PrimProbeResult, PrimScoreResult, ProbeEstimate
+from .results import (JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
+                      ProbeEstimate)
 from .run import Progress, calling, no_progress
 
 
@@ -201,11 +202,13 @@ class PrimStages:
 
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
-                          after: str | None = None, out: str | os.PathLike[str] | None = None) -> PrimReport:
+                          after: str | None = None, answer_judge: str | None = None,
+                          out: str | os.PathLike[str] | None = None) -> PrimReport:
         """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
         labels of the same student (`prim.analysis`); ``after``: another checkpoint whose Generation
-        (its `prim probe`) repairs the student's failures (Tables 3 / 11); with ``out``, report.json
-        and report.md there."""
+        (its `prim probe`) repairs the student's failures (Tables 3 / 11); ``answer_judge``: an answer
+        also counts right where that answer judge (`prim_answers`) reads it correct, and the report
+        says so; with ``out``, report.json and report.md there."""
         families = await self.roadmap_set(source)
         golds = {p.pid: p.family for p in await self.store.primitives(provenance="gold")}
         pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
@@ -217,11 +220,15 @@ class PrimStages:
                                                                      source=families[0].provenance.roadmap_set))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
                          key=SOURCES.index)
+        judged_right = set() if answer_judge is None else {
+            (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(
+                student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
         calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
                              scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
                              rescue_source=rescue_source, tokens=tokens,
+                             answer_judge=None if answer_judge is None else (answer_judge, judged_right),
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:
@@ -230,6 +237,39 @@ class PrimStages:
             (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
             (folder / "report.md").write_text(report_md(report))
         return report
+
+    async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
+                           max_tokens: int = 2048) -> PrimAnswersResult:
+        """The answer judge (`prim.judge.judge_answer`) on each Generation and Execution answer of
+        ``student`` that the grader did not accept: for free-form answers no symbolic grader can decide.
+        Its verdicts are stored apart (`prim_answer_verdicts`); the grader's stay as they are."""
+        endpoint = as_endpoint(judge)
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        todo = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
+                if (r.target == GENERATION or r.target.startswith(EXECUTION)) and r.verdict.graded
+                and not r.verdict.accepted and r.pid in families]
+        meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
+                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
+        async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+            async def one(r: Rollout) -> AnswerVerdict:
+                family = families[r.pid]
+                asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
+                verdict = ("missing" if asked.reply is None else
+                           "correct" if asked.reply["correct"] == "yes" else "incorrect")
+                extracted = None if asked.reply is None else str(asked.reply.get("extracted_final_answer", ""))
+                return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
+                                     judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
+                                     call_keys=asked.keys, run_id=run.id)
+
+            verdicts = await gather_or_cancel(*(one(r) for r in todo))
+            for v in verdicts:
+                await self.store.put_answer_verdict(v, wait=False)
+            await self.store.flush()
+            run.incomplete = any(v.verdict == "missing" for v in verdicts)
+        return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
+                                 correct=sum(v.verdict == "correct" for v in verdicts),
+                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
                          n: int = 40, seed: int = 0, tau: float = TAU) -> int:

@@ -170,3 +170,13 @@ class PrimCompileResult(Result):
     infrastructure_failures: int
     usage: Usage
     budget_stop: str | None
+
+
+class PrimAnswersResult(Result):
+    """`ladder prim answers`: the answer judge on the Generation and Execution answers the grader rejected."""
+
+    run_id: str
+    judged: int
+    correct: int  # answers the judge reads as correct (the grader did not)
+    missing: int  # no readable judge reply after its re-ask, or its call failed
+    usage: Usage

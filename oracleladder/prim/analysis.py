@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from ..ladder.outcomes import FamilyResults
@@ -56,17 +56,19 @@ class Problem:
 
 
 def problems(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
-             tau: float) -> list[Problem]:
-    """Each problem of ``pids`` (pid -> its gold's family) with its samples."""
+             tau: float, judged_right: Set[tuple[str, str, int]] = frozenset()) -> list[Problem]:
+    """Each problem of ``pids`` (pid -> its gold's family) with its samples; an answer is right when
+    the grader accepts it, or its (pid, target, k) is in ``judged_right`` (an answer judge's)."""
     out = {pid: Problem(pid, family) for pid, family in pids.items()}
     for r in rollouts:
         p = out.get(r.pid)
         if p is None or not r.verdict.graded:
             continue
+        right = r.verdict.accepted or (r.pid, r.target, r.k) in judged_right
         if r.target == GENERATION:
-            p.generation.append(r.verdict.accepted)
+            p.generation.append(right)
         elif r.target.startswith(EXECUTION):
-            p.execution.setdefault(r.target[len(EXECUTION):], []).append(r.verdict.accepted)
+            p.execution.setdefault(r.target[len(EXECUTION):], []).append(right)
     for s in scores:
         p = out.get(s.pid)
         if p is not None and s.score is not None and s.target in (DISCOVERY, DIGESTION):
@@ -279,6 +281,8 @@ def side_by_side(ps: Sequence[Problem], ladder: Sequence[FamilyResults], thresho
 class PrimReport(Frozen):
     student: str
     judge: str
+    answer_judge: str | None  # answers it reads correct count right too (the grader's alone when None)
+    answer_judge_accepts: int
     roadmap_set: str
     tau: float
     threshold: int
@@ -299,15 +303,20 @@ class PrimReport(Frozen):
 def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
                 rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
                 tau: float, threshold: int, sources: Sequence[str], rescue_source: str,
-                tokens: Mapping[str, int], after: tuple[str, Sequence[Rollout]] | None = None) -> PrimReport:
+                tokens: Mapping[str, int], after: tuple[str, Sequence[Rollout]] | None = None,
+                answer_judge: tuple[str, Set[tuple[str, str, int]]] | None = None) -> PrimReport:
     """Every table of one student; ``tokens``: each call key's output tokens; ``after``: a second
-    checkpoint's name and its rollouts (its Generation is read), for the repair table."""
-    ps = problems(pids, rollouts, scores, tau)
+    checkpoint's name and its rollouts (its Generation is read), for the repair table; ``answer_judge``:
+    its name and the answers it reads correct, which then count right too."""
+    judge_name, judged_right = answer_judge or (None, frozenset())
+    ps = problems(pids, rollouts, scores, tau, judged_right)
     after_table = None
     if after is not None:
         later = {p.pid: p.generation for p in problems(pids, after[1], (), tau)}
         after_table = repairs(ps, after[0], later, threshold)
-    return PrimReport(student=student, judge=judge, roadmap_set=roadmap_set, tau=tau, threshold=threshold,
+    return PrimReport(student=student, judge=judge, answer_judge=judge_name,
+                      answer_judge_accepts=sum((r.pid, r.target, r.k) in judged_right for r in rollouts if r.pid in pids),
+                      roadmap_set=roadmap_set, tau=tau, threshold=threshold,
                       problems=len(ps), missing_scores=sum(s.status == "missing" for s in scores if s.pid in pids),
                       table1=table1(ps), table2=table2(ps, sources), table7=table7(ps), table9=table9(ps, threshold),
                       table10=table10(ps, threshold, rescue_source), rescue_source=rescue_source,
@@ -336,7 +345,10 @@ def report_md(r: PrimReport) -> str:
         f"# PRIM diagnosis: {r.student} on {r.roadmap_set}", "",
         f"{r.problems} problems with a gold primitive; judge {r.judge}; a primitive is correct at Score >= {r.tau}; "
         f"a problem passes a dimension with at least {r.threshold} of its samples right. "
-        f"{r.missing_scores} primitive scores missing (the judge gave no readable reply): left out, never 0.", "",
+        f"{r.missing_scores} primitive scores missing (the judge gave no readable reply): left out, never 0. "
+        + ("Answers are graded by the grader alone." if r.answer_judge is None else
+           f"An answer counts right where the grader accepts it or the answer judge {r.answer_judge} reads it "
+           f"correct ({r.answer_judge_accepts} answers by the judge alone)."), "",
         "## Table 1: the four dimensions (percent, 95% bootstrap interval over problems)", "",
         *table(["Discovery", "Generation", "Digestion", "Execution", "Dig. − Disc.", "Exec. − Gen."],
                [[*cells, _signed(t1.dig_minus_disc), _signed(t1.exec_minus_gen)]]), "",

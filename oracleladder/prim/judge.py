@@ -24,6 +24,9 @@ from .probe import labelled
 from .scoring import AGREEMENT, score
 
 PROMPTS = ("prim_judge_validity", "prim_judge_correctness", "prim_judge_reask")
+ANSWER_PROMPTS = ("prim_answer_judge", "prim_judge_reask")
+ANSWER_FORMAT = '{"extracted_final_answer": "<the answer extracted, or None>", "correct": "yes"|"no", "reasoning": "<one short sentence>"}'
+TAIL_CHARS = 12_000  # what the answer judge reads of a response: its end, where the answer is
 VALIDITY_FORMAT = ('{"verdict": "valid"|"invalid", "failure": "none"|"generic"|"technique_name_only"|'
                    '"computation_only", "evidence": "<one short sentence>"}')
 AGREEMENT_FORMAT = '{"agreement": "match"|"partial"|"mismatch", "evidence": "<one short sentence>"}'
@@ -72,8 +75,8 @@ WORDING: dict[str, dict[str, tuple[str, str, str, str]]] = {
 _OBJECT = re.compile(r"\{[^{}]*\}")
 
 
-def prompt_version() -> str:
-    return "-".join(load(n).version for n in PROMPTS)
+def prompt_version(names: tuple[str, ...] = PROMPTS) -> str:
+    return "-".join(load(n).version for n in names)
 
 
 def read_reply(text: str, key: str, allowed: tuple[str, ...]) -> dict | None:
@@ -166,3 +169,10 @@ async def judge_primitive(client: Client, candidate: dict[str, str], gold: PrimP
         evidence[name] = str(asked.reply.get("evidence", ""))
     g, m = AGREEMENT[gate.reply["agreement"]], AGREEMENT[mech.reply["agreement"]]  # type: ignore[index]
     return Judgment(1, failure, g, m, score(1, g, m), "", evidence, keys)
+
+
+async def judge_answer(client: Client, question: str, response: str, answer: str, max_tokens: int) -> Asked:
+    """The answer judge (an exact-match judge, as HLE grades free-form answers) on one answer."""
+    messages = [{"role": "user", "content": load("prim_answer_judge").render(
+        question=question, response=response[-TAIL_CHARS:], answer=answer)}]
+    return await ask(client, messages, "correct", ("yes", "no"), ANSWER_FORMAT, max_tokens)

@@ -1,7 +1,7 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
 from .batches import BatchRecord
-from .primitives import PrimScore
+from .primitives import AnswerVerdict, PrimScore
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -18,6 +18,7 @@ from .sqlite import (
 )
 
 __all__ = [
+    "AnswerVerdict",
     "DEFAULT_STORE",
     "BatchRecord",
     "MIGRATIONS",

@@ -1,6 +1,7 @@
-"""``primitives``, ``prim_solutions``, ``prim_plans`` and ``prim_scores``: PRIM's diagnosis (docs/prim.md)
-— each problem's primitives (one per provenance and author), its reference solution, a teacher's plan,
-and the judge's score of each primitive a student wrote."""
+"""``primitives``, ``prim_solutions``, ``prim_plans``, ``prim_scores`` and ``prim_answer_verdicts``: PRIM's
+diagnosis (docs/prim.md) — each problem's primitives (one per provenance and author), its reference
+solution, a teacher's plan, the judge's score of each primitive a student wrote, and an answer
+judge's verdicts."""
 
 from __future__ import annotations
 
@@ -46,6 +47,27 @@ class PrimScore(BaseModel):
     run_id: str = ""
 
 
+class AnswerVerdict(BaseModel):
+    """An LLM answer judge on one Generation or Execution answer: ``correct``, ``incorrect``, or
+    ``missing`` (no readable reply after its re-ask, or its call failed), kept apart from the grader's."""
+
+    student: str
+    source: str
+    pid: str
+    target: str
+    k: int
+    judge: str
+    verdict: Literal["correct", "incorrect", "missing"]
+    extracted: str | None = None
+    reason: str = ""
+    call_keys: list[str] = []
+    run_id: str = ""
+
+
+_ANSWER_COLUMNS = ("student", "source", "pid", "target", "k", "judge", "verdict", "extracted", "reason", "call_keys",
+                   "run_id")
+_PUT_ANSWER = (f"INSERT OR REPLACE INTO prim_answer_verdicts ({', '.join(_ANSWER_COLUMNS)}, created_at) "
+               f"VALUES ({', '.join('?' * (len(_ANSWER_COLUMNS) + 1))})")
 _SCORE_COLUMNS = ("student", "source", "pid", "target", "k", "judge", "status", "validity", "failure", "gate",
                   "mechanism", "score", "reason", "evidence", "call_keys", "run_id")
 _PUT_SCORE = (f"INSERT OR REPLACE INTO prim_scores ({', '.join(_SCORE_COLUMNS)}, created_at) "
@@ -86,6 +108,17 @@ class PrimitivesTable(Core):
     async def put_prim_score(self, s: PrimScore, *, wait: bool = True) -> None:
         row: dict[str, Any] = {**s.model_dump(), "evidence": to_json(s.evidence), "call_keys": to_json(s.call_keys)}
         await self._submit(_PUT_SCORE, (*(row[c] for c in _SCORE_COLUMNS), now()), wait)
+
+    async def put_answer_verdict(self, v: AnswerVerdict, *, wait: bool = True) -> None:
+        row: dict[str, Any] = {**v.model_dump(), "call_keys": to_json(v.call_keys)}
+        await self._submit(_PUT_ANSWER, (*(row[c] for c in _ANSWER_COLUMNS), now()), wait)
+
+    async def answer_verdicts(self, student: str | None = None, judge: str | None = None,
+                              source: str | None = None) -> list[AnswerVerdict]:
+        sql, params = where({"student": student, "judge": judge, "source": source})
+        rows = await self._fetch(f"SELECT {', '.join(_ANSWER_COLUMNS)} FROM prim_answer_verdicts{sql} ORDER BY rowid",
+                                 params)
+        return [AnswerVerdict(**{**dict(r), "call_keys": json.loads(r["call_keys"])}) for r in rows]
 
     async def prim_scores(self, student: str | None = None, judge: str | None = None,
                           source: str | None = None) -> list[PrimScore]:

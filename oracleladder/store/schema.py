@@ -426,7 +426,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # primitive rung are copied in as core_concept, provenance teacher, their own kept as ``origin``
     # (the families keep theirs). ``prim_solutions``: a problem's reference solution (Digestion, the
     # judge). ``prim_plans``: a teacher's plan of a problem (3-6 steps, no answer; Execution under
-    # the plan). ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
+    # the plan). ``prim_answer_verdicts``: an LLM answer judge's verdict on a Generation or Execution
+    # answer (`--answer-judge`), apart from the grader's. ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
     # Discovery or Digestion rollout), or why its score is missing.
     (
         """
@@ -466,6 +467,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             steps      TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (pid, author)
+        )
+        """,
+        """
+        CREATE TABLE prim_answer_verdicts (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge)
         )
         """,
         """

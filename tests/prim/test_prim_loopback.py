@@ -273,3 +273,30 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     result = runner.invoke(app, ["prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(sheet),
                                  "--store", str(store)])
     assert result.exit_code == 2 and "is never overwritten" in result.output
+
+    # the answer judge on the 10 answers the grader rejected (Generation B, C, D; gold B, D; teacher
+    # C, D; self A, B, C): it reads D's three (Generation, gold, teacher) as correct; kept apart, and
+    # counted only when the report asks for it
+    def answer_judge(messages: list[dict], body: dict) -> str:
+        user = messages[0]["content"]
+        assert user.startswith("Judge whether the following response")
+        return json.dumps({"extracted_final_answer": "999999", "correct": "yes" if which(user) == "D" else "no",
+                           "reasoning": "compared"})
+
+    with LoopbackServer(script=answer_judge) as server:
+        result = runner.invoke(app, ["prim", "answers", "--judge", "openai/answers", "--student", STUDENT, "--json",
+                                     "--base-url", server.openai_base_url, "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert (summary["judged"], summary["correct"], summary["missing"]) == (10, 3, 0)
+    result = runner.invoke(app, ["prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(out),
+                                 "--answer-judge", "openai/answers", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    r = json.loads((out / "report.json").read_text())
+    assert (r["answer_judge"], r["answer_judge_accepts"]) == ("openai/answers", 3)
+    points = {d: v["interval"]["point"] for d, v in r["table1"]["dimensions"].items()}
+    assert (points["generation"], points["execution"]) == (0.5, 0.75)  # A (grader) and D (judge); A, C and D
+    assert r["table9"] == {"discovery-limited": 1, "capability-limited": 0, "execution-limited": 1,
+                           "utilization-limited": 0, "unknown": 0}  # D is no Generation failure now
+    assert "or the answer judge openai/answers reads it correct (3 answers by the judge alone)" in (
+        out / "report.md").read_text()
