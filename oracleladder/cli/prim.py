@@ -139,6 +139,7 @@ def score(
         say(f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} unreadable, scored 0), "
             f"{result.missing} missing (no readable judge reply), {result.without_gold} without a gold primitive; "
             f"correct at tau {result.tau}: {correct}")
+    say_budget(result.budget_stop)
     if result.missing:
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -167,6 +168,7 @@ def answers(
     else:
         say(f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read correct, "
             f"{result.missing} missing (no readable judge reply); `ladder prim report --answer-judge {judge}` counts them")
+    say_budget(result.budget_stop)
     if result.missing:
         raise typer.Exit(EXIT_INCOMPLETE)
 

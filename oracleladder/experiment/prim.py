@@ -198,7 +198,8 @@ class PrimStages:
         return PrimScoreResult(run_id=run.id, scored=sum(s.status == "scored" for s in scores),
                                unreadable=sum(s.reason == "unreadable" for s in scores),
                                missing=sum(s.status == "missing" for s in scores),
-                               without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage)
+                               without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage,
+                               budget_stop=client.budget_stop)
 
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
@@ -269,7 +270,8 @@ class PrimStages:
             run.incomplete = any(v.verdict == "missing" for v in verdicts)
         return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
                                  correct=sum(v.verdict == "correct" for v in verdicts),
-                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage)
+                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage,
+                                 budget_stop=client.budget_stop)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
                          n: int = 40, seed: int = 0, tau: float = TAU) -> int:

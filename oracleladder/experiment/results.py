@@ -156,6 +156,7 @@ class PrimScoreResult(Result):
     correct: dict[str, int]  # per target, primitives with Score >= tau
     tau: float
     usage: Usage
+    budget_stop: str | None  # --max-cost stopped the judge: the scores it did not ask are missing
 
 
 class PrimCompileResult(Result):
@@ -180,3 +181,4 @@ class PrimAnswersResult(Result):
     correct: int  # answers the judge reads as correct (the grader did not)
     missing: int  # no readable judge reply after its re-ask, or its call failed
     usage: Usage
+    budget_stop: str | None

@@ -124,6 +124,7 @@ async def ask(client: Client, messages: list[dict[str, str]], key: str, allowed:
         except ProviderError as exc:
             if endpoint_failure(exc):
                 raise
+            # a permanent failure, or a call --max-cost refused (BudgetReached): a rerun asks it again
             return Asked(None, f"judge call failed: {type(exc).__name__}", keys)
         reply = read_reply(result.text, key, allowed)
         if reply is not None:
