@@ -1,28 +1,29 @@
-"""PRIM's stages on `Experiment` (docs/prim.md): the gold primitives' import, the four dimensions
-probed, a student's primitives scored by the judge, and the analyses read back."""
+"""PRIM's stages on `Experiment` (docs/prim.md): the gold primitives' import, the teacher's guidance
+compiled, the four dimensions probed, a student's primitives scored by the judge and its answers read
+by an answer judge, the judge's audit sheet, and the analyses read back."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig
-from ..prim.analysis import PrimReport, prim_report, report_md
-from ..compiler.loop import Compiler
 from ..prim import audit
+from ..prim.analysis import PrimReport, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
-from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports, prim_source, problem_text,
-                          read_written)
+from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports,
+                          prim_source, problem_text, read_written)
 from ..prim.scoring import TAU, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
-from ..schemas.types import GradeStatus
 from ..runtime import gather_or_cancel
 from ..schemas import Rollout
+from ..schemas.types import GradeStatus
 from ..store import AnswerVerdict, FailedJob, PrimScore, Store
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
@@ -37,7 +38,7 @@ class PrimStages:
 
     store: Store
     pool: WorkerPool
-    _notify: object
+    _notify: Callable[[str], None]
 
     async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
         """Gold primitives and reference solutions from a JSONL file (`prim.gold`); the whole file is
@@ -67,7 +68,7 @@ class PrimStages:
         config = {"teacher": endpoint.model, "kind": kind, "source": source, "max_attempts": max_attempts,
                   "families": len(todo)}
         async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+                           notify=self._notify) as (client, run):
             with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
                 domain = PrimCompileDomain(kind, pool=self.pool, solutions=await self.store.solutions())  # type: ignore[arg-type]
                 compiler = Compiler(client, self.store, domain,
@@ -133,7 +134,7 @@ class PrimStages:
         run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
                       "teacher": teacher, "families": len(families)}
         async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
-                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+                           notify=self._notify) as (client, run):
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
@@ -173,7 +174,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
                 "max_tokens": max_tokens, "primitives": len(todo)}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+                           notify=self._notify) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
                         "judge": endpoint.model, "run_id": run.id}
@@ -252,7 +253,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
                 "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
         async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):  # type: ignore[arg-type]
+                           notify=self._notify) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
                 family = families[r.pid]
                 asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
