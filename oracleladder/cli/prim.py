@@ -201,6 +201,25 @@ def report(
 app.command()(report)
 
 
+def across(
+    student: Annotated[list[str], typer.Option("--student", help="A student probed with `ladder prim probe` (repeat the option).")],
+    judge: Annotated[str, typer.Option("--judge", help="Whose scores of the students' primitives to read.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for across.json and across.md.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """PRIM across students (Figures 2 and 3): each one's Discovery against its Generation, and its D±G± counts."""
+    existing(store)
+    run_experiment(store, lambda ex: ex.prim_across(student, judge, source=source, tau=tau, threshold=threshold,
+                                                    out=out), reading=True)
+    say(f"wrote {out / 'across.json'} and {out / 'across.md'}: {len(student)} students")
+
+
+app.command()(across)
+
+
 def audit(
     judge: Annotated[Optional[str], typer.Option("--judge", help="Whose scores to audit.")] = None,
     student: Annotated[Optional[str], typer.Option("--student", help="Whose primitives they scored.")] = None,

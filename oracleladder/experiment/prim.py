@@ -13,7 +13,7 @@ from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig
 from ..prim import audit
-from ..prim.analysis import PrimReport, prim_report, report_md
+from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
@@ -295,3 +295,17 @@ class PrimStages:
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,
                                  meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)
+
+    async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
+                          threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
+        """Figures 2 and 3 over ``students`` (each one's report, `prim_report`); with ``out``,
+        across.json and across.md there."""
+        reports = [await self.prim_report(s, judge, source=source, tau=tau, threshold=threshold) for s in students]
+        points = across(reports)
+        if out is not None:
+            folder = Path(out)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "across.json").write_text(json.dumps(
+                {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
+            (folder / "across.md").write_text(across_md(points, source, judge))
+        return points

@@ -16,7 +16,8 @@ dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 o
 - Tables 3 / 11 (with a second checkpoint): of each quadrant's Generation failures, those the other
   checkpoint's Generation solves (repaired), and the problems it loses (regressed);
 - side by side: per family, PRIM's quadrant beside the ladder's five-way gap and outcome, and
-  their cross-table over the set.
+  their cross-table over the set;
+- across students (Figures 2 and 3): each student's Discovery against its Generation, and its D±G±.
 """
 
 from __future__ import annotations
@@ -388,3 +389,28 @@ def _repairs_md(t: Repairs | None) -> list[str]:
 
 def _quartiles(t: Tokens) -> list[object]:
     return [t.n, _f(t.q1), _f(t.median), _f(t.q3)]
+
+
+class StudentPoint(Frozen):
+    """Figure 3's point of one student (percent), and Figure 2's composition."""
+
+    discovery: float | None
+    generation: float | None
+    composition: dict[str, int]
+
+
+def across(reports: Sequence[PrimReport]) -> dict[str, StudentPoint]:
+    """Figures 2 and 3 over students: each one's Discovery and Generation, and its D±G± counts."""
+    return {r.student: StudentPoint(discovery=_point(r.table1.dimensions["discovery"]),
+                                    generation=_point(r.table1.dimensions["generation"]), composition=r.figure2)
+            for r in reports}
+
+
+def across_md(points: Mapping[str, StudentPoint], roadmap_set: str, judge: str) -> str:
+    keys = ("D+G+", "D+G−", "D−G+", "D−G−")
+    return "\n".join([
+        f"# PRIM across students on {roadmap_set} (judge {judge})", "",
+        "Figure 3: Discovery against Generation (percent); Figure 2: problems by Discovery (D) and Generation (G).", "",
+        *table(["Student", "Discovery", "Generation", *keys],
+               [[s, _f(p.discovery), _f(p.generation), *(p.composition[k] for k in keys)] for s, p in points.items()]),
+        ""])

@@ -237,6 +237,14 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
         "discovery-limited": (1, 0), "capability-limited": (1, 1), "execution-limited": (1, 1),
         "utilization-limited": (0, 0), "unknown": (0, 0)}
     assert (repaired["solved_before"], repaired["regressed"]) == (1, 1)
+    # Figures 2 and 3 across the two: the later checkpoint was probed for Generation only
+    result = runner.invoke(app, ["prim", "across", "--student", STUDENT, "--student", "openai/after", "--judge", JUDGE,
+                                 "--out", str(out), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "across.json").read_text()) == {
+        STUDENT: {"discovery": 50.0, "generation": 25.0, "composition": {"D+G+": 1, "D+G−": 1, "D−G+": 0, "D−G−": 2}},
+        "openai/after": {"discovery": None, "generation": 50.0,
+                         "composition": {"D+G+": 0, "D+G−": 0, "D−G+": 0, "D−G−": 0}}}
 
     # the judge's own audit: its six verdicts (D's unreadable Discovery and C's missing Digestion are
     # none), four judged correct and two incorrect, on a judge-blind sheet; a person who disagrees once
