@@ -230,6 +230,7 @@ class PrimStages:
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
                              scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
                              rescue_source=rescue_source, tokens=tokens,
+                             primitives=[p for p in await self.store.primitives() if p.provenance != "self"],
                              answer_judge=None if answer_judge is None else (answer_judge, judged_right),
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))

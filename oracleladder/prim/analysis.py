@@ -17,6 +17,8 @@ dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 o
   checkpoint's Generation solves (repaired), and the problems it loses (regressed);
 - side by side: per family, PRIM's quadrant beside the ladder's five-way gap and outcome, and
   their cross-table over the set;
+- per family: its primitives, and each primitive the student wrote with the judge's verdicts and
+  evidence (what a family page shows);
 - across students (Figures 2 and 3): each student's Discovery against its Generation, and its D±G±.
 """
 
@@ -32,8 +34,9 @@ from ..report.markdown import table
 from ..report.stats import Interval, bootstrap_ci
 from ..report.tables import Frozen, known_gap, known_outcome
 from ..schemas import Rollout
+from ..schemas.prim import PrimPrimitive
 from ..store import PrimScore
-from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION
+from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION, read_written
 from .scoring import QUADRANT_SIGNS, QUADRANTS, primitive_acc
 
 # PRIM's row of a family Generation solves, or cannot place; UNKNOWN is also the ladder's label where
@@ -256,6 +259,50 @@ def figure12(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores
     return {name: {k: _tokens(v) for k, v in split.items()} for name, split in out.items()}
 
 
+class Written(Frozen):
+    """A primitive the student wrote (Discovery or Digestion sample k) and the judge on it."""
+
+    target: str
+    k: int
+    primitive: dict[str, str] | None  # None: unreadable
+    status: str | None  # scored or missing; None: not scored (no gold, or not yet)
+    validity: int | None
+    failure: str | None
+    gate: float | None
+    mechanism: float | None
+    score: float | None
+    reason: str
+    evidence: dict[str, str]
+
+
+class FamilyDetail(Frozen):
+    family: str | None
+    primitives: dict[str, str]  # provenance (and author) -> the primitive as labelled text
+    written: list[Written]
+
+
+def details(pids: Mapping[str, str | None], primitives: Sequence[PrimPrimitive], rollouts: Sequence[Rollout],
+            scores: Sequence[PrimScore]) -> dict[str, FamilyDetail]:
+    by_key = {(s.pid, s.target, s.k): s for s in scores}
+    out: dict[str, FamilyDetail] = {}
+    for pid, family in pids.items():
+        shown = {(p.provenance if not p.author else f"{p.provenance} ({p.author})"): p.labelled()
+                 for p in primitives if p.pid == pid}
+        written = []
+        for r in rollouts:
+            if r.pid != pid or r.target not in (DISCOVERY, DIGESTION):
+                continue
+            s = by_key.get((pid, r.target, r.k))
+            written.append(Written(
+                target=r.target, k=r.k, primitive=read_written(r), status=None if s is None else s.status,
+                validity=None if s is None else s.validity, failure=None if s is None else s.failure,
+                gate=None if s is None else s.gate, mechanism=None if s is None else s.mechanism,
+                score=None if s is None else s.score, reason="" if s is None else s.reason,
+                evidence={} if s is None else s.evidence))
+        out[pid] = FamilyDetail(family=family, primitives=shown, written=written)
+    return out
+
+
 class SideBySide(Frozen):
     """Per family, PRIM's place beside the ladder's gap and outcome; and the cross-table
     (PRIM row -> ladder gap -> families)."""
@@ -299,14 +346,17 @@ class PrimReport(Frozen):
     figure12: dict[str, dict[str, Tokens]]
     repairs: Repairs | None
     side_by_side: SideBySide
+    families: dict[str, FamilyDetail]
 
 
 def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
                 rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
                 tau: float, threshold: int, sources: Sequence[str], rescue_source: str,
-                tokens: Mapping[str, int], after: tuple[str, Sequence[Rollout]] | None = None,
+                tokens: Mapping[str, int], primitives: Sequence[PrimPrimitive] = (),
+                after: tuple[str, Sequence[Rollout]] | None = None,
                 answer_judge: tuple[str, Set[tuple[str, str, int]]] | None = None) -> PrimReport:
-    """Every table of one student; ``tokens``: each call key's output tokens; ``after``: a second
+    """Every table of one student; ``tokens``: each call key's output tokens; ``primitives``: those
+    the family details show (the student's own are its written ones); ``after``: a second
     checkpoint's name and its rollouts (its Generation is read), for the repair table; ``answer_judge``:
     its name and the answers it reads correct, which then count right too."""
     judge_name, judged_right = answer_judge or (None, frozenset())
@@ -323,7 +373,8 @@ def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str
                       table10=table10(ps, threshold, rescue_source), rescue_source=rescue_source,
                       figure2=figure2(ps, threshold), figure12=figure12(pids, rollouts, scores, tokens, tau),
                       repairs=after_table,
-                      side_by_side=side_by_side(ps, ladder, threshold))
+                      side_by_side=side_by_side(ps, ladder, threshold),
+                      families=details(pids, primitives, rollouts, scores))
 
 
 def _f(x: float | None) -> str:
@@ -374,8 +425,27 @@ def report_md(r: PrimReport) -> str:
         "## PRIM beside the ladder: PRIM's place (rows) against the ladder's five-way gap (columns)", "",
         *table(["PRIM", *gaps], [[q, *(r.side_by_side.cross.get(q, {}).get(g, 0) for g in gaps)]
                                  for q in prim_rows if q in r.side_by_side.cross]), "",
+        "## The families: the primitives the student wrote, and the judge on them", "",
+        *(line for pid, d in r.families.items() for line in _family_md(pid, d, r.side_by_side.families.get(pid, {}))),
     ]
     return "\n".join(lines)
+
+
+def _cell(text: str, width: int = 90) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+def _family_md(pid: str, d: FamilyDetail, places: Mapping[str, str]) -> list[str]:
+    gold = d.primitives.get("gold", "")
+    return [f"### {pid} ({d.family or 'no family'}; PRIM {places.get('prim', UNKNOWN)}, "
+            f"ladder {places.get('ladder_gap', UNKNOWN)})", "",
+            f"Gold: {_cell(gold.rsplit('core_concept: ', 1)[-1]) if gold else 'none'}", "",
+            *table(["Written", "k", "core_concept", "V", "gate", "mechanism", "Score", "note"],
+                   [[w.target.removeprefix("prim_"), w.k,
+                     _cell(w.primitive["core_concept"]) if w.primitive else "(unreadable)",
+                     "—" if w.validity is None else w.validity, _f(w.gate), _f(w.mechanism), _f(w.score),
+                     w.reason or w.failure or ""] for w in d.written]), ""]
 
 
 def _repairs_md(t: Repairs | None) -> list[str]:

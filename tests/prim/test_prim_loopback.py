@@ -214,6 +214,16 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     assert r["figure12"]["generation"]["right"]["median"] > 0
     # Figure 2: A D+G+, B D+G-, C and D D-G-
     assert r["figure2"] == {"D+G+": 1, "D+G−": 1, "D−G+": 0, "D−G−": 2} and r["repairs"] is None
+    # a family's detail: its primitives, and what the student wrote with the judge's verdicts and evidence
+    b = r["families"][B]
+    assert set(b["primitives"]) == {"gold", f"teacher-problem-only ({TEACHER})"} and b["family"] == "RECAST"
+    disc = next(w for w in b["written"] if w["target"] == "prim_discovery")
+    assert (disc["primitive"]["core_concept"], disc["gate"], disc["mechanism"], disc["score"]) == ("GOOD-B-DISC", 1.0, 0.5, 0.8)
+    assert disc["evidence"] == {"validity": "read", "gate": "compared", "mechanism": "compared"}
+    d_disc = next(w for w in r["families"][D]["written"] if w["target"] == "prim_discovery")
+    assert (d_disc["primitive"], d_disc["score"], d_disc["reason"]) == (None, 0.0, "unreadable")
+    c_dig = next(w for w in r["families"][C]["written"] if w["target"] == "prim_digestion")
+    assert (c_dig["status"], c_dig["score"], c_dig["reason"]) == ("missing", None, "gate: not the JSON asked for, twice")
     md = (out / "report.md").read_text()
     assert "| 50.00 [" in md and "| discovery-limited | D−E+ | 1 |" in md
     assert "| Discovery | Generation | Digestion | Execution | Dig. − Disc. | Exec. − Gen. |" in md
