@@ -445,7 +445,7 @@ def _family_md(pid: str, d: FamilyDetail, places: Mapping[str, str]) -> list[str
                    [[w.target.removeprefix("prim_"), w.k,
                      _cell(w.primitive["core_concept"]) if w.primitive else "(unreadable)",
                      "—" if w.validity is None else w.validity, _f(w.gate), _f(w.mechanism), _f(w.score),
-                     w.reason or w.failure or ""] for w in d.written]), ""]
+                     w.reason or (w.failure if w.failure != "none" else "") or ""] for w in d.written]), ""]
 
 
 def _repairs_md(t: Repairs | None) -> list[str]:
