@@ -17,7 +17,7 @@ from ..clients import ConfigurationError, ProviderError
 from ..experiment import ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
-from . import audit, compiling, construction, probing, reporting, store
+from . import audit, compiling, construction, prim, probing, reporting, store
 from .common import fail
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
@@ -42,6 +42,7 @@ class _Ladder(TyperGroup):
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
                   help="OracleLadder: where does LLM reasoning fail?")
 app.add_typer(audit.app, name="audit")
+app.add_typer(prim.app, name="prim")
 
 
 @app.callback()

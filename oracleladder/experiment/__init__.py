@@ -24,8 +24,9 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpo
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimitivesResult,
-                      ProbeEstimate, ProbeResult, RegradeResult, Result, ScreenResult)
+from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimAnswersResult,
+                      PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
+                      ProbeResult, RegradeResult, Result, ScreenResult)
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
 from .stages import GRANULARITIES, Experiment
 from .sync import SyncExperiment
@@ -33,7 +34,8 @@ from .sync import SyncExperiment
 __all__ = [
     "BUDGET_STOPPED", "CONCURRENCY", "CheckResult", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
     "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
-    "JobFailure", "JudgeAuditResult", "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader",
+    "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult", "PrimitivesResult",
+    "ProbeEstimate", "ProbeResult", "Progress", "Reader",
     "RegradeResult", "Report", "Result", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
     "load_families", "request_body",
 ]

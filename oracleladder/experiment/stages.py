@@ -35,6 +35,7 @@ from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endp
                        endpoint_client)
 from .errors import ExperimentError
 from .files import load_families
+from .prim import PrimStages
 from .reader import Reader
 from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult, ProbeEstimate,
                       ProbeResult, RegradeResult, ScreenResult)
@@ -49,7 +50,7 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
 
 
-class Experiment(Reader):
+class Experiment(PrimStages, Reader):
     """One experiment's store, and the verifier pool the commands grade with; an async context manager.
 
     ``readonly``: None opens an existing store read-only where it cannot be written, else for writing

@@ -1,6 +1,7 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
 from .batches import BatchRecord
+from .primitives import AnswerVerdict, PrimScore
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -17,6 +18,7 @@ from .sqlite import (
 )
 
 __all__ = [
+    "AnswerVerdict",
     "DEFAULT_STORE",
     "BatchRecord",
     "MIGRATIONS",
@@ -25,6 +27,7 @@ __all__ = [
     "CompileAttempt",
     "FailedJob",
     "PrimitiveAttempt",
+    "PrimScore",
     "RunRecord",
     "ScreenVerdict",
     "Store",

@@ -421,6 +421,94 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "UPDATE families SET family = ladder_pack(family), released = ladder_pack(released)",
     ),
+    # v13: PRIM's diagnosis (docs/prim.md). ``primitives``: a problem's primitives in PRIM's three
+    # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
+    # primitive rung are copied in as core_concept, provenance teacher, their own kept as ``origin``
+    # (the families keep theirs). ``prim_solutions``: a problem's reference solution (Digestion, the
+    # judge). ``prim_plans``: a teacher's plan of a problem (3-6 steps, no answer; Execution under
+    # the plan). ``prim_answer_verdicts``: an LLM answer judge's verdict on a Generation or Execution
+    # answer (`--answer-judge`), apart from the grader's. ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
+    # Discovery or Digestion rollout), or why its score is missing.
+    (
+        """
+        CREATE TABLE primitives (
+            pid        TEXT NOT NULL,
+            provenance TEXT NOT NULL,
+            author     TEXT NOT NULL DEFAULT '',
+            family     TEXT,
+            primitive  TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pid, provenance, author)
+        )
+        """,
+        """
+        INSERT OR IGNORE INTO primitives (pid, provenance, author, family, primitive, created_at)
+        SELECT pid, 'teacher', COALESCE(json_extract(ladder_text(family), '$.primitive.teacher'), ''), NULL,
+               json_object('pid', pid, 'essential_property', '', 'solution_principle', '',
+                           'core_concept', json_extract(ladder_text(family), '$.primitive.text'),
+                           'primary_type', NULL, 'secondary_types', json_array(), 'family', NULL,
+                           'provenance', 'teacher',
+                           'author', COALESCE(json_extract(ladder_text(family), '$.primitive.teacher'), ''),
+                           'origin', json_extract(ladder_text(family), '$.primitive.provenance')),
+               created_at
+        FROM families WHERE json_type(ladder_text(family), '$.primitive') = 'object' ORDER BY rowid
+        """,
+        """
+        CREATE TABLE prim_solutions (
+            pid        TEXT PRIMARY KEY,
+            solution   TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE prim_plans (
+            pid        TEXT NOT NULL,
+            author     TEXT NOT NULL,
+            steps      TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pid, author)
+        )
+        """,
+        """
+        CREATE TABLE prim_answer_verdicts (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge)
+        )
+        """,
+        """
+        CREATE TABLE prim_scores (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            status     TEXT NOT NULL,
+            validity   INTEGER,
+            failure    TEXT,
+            gate       REAL,
+            mechanism  REAL,
+            score      REAL,
+            reason     TEXT NOT NULL,
+            evidence   TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

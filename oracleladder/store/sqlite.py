@@ -30,6 +30,7 @@ from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
 from .packets import PacketsTable, StoredPacket
+from .primitives import PrimitivesTable
 from .problems import ProblemsTable
 from .reports import ReportsTable
 from .rollouts import RolloutsTable
@@ -65,7 +66,7 @@ class _Opening:
 
 
 class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
-            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable):
+            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PrimitivesTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     # ---------------------------------------------------------------- opening and closing
