@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-from ..report.palette import COMPOSITION_COLORS, QUADRANT_COLORS
 from ..report.plots import _HATCH, _figure, _stack, _tick_name
 from .analysis import UNKNOWN, PrimReport, StudentPoint, Tokens, across
+from .palette import COMPOSITION_COLORS, QUADRANT_COLORS
 from .scoring import QUADRANT_SIGNS
 
 COMPOSITION_HELP = {"D+G+": "discovers and solves", "D+G−": "discovers, does not solve",
@@ -78,6 +79,7 @@ def quadrant_figure(r: PrimReport) -> Figure:
         ax.text(xi, r.table9[k], str(r.table9[k]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, [f"{k}\n{QUADRANT_SIGNS.get(k, 'not placed')}" for k in keys], fontsize=8)
     ax.set_ylim(0, max(1, *r.table9.values()) * 1.15)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("Generation failures", fontsize=9)
     ax.set_title(f"PRIM Figure 4: {r.student}'s Generation failures by Discovery (D) and Execution (E)", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
@@ -92,7 +94,8 @@ def tokens_figure(r: PrimReport) -> Figure:
     fig, ax = _figure(figsize=(7, 1.2 + 0.32 * max(len(rows), 1)), layout="constrained")
     stats = [_box(t, label) for label, t, _ in rows]
     if stats:
-        drawn = ax.bxp(stats[::-1], orientation="horizontal", showfliers=False, patch_artist=True, widths=0.6)
+        drawn = ax.bxp(stats[::-1], orientation="horizontal", showfliers=False, patch_artist=True, widths=0.6,
+                       medianprops={"color": "black"})
         for box, (_, _, side) in zip(drawn["boxes"], rows[::-1]):
             box.set_facecolor("#2ca02c" if side == "right" else "#d62728")
     else:

@@ -8,7 +8,6 @@ Composition-gap = Unrecovered); the two fail-the-test gaps are dark (purple, dar
 from __future__ import annotations
 
 from ..ladder.outcomes import Gap, Outcome
-from ..prim.scoring import QUADRANTS
 
 GAP_COLORS = {Gap.DIRECT: "#8c8c8c", Gap.PRIMITIVE: "#ff7f0e", Gap.ROADMAP: "#1f77b4", Gap.MS_EXEC: "#2ca02c",
               Gap.COMPOSITION: "#d62728", Gap.MISSING_MS: "#6a3d9a", Gap.CAPABILITY: "#7b1e1e"}
@@ -28,10 +27,3 @@ NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 run it dep
 def colors() -> dict[str, str]:
     """Every label's colour by its name, as the HTML report reads them."""
     return {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}}
-
-
-# PRIM (docs/prim.md), in the plots and the HTML report: a Generation failure's quadrant (QUADRANTS' order:
-# discovery-, capability-, execution-, utilization-limited), and Figure 2's Discovery × Generation cells;
-# what Generation solves is Direct's grey
-QUADRANT_COLORS = dict(zip(QUADRANTS.values(), ("#1f77b4", "#7b1e1e", "#2ca02c", "#ff7f0e")))
-COMPOSITION_COLORS = {"D+G+": "#8c8c8c", "D+G−": "#2ca02c", "D−G+": "#1f77b4", "D−G−": "#d62728"}

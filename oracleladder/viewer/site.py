@@ -23,8 +23,9 @@ from markdown_it import MarkdownIt
 
 from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
+from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
-from ..report.palette import COMPOSITION_COLORS, GAP_COLORS, NOT_CLASSIFIED, NOT_DETERMINED, QUADRANT_COLORS, colors
+from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
 from ..report.tables import known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
@@ -242,8 +243,8 @@ def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, fam
         index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt, "family": details[fam.pid]["family"],
                       **places[fam.pid]})
     shared = _shared([report.student], report_md)
-    overview = {"prim": prim, "families": index, "places": [SOLVED, *QUADRANT_COLORS, UNKNOWN], **shared,
-                "colors": shared["colors"] | {SOLVED: GAP_COLORS[Gap.DIRECT]} | QUADRANT_COLORS | COMPOSITION_COLORS}
+    overview = {"prim": prim, "families": index, "places": [SOLVED, *prim_palette.QUADRANT_COLORS, UNKNOWN], **shared,
+                "colors": shared["colors"] | prim_palette.colors()}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"
 

@@ -580,6 +580,7 @@ function discoveryPanel() {
   }
   return el("section", { class: "panel", id: "figure3" }, el("h3", { text: "Figure 3: Discovery against Generation" }),
     el("div", { class: "scatter-box" }, el("span", { class: "axis-y", text: "Generation" }), plot),
+    el("div", { class: "axis-x", text: "Discovery" }),
     el("p", { class: "muted", text: `Discovery ${pct(x)} (x), Generation ${pct(y)} (y); the diagonal: as often discovered as solved` }));
 }
 
