@@ -8,15 +8,15 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..audit import format as fmt
 from ..audit import judge as jdg
 from ..audit import roadmap
-from ..experiment import Experiment
+from ..experiment import Choice, Experiment
 from ..report import markdown
 from ..schemas.models import parse_roadmap_set
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
                      with_endpoint_options)
+from .selecting import GraderPick, KPick, MaxTokensPick, RunPick, TemperaturePick, choice
 
 app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
 
@@ -26,11 +26,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 
 @app.command("format")
 def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE,
-            as_json: JsonOpt = False) -> None:
+            as_json: JsonOpt = False, max_tokens: MaxTokensPick = None, temperature: TemperaturePick = None,
+            grader: GraderPick = None, run: RunPick = None, k: KPick = None) -> None:
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
-    parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
+    parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart; the
+    student's rollouts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    audit = run_experiment(store, lambda ex: fmt.format_audit(ex.store, student, source), reading=True)
+    picked = choice(max_tokens, temperature, grader, run, k)
+    audit = run_experiment(store, lambda ex: ex.format_audit(student, source=source, choice=picked), reading=True)
     if not audit.table:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
@@ -52,10 +55,10 @@ async def _families(store: Store, source: str) -> list:
     return families
 
 
-async def _roadmap(ex: Experiment, student: str, source: str) -> dict:
+async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice) -> dict:
     families = await _families(ex.store, source)
-    rollouts = await ex.store.rollouts(student=student, source=families[0].provenance.roadmap_set,
-                                       target=roadmap.C1)
+    [group] = await ex.picked(student, source=source, choice=picked)
+    rollouts = [r for r in group.rollouts if r.target == roadmap.C1]
     if not rollouts:
         fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")
@@ -64,11 +67,15 @@ async def _roadmap(ex: Experiment, student: str, source: str) -> dict:
 
 @app.command("roadmap-match")
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
-                  source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+                  source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False,
+                  max_tokens: MaxTokensPick = None, temperature: TemperaturePick = None, grader: GraderPick = None,
+                  run: RunPick = None, k: KPick = None) -> None:
     """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
-    cross-problem control, ratio, over all golds and over golds the statement does not contain."""
+    cross-problem control, ratio, over all golds and over golds the statement does not contain; each
+    student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source), reading=True) for s in student}
+    picked = choice(max_tokens, temperature, grader, run, k)
+    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked), reading=True) for s in student}
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 

@@ -33,6 +33,7 @@ from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
 from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
+from . import panels as _panels
 from .errors import ExperimentError
 from .files import load_families
 from .reader import Reader
@@ -109,6 +110,18 @@ class Experiment(Reader):
             family.provenance.source = source
             await self.store.put_family(family)
         return len(families)
+
+    async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
+                            student: str | None = None, max_tokens: int | None = None,
+                            temperature: float | None = None, grader: str | None = None) -> dict[str, int]:
+        """Import the release's panel records (`panels`: per model, condition or milestone and family,
+        n_correct of k) on the families of ``source``: each model a student with no rollouts, its
+        results filed as an imported panel at the settings given (None: not stated). Returns the
+        records imported per student."""
+        families = await self.roadmap_set(source)
+        return await _panels.import_panels(
+            self.store, paths, families, families[0].provenance.roadmap_set, student=student,
+            settings={"max_tokens": max_tokens, "temperature": temperature, "grader": grader})
 
     # ------------------------------------------------------------------ compile
 
