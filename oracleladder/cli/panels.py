@@ -57,9 +57,11 @@ def import_(
     for f in files:
         if not f.is_file():
             fail(f"{f}: no such file")
-    counts = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
+    counts, left_out = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
                                                                max_tokens=max_tokens, temperature=temperature,
                                                                grader=grader))
     for name, n in counts.items():
         console.print(f"imported {n} panel records of {name} into {store} (source '{source}')", highlight=False,
                       markup=False)
+    if left_out:
+        console.print(f"left out {left_out} records on families not in '{source}'", highlight=False, markup=False)

@@ -13,7 +13,7 @@ rollouts, and never pools it with a probe of the same name."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -81,32 +81,43 @@ def write_panels(out: str | os.PathLike[str], model: str, results: Sequence[Fami
     return paths[0], paths[1], len(oracle) + len(stage0)
 
 
-def read_panel(path: str | os.PathLike[str], families: Sequence[Family]) -> Iterator[PanelRecord]:
-    """A panel file's records, refused (InputError, naming the line's pid) where one names a family the
-    set does not have or a milestone the family does not have."""
+def read_panel(path: str | os.PathLike[str], families: Sequence[Family]) -> tuple[list[PanelRecord], int]:
+    """A panel file's records on the families of a set, and how many it has on other families (a
+    release panel covers all 354; a set may hold some of them); refused (InputError) where a record
+    names a milestone its family does not have."""
     by_pid = {f.pid: f for f in families}
+    kept, other = [], 0
     for r in read_jsonl(path, PanelRecord):
         family = by_pid.get(r.pid)
         if family is None:
-            raise InputError(f"{path}: pid '{r.pid}' is no family of the roadmap set; import the set the panel "
-                             "was made on, or name it with --source")
+            other += 1
+            continue
         if r.milestone is not None and not 0 <= r.milestone < len(family.milestones):
             raise InputError(f"{path}: pid '{r.pid}' has {len(family.milestones)} milestones, no milestone "
                              f"{r.milestone}")
-        yield r
+        kept.append(r)
+    return kept, other
 
 
 async def import_panels(store: Store, paths: Sequence[str | os.PathLike[str]], families: Sequence[Family],
-                        rollout_source: str, *, student: str | None = None, settings: dict) -> dict[str, int]:
-    """The records of panel files into ``store``, each model under an import run of its own whose config
-    states ``settings`` (max_tokens, temperature, grader: what the files were made at, None if unknown);
-    ``student`` renames every model of the files. Returns the cells imported per student."""
+                        rollout_source: str, *, student: str | None = None,
+                        settings: dict) -> tuple[dict[str, int], int]:
+    """The records of panel files on ``families`` into ``store``, each model under an import run of its
+    own whose config states ``settings`` (max_tokens, temperature, grader: what the files were made at,
+    None if unknown); ``student`` renames every model of the files. Returns the records imported per
+    student and the number left out (on families the set does not have); refused where none is on
+    the set."""
     by_model: dict[str, list[PanelRecord]] = {}
+    left_out = 0
     for path in paths:
-        for r in read_panel(path, families):
+        kept, other = read_panel(path, families)
+        left_out += other
+        for r in kept:
             by_model.setdefault(student or r.model, []).append(r)
     if not by_model:
-        raise InputError(f"{', '.join(map(str, paths))}: no panel records")
+        raise InputError(f"{', '.join(map(str, paths))}: no panel record on a family of the roadmap set "
+                         f"({left_out} on other families); import the set the panel was made on, or name it "
+                         "with --source")
     counts = {}
     for model, records in by_model.items():
         run_id = await store.start_run(PANEL_RUN, {"model": model, "files": [str(p) for p in paths], **settings})
@@ -114,4 +125,4 @@ async def import_panels(store: Store, paths: Sequence[str | os.PathLike[str]], f
                                               n_correct=r.n_correct, k=r.k, run_id=run_id) for r in records)
         await store.finish_run(run_id, "done")
         counts[model] = len(records)
-    return counts
+    return counts, left_out

@@ -60,7 +60,7 @@ class RunSettings:
         provenance)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in out.items() if not (k in ("params", "prompts") and not v)
-                and not (k == "use_corrections" and v is False) and not (k == "provenance" and v == "rollouts")}
+                and not (k == "use_corrections" and not v) and not (k == "provenance" and v == "rollouts")}
 
     def describe(self, k: int | None) -> str:
         """One line: "K = 8, max_tokens = 256, temperature = 1.0, grader = strict" ("?" where unknown)."""

@@ -113,11 +113,12 @@ class Experiment(Reader):
 
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
                             student: str | None = None, max_tokens: int | None = None,
-                            temperature: float | None = None, grader: str | None = None) -> dict[str, int]:
+                            temperature: float | None = None, grader: str | None = None,
+                            ) -> tuple[dict[str, int], int]:
         """Import the release's panel records (`panels`: per model, condition or milestone and family,
         n_correct of k) on the families of ``source``: each model a student with no rollouts, its
         results filed as an imported panel at the settings given (None: not stated). Returns the
-        records imported per student."""
+        records imported per student, and how many were left out (on families not in the set)."""
         families = await self.roadmap_set(source)
         return await _panels.import_panels(
             self.store, paths, families, families[0].provenance.roadmap_set, student=student,
