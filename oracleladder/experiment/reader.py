@@ -77,7 +77,8 @@ class Report:
         """The per-family table of report.json's "families" as a DataFrame, one row per student and family
         (``per="family"``: its outcome, milestone tests, gaps, and n_correct / k per condition and milestone
         as columns ``C1_direct_n_correct``, ``C1_direct_k``, ``m0_n_correct`` ...); or one row per rollout
-        (``per="rollout"``: student, pid, target, sample, verdict, reason). None where a run is missing."""
+        (``per="rollout"``: student, pid, target, sample, verdict, reason), the families the tables leave
+        out (an unusable reference answer) left out of both. None where a run is missing."""
         try:
             frame = pandas.DataFrame
         except ImportError:  # the optional extra
@@ -86,7 +87,8 @@ class Report:
             return frame(
                 [{"student": label, "pid": r.pid, "target": r.target, "sample": r.k, "label": r.verdict.label.value,
                   "accepted": r.verdict.accepted if r.verdict.graded else None, "reason": r.verdict.reason,
-                  "run_id": r.run_id} for label, p in self.picked.items() for r in p.rollouts],
+                  "run_id": r.run_id} for label, p in self.picked.items() for r in p.rollouts
+                 if r.pid not in self.ungradable],
                 columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "run_id"])
         if per != "family":
             raise ValueError(f"per must be 'family' or 'rollout', not {per!r}")
