@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..store import DEFAULT_STORE
-from .common import SourceOpt, StoreOpt, console, existing, fail, run_experiment
+from .common import SourceOpt, StoreOpt, existing, fail, run_experiment, say
 from .selecting import GraderPick, KPick, MaxTokensPick, RunPick, TemperaturePick, choice
 
 app = typer.Typer(no_args_is_help=True, help="Per-family results in the release's panel records: export, import.")
@@ -38,7 +38,7 @@ def export(
         student, out, source=source, model=model, use_corrections=use_corrections, choice=picked), reading=True)
     if not n:
         fail(f"{student} has no graded results on '{source}' to write")
-    console.print(f"wrote {n} panel records of {student}: {oracle} and {stage0}", highlight=False, markup=False)
+    say(f"wrote {n} panel records of {student}: {oracle} and {stage0}")
 
 
 @app.command("import")
@@ -61,7 +61,6 @@ def import_(
                                                                max_tokens=max_tokens, temperature=temperature,
                                                                grader=grader))
     for name, n in counts.items():
-        console.print(f"imported {n} panel records of {name} into {store} (source '{source}')", highlight=False,
-                      markup=False)
+        say(f"imported {n} panel records of {name} into {store} (source '{source}')")
     if left_out:
-        console.print(f"left out {left_out} records on families not in '{source}'", highlight=False, markup=False)
+        say(f"left out {left_out} records on families not in '{source}'")
