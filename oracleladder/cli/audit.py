@@ -11,6 +11,7 @@ import typer
 from ..audit import judge as jdg
 from ..audit import roadmap
 from ..experiment import Choice, Experiment
+from ..experiment.selection import pick
 from ..report import markdown
 from ..schemas.models import parse_roadmap_set
 from ..store import DEFAULT_STORE, Store
@@ -57,8 +58,9 @@ async def _families(store: Store, source: str) -> list:
 
 async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice) -> dict:
     families = await _families(ex.store, source)
-    [group] = await ex.picked(student, source=source, choice=picked)
-    rollouts = [r for r in group.rollouts if r.target == roadmap.C1]
+    found = await ex.result_groups(student, families[0].provenance.roadmap_set)
+    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts if r.target == roadmap.C1] \
+        if found else []
     if not rollouts:
         fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")

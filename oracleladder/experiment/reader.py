@@ -211,15 +211,16 @@ class Reader:
         results = {}
         choice = Choice(max_tokens=max_tokens, temperature=temperature, k=k)
         for model in models:  # a model with no results at these settings has none (the table says incomplete)
-            found = [g for g in await self._groups(model, source, ladder, families) if matches(g, choice)]
+            found = [g for g in await self.result_groups(model, families[0].provenance.roadmap_set)
+                     if matches(g, choice)]
             results[model] = self._collected(ladder, families, pick(model, source, found, choice)[0], False) \
                 if found else []
         return _reanchor.gap_counts(results, list(anchors), k)
 
-    async def _groups(self, student: str, source: str, ladder: Domain, families: list) -> list[Picked]:
-        """A student's results on a set by the settings of their runs (`selection.groups`); [] for none."""
+    async def result_groups(self, student: str, rollout_source: str) -> list[Picked]:
+        """A student's results filed under ``rollout_source`` (a domain's `rollout_source` of a set) by the
+        settings of their runs (`selection.groups`); [] for none."""
         store = self.store
-        rollout_source = ladder.rollout_source(families[0], source)
         rollouts = await store.rollouts(student=student, source=rollout_source)
         failed = await store.failed_jobs(student=student, source=rollout_source)
         cells = await store.panel_cells(student, source=rollout_source)
@@ -232,7 +233,8 @@ class Reader:
         ``choice.by_run`` each); refused naming the groups where they are more than one, and where the
         store holds none."""
         ladder = self.domain(domain)
-        found = await self._groups(student, source, ladder, await self.domain_families(ladder, source))
+        families = await self.domain_families(ladder, source)
+        found = await self.result_groups(student, ladder.rollout_source(families[0], source))
         if not found:
             raise ExperimentError(f"{self.store.path} holds no rollouts of student '{student}' on families from "
                                   f"'{source}'; run `ladder probe --student {student} --source {source}` first")
@@ -264,8 +266,13 @@ class Reader:
         return _grader(p)
 
     async def format_audit(self, student: str, *, source: str = "release", choice: Choice = Choice()) -> FormatAudit:
-        """The format audit (Table 24) of a student's rollouts on a roadmap set at one setting."""
-        [p] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
+        """The format audit (Table 24) of a student's rollouts on a roadmap set at one setting (an empty
+        audit where there are none); the rollouts alone are read, the set's families need not be stored."""
+        name, granularity = parse_roadmap_set(source)
+        found = await self.result_groups(student, name if granularity in (None, "default") else source)
+        if not found:
+            return await fmt.format_audit(self.store, [], [])
+        [p] = pick(student, source, found, replace(choice, by_run=False))
         return await fmt.format_audit(self.store, p.rollouts, p.failed)
 
     def check_html(self, domain: str = "math") -> None:
