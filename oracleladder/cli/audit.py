@@ -95,11 +95,13 @@ def judge(
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
+    run: RunPick = None,
 ) -> None:
     """Judge audit of the grader (paper Appendix V.1): a seeded sample of rejected rollouts,
     stratified by rejection reason, graded by an LLM judge; the cases it accepts go to a
     grader-blind sheet for a person to label (correct, malformed_reference, incorrect, undecidable).
-    `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run."""
+    `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run. The
+    student's rollouts at one setting (`--run ID` picks it where there are several)."""
     if read is not None:
         try:
             result = jdg.read_sheet(read, jdg.key_path(read))
@@ -112,7 +114,8 @@ def judge(
     existing(store)
     endpoint = make_endpoint(judge_model, endpoint_options)
     result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                             max_tokens=max_tokens), endpoint)
+                                                             max_tokens=max_tokens, choice=choice(run=run)),
+                            endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:

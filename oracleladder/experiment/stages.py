@@ -40,6 +40,7 @@ from .reader import Reader
 from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult, ProbeEstimate,
                       ProbeResult, RegradeResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
+from .selection import Choice
 
 GRANULARITIES = ("coarse", "default", "fine")
 
@@ -327,9 +328,10 @@ class Experiment(Reader):
 
     async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
                           source: str = "release", n: int = 40, seed: int = 0,
-                          max_tokens: int = 4096) -> JudgeAuditResult:
+                          max_tokens: int = 4096, choice: Choice = Choice()) -> JudgeAuditResult:
         """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
-        rejected rollouts on a math roadmap set, stratified by rejection reason, graded by the LLM
+        rejected rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens`` is the
+        judge's), stratified by rejection reason, graded by the LLM
         ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
         audit.judge.key_path), which is never overwritten. ``failed`` counts the judge calls that
         failed for good (a rerun asks them again)."""
@@ -339,8 +341,8 @@ class Experiment(Reader):
         endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}
-        rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-                    if r.pid in by_pid]
+        [picked] = await self.picked(student, source=source, choice=choice)
+        rollouts = [r for r in picked.rollouts if r.pid in by_pid]
         sizes, sample = draw(rollouts, n, seed)
         if not sample:
             raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
