@@ -123,6 +123,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
         per_student[s] = {
             "families": report["students"][s]["n"], "k": report["students"][s]["k"],
             "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
+            "settings": report["students"][s].get("settings"),  # what its results were made at (one setting)
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
             "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),

@@ -81,3 +81,14 @@ async def test_the_first_k_samples_are_read_with_k(tmp_path: Path) -> None:
         assert report.summary(S)["k"] == 1 and report.settings[S].startswith("K = 1,")
         with pytest.raises(ExperimentError, match="match the settings asked for.*max_tokens=256"):
             await ex.report([S], choice=Choice(max_tokens=1024))
+
+
+async def test_the_html_report_shows_each_setting_as_its_own_student(tmp_path: Path) -> None:
+    async with Experiment(two_budgets(tmp_path)) as ex:
+        await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), tmp_path / "out", html=True)
+    overview = (tmp_path / "out" / "html" / "data" / "overview.js").read_text()
+    data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
+    students = data["provenance"]["students"]
+    assert {s: (x["settings"], x["max_tokens"]) for s, x in students.items()} == {
+        f"{S}@max_tokens=256": ("K = 2, max_tokens = 256, temperature = 1.0, grader = strict", [256]),
+        f"{S}@max_tokens=512": ("K = 2, max_tokens = 512, temperature = 1.0, grader = strict", [512])}
