@@ -17,7 +17,7 @@ from ..schemas.models import parse_roadmap_set
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
                      with_endpoint_options)
-from .selecting import GraderPick, KPick, MaxTokensPick, RunPick, TemperaturePick, choice
+from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
 
@@ -26,14 +26,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 
 
 @app.command("format")
+@with_choice()
 def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE,
-            as_json: JsonOpt = False, max_tokens: MaxTokensPick = None, temperature: TemperaturePick = None,
-            grader: GraderPick = None, run: RunPick = None, k: KPick = None) -> None:
+            as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
     parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart; the
     student's rollouts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    picked = choice(max_tokens, temperature, grader, run, k)
     audit = run_experiment(store, lambda ex: ex.format_audit(student, source=source, choice=picked), reading=True)
     if not audit.table:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
@@ -68,15 +67,14 @@ async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice) ->
 
 
 @app.command("roadmap-match")
+@with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
                   source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False,
-                  max_tokens: MaxTokensPick = None, temperature: TemperaturePick = None, grader: GraderPick = None,
-                  run: RunPick = None, k: KPick = None) -> None:
+                  picked: Choice = Choice()) -> None:
     """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
     cross-problem control, ratio, over all golds and over golds the statement does not contain; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    picked = choice(max_tokens, temperature, grader, run, k)
     results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked), reading=True) for s in student}
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
@@ -114,7 +112,7 @@ def judge(
     existing(store)
     endpoint = make_endpoint(judge_model, endpoint_options)
     result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                             max_tokens=max_tokens, choice=choice(run=run)),
+                                                             max_tokens=max_tokens, choice=Choice(run=run)),
                             endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))

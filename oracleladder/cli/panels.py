@@ -9,14 +9,16 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..experiment import Choice
 from ..store import DEFAULT_STORE
 from .common import SourceOpt, StoreOpt, existing, fail, run_experiment, say
-from .selecting import GraderPick, KPick, MaxTokensPick, RunPick, TemperaturePick, choice
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, help="Per-family results in the release's panel records: export, import.")
 
 
 @app.command("export")
+@with_choice()
 def export(
     student: Annotated[str, typer.Option("--student", help="The student whose results to write.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for oracle_panel/<model>.jsonl and stage0_panel/<model>.jsonl.")],
@@ -24,16 +26,11 @@ def export(
     source: SourceOpt = "release",
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
-    max_tokens: MaxTokensPick = None,
-    temperature: TemperaturePick = None,
-    grader: GraderPick = None,
-    run: RunPick = None,
-    k: KPick = None,
+    picked: Choice = Choice(),
 ) -> None:
     """Write a student's results on a roadmap set at one setting as the release's panel records: one per
     condition and family, and one per tested milestone and family (Stage 0)."""
     existing(store)
-    picked = choice(max_tokens, temperature, grader, run, k)
     oracle, stage0, n = run_experiment(store, lambda ex: ex.export_panels(
         student, out, source=source, model=model, use_corrections=use_corrections, choice=picked), reading=True)
     if not n:

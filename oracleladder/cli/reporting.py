@@ -15,7 +15,7 @@ from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
 from .display import bar
-from .selecting import ByRunOpt, GraderPick, KPick, MaxTokensPick, RunPick, TemperaturePick, choice
+from .selecting import with_choice
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
                   use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None) -> Report:
@@ -35,6 +35,7 @@ HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML repor
                                        "one page per family with every attempt; opens from the file system.")]
 
 
+@with_choice(by_run=True)
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for several students).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
@@ -46,24 +47,19 @@ def report(
     html: HtmlOpt = False,
     base: Annotated[Optional[str], typer.Option("--base", help="The student (a report column) the change tables "
                                                 "(Tables 18, 38) read the others against; default the first.")] = None,
-    max_tokens: MaxTokensPick = None,
-    temperature: TemperaturePick = None,
-    grader: GraderPick = None,
-    run: RunPick = None,
-    k: KPick = None,
-    by_run: ByRunOpt = False,
+    picked: Choice = Choice(),
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for any number of students, each at one
     setting (--max-tokens, --run, ...; --by-run: each setting side by side)."""
     existing(store)
-    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html,
-                            choice(max_tokens, temperature, grader, run, k, by_run), base)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):
         say(line)
 
 
+@with_choice(by_run=True)
 def view(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
@@ -75,12 +71,7 @@ def view(
                                              "roadmap sets (one --student) instead of the report.")] = None,
     b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
-    max_tokens: MaxTokensPick = None,
-    temperature: TemperaturePick = None,
-    grader: GraderPick = None,
-    run: RunPick = None,
-    k: KPick = None,
-    by_run: ByRunOpt = False,
+    picked: Choice = Choice(),
 ) -> None:
     """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
     when the store changes; Ctrl-C stops."""
@@ -88,7 +79,6 @@ def view(
     if (a is None) != (b is None) or (a is not None and len(student) != 1):
         fail("a comparison takes --a, --b and one --student")
     seen: list[tuple[int, ...] | None] = [None]
-    picked = choice(max_tokens, temperature, grader, run, k, by_run)
 
     def refresh(out: Path) -> None:
         stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
@@ -110,6 +100,7 @@ def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_cor
                                                      choice=picked), reading=True)
 
 
+@with_choice()
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
@@ -123,17 +114,12 @@ def compare(
     html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
                                        "tables, and each problem's two roadmaps side by side with the student's "
                                        "attempts; opens from the file system.")] = False,
-    max_tokens: MaxTokensPick = None,
-    temperature: TemperaturePick = None,
-    grader: GraderPick = None,
-    run: RunPick = None,
-    k: KPick = None,
+    picked: Choice = Choice(),
 ) -> None:
     """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
     --primitive the primitive against the roadmap on one set; the student's results at one setting
     (--max-tokens, --run, ...)."""
     existing(store)
-    picked = choice(max_tokens, temperature, grader, run, k)
     if primitive == (b is not None):
         fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
     if primitive:

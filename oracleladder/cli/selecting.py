@@ -3,27 +3,54 @@ student's results at several settings, which a command never pools: `experiment.
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 
 from ..experiment import Choice
 
-MaxTokensPick = Annotated[Optional[int], typer.Option(
-    "--max-tokens", min=1, help="Read the results made at this --max-tokens (where a student has several).")]
-TemperaturePick = Annotated[Optional[float], typer.Option(
-    "--temperature", help="Read the results made at this temperature (where a student has several).")]
-GraderPick = Annotated[Optional[str], typer.Option(
-    "--grader", help="Read the results graded by this grader (where a student has several).")]
 RunPick = Annotated[Optional[str], typer.Option(
     "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
-KPick = Annotated[Optional[int], typer.Option(
-    "--k", min=1, help="Read the first K samples per condition and milestone (default: all).")]
-ByRunOpt = Annotated[bool, typer.Option(
+# name -> (option, default): what `with_choice` gives a command, each a field of Choice
+PICK_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "max_tokens": (Annotated[Optional[int], typer.Option(
+        "--max-tokens", min=1, help="Read the results made at this --max-tokens (where a student has several).")],
+        None),
+    "temperature": (Annotated[Optional[float], typer.Option(
+        "--temperature", help="Read the results made at this temperature (where a student has several).")], None),
+    "grader": (Annotated[Optional[str], typer.Option(
+        "--grader", help="Read the results graded by this grader (where a student has several).")], None),
+    "run": (RunPick, None),
+    "k": (Annotated[Optional[int], typer.Option(
+        "--k", min=1, help="Read the first K samples per condition and milestone (default: all).")], None),
+}
+BY_RUN = (Annotated[bool, typer.Option(
     "--by-run", help="Where a student has results at several settings, show each side by side, as a column "
-                     "STUDENT@setting=value.")]
+                     "STUDENT@setting=value.")], False)
 
 
-def choice(max_tokens: int | None = None, temperature: float | None = None, grader: str | None = None,
-           run: str | None = None, k: int | None = None, by_run: bool = False) -> Choice:
-    return Choice(max_tokens=max_tokens, temperature=temperature, grader=grader, run=run, k=k, by_run=by_run)
+def with_choice(*, by_run: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a command the options that pick a student's results (PICK_OPTIONS, and with ``by_run``
+    --by-run) in place of its ``picked`` parameter, which receives their Choice."""
+    options = PICK_OPTIONS | ({"by_run": BY_RUN} if by_run else {})
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        params = []
+        for p in inspect.signature(command, eval_str=True).parameters.values():
+            if p.name == "picked":
+                params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
+                           for name, (option, default) in options.items()]
+            else:  # keyword-only: typer passes every option by name, and the order stays the help's
+                params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+        @functools.wraps(command)
+        def picking(**kwargs: Any) -> None:
+            picked = Choice(**{name: kwargs.pop(name) for name in options})
+            command(**kwargs, picked=picked)
+
+        picking.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        return picking
+    return wrap
