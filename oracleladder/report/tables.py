@@ -143,8 +143,8 @@ class Stage0(Frozen):
     pass_strict: int | None
     pass_fraction: int | None
     mean_tested_milestones: float | None
-    milestones_tested: int
-    milestones_solved: int
+    milestones_tested: int | None
+    milestones_solved: int | None
     milestone_solve_rate: float | None
 
 
@@ -152,11 +152,11 @@ class Summary(Frozen):
     """Table 1: shares of the student's families (direct accuracy: of its C1 rollouts)."""
 
     direct_accuracy: float | None
-    solved_directly: int
+    solved_directly: int | None  # None: C1 not run
     solved_directly_share: float | None
     solved_any: int
     solved_any_share: float | None
-    added_by_milestones: int
+    added_by_milestones: int | None  # None: C1 not run
     added_by_milestones_share: float | None
     solved_with_primitive: int | None
     solved_with_primitive_share: float | None
@@ -373,8 +373,8 @@ def stage0_stats(fams: list[FamilyResults]) -> Stage0:
         pass_strict=sum(milestone_test(f.stage0, "strict") for f in fams) if run else None,
         pass_fraction=sum(milestone_test(f.stage0, "fraction") for f in fams) if run else None,
         mean_tested_milestones=fmean(tested) if run else None,
-        milestones_tested=sum(tested),
-        milestones_solved=ms_solved,
+        milestones_tested=sum(tested) if run else None,
+        milestones_solved=ms_solved if run else None,
         milestone_solve_rate=ms_solved / sum(tested) if run and sum(tested) else None,
     )
 
@@ -434,9 +434,10 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         milestone_test_pass=s0.pass_strict, primitive_run=ran, stage0=s0,
         summary=Summary(
             direct_accuracy=c1.per_rollout_rate if c1 else None,
-            solved_directly=direct, solved_directly_share=_share(direct, n) if c1 else None,
+            solved_directly=direct if c1 else None, solved_directly_share=_share(direct, n) if c1 else None,
             solved_any=anyp, solved_any_share=_share(anyp, n),
-            added_by_milestones=anyp - direct, added_by_milestones_share=_share(anyp - direct, n),
+            added_by_milestones=anyp - direct if c1 else None,
+            added_by_milestones_share=_share(anyp - direct, n) if c1 else None,
             solved_with_primitive=prim, solved_with_primitive_share=None if prim is None else _share(prim, n)),
         conditions=conds,
         not_run=[c for c, v in conds.items() if v is None],

@@ -66,3 +66,11 @@ async def test_to_pandas_is_report_json_per_family_and_the_rollouts(tmp_path: Pa
         (stored,), = con.execute("SELECT COUNT(*) FROM rollouts_named WHERE pid NOT LIKE 'b36a1161%'").fetchall()
     assert len(per_rollout) == stored and set(per_rollout["sample"]) == {0, 1}
     assert json.loads(per_rollout.iloc[0].to_json())["student"] == S
+
+
+async def test_stage0_not_run_has_no_milestone_counts(tmp_path: Path) -> None:
+    async with Experiment(store_copy(tmp_path, stage0=False)) as ex:
+        stage0 = (await ex.report([S])).summary(S)["stage0"]
+    assert stage0 == {"stage0_run": False, "families_with_stage0": 0, "pass_strict": None, "pass_fraction": None,
+                      "mean_tested_milestones": None, "milestones_tested": None, "milestones_solved": None,
+                      "milestone_solve_rate": None}
