@@ -2,10 +2,11 @@
 
 A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
-sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), the
-prompts' versions where the run recorded them, and whether the results are an imported panel. The
-roadmap set is the report's ``--source``. K is no group: a probe at K = 4 after one at K = 8 asks the
-same first four calls, so its samples are the other's; ``--k N`` reads the first N of each.
+sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), and
+whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
+a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
+``--k N`` reads the first N of each. The prompts' versions are not in a run's config: a changed prompt
+makes new calls, whose verdicts replace the old ones sample by sample (the store keeps both).
 
 Where more than one group is left after the user's choice, a reader stops with one line naming the
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
@@ -38,7 +39,6 @@ class RunSettings:
     grader: str | None = None
     use_corrections: bool | None = None
     params: str = ""  # the request-body fields (extra_body) as JSON
-    prompts: str = ""  # the prompts' versions as JSON, where the run recorded them
     provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
 
     @classmethod
@@ -52,14 +52,13 @@ class RunSettings:
                        provenance=IMPORTED)
         return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
-                   params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "",
-                   prompts=json.dumps(c["prompts"], sort_keys=True) if c.get("prompts") else "")
+                   params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "")
 
     def items(self) -> dict[str, object]:
         """The settings worth stating (no empty request parameters, no default reference answers or
         provenance)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in out.items() if not (k in ("params", "prompts") and not v)
+        return {k: v for k, v in out.items() if not (k == "params" and not v)
                 and not (k == "use_corrections" and not v) and not (k == "provenance" and v == "rollouts")}
 
     def describe(self, k: int | None) -> str:
@@ -125,6 +124,15 @@ def _spell(g: Picked, differing: Sequence[str]) -> str:
     return ",".join(f"{n}={getattr(g.settings, n)}" for n in differing) or "settings unknown"
 
 
+def _named(groups: Sequence[Picked]) -> str:
+    """The groups in one line: what tells them apart, their K and (the first few of) their runs."""
+    differ = _differing(groups)
+
+    def runs(g: Picked) -> str:
+        return ", ".join(g.run_ids[:3]) + (f" and {len(g.run_ids) - 3} more" if len(g.run_ids) > 3 else "")
+    return "; ".join(f"{_spell(g, differ)} (K = {g.k}, runs {runs(g)})" for g in groups)
+
+
 def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob], cells: Sequence[PanelCell],
            runs: Mapping[str, RunRecord]) -> list[Picked]:
     """A student's rollouts, failed jobs and imported counts by the settings of their runs, in the order
@@ -153,20 +161,15 @@ def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list
     each; an ExperimentError naming the groups and the options that pick one where that is not one."""
     left = [g for g in found if matches(g, choice)]
     if not left:
-        differing = _differing(found)
-        named = "; ".join(f"{_spell(g, differing)} (K = {g.k}, runs {', '.join(g.run_ids)})" for g in found)
         raise ExperimentError(f"no results of student '{student}' on '{source}' match the settings asked for; "
-                              f"the store has: {named}")
+                              f"the store has: {_named(found)}")
     if len(left) > 1 and not choice.by_run:
-        differ = _differing(left)
-        first = differ[0] if differ else "run"
+        first = next(iter(_differing(left)), "run")
         ways = " or ".join(f"{_OPTIONS[first]} {getattr(g.settings, first)}" if first in _OPTIONS
                            else f"--run {g.run_ids[0]}" for g in left)
         raise ExperimentError(f"student '{student}' has results on '{source}' at {len(left)} settings, which a "
-                              "report never pools: "
-                              + "; ".join(f"{_spell(g, differ)} (K = {g.k}, runs {', '.join(g.run_ids)})"
-                                          for g in left)
-                              + f"; pick one with {ways}, or show them side by side with --by-run")
+                              f"report never pools: {_named(left)}; pick one with {ways}, or show them side by "
+                              "side with --by-run")
     if choice.k is not None and any(c.k > choice.k for g in left for c in g.cells):
         raise ExperimentError(f"--k {choice.k}: the imported panel of '{student}' holds counts of K = "
                               f"{max(c.k for g in left for c in g.cells)} attempts, not of their first {choice.k}")
