@@ -116,9 +116,10 @@ def header(r: ReportTables) -> list[str]:
     return L + [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
 
 
-def at(r: ReportTables) -> list[str]:
-    """The line under each table's title: the settings every student's results were made at."""
-    known = {s: t.settings for s, t in r.students.items() if t.settings}
+def at(r: ReportTables, names: Sequence[str] | None = None) -> list[str]:
+    """The line under each table's title: the settings the results of its students (``names``, default
+    every one) were made at."""
+    known = {s: t.settings for s, t in r.students.items() if t.settings and (names is None or s in names)}
     return ["At: " + "; ".join(f"{s}: {v}" for s, v in known.items()) + ".", ""] if known else []
 
 
@@ -319,7 +320,7 @@ def transitions(r: ReportTables) -> list[str]:
     L: list[str] = []
     for sa, sb in _base_pairs(r):
         om, gm, n = _oriented(r, sa, sb)
-        L += [f"## Outcome transitions {sa} -> {sb} (Table 38, {n} common families)", "", *at(r),
+        L += [f"## Outcome transitions {sa} -> {sb} (Table 38, {n} common families)", "", *at(r, (sa, sb)),
               *_transitions(om, sa, sb), "", f"Same outcome: {om.same} of {om.n}.", ""]
         if gm is None:
             missing = " and ".join(x for x in (sa, sb) if not r.students[x].stage0.stage0_run) or "one of them"
