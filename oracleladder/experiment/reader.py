@@ -204,9 +204,9 @@ class Reader:
     async def gap_counts(self, anchors: Sequence[str], models: Sequence[str], *, source: str = "release",
                          k: int = 8, max_tokens: int = 4096, temperature: float | None = None,
                          ) -> tuple[dict[str, int], dict[str, dict[str, int]], list[str]]:
-        """Each model's results on a set from its stored rollouts at max_tokens (and temperature; the first
-        K samples; several settings left refused, as a report does), then the per-anchor subsets and
-        composition-gap counts (reanchor.gap_counts)."""
+        """Each model's results on a set from its stored rollouts at max_tokens (and temperature), their
+        first K samples (refused, as a report is, where more than one setting is left), then the per-anchor
+        subsets and composition-gap counts (reanchor.gap_counts)."""
         families, ladder = await self.roadmap_set(source), self.domain("math")
         results = {}
         choice = Choice(max_tokens=max_tokens, temperature=temperature, k=k)
