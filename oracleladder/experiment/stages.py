@@ -30,6 +30,7 @@ from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Rollout, Verdict, p
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
+from ..verify import GRADERS
 from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
@@ -120,6 +121,8 @@ class Experiment(Reader):
         n_correct of k) on the families of ``source``: each model a student with no rollouts, its
         results filed as an imported panel at the settings given (None: not stated). Returns the
         records imported per student, and how many were left out (on families not in the set)."""
+        if grader is not None and grader not in GRADERS:
+            raise ExperimentError(f"unknown grader {grader!r}; known: {', '.join(GRADERS)}")
         families = await self.roadmap_set(source)
         return await _panels.import_panels(
             self.store, paths, families, families[0].provenance.roadmap_set, student=student,

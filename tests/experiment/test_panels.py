@@ -96,5 +96,7 @@ async def test_a_panel_naming_another_set_is_refused(tmp_path: Path) -> None:
             await ex.import_panels([bad])
         with pytest.raises(InputError, match="n_correct 9 of k 8 is no count"):
             await ex.import_panels([over])
+        with pytest.raises(ExperimentError, match="unknown grader 'papr'; known: paper, strict, extended"):
+            await ex.import_panels([bad], grader="papr")
         with pytest.raises(ExperimentError, match="no rollouts of student 'm'"):
             await ex.report(["m"])  # nothing of a refused file was stored
