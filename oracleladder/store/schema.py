@@ -509,6 +509,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v14: imported panels (`ladder panels import`): a published model's counts, n_correct of k per
+    # family and condition or milestone ("m<i>"), with no rollout behind them; run_id names the import.
+    (
+        """
+        CREATE TABLE panel_cells (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            n_correct  INTEGER NOT NULL,
+            k          INTEGER NOT NULL,
+            run_id     TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

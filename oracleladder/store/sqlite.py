@@ -2,7 +2,7 @@
 
 ``Store`` is the core (`core.py`: connections, group-commit writer, hit cache) with one query
 module per table (calls and requests, problems, families, compile attempts, packets, reports, runs,
-rollouts, failed jobs, screen verdicts, meta); this module opens a store and migrates it
+rollouts, failed jobs, screen verdicts, meta, imported panels); this module opens a store and migrates it
 (`schema.py`).
 
 Each response is stored once, in its call; a rollout keeps its own copy only where it differs from
@@ -30,6 +30,7 @@ from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
 from .packets import PacketsTable, StoredPacket
+from .panels import PanelCell, PanelsTable
 from .primitives import PrimitivesTable
 from .problems import ProblemsTable
 from .reports import ReportsTable
@@ -66,7 +67,7 @@ class _Opening:
 
 
 class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
-            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PrimitivesTable):
+            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PanelsTable, PrimitivesTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     # ---------------------------------------------------------------- opening and closing
