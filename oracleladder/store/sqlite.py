@@ -30,7 +30,7 @@ from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
 from .packets import PacketsTable, StoredPacket
-from .panels import PanelCell, PanelsTable
+from .panels import PanelsTable
 from .primitives import PrimitivesTable
 from .problems import ProblemsTable
 from .reports import ReportsTable

@@ -15,7 +15,7 @@ import json
 import shutil
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from markdown_it import MarkdownIt
