@@ -63,6 +63,34 @@ def stored_request_k(request: str | bytes) -> int:
     return _stored_parts(request)[2]
 
 
+@functools.lru_cache(maxsize=1)  # the migration reads one body twice in turn: is it keyed by URL, its key
+def _stored_body(body: str | bytes) -> dict[str, Any]:
+    return json.loads(unpack(body))
+
+
+def asked_at(body: str | bytes) -> str | None:
+    """The server a call stored before schema v13 was keyed by (its request's ``endpoint``), or None:
+    the provider's own API, whose call keys stay."""
+    return _stored_body(body).get("endpoint")
+
+
+def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
+    """The key (stored, 32 bytes) of a call stored before schema v13 at a server other than the
+    provider's own: its request named by ``name`` (the user's provider/model) and not by the URL."""
+    return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
+
+
+# what each kind of run named the model it called (its config's field), for the migration to v13
+RUN_MODEL_FIELD = {"probe": "student", "compile": "teacher", "compile-primitives": "teacher", "audit-judge": "judge"}
+
+
+def run_model(kind: str, config: str) -> str | None:
+    """The user's name of the model a stored run called (None for a run that called none)."""
+    field = RUN_MODEL_FIELD.get(kind)
+    data = json.loads(config) if field else None
+    return data.get(field) if isinstance(data, dict) else None
+
+
 _PUT_REQUEST = "INSERT INTO requests (digest, body) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING"
 _PUT_CALL = """
 INSERT INTO calls (key, provider, model, request_id, k, response, tokens_in, tokens_out, latency_s,
