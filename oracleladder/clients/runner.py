@@ -170,23 +170,32 @@ class Client:
         fut = self._inflight.start(key)  # before any wait: the same call asked meanwhile shares this one
         reserved = 0.0
         try:
-            if self._budget is not None:
-                reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
-                                                      bool(request.params.get("max_tokens")))
-            result = await self._call_with_retries(request)
+            # another process on the store may be asking it: its answer is waited for, not paid again
+            shared = await self.cache.claim(key) if self.cache is not None else None
+            if shared is None:
+                if self._budget is not None:
+                    reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
+                                                          bool(request.params.get("max_tokens")))
+                result = await self._call_with_retries(request)
         except BaseException as e:
             InFlight.fail(fut, e)
             if isinstance(e, ProviderError) and not isinstance(e, BudgetReached):  # that one was never sent
                 self.usage.failures += 1
                 self.last_error = e
-                if self.cache is not None:
+                if self.cache is not None:  # stored with its error, which ends the claim
                     await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
                                               run_id=self.run_id)
+            elif self.cache is not None:
+                await self.cache.release(key)
             raise
         finally:
             self._inflight.end(key)
             if self._budget is not None:
                 self._budget.release(reserved)
+        if shared is not None:
+            fut.set_result(shared)
+            self.usage.cache_hits += 1
+            return shared
         fut.set_result(result)
         self.usage.successes += 1
         self.usage.add(self.name, result, self.prices, batch=self.batch)

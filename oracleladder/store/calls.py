@@ -102,13 +102,20 @@ ON CONFLICT(key) DO UPDATE SET
     tokens_out = excluded.tokens_out, latency_s = excluded.latency_s,
     finish_reason = excluded.finish_reason, error = excluded.error, run_id = excluded.run_id,
     created_at = excluded.created_at
-WHERE excluded.response IS NOT NULL OR calls.response IS NULL
+WHERE calls.response IS NULL
 """
+# the end of this store's claim on a call (claims.py): in the transaction that stores the call
+_RELEASE = "DELETE FROM claims WHERE key = ? AND owner = ?"
 _SELECT = """
 SELECT c.key, c.provider, c.model, q.body AS request, c.k, c.response, c.tokens_in, c.tokens_out,
        c.latency_s, c.finish_reason, c.error, c.run_id, c.created_at
 FROM calls c JOIN requests q ON q.id = c.request_id
 """
+
+
+def release_statement(key: str, claimer: str) -> tuple[str, tuple[str | bytes, str]]:
+    """The statement that ends ``claimer``'s claim on the call ``key``, and its parameters."""
+    return _RELEASE, (pack_key(key), claimer)
 
 
 class CallsTable(Core):
@@ -138,8 +145,9 @@ class CallsTable(Core):
     async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
                        error: str | None = None, run_id: str | None = None,
                        wait: bool = True) -> None:
-        """Store one call: a result, or (``result=None``) its error. A failure never overwrites a
-        stored success. Returns once committed (``wait=False``: at once)."""
+        """Store one call: a result, or (``result=None``) its error, and end this store's claim on
+        it. A stored success stays (another process may have stored its answer first, and rollouts
+        read it). Returns once committed (``wait=False``: at once)."""
         if result is None and error is None:
             error = "no result"
         key = request.key()
@@ -152,7 +160,9 @@ class CallsTable(Core):
         else:
             answer = (None, 0, 0, 0.0, None)
         params = (pack_key(key), request.provider, request.model, digest, k, *answer, error, run_id, now())
-        await self._submit_all((_PUT_REQUEST, _PUT_CALL), ((digest, body), params), wait)
+        self._claimed.discard(key)
+        release, mine = release_statement(key, self._claimer)
+        await self._submit_all((_PUT_REQUEST, _PUT_CALL, release), ((digest, body), params, mine), wait)
 
     async def get_call_record(self, key: str) -> CallRecord | None:
         """The full row of a call, failed or not."""

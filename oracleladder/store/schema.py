@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .calls import asked_at, rekeyed, run_model, stored_request_body, stored_request_digest, stored_request_k
+from .claims import claim_gone
 from .rows import pack, pack_key, stored_text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -471,6 +472,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE rekey",
         "DROP TABLE rekey_students",
     ),
+    # v14: the calls being asked, each claimed by the store that asks it (claims.py): two processes on
+    # one store pay each call once. owner: process_owner/the store's id; expires: its lease (epoch s).
+    (
+        "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -487,4 +493,5 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_asked_at": (1, asked_at),
     "ladder_rekeyed": (3, rekeyed),
     "ladder_run_model": (2, run_model),
+    "ladder_process_gone": (1, claim_gone),
 }

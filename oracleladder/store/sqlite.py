@@ -1,7 +1,7 @@
 """The experiment store: one SQLite file (WAL) per experiment, written through aiosqlite.
 
 ``Store`` is the core (`core.py`: connections, group-commit writer, hit cache) with one query
-module per table (calls and requests, problems, families, compile attempts, packets, reports, runs,
+module per table (calls and requests, the claims on calls in flight, problems, families, compile attempts, packets, reports, runs,
 rollouts, failed jobs, screen verdicts, meta); this module opens a store and migrates it
 (`schema.py`).
 
@@ -24,7 +24,8 @@ import aiosqlite
 
 from .attempts import AttemptsTable, CompileAttempt, PrimitiveAttempt
 from .batches import BatchTable
-from .calls import CallRecord, CallsTable
+from .calls import CallRecord
+from .claims import ClaimsTable
 from .core import MMAP_SIZE, StoreError, StoreVersionError
 from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
@@ -64,7 +65,7 @@ class _Opening:
             await self._store.close()
 
 
-class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
+class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
             RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
