@@ -49,6 +49,12 @@ class ReplicaProvider:
     def concurrency(self) -> int:
         return sum(r.limit for r in self.replicas)
 
+    async def served_models(self) -> list[str]:
+        """The model ids the first replica lists (replicas serve one model): the name the requests
+        carry, as with one server, so that a call has one key however many replicas serve it."""
+        served = getattr(self.replicas[0].provider, "served_models", None)
+        return await served() if served is not None else []
+
     async def _take(self) -> _Replica:
         """The healthy replica with a free slot and the fewest requests in flight; waits for one."""
         async with self._changed:
