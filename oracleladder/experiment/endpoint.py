@@ -33,7 +33,8 @@ class Endpoint:
     ``extra_body``: top-level request-body fields (part of each call's cache key). ``max_cost``: USD.
     ``cache_tag``: enters every call's cache key, for a model whose weights changed behind its name
     (the key names the model, not the server's address). ``batch``: the calls go through the
-    provider's batch API (no rate limits: every call waits in a batch), polled first after ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
+    provider's batch API (no rate limits: every call waits in a batch), polled first after
+    ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
 
     model: str
     base_urls: Sequence[str] | None = None

@@ -424,10 +424,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # v13: a call's key names the model, not the address it is asked at (ChatRequest.key): a call to a
     # server other than the provider's own was keyed by its URL, and is keyed again by the user's name
-    # of its model (the student its rollouts or failed jobs name, else the one model the runs of its time called,
-    # else provider/model). Where two stored calls are one call asked at two addresses, the first
-    # success (else the first) takes the new key; the other keeps its old key and its rollouts
-    # theirs. Rollouts and failed jobs follow their call.
+    # of its model (the student its rollouts or failed jobs name, else the one model the runs of its
+    # time called, else provider/model). Where two stored calls are one call asked at two addresses,
+    # the first success (else the first) takes the new key; the other keeps its old key and its
+    # rollouts theirs. Rollouts and failed jobs follow their call.
     (
         "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB)",
         "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",

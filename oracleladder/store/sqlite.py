@@ -1,9 +1,9 @@
 """The experiment store: one SQLite file (WAL) per experiment, written through aiosqlite.
 
 ``Store`` is the core (`core.py`: connections, group-commit writer, hit cache) with one query
-module per table (calls and requests, the claims on calls in flight, problems, families, compile attempts, packets, reports, runs,
-rollouts, failed jobs, screen verdicts, meta); this module opens a store and migrates it
-(`schema.py`).
+module per table (calls and requests, the claims on calls in flight, problems, families, compile
+attempts, packets, reports, runs, rollouts, failed jobs, screen verdicts, meta); this module opens a
+store and migrates it (`schema.py`).
 
 Each response is stored once, in its call; a rollout keeps its own copy only where it differs from
 its call's. Each prompt's request is stored once for its K calls, and the strings every rollout

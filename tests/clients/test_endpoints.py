@@ -128,7 +128,8 @@ async def test_a_call_is_the_models_not_its_servers() -> None:
     cache = MemoryCache()
     async with LoopbackServer(["first", "retagged"]) as a, LoopbackServer(["other model"]) as b:
         answers = []
-        for srv, model, tag in ((a, "openai/m", None), (b, "openai/m", None), (b, "openai/o", None), (a, "openai/m", "v2")):
+        for srv, model, tag in ((a, "openai/m", None), (b, "openai/m", None), (b, "openai/o", None),
+                                (a, "openai/m", "v2")):
             c = make_client(model, base_url=srv.openai_base_url + "/", model_name="served", cache=cache, cache_tag=tag)
             answers.append((await c.complete(c.request("hi"))).text)
             await c.aclose()

@@ -33,7 +33,8 @@ def old_key(request: ChatRequest, endpoint: str | None) -> str:
     """A call's key as the code before v13 computed it: its request with its server's URL."""
     data = {"response_schema": None, **request.model_dump(mode="json", exclude={"name", "cache_tag"}),
             **({"endpoint": endpoint} if endpoint else {})}
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def test_the_old_keys_here_are_the_keys_of_the_code_before(release_data: Path) -> None:
@@ -105,7 +106,8 @@ async def test_a_v12_store_is_rekeyed_on_open_and_hits_at_another_address(tmp_pa
         assert await store.call_count() == 10 and await store.rollout_count() == 7  # nothing lost
         assert await store.get_call(hosted.key()) is not None and hosted.key() == old_key(hosted, None)
         by_call = {(r.pid, r.k, r.response) for r in await store.rollouts()}
-        assert by_call == {(pid, k, f"answer {pid} {k} at 8101") for pid, k in keys} | {("p1", 0, "answer p1 0 at 8102")}
+        assert by_call == ({(pid, k, f"answer {pid} {k} at 8101") for pid, k in keys}
+                           | {("p1", 0, "answer p1 0 at 8102")})
         # the replica's copy keeps its old key, and its rollout its answer
         assert (await store.get_call(replica)).text == "answer p1 0 at 8102"
         assert [j.call_key for j in await store.failed_jobs(student)] == [_request(student, "p4").key()]
@@ -129,7 +131,8 @@ def test_a_store_from_before_hits_its_cache_at_new_replicas(tmp_path: Path) -> N
     ones, replicas, asks nothing."""
     store = tmp_path / "before.sqlite"
     shutil.copy(BEFORE / "before.sqlite", store)
-    conditions = [a for c in ("C1", "C2", "C3", "C2-random", "C2-generic", "C3-mismatched") for a in ("--conditions", c)]
+    conditions = ["--conditions", "C1", "--conditions", "C2", "--conditions", "C3", "--conditions", "C2-random",
+                  "--conditions", "C2-generic", "--conditions", "C3-mismatched"]
     with LoopbackServer(script=lambda m, b: r"\boxed{0}") as srv, LoopbackServer(script=lambda m, b: "") as other:
         urls = ["--base-url", srv.openai_base_url, "--base-url", other.openai_base_url]
         result = CliRunner().invoke(app, ["probe", "--student", "openai/student", *urls, "--k", "2", "--max-tokens",
