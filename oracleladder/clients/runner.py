@@ -67,6 +67,7 @@ class Client:
         structured: str = "auto",
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        cache_tag: str | None = None,
     ) -> None:
         self._modes = Modes(structured, provider.name)  # first: a mode the provider cannot take stops here
         self.provider = provider
@@ -86,6 +87,7 @@ class Client:
         # also when the requests carry a server's own name for it (--model-name, /v1/models)
         self.name = name or f"{provider.name}/{model or 'default'}"
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
+        self.cache_tag = cache_tag  # in every call's key: what changed behind this model's name
         if max_cost is not None and self.name not in prices.models:
             raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "
                                      "give one with --prices FILE")
@@ -127,16 +129,18 @@ class Client:
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
                 **params: Any) -> ChatRequest:
-        """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
-        (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
-        says winning: fields for the request body's top level, part of the call key."""
+        """A ChatRequest for this client's provider and model (at a server other than the provider's
+        own, named by both its names) and its cache tag; the client's ``extra_body`` (server
+        parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body`` says
+        winning: fields for the request body's top level, part of the call key."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
         extra = {**self.extra_body, **(params.get("extra_body") or {})}
         if extra:
             params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, endpoint=self.provider.endpoint)
+                           messages=messages, params=params, k=k, cache_tag=self.cache_tag,
+                           name=None if self.provider.endpoint is None else self.name)
 
     async def use_served_model(self) -> str | None:
         """When the server lists exactly one model (``/v1/models``) and it is not this client's
@@ -166,23 +170,32 @@ class Client:
         fut = self._inflight.start(key)  # before any wait: the same call asked meanwhile shares this one
         reserved = 0.0
         try:
-            if self._budget is not None:
-                reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
-                                                      bool(request.params.get("max_tokens")))
-            result = await self._call_with_retries(request)
+            # another process on the store may be asking it: its answer is waited for, not paid again
+            shared = await self.cache.claim(key) if self.cache is not None else None
+            if shared is None:
+                if self._budget is not None:
+                    reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
+                                                          bool(request.params.get("max_tokens")))
+                result = await self._call_with_retries(request)
         except BaseException as e:
             InFlight.fail(fut, e)
             if isinstance(e, ProviderError) and not isinstance(e, BudgetReached):  # that one was never sent
                 self.usage.failures += 1
                 self.last_error = e
-                if self.cache is not None:
+                if self.cache is not None:  # stored with its error, which ends the claim
                     await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
                                               run_id=self.run_id)
+            elif self.cache is not None:
+                await self.cache.release(key)
             raise
         finally:
             self._inflight.end(key)
             if self._budget is not None:
                 self._budget.release(reserved)
+        if shared is not None:
+            fut.set_result(shared)
+            self.usage.cache_hits += 1
+            return shared
         fut.set_result(result)
         self.usage.successes += 1
         self.usage.add(self.name, result, self.prices, batch=self.batch)

@@ -1,6 +1,7 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
 from .batches import BatchRecord
+from .panels import PanelCell
 from .primitives import AnswerVerdict, PrimScore
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
@@ -26,6 +27,7 @@ __all__ = [
     "CallRecord",
     "CompileAttempt",
     "FailedJob",
+    "PanelCell",
     "PrimitiveAttempt",
     "PrimScore",
     "RunRecord",

@@ -16,7 +16,7 @@ import json
 import shutil
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -126,6 +126,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
         per_student[s] = {
             "families": report["students"][s]["n"], "k": report["students"][s]["k"],
             "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
+            "settings": report["students"][s].get("settings"),  # what its results were made at (one setting)
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
             "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
@@ -249,15 +250,14 @@ def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, fam
     return out / "index.html"
 
 
-async def read_records(store: Store, students: Iterable[str], source: str) -> dict[str, StudentRecords]:
-    """Each student's attempts on a roadmap set (the rollouts' source), the failed jobs, the finish reason
-    of every answered call and the probe runs that made them."""
+async def read_records(store: Store, picked: Mapping[str, tuple[Sequence[Rollout], Sequence[FailedJob]]],
+                       ) -> dict[str, StudentRecords]:
+    """Each report column's attempts (one group of a student's rollouts and failed jobs: see
+    `experiment.selection`), the finish reason of every answered call and the probe runs that made them."""
     runs = {r.id: r for r in await store.runs("probe")}
     out = {}
-    for s in students:
-        rollouts = await store.rollouts(student=s, source=source)
-        failed = await store.failed_jobs(student=s, source=source)
+    for s, (rollouts, failed) in picked.items():
         finish = {r.call_key: call.finish_reason for r in rollouts if (call := await store.get_call(r.call_key))}
         made_by = {r.run_id for r in rollouts} | {j.run_id for j in failed}
-        out[s] = StudentRecords(rollouts, failed, finish, [runs[i] for i in sorted(made_by) if i in runs])
+        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs])
     return out

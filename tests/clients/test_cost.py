@@ -146,7 +146,6 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
         assert rows(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == server.total
         assert rows(sample_store, "SELECT COUNT(*) FROM failed_jobs")[0][0] == 0
 
-        first = server.total
         resumed = _probe(sample_store, server, *args, "--json")
         assert resumed.exit_code == 0, resumed.output
         assert server.total == jobs  # only the jobs left are asked: no call twice

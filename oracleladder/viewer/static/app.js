@@ -209,7 +209,7 @@ function chart(id, title, kind, keys, countOf, extra) {
         onclick: () => pickSegment(s, kind, key),
       });
     });
-    return el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${s} (n=${r.n})` }),
+    return el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${s} (n=${r.n})`, title: r.settings || "" }),
               el("div", { class: "bar", role: "group", "aria-label": `${title}: ${s}` }, segs));
   });
   const legend = el("div", { class: "legend" }, keys.concat([extra]).map((k) =>
@@ -246,7 +246,7 @@ function provenance() {
     ["Families left out (unusable reference answer)", String(p.ungradable_reference)]];
   for (const [s, x] of Object.entries(p.students)) {
     const cost = x.cost_usd === null ? "unknown" : `$${x.cost_usd.toFixed(4)}`;
-    rows.push([`Student ${s}`, `${x.families} families; K = ${x.k ?? "not run"} per condition`
+    rows.push([`Student ${s}`, (x.settings ? `at ${x.settings}; ` : "") + `${x.families} families; K = ${x.k ?? "not run"} per condition`
       + (x.k_stage0 ? `, ${x.k_stage0} per milestone` : "") + `; grader ${x.grader || "—"}; max tokens `
       + `${x.max_tokens.join(", ") || "—"}; temperature ${x.temperature.join(", ") || "—"}; `
       + (x.grammar ? "decoding constrained by a grammar (GBNF: changes what the student can answer); " : "")
