@@ -253,7 +253,7 @@ class PrimStages:
             (folder / "report.md").write_text(report_md(report))
             _plots.write_prim_plots(report, folder)
             if html:
-                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families)
+                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
         return report
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",

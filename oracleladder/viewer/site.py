@@ -228,15 +228,21 @@ def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names
     return out / "index.html"
 
 
-def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, families: list[Family]) -> Path:
+def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, families: list[Family],
+                    rollouts: Sequence[Rollout]) -> Path:
     """Write the site of a PRIM report (`prim.analysis.prim_report` and its Markdown) into ``out_dir``;
     returns the path of index.html. The overview carries the report without its families' details and
     lists each problem with PRIM's place beside the ladder's labels; a problem's page has its primitives
-    by provenance and each primitive the student wrote with the judge's verdicts and evidence."""
+    by provenance and each primitive the student wrote, with the student's whole output (from
+    ``rollouts``, the student's PRIM rollouts) and the judge's verdicts and evidence."""
     out = _scaffold(out_dir)
     prim = report.model_dump(mode="json")
     details = prim.pop("families")
     places = prim["side_by_side"]["families"]
+    outputs = {(r.pid, r.target, r.k): r.response for r in rollouts}
+    for pid, d in details.items():
+        for w in d["written"]:
+            w["response"] = outputs[(pid, w["target"], w["k"])]
     index = []
     for n, fam in enumerate(f for f in families if f.pid in details):
         page = _problem(fam) | details[fam.pid] | places[fam.pid]

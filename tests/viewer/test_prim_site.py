@@ -59,6 +59,11 @@ def prim_site(tmp_path_factory, release_data: Path) -> tuple[Path, dict]:
 
 def test_the_prim_site_carries_report_json_and_a_page_per_problem(prim_site) -> None:
     out, report = prim_site
+
+    async def responses() -> dict[tuple[str, str, int], str]:
+        async with Store.open(out.parent / "s.sqlite") as s:
+            return {(r.pid, r.target, r.k): r.response for r in await s.rollouts(student=STUDENT)}
+    stored = asyncio.run(responses())
     [overview] = _data(out / "html" / "data" / "overview.js")
     details = report["families"]
     assert overview["prim"] == {k: v for k, v in report.items() if k != "families"}  # every table, as report.json has it
@@ -71,7 +76,10 @@ def test_the_prim_site_carries_report_json_and_a_page_per_problem(prim_site) -> 
     for f in overview["families"]:
         n, page = _data(out / "html" / "data" / "f" / f"{f['n']}.js")
         assert n == f["n"] and page["pid"] == f["pid"]
+        # the report's details, and each written primitive's whole output
+        outputs = [w.pop("response") for w in page["written"]]
         assert {k: page[k] for k in ("family", "primitives", "written")} == details[f["pid"]]
+        assert outputs == [stored[(f["pid"], w["target"], w["k"])] for w in page["written"]]
     d = next(_data(out / "html" / "data" / "f" / f"{f['n']}.js")[1] for f in overview["families"] if f["pid"] == D)
     dig = next(w for w in d["written"] if w["target"] == DIGESTION)
     assert dig["primitive"]["core_concept"] == f"GOOD-D-DIG {HOSTILE}" and dig["score"] == 1.0
@@ -119,7 +127,10 @@ def test_the_prim_overview_and_a_problem_page_render_and_hostile_text_stays_text
             assert "judge's evidence (gate)\ncompared" in dig.text
             disc = browser.find_element(By.CSS_SELECTOR, 'section.written[data-target="prim_discovery"]')
             assert "No readable primitive" in disc.text and "unreadable" in disc.text
-            box = dig
+            for section in (disc, dig):  # the student's whole output, laid out when opened
+                section.find_element(By.CSS_SELECTOR, "details.output summary").click()
+            assert disc.find_element(By.CSS_SELECTOR, ".response").text == "I would look for a pattern in the scores."
+            box = dig  # its fields and its opened output
         else:
             assert provenances == {"gold", f"teacher-problem-only ({TEACHER})"}
             box = browser.find_element(By.CSS_SELECTOR, "section.primitive[data-provenance^='teacher']")

@@ -658,13 +658,20 @@ function written(w) {
     ["mechanism", w.mechanism === null ? "—" : `${SIGMA[w.mechanism]} (${w.mechanism})`],
     ["Score", w.score === null ? "—" : `${w.score} (PrimitiveAcc at tau = ${tau}: ${w.score >= tau ? 1 : 0})`]];
   if (w.reason) facts.push(["note", w.reason]);
+  const output = el("details", { class: "output" }, el("summary", { text: "the student's whole output" }),
+                    el("div", { class: "response md" }));
+  output.addEventListener("toggle", () => {   // laid out (and typeset) when first opened, as an attempt is
+    const r = output.querySelector(".response");
+    if (output.open && !r.hasChildNodes()) renderText(r, w.response);
+  });
   return el("section", { class: "written", "data-target": w.target, "data-k": w.k, "data-verdict": verdict },
     el("h4", { text: `${w.target === "prim_discovery" ? "Discovery" : "Digestion"}, k=${w.k}: ${verdict}` }),
     w.primitive ? el("dl", { class: "fields" }, Object.entries(w.primitive).map(([k, v]) => [el("dt", { text: k }), el("dd", {}, text(v))]))
       : el("p", { class: "muted", text: "No readable primitive (no core_concept line): the student's failure, scored 0." }),
     el("table", { class: "verdicts" }, el("tbody", {}, facts.map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v }))))),
     Object.keys(w.evidence).length ? el("dl", { class: "evidence" }, Object.entries(w.evidence).map(([k, v]) =>
-      [el("dt", { text: `judge's evidence (${k})` }), el("dd", {}, text(v))])) : null);
+      [el("dt", { text: `judge's evidence (${k})` }), el("dd", {}, text(v))])) : null,
+    output);
 }
 
 function renderPrimFamily(n, page) {
