@@ -16,6 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.experiment import Experiment, ExperimentError
 from oracleladder.prim.probe import DIGESTION
 from oracleladder.schemas.prim import PrimPrimitive, read_labelled
 from oracleladder.store import Store
@@ -84,7 +85,19 @@ def test_the_prim_site_carries_report_json_and_a_page_per_problem(prim_site) -> 
     dig = next(w for w in d["written"] if w["target"] == DIGESTION)
     assert dig["primitive"]["core_concept"] == f"GOOD-D-DIG {HOSTILE}" and dig["score"] == 1.0
     # a data file's text never closes its script tag early, whatever the student wrote
-    assert "</script>" not in (out / "html" / "data" / "f" / "3.js").read_text()
+    n = next(f["n"] for f in overview["families"] if f["pid"] == D)
+    text = (out / "html" / "data" / "f" / f"{n}.js").read_text()
+    assert "<script>" in text and "</script>" not in text
+
+
+def test_the_html_report_needs_a_folder(prim_site) -> None:
+    out, _ = prim_site
+
+    async def report() -> None:
+        async with Experiment(out.parent / "s.sqlite") as ex:
+            await ex.prim_report(STUDENT, JUDGE, html=True)
+    with pytest.raises(ExperimentError, match="needs a folder"):
+        asyncio.run(report())
 
 
 def test_the_prim_overview_and_a_problem_page_render_and_hostile_text_stays_text(browser, prim_site) -> None:  # noqa: F811
