@@ -66,12 +66,14 @@ def messages_result(data: Any, latency: float) -> ChatResult:
     try:
         text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
         usage = data.get("usage") or {}
+        tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
         return ChatResult(
             text=text,
-            tokens_in=int(usage.get("input_tokens") or 0),
-            tokens_out=int(usage.get("output_tokens") or 0),
+            tokens_in=int(tokens_in or 0),
+            tokens_out=int(tokens_out or 0),
             latency_s=latency,
             finish_reason=data.get("stop_reason"),
+            metered=tokens_in is not None and tokens_out is not None,
         )
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed messages body: {e!r}") from None

@@ -62,12 +62,14 @@ def chat_result(data: Any, latency: float) -> ChatResult:
         if not isinstance(text, str):
             raise TypeError("content is not a string")
         usage = data.get("usage") or {}
+        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
         return ChatResult(
             text=text,
-            tokens_in=int(usage.get("prompt_tokens") or 0),
-            tokens_out=int(usage.get("completion_tokens") or 0),
+            tokens_in=int(tokens_in or 0),
+            tokens_out=int(tokens_out or 0),
             latency_s=latency,
             finish_reason=choice.get("finish_reason"),
+            metered=tokens_in is not None and tokens_out is not None,
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None

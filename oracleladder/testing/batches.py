@@ -34,6 +34,8 @@ class _Answering(Protocol):
 
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
 
+    def bill(self, messages: list[dict[str, Any]], text: str | None) -> None: ...
+
 
 # a create whose reply is lost after the batch is made: the connection dropped, an HTTP 500, no reply
 # before the client's timeout
@@ -163,8 +165,9 @@ class LoopbackBatches:
                     messages = list(body.get("messages") or [])
                     if batch.wire == "anthropic" and body.get("system"):
                         messages = [{"role": "system", "content": body["system"]}] + messages
-                    results[cid] = {"kind": "succeeded", "body": body, "messages": messages,
-                                    "text": self.server.answer(messages, body)}
+                    text = self.server.answer(messages, body)
+                    self.server.bill(messages, text)
+                    results[cid] = {"kind": "succeeded", "body": body, "messages": messages, "text": text}
             batch.results = results
         return batch.results
 
