@@ -101,6 +101,7 @@ ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The 
 ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
 BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
 BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
+BatchDeadlineOpt = Annotated[Optional[float], typer.Option("--batch-deadline", metavar="SECONDS", callback=positive, help="With --batch: a batch not ended this long after its creation is cancelled, and its rows without an answer go in the next batch (default: the provider's 24 h window and an hour).")]
 BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
 
 
@@ -111,6 +112,7 @@ ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, Endpoint.timeout),
     "max_cooldown": (MaxCooldownOpt, Endpoint.max_cooldown), "batch": (BatchOpt, Endpoint.batch),
     "batch_poll": (BatchPollOpt, Endpoint.batch_poll), "batch_quiet": (BatchQuietOpt, Endpoint.batch_quiet),
+    "batch_deadline": (BatchDeadlineOpt, Endpoint.batch_deadline),
 }
 
 
@@ -141,7 +143,8 @@ def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
                     tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
                     api_key_env=options["api_key_env"], model_name=options["model_name"],
                     timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
-                    batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
+                    batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"],
+                    batch_deadline=options["batch_deadline"], **more)
 
 
 def known_grader(grader: str) -> str:

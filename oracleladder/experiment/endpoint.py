@@ -32,7 +32,9 @@ class Endpoint:
     calls in flight (None: what a server says it runs at once, else the run's default above).
     ``extra_body``: top-level request-body fields (part of each call's cache key). ``max_cost``: USD.
     ``batch``: the calls go through the provider's batch API (no rate limits: every call waits in a
-    batch), polled first after ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
+    batch), polled first after ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``,
+    cancelled when not ended ``batch_deadline`` seconds after its creation (None: the provider's window
+    and an hour)."""
 
     model: str
     base_urls: Sequence[str] | None = None
@@ -50,6 +52,7 @@ class Endpoint:
     batch: bool = False
     batch_poll: float = DEFAULT_POLL_S
     batch_quiet: float = DEFAULT_QUIET_S
+    batch_deadline: float | None = None
 
     def explain(self, error: BaseException) -> str:
         """One line for a failed call to this endpoint (clients.errors.explain)."""
@@ -99,7 +102,8 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
             client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
-                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet, **options)
+                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet,
+                                       deadline=endpoint.batch_deadline, **options)
         else:
             client = clients.make_client(  # read when called: a test may stand one in
                 endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=concurrency,

@@ -116,6 +116,8 @@ class LoopbackServer:
         batch_errors: float = 0.0,
         expire_batches: int = 0,
         lost_create: str | None = None,
+        stuck_batches: int = 0,
+        results_fault: str | None = None,
         prompt_tokens: float = 1.0,
         usage: bool = True,
     ) -> None:
@@ -145,10 +147,12 @@ class LoopbackServer:
         self.prompt_tokens = prompt_tokens
         self.usage = usage
         # the batch APIs: batches end after batch_delay s; a batch_errors fraction of rows errors on
-        # its first submission; the first expire_batches batches expire with half their rows done; the
-        # first batch create meets the fault lost_create (batches.LOST_CREATES, batches.NOT_CREATED)
+        # its first submission; the first expire_batches batches expire with half their rows done, the
+        # first stuck_batches never end; the first batch create meets the fault lost_create
+        # (batches.LOST_CREATES, batches.NOT_CREATED); the first batch's results file has the fault
+        # results_fault (batches.RESULTS_FAULTS)
         self.batches = LoopbackBatches(self, delay=batch_delay, errors=batch_errors, expire=expire_batches,
-                                       lost_create=lost_create)
+                                       lost_create=lost_create, stuck=stuck_batches, results_fault=results_fault)
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None

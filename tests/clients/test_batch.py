@@ -177,6 +177,73 @@ def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, 
         assert _count(store, "SELECT COUNT(*) FROM rollouts") == len(server.stats()["batch_rows_by_id"]) - len(expired_thrice)
 
 
+@pytest.mark.parametrize(("wire", "fault"), [("openai", "truncated"), ("openai", "not-json"),
+                                             ("openai", "no-custom-id"), ("anthropic", "truncated"),
+                                             ("anthropic", "no-custom-id")])
+def test_a_results_row_that_cannot_be_read_is_its_calls_failure_alone(
+        tmp_path: Path, release_data: Path, wire: str, fault: str, caplog: pytest.LogCaptureFixture) -> None:
+    store = tmp_path / "rows.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault=fault) as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST]))
+        by_id = server.stats()["batch_rows_by_id"]
+    # the unreadable row's call went again in a second batch, alone; every other row was read
+    assert server.batches.created == 2 and sorted(Counter(by_id.values()).items()) == [(1, len(by_id) - 1), (2, 1)]
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+    said = [r.getMessage() for r in caplog.records if "could not be read" in r.getMessage()]
+    assert len(said) == 1 and "1 results row(s) could not be read, their calls go again" in said[0]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_rows_with_different_answers_for_one_call_are_said_and_asked_again(
+        tmp_path: Path, release_data: Path, wire: str, caplog: pytest.LogCaptureFixture) -> None:
+    store = tmp_path / "twice.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault="duplicate") as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST]))
+        by_id = server.stats()["batch_rows_by_id"]
+    assert server.batches.created == 2 and sorted(Counter(by_id.values()).items()) == [(1, len(by_id) - 1), (2, 1)]
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+    assert _count(store, "SELECT COUNT(*) FROM rollouts WHERE response LIKE '%999%'") == 0  # neither row won
+    assert any("1 call(s) have rows with different answers" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_empty_results_of_a_completed_batch_are_the_providers_error_not_resubmitted(
+        tmp_path: Path, release_data: Path, wire: str) -> None:
+    store = tmp_path / "empty.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault="empty") as server:
+        args = [*_probe_args(wire, server, store), *FAST]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 3, result.output  # finished, every job failed
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        rows = len(server.stats()["batch_rows_by_id"])
+        assert server.batches.created == 1  # nothing submitted again
+        assert len(summary["failed_jobs"]) == rows
+        assert all("its results are empty: an error of the provider" in j["reason"] for j in summary["failed_jobs"])
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == 0
+        assert _count(store, "SELECT state FROM batches") == "results_empty"
+
+        # a rerun, after the report, submits them again
+        again = _summary(runner.invoke(app, args))
+        assert server.batches.created == 2 and again["failed_jobs"] == []
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_batch_past_its_deadline_is_cancelled_and_its_rows_go_again(tmp_path: Path, release_data: Path,
+                                                                      wire: str) -> None:
+    store = tmp_path / "stuck.sqlite"
+    _import(store, release_data)
+    # the first batch never ends, and its cancel does not end it either
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, stuck_batches=1) as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST, "--batch-deadline", "1"]))
+        by_id = server.stats()["batch_rows_by_id"]
+    assert server.batches.cancels == 1 and server.batches.created == 2 and set(by_id.values()) == {2}
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+
+
 @pytest.mark.parametrize("lost_create", [None, "500"])
 def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path, lost_create: str | None) -> None:
     """All first attempts in one batch, the re-asks of the rejected plans in the next; so too when the
