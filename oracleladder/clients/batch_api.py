@@ -26,7 +26,8 @@ WINDOW_S = 24 * 3600.0  # OpenAI's and Anthropic's completion window
 CLOCK_SKEW_S = 60.0  # the provider's clock may be this far behind ours (a batch's created_at against the intent's)
 # the providers' words for a batch that will change no more (OpenAI's, then Anthropic's)
 ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
-COMPLETED = {"completed", "ended"}  # of those, the states whose results hold every row (Anthropic's hold cancelled ones too)
+# of those, the states whose results hold every row (Anthropic's "ended" lists cancelled rows too)
+COMPLETED = {"completed", "ended"}
 
 
 @dataclass
