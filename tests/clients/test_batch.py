@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.clients import load_prices
 from oracleladder.clients.batch import make_batch_client
 from oracleladder.clients.errors import BadRequestError
 from oracleladder.clients.rounds import Rounds
@@ -388,6 +389,36 @@ async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None
     # the hold is honoured (the behaviour: at least its 1 s); a round stuck on the stalled call would
     # never end, and wait_for's 30 s says so
     assert after == "echo: after" and held >= 1.0
+
+
+async def test_a_call_waiting_for_room_in_the_budget_does_not_hold_its_round_back(tmp_path: Path) -> None:
+    """Two callers, each a first call then a second; the budget has room for two calls at their worst:
+    the first calls go in one batch, then one second call, then (its reservation settled) the other.
+    The caller waiting for room is not at work: its round goes out without it, not after ``hold``."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"date": "2026-01-01", "models": {"openai/m": {"input": 1000.0, "output": 1000.0}}}))
+    table = load_prices(prices)
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "budget.sqlite")
+        unbounded = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, prices=table)
+        worst = unbounded.worst_cost(unbounded.request("again 0", max_tokens=8))  # each call's, all alike
+        await unbounded.aclose()
+        assert worst is not None
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05,
+                                   prices=table, max_cost=2 * worst + 1e-6)  # two calls at their worst
+        client.provider.hold = 600.0  # a round held back by the waiting caller would wait this long
+
+        async def caller(i: int) -> str:
+            await client.complete(client.request(f"first {i}", max_tokens=8))
+            return (await client.complete(client.request(f"again {i}", max_tokens=8))).text
+
+        # a limit far under the hold: a round held back never ends within it
+        texts = await asyncio.wait_for(asyncio.gather(caller(0), caller(1)), timeout=60)
+        await client.aclose()
+        await store.close()
+        rounds = [len(b.rows) for b in server.batches.batches.values()]
+    assert texts == ["echo: again 0", "echo: again 1"] and rounds == [2, 1, 1]
+    assert client.usage.cost_usd is not None and client.usage.cost_usd <= client.max_cost
 
 
 async def test_batch_clients_sharing_a_round_state_wait_for_each_others_tasks(tmp_path: Path) -> None:
