@@ -59,6 +59,9 @@ class ChatResult(BaseModel):
     tokens_out: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
+    # whether the server said the call's usage (tokens_in and tokens_out are its count); a reply
+    # without it is counted at its bound (``usage.prompt_bound`` and its max_tokens)
+    metered: bool = True
 
     @property
     def truncated(self) -> bool:

@@ -34,7 +34,7 @@ from .replicas import ReplicaProvider
 from .retry import Retries
 from .rounds import Rounds
 from .structured import Modes, Shape
-from .usage import Usage
+from .usage import Usage, prompt_bound
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -174,6 +174,8 @@ class Client:
             shared = await self.cache.claim(key) if self.cache is not None else None
             if shared is None:
                 if self._budget is not None:
+                    if self._round_state is not None:  # waiting for room in the budget is not work: a round
+                        self._round_state.waiting()  # goes out without this call
                     reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
                                                           bool(request.params.get("max_tokens")))
                 result = await self._call_with_retries(request)
@@ -198,15 +200,26 @@ class Client:
             return shared
         fut.set_result(result)
         self.usage.successes += 1
-        self.usage.add(self.name, result, self.prices, batch=self.batch)
+        self._count(request, result)
         if self.cache is not None:
             await self.cache.put_call(request, result, run_id=self.run_id)
         return result
 
+    def _count(self, request: ChatRequest, result: ChatResult) -> None:
+        """Settle a paid call at the server's count; a reply without one at its bound (said once)."""
+        if not result.metered:
+            self.usage.unmetered += 1
+            if self.usage.unmetered == 1:
+                log.warning("%s sent a reply without usage: such replies are counted at their bound (the "
+                            "prompt's UTF-8 bytes and the whole max_tokens)", self.name)
+            result = result.model_copy(update={"tokens_in": prompt_bound(request),
+                                               "tokens_out": int(request.params.get("max_tokens") or 0)})
+        self.usage.add(self.name, result, self.prices, batch=self.batch)
+
     def worst_cost(self, request: ChatRequest) -> float | None:
-        """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
-        this client's model has no price."""
-        return self.prices.cost(self.name, self.prompt_tokens(request), float(request.params.get("max_tokens") or 0),
+        """The most ``request`` can cost (its prompt at its bound, and an answer of its whole
+        max_tokens); None if this client's model has no price."""
+        return self.prices.cost(self.name, prompt_bound(request), float(request.params.get("max_tokens") or 0),
                                 batch=self.batch)
 
     def _count_retry(self) -> None:
@@ -257,13 +270,11 @@ class Client:
             return await self._retries.run(slot.sleep, self._attempt, request, est)
 
     @staticmethod
-    def prompt_tokens(request: ChatRequest) -> int:
-        """An estimate of a request's prompt tokens (4 characters a token; a bound only roughly)."""
-        return sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
-
-    @classmethod
-    def _estimate_tokens(cls, request: ChatRequest) -> float:
-        return cls.prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
+    def _estimate_tokens(request: ChatRequest) -> float:
+        """A request's tokens for the per-minute bucket, which the reply's count then corrects: its
+        prompt at 4 characters a token, and its max_tokens."""
+        prompt = sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
+        return prompt + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
     async def structured(self, request: ChatRequest, response_model: type[M]) -> M:

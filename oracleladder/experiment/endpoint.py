@@ -34,7 +34,8 @@ class Endpoint:
     ``cache_tag``: enters every call's cache key, for a model whose weights changed behind its name
     (the key names the model, not the server's address). ``batch``: the calls go through the
     provider's batch API (no rate limits: every call waits in a batch), polled first after
-    ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
+    ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``, cancelled when not ended
+    ``batch_deadline`` seconds after its creation (None: the provider's window and an hour)."""
 
     model: str
     base_urls: Sequence[str] | None = None
@@ -53,6 +54,7 @@ class Endpoint:
     batch: bool = False
     batch_poll: float = DEFAULT_POLL_S
     batch_quiet: float = DEFAULT_QUIET_S
+    batch_deadline: float | None = None
 
     def explain(self, error: BaseException) -> str:
         """One line for a failed call to this endpoint (clients.errors.explain)."""
@@ -103,7 +105,8 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
             client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
-                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet, **options)
+                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet,
+                                       deadline=endpoint.batch_deadline, **options)
         else:
             client = clients.make_client(  # read when called: a test may stand one in
                 endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=concurrency,
