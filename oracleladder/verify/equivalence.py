@@ -11,6 +11,7 @@ from math_verify import parse as mv_parse, verify as mv_verify
 from math_verify.grader import is_assignment_relation, is_equation, take_last_relation
 
 from . import exact
+from .latex import sll_first
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
 from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
 from .screen import screen
@@ -333,4 +334,5 @@ def paper_equivalent(gold: str, pred: str) -> bool:
 def _boxed_parse(s: str) -> list[Any]:
     """math-verify's own reading of `\\boxed{s}` (its objects and their text), as the release's cascade reads it."""
     # timeouts are the worker's kill (see parse.sym); SIGALRM would break off the main thread
-    return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)
+    with sll_first():
+        return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)
