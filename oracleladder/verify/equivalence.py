@@ -55,9 +55,10 @@ def _clearly_different(g: Any, p: Any) -> bool:
 
 @lru_cache(maxsize=8192)  # a gold is probed once per set of symbols, not once per answer
 def _probe_value(expr: sympy.Expr, syms: tuple[sympy.Symbol, ...], k: int) -> complex | None:
-    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated."""
+    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated.
+    Substituted inside evalf, not before it: the same value without building the substituted expression."""
     try:
-        return complex(expr.subs({s: _PROBES[k] + i for i, s in enumerate(syms)}).evalf(15))
+        return complex(expr.evalf(15, subs={s: _PROBES[k] + i for i, s in enumerate(syms)}))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
 
