@@ -3,9 +3,10 @@ recommends: SLL prediction first, full LL only when SLL reports a syntax error. 
 SLL either gives the parse tree LL gives or reports an error (`antlr4.atn.PredictionMode.SLL`), so
 every answer parses to the same object (tests/verify/test_latex.py checks it on the real answers);
 LL's full-context prediction, which is never cached, was about half of the parser's time on the
-released responses (docs/benchmarks.md).
+released responses (docs/benchmarks.md). Each number's text is also read into SymPy once per process
+(the parser reads it with SymPy's expression parser: ~0.25 ms, a sixth of the strict grader's CPU).
 
-Only this package's parses take the two stages (`sll_first()`): another caller of math-verify in the
+Only this package's parses take these ways (`sll_first()`): another caller of math-verify in the
 same process (a benchmark's bare math-verify) keeps the parser as shipped."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from antlr4.atn.PredictionMode import PredictionMode
@@ -37,12 +39,26 @@ class _SllFirstParser(_LL_PARSER):  # type: ignore[misc, valid-type]
             return super().math()
 
 
-latex2sympy2.PSParser = _SllFirstParser  # latex2sympy2 builds each parser from this module name
+_shipped_number = latex2sympy2._Latex2Sympy.parse_number
+
+
+@lru_cache(maxsize=4096)  # SymPy numbers are immutable: one object serves every parse
+def _number(text: str) -> Any:
+    return _shipped_number(latex2sympy2._Latex2Sympy(), text)  # a number's object depends on its text alone
+
+
+def _parse_number(self: Any, text: str) -> Any:
+    return _number(text) if getattr(_scope, "on", False) else _shipped_number(self, text)
+
+
+# latex2sympy2 builds each parser from this module name and reads each number with this method
+latex2sympy2.PSParser = _SllFirstParser
+latex2sympy2._Latex2Sympy.parse_number = _parse_number
 
 
 @contextmanager
 def sll_first() -> Iterator[None]:
-    """Parses inside take the two stages (this thread only)."""
+    """Parses inside take the two stages and the numbers' memo (this thread only)."""
     before = getattr(_scope, "on", False)
     _scope.on = True
     try:

@@ -79,3 +79,13 @@ def test_parses_outside_the_verifier_keep_the_shipped_parser() -> None:
     p = latex2sympy2._Latex2Sympy().create_parser(r"\frac{1}{2}")
     p.math()
     assert p._interp.predictionMode == PredictionMode.LL
+
+
+def test_each_numbers_object_is_read_once() -> None:
+    def number(text: str) -> object:
+        mv_parser.parse_latex_cached.cache_clear()
+        return parse.sym.__wrapped__(text).args[0]  # the 12.5 in 2 x 12.5: not folded into a product
+
+    first = number(r"12.5 \cdot x")
+    assert number(r"12.5 \cdot y") is first
+    assert sympy.srepr(first) == "Float('12.5', precision=53)"
