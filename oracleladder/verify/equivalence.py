@@ -12,6 +12,7 @@ from math_verify import parse as mv_parse, verify as mv_verify
 from math_verify.grader import is_assignment_relation, is_equation, take_last_relation
 
 from . import exact
+from .extract import BOXES_READ
 from .latex import sll_first
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
 from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
@@ -300,7 +301,6 @@ def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bo
 # only the compound loop's time.
 _SEVERAL = re.compile(r"[,;=<>&]|\\[{\\]|\\(?:le|ge|ne|lt|gt|in|ni|cup|cap|setminus|subset|supset|land|lor"
                       r"|wedge|vee|quad|qquad|pm|mp|begin)|\b(?:or|and)\b")
-_MAX_JOINED = 6
 
 
 def _has_several(gold: str) -> bool:
@@ -323,7 +323,7 @@ def compound_answers(gold: str, boxes: list[str]) -> list[tuple[int, str]]:
     reads as more than the list of its boxes (a list of two or more values is a single value only if
     each of its values is, the last box's included)."""
     several = _has_several(gold)
-    normal = [normalize(b) for b in boxes[-_MAX_JOINED:]]
+    normal = [normalize(b) for b in boxes[-BOXES_READ:]]
     joins = [normal[-k:] for k in range(2, len(normal) + 1)]
     return [(len(j), ", ".join(j)) for j in joins if several or not _reads_as_list(j)]
 
