@@ -21,7 +21,7 @@ from oracleladder.prim.probe import DIGESTION
 from oracleladder.schemas.prim import PrimPrimitive, read_labelled
 from oracleladder.store import Store
 from tests.prim.scripted import A, D, JUDGE, NAMES, STUDENT, TEACHER, scripted_store
-from tests.viewer.test_viewer import _errors, _open, browser  # noqa: F401  (browser: the module's fixture)
+from tests.viewer.browser import errors as _errors, open_page as _open
 
 # one line per field, as a student writes a primitive; the teacher's primitive has the same payloads
 HOSTILE = ('<script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> '

@@ -16,8 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -33,25 +31,10 @@ from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
 from tests.helpers import REPO
 from tests.helpers.terminal import ladder
+from tests.viewer.browser import errors as _errors, open_page as _open
 from tests.viewer.stores import fill, fill_released
 
 A, B = "openai/student-a", "openai/student-b"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver:
-        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them: "
-                    "apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(options=options, service=Service(driver))
-    yield d
-    d.quit()
 
 
 def _import(tmp: Path, families: list[Family]) -> Path:
@@ -80,17 +63,6 @@ def site(tmp_path_factory, release_data: Path) -> tuple[Path, Path, dict]:
     odd = next(f.pid for f in families if reference_answer_problem(f) is None)  # a family the report keeps
     fill(store, families, {A: 0.55, B: 0.3}, k=2, grade=True, odd=odd)
     return store, tmp / "report", _report(store, tmp / "report", [A, B])
-
-
-def _open(d, url: str) -> None:
-    d.get_log("browser")  # what an earlier page logged is not this page's
-    d.get("about:blank")
-    d.get(url)
-    WebDriverWait(d, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
-
-
-def _errors(d) -> list[dict]:
-    return [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
 
 
 def _segments(d, chart: str) -> dict[tuple[str, str], int]:
