@@ -83,3 +83,16 @@ def test_without_pandas_one_line_exit_2(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": f"{hidden}{os.pathsep}{REPO}"})
     assert p.returncode == 2 and not (tmp_path / "r.csv").exists()
     assert p.stderr == "error: export-results needs pandas: pip install 'oracleladder[pandas]'\n" and not p.stdout, p.stderr
+
+
+def test_an_export_of_nothing_is_one_line_exit_1(tmp_path: Path) -> None:
+    """A student imported from panel records has per-family counts and no rollouts."""
+    store, runner = _store(tmp_path), CliRunner()
+    assert runner.invoke(app, ["panels", "export", f"--student={S}", "--store", str(store), "--out", str(tmp_path / "p")]).exit_code == 0
+    panels = sorted(str(p) for p in (tmp_path / "p").rglob("*.jsonl"))
+    assert runner.invoke(app, ["panels", "import", *panels, "--store", str(store), "--student", "panel/x"]).exit_code == 0
+    base = ["export-results", "--student", "panel/x", "--store", str(store), "--out", str(tmp_path / "x.csv")]
+    assert runner.invoke(app, base).exit_code == 0 and len(list(read_rows(tmp_path / "x.csv"))) == 5
+    result = runner.invoke(app, [*base, "--per", "rollout", "--out", str(tmp_path / "r.csv")])
+    assert result.exit_code == 1 and result.stderr == "error: nothing to export: no rollout rows for panel/x on 'release'\n"
+    assert not (tmp_path / "r.csv").exists()
