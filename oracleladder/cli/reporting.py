@@ -3,6 +3,7 @@ or compared; the demo runs the whole pipeline offline."""
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +12,7 @@ import typer
 from .. import demo as _demo
 from ..experiment import Choice, Experiment, Report
 from ..report import console as terminal
+from ..schemas.sheets import write_rows
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
@@ -56,6 +58,54 @@ def report(
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):
+        say(line)
+
+
+class ExportFormat(str, Enum):
+    csv = "csv"
+    parquet = "parquet"
+
+
+class ExportPer(str, Enum):
+    family = "family"
+    rollout = "rollout"
+
+
+@with_choice(by_run=True)
+def export_results(
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for several students).")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="csv (opens in a spreadsheet) or parquet.")] = ExportFormat.csv,
+    per: Annotated[ExportPer, typer.Option("--per", help="family: one row per student and family (outcome, milestone "
+                                           "tests, gaps, n_correct and k per condition and milestone); rollout: one "
+                                           "row per attempt.")] = ExportPer.family,
+    out: Annotated[Optional[Path], typer.Option("--out", help="The file to write (default results.csv or results.parquet).")] = None,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    source: SourceOpt = "release",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    domain: DomainOpt = "math",
+    picked: Choice = Choice(),
+) -> None:
+    """The table of `Report.to_pandas()` (per family or per rollout) as CSV or Parquet, the students each
+    at one setting as `ladder report` reads them (needs pandas: pip install 'oracleladder[pandas]')."""
+    existing(store)
+    path = out or Path(f"results.{fmt.value}")
+    report = run_experiment(store, lambda ex: ex.report(student, source=source, threshold=threshold,
+                                                        use_corrections=use_corrections, domain=domain,
+                                                        choice=picked), reading=True)
+    try:
+        # nullable integers: a count not made is empty, not NaN, and a count stays an integer
+        frame = report.to_pandas(per.value).convert_dtypes()
+    except ImportError:  # the optional extra
+        fail("export-results needs pandas: pip install 'oracleladder[pandas]'")
+    if frame.empty:
+        fail(f"nothing to export: no {per.value} rows for {', '.join(student)} on '{source}'", 1)
+    if fmt is ExportFormat.parquet:
+        frame.to_parquet(path, index=False)
+    else:  # through sheets: a cell that a spreadsheet would run as a formula is written as text
+        write_rows(path, list(frame.columns), frame.astype(object).where(frame.notna(), None).itertuples(index=False))
+    say(f"{len(frame)} rows ({per.value}) written to {path}")
+    for line in terminal.missing_notices(report.missing):
         say(line)
 
 
