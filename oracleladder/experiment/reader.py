@@ -65,6 +65,17 @@ class Report:
     base: str | None = None  # the column the change tables read the others against (None: the first)
 
     @property
+    def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
+        """Per student read at exactly two --max-tokens (``--by-run``), its two columns with their budgets, the
+        lower first (Tables 15 and 22)."""
+        by: dict[str, list[tuple[str, int]]] = {}
+        for label, p in self.picked.items():
+            if p.settings.max_tokens is not None:
+                by.setdefault(p.student, []).append((label, p.settings.max_tokens))
+        pairs = {s: sorted(cols, key=lambda c: c[1]) for s, cols in by.items() if len(cols) == 2}
+        return {s: (lo, hi) for s, (lo, hi) in pairs.items() if lo[1] != hi[1]}
+
+    @property
     def settings(self) -> dict[str, str]:
         """Per column, the settings its results were made at ("K = 8, max_tokens = 4096, ...")."""
         return {label: p.describe() for label, p in self.picked.items()}
@@ -314,7 +325,9 @@ class Reader:
         out = Path(out)
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
-                                   formats=counted.formats, settings=counted.settings, base=counted.base)
+                                   formats=counted.formats, settings=counted.settings, base=counted.base,
+                                   families=[f for f in counted.families if f.pid not in counted.ungradable],
+                                   budgets=counted.budgets)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

@@ -73,6 +73,12 @@ async def test_two_budgets_are_refused_together_and_read_apart(tmp_path: Path) -
     # the two budgets are two columns of every table, and the change table reads one against the other
     assert written["changes"][b]["delta"] == {"Direct": 2, "Roadmap-Needed": 0, "Answers-Needed": -1,
                                               "Any probe": 1}
+    # Tables 22 and 15: the student at its two budgets, the lower first (the store's Stage 0 is read for 15)
+    assert tuple(written["budgets"][S]["max_tokens"]) == (256, 512)
+    assert (written["budgets"][S]["outcomes_low"], written["budgets"][S]["outcomes_high"]) == (
+        {"Direct": 3, "Roadmap-Needed": 0, "Answers-Needed": 1, "Any probe": 4},
+        {"Direct": 5, "Roadmap-Needed": 0, "Answers-Needed": 0, "Any probe": 5})
+    assert f"| {S} | 5 | 3 | 0 | 1 | 4 | 5 | 0 | 0 | 5 |" in md
 
 
 async def test_the_first_k_samples_are_read_with_k(tmp_path: Path) -> None:
