@@ -63,6 +63,7 @@ class Report:
     formats: dict[str, FormatAudit] | None = None  # per student with rollouts, its format audit
     picked: dict[str, Picked] = field(default_factory=dict)  # per column, the group of results it reads
     base: str | None = None  # the column the change tables read the others against (None: the first)
+    order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the columns' order)
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
@@ -293,17 +294,21 @@ class Reader:
 
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
                      use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
-                     base: str | None = None) -> Report:
+                     base: str | None = None, order: Sequence[str] | None = None) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
-        (Tables 18, 38) read every other against (default: the first)."""
+        (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
+        to right in Figure 7 (each column once; default: as picked)."""
         ladder = self.domain(domain)
         families = await self.domain_families(ladder, source)
         picked = {p.label: p for name in dict.fromkeys(students)
                   for p in await self.picked(name, source=source, domain=domain, choice=choice)}
         if base is not None and base not in picked:
             raise ExperimentError(f"--base {base} is not one of the report's columns ({', '.join(picked)})")
+        if order is not None and sorted(order) != sorted(picked):
+            raise ExperimentError(f"--order must name each of the report's columns once ({', '.join(picked)}), "
+                                  f"not {', '.join(order)}")
         ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
         results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
@@ -315,7 +320,7 @@ class Reader:
             graders={label: _grader(p) for label, p in picked.items()} if graded else None,
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
-            picked=picked, base=base)
+            picked=picked, base=base, order=None if order is None else list(order))
 
     async def write_report(self, counted: Report, out: str | os.PathLike[str], *, html: bool = False) -> dict:
         """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too);
@@ -327,7 +332,7 @@ class Reader:
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
                                    formats=counted.formats, settings=counted.settings, base=counted.base,
                                    families=[f for f in counted.families if f.pid not in counted.ungradable],
-                                   budgets=counted.budgets)
+                                   budgets=counted.budgets, order=counted.order)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

@@ -461,7 +461,14 @@ PLOTS = ["## Plots", "",
          "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4), stacked bottom to top in the order "
          "of the taxonomy table above.",
          "- `fingerprint.png`: parent-probe outcome fingerprint per student (Figure 8), left to right Direct, "
-         "Roadmap-Needed, Answers-Needed, Unrecovered.", "",
+         "Roadmap-Needed, Answers-Needed, Unrecovered.",
+         "- `specificity.png`: families solved under direct prompting, the controls and the matched help, one bar "
+         "per student (Figures 3a, 6).",
+         "- `accuracy.png`: per-rollout direct accuracy against the share solved by any probe, one point per "
+         "student (Figure 3b).",
+         "- `change.png` and `trajectory.png` (two or more students): each student's change in outcome counts "
+         "against the base (Figure 5), and the outcome counts across the students as checkpoints in `--order` "
+         "(Figure 7).", "",
          "Bars are shares of each student's families; the numbers in the segments are family counts (segments "
          "under 4.5% carry none: read them in the tables). Direct has the same grey in both plots, and a gap of "
          "a family that passes the milestone test has the colour of its outcome (Roadmap-gap and Roadmap-Needed "

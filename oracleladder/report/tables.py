@@ -319,6 +319,7 @@ class Meta(Frozen):
     graders: dict[str, str]  # per student, its grader and version, e.g. "strict (strict-2)"
     ungradable_reference: dict[str, str]  # pid -> why its reference answer is unusable (left out)
     base: str | None = None  # the student the change tables (Tables 18, 38) read the others against
+    order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the report's columns)
 
 
 class ReportTables(Frozen):
@@ -673,7 +674,8 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            formats: Mapping[str, FormatAudit | dict] | None = None,
            settings: Mapping[str, str] | None = None, base: str | None = None,
            families: Sequence[Family] | None = None,
-           budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None) -> ReportTables:
+           budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
+           order: Sequence[str] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
     names = list(students)
@@ -681,7 +683,7 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
-                  base=base),
+                  base=base, order=None if order is None else list(order)),
         students={s: StudentReport(**dict(student_tables(f, tau)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau))

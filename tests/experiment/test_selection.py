@@ -98,3 +98,13 @@ async def test_the_html_report_shows_each_setting_as_its_own_student(tmp_path: P
     assert {s: (x["settings"], x["max_tokens"]) for s, x in students.items()} == {
         f"{S}@max_tokens=256": ("K = 2, max_tokens = 256, temperature = 1.0, grader = strict", [256]),
         f"{S}@max_tokens=512": ("K = 2, max_tokens = 512, temperature = 1.0, grader = strict", [512])}
+
+
+async def test_order_names_each_column_once(tmp_path: Path) -> None:
+    a, b = f"{S}@max_tokens=256", f"{S}@max_tokens=512"
+    async with Experiment(two_budgets(tmp_path)) as ex:
+        with pytest.raises(ExperimentError, match="--order must name each of the report's columns once"):
+            await ex.report([S], choice=Choice(by_run=True), order=[a])
+        report = await ex.report([S], choice=Choice(by_run=True), order=[b, a])
+        written = await ex.write_report(report, tmp_path / "out")
+    assert written["meta"]["order"] == [b, a] and (tmp_path / "out" / "trajectory.png").exists()

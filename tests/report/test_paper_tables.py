@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from oracleladder.ladder.outcomes import FamilyResults
+from oracleladder.report.plots import accuracy_figure, change_figure, specificity_figure, trajectory_figure
 from oracleladder.report.report import write_report
 from oracleladder.report.tables import report_tables
 from oracleladder.schemas.models import Family, Milestone
@@ -133,3 +134,26 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert "| S | 4 | 0 | 2 | 2 | 4 | 1 | 1 | 1 | 3 |" in md and "| S | 2 | 4 | 2 | 0 | 1 |" in md
     write_report(cols, tmp_path)
     assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
+
+
+def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
+    """C and D as above, C the base. Specificity (% of 4 families): C's C1 0, C2 2 (50%), C3 2 (50%), the
+    controls not run. Accuracy: C's C1 0 of 8 rollouts, any probe 4 of 4; D's C1 1 of 8 (12.5%), any probe 3 of 4.
+    Change of D against C: Direct +1, Roadmap-Needed -1, Answers-Needed -1, any probe -1. Trajectory in the
+    order D, C: Direct 1, 0; Roadmap-Needed 1, 2; Answers-Needed 1, 2; Unrecovered 1, 0."""
+    r = report_tables({"C": C, "D": D}, order=["D", "C"])
+    _, _, heights = specificity_figure(r)
+    assert heights["C"] == {"C1_direct": 0.0, "C2_random": None, "C2_generic": None, "C2_descriptions": 50.0,
+                            "C3_mismatched": None, "C3_gold_answers": 50.0}
+    _, _, points = accuracy_figure(r)
+    assert points == {"C": (0.0, 100.0), "D": (12.5, 75.0)}
+    _, _, deltas = change_figure(r)
+    assert deltas == {"D": {"Direct": 1, "Roadmap-Needed": -1, "Answers-Needed": -1, "Any probe": -1}}
+    _, ax, stacks = trajectory_figure(r)
+    assert stacks == {"Direct": [1, 0], "Roadmap-Needed": [1, 2], "Answers-Needed": [1, 2], "Unrecovered": [1, 0]}
+    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == ["D", "C"]
+    write_report({"C": C, "D": D}, tmp_path, order=["D", "C"])
+    for name in ("taxonomy", "fingerprint", "specificity", "accuracy", "change", "trajectory"):
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    write_report({"C": C}, tmp_path / "one")  # one student: no change nor trajectory to draw
+    assert not (tmp_path / "one" / "change.png").exists() and (tmp_path / "one" / "accuracy.png").exists()
