@@ -172,7 +172,7 @@ def missing_verdicts(r: ReportTables) -> list[str]:
 def summary(r: ReportTables) -> list[str]:
     """Table 1."""
     rows = [[s, t.n, pct(m.direct_accuracy), pct(m.solved_directly_share), pct(m.solved_with_primitive_share),
-             pct(m.solved_any_share), pct(m.added_by_milestones_share), NOT_RUN]
+             pct(m.solved_any_share), pct(m.added_by_milestones_share), pct(m.math_score)]
             for s, t in r.students.items() for m in (t.summary,)]
     return ["## Same-set summary (Table 1)", "", *at(r),
             *table(["Model", "Families", "Direct accuracy", "Solved directly", "Primitive-Needed",
@@ -180,7 +180,9 @@ def summary(r: ReportTables) -> list[str]:
             "", "Direct accuracy is per-rollout C1 success; the other shares are family-level at "
             f">= {r.meta.tau} of K. Solved by any probe = Direct + Primitive-Needed (where C2-primitive was run) + "
             "Roadmap-Needed + Answers-Needed. "
-            "MATH score is an external comparator this toolkit does not run.", ""]
+            + (f"MATH score: pass@1 of the plain benchmark probe '{r.meta.benchmark}' (`ladder benchmark`) at the "
+               "same settings." if r.meta.benchmark else "MATH score: an external comparator, a plain benchmark "
+               "probe with no roadmap (`ladder benchmark`, then `ladder report --benchmark NAME`)."), ""]
 
 
 def conditions(r: ReportTables) -> list[str]:
@@ -299,6 +301,9 @@ def milestone_types(r: ReportTables) -> list[str]:
     if m is None:
         return ["Tables 7, 8 and 48 (milestone types and answer schemas) need the set's families; none were given.",
                 ""]
+    if not m.milestones:
+        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set's {m.families} families have no "
+                "milestone.", ""]
     L = [f"## Milestone types of the set (Table 7: {m.milestones} tested milestones of {m.families} families)", "",
          *table(["Type", "Milestones", "%"], [[t, c, pct(c, m.milestones)] for t, c in m.types.items()]), ""]
     L += [f"## Milestone types by outcome state (Table 8, tau = {r.meta.tau})", "", *at(r),

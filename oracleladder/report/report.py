@@ -43,7 +43,8 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  formats: Mapping[str, FormatAudit | dict] | None = None, settings: Mapping[str, str] | None = None,
                  base: str | None = None, families: Sequence[Family] | None = None,
                  budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
-                 order: Sequence[str] | None = None) -> dict:
+                 order: Sequence[str] | None = None, benchmark: str | None = None,
+                 benchmarks: Mapping[str, float] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -56,11 +57,12 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     ``families``, the set's families (Tables 7, 8 and 48 read their milestones: without them, one line says
     so); ``budgets``, per student probed at two --max-tokens, its two columns with their budgets, the lower
     first (Tables 15 and 22); ``order``, the columns as checkpoints left to right in Figure 7 (default: as
-    given)."""
+    given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
+    settings (Table 1's last column)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order)
+                           budgets, order, benchmark, benchmarks)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

@@ -6,6 +6,7 @@ import it, and `ladder --help` imports those."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,12 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     if not p_values:
         return []
     return [float(q) for q in scipy.stats.false_discovery_control(list(p_values), method="bh")]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k of one problem from n graded attempts, c of them correct (Chen et al., 2021):
+    1 - C(n - c, k) / C(n, k); needs n >= k."""
+    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def bootstrap_ci(values: Sequence[float], n_resamples: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:

@@ -165,7 +165,7 @@ class Summary(Frozen):
     added_by_milestones_share: float | None
     solved_with_primitive: int | None
     solved_with_primitive_share: float | None
-    math_score: None = None  # an external comparator this toolkit does not run
+    math_score: float | None = None  # pass@1 of the plain benchmark probe at the same settings (None: not run)
 
 
 class StudentTables(Frozen):
@@ -320,6 +320,7 @@ class Meta(Frozen):
     ungradable_reference: dict[str, str]  # pid -> why its reference answer is unusable (left out)
     base: str | None = None  # the student the change tables (Tables 18, 38) read the others against
     order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the report's columns)
+    benchmark: str | None = None  # the plain benchmark whose pass@1 is Table 1's last column
 
 
 class ReportTables(Frozen):
@@ -675,16 +676,19 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            settings: Mapping[str, str] | None = None, base: str | None = None,
            families: Sequence[Family] | None = None,
            budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
-           order: Sequence[str] | None = None) -> ReportTables:
+           order: Sequence[str] | None = None, benchmark: str | None = None,
+           benchmarks: Mapping[str, float] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
+    benchmarks = benchmarks or {}
     names = list(students)
     base = base if base is not None or len(names) < 2 else names[0]
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
-                  base=base, order=None if order is None else list(order)),
-        students={s: StudentReport(**dict(student_tables(f, tau)),
+                  base=base, order=None if order is None else list(order), benchmark=benchmark),
+        students={s: StudentReport(**(dict(t := student_tables(f, tau)) | {"summary": t.summary.model_copy(
+                                       update={"math_score": benchmarks.get(s)})}),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau))
                   for s, f in students.items()},

@@ -157,3 +157,10 @@ def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
     write_report({"C": C}, tmp_path / "one")  # one student: no change nor trajectory to draw
     assert not (tmp_path / "one" / "change.png").exists() and (tmp_path / "one" / "accuracy.png").exists()
+
+
+def test_a_set_without_milestones_says_so_in_one_line(tmp_path: Path) -> None:
+    bare = [Family(pid="p1", parent_prompt="problem", parent_answer="1", milestones=[])]
+    write_report({"C": C[:1]}, tmp_path, families=bare)
+    assert ("Tables 7, 8 and 48 (milestone types and answer schemas): the set's 1 families have no milestone."
+            in (tmp_path / "report.md").read_text())
