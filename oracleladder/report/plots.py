@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from ..ladder.outcomes import Gap, Outcome
-from .palette import GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, NOT_DETERMINED, OUT_COLORS, OUT_HELP
+from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, NOT_DETERMINED, OUT_COLORS, OUT_HELP
 from ..schemas.models import CONDITION_NAMES
 from .tables import ANY_PROBE, ReportTables
 
@@ -184,8 +184,8 @@ def accuracy_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, tuple[floa
     for s, (x, y) in points.items():
         ax.scatter(x, y, s=30, color="#333333")
         ax.annotate(s, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 100)
+    ax.set_xlim(0, 110)  # room for a point at 100% and its name
+    ax.set_ylim(0, 110)
     ax.set_xlabel("Per-rollout direct (C1) accuracy, %", fontsize=8.5)
     ax.set_ylabel("Families solved by any probe, %", fontsize=8.5)
     ax.set_title(f"Direct accuracy against any-probe recovery (tau = {r.meta.tau})", fontsize=10)
@@ -238,9 +238,10 @@ def trajectory_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, list[int
 def write_plots(r: ReportTables, out: Path) -> None:
     """taxonomy.png, fingerprint.png, specificity.png and accuracy.png in ``out``; change.png and
     trajectory.png where there are two or more students."""
-    figures = [("taxonomy.png", taxonomy_figure), ("fingerprint.png", fingerprint_figure),
-               ("specificity.png", specificity_figure), ("accuracy.png", accuracy_figure)]
+    figures = {"taxonomy.png": taxonomy_figure, "fingerprint.png": fingerprint_figure,
+               "specificity.png": specificity_figure, "accuracy.png": accuracy_figure}
     if len(r.students) > 1:
-        figures += [("change.png", change_figure), ("trajectory.png", trajectory_figure)]
-    for name, figure in figures:
+        figures |= {"change.png": change_figure, "trajectory.png": trajectory_figure}
+    assert set(figures) <= set(FIGURES)  # each figure has its title in the HTML report
+    for name, figure in figures.items():
         figure(r)[0].savefig(out / name, dpi=110, bbox_inches="tight")

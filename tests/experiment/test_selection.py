@@ -108,3 +108,22 @@ async def test_order_names_each_column_once(tmp_path: Path) -> None:
         report = await ex.report([S], choice=Choice(by_run=True), order=[b, a])
         written = await ex.write_report(report, tmp_path / "out")
     assert written["meta"]["order"] == [b, a] and (tmp_path / "out" / "trajectory.png").exists()
+
+
+async def test_the_html_report_has_each_figure_and_new_table_with_its_settings(tmp_path: Path) -> None:
+    async with Experiment(two_budgets(tmp_path)) as ex:
+        await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), tmp_path / "out", html=True)
+    site = tmp_path / "out" / "html"
+    overview = (site / "data" / "overview.js").read_text()
+    data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
+    assert [f["file"] for f in data["figures"]] == [f"figures/{n}.png" for n in (
+        "taxonomy", "fingerprint", "specificity", "accuracy", "change", "trajectory")]  # two columns: all six
+    for f in data["figures"]:
+        assert (site / f["file"]).read_bytes() == (tmp_path / "out" / Path(f["file"]).name).read_bytes()
+    tables = data["tables_html"]
+    at = (f"At: {S}@max_tokens=256: K = 2, max_tokens = 256, temperature = 1.0, grader = strict; "
+          f"{S}@max_tokens=512: K = 2, max_tokens = 512, temperature = 1.0, grader = strict.")
+    for title in ("Outcomes at two budgets (Table 22", "Stage 0 at two budgets (Table 15)",
+                  "Stage 0 milestone solvability and fingerprint (Table 14", "(Table 28)", "(Table 8, tau = 1)"):
+        part = tables.split(title)[1]
+        assert at in part.split("</h2>")[1].split("<h2>")[0], title  # its settings under its title
