@@ -191,7 +191,8 @@ async def grading_time(items: list[dict[str, str]], grader: str) -> tuple[float,
     startup = pool_startup_cpu(os.cpu_count() or 1)
     cpu0 = workers_cpu()
     with WorkerPool() as pool:
-        grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * pool.size)  # the workers are up (grade would skip them)
+        # the workers are up (grade would skip an exact match; grade_all sends each distinct answer once)
+        grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(pool.size)])
         t0 = time.perf_counter()
         await asyncio.gather(*(grade(pool, it["response"], it["gold"], grader=grader, problem=it["problem"])
                                for it in items))

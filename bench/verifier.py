@@ -117,7 +117,7 @@ def pool_startup_cpu(workers: int) -> float:
     """The workers' CPU for a pool that grades nothing but one answer each (their imports)."""
     t0 = workers_cpu()
     with WorkerPool(workers=workers) as pool:
-        grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * workers)
+        grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # distinct: each sent
     return workers_cpu() - t0
 
 
@@ -131,7 +131,7 @@ def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[
     for grader in graders:
         cpu0 = workers_cpu()
         with WorkerPool(workers=workers, timeout_s=5.0) as pool:
-            grade_all(pool, [{"response": "\\boxed{1}", "gold": "1"}] * workers)  # the workers are up
+            grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # all up
             t0 = time.perf_counter()
             verdicts = grade_all(pool, [{**item, "grader": grader} for item in items])
             wall = time.perf_counter() - t0

@@ -179,23 +179,25 @@ app.command()(answers)
 def report(
     student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.json and report.md.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.json, report.md and the figures.")],
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
     rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
     after: Annotated[Optional[str], typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
     answer_judge: Annotated[Optional[str], typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
+    html: Annotated[bool, typer.Option("--html", help="Also write the HTML report (OUT/html/index.html): the tables and figures, and a page per problem with its primitives and what the student wrote, with the judge's verdicts and evidence.")] = False,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md."""
+    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md, and its figures (2, 3, 4, 12) as PNG."""
     existing(store)
     r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
                                                         rescue_source=rescue_source, after=after,
-                                                        answer_judge=answer_judge, out=out),
+                                                        answer_judge=answer_judge, out=out, html=html),
                        reading=True)
-    say(f"wrote {out / 'report.json'} and {out / 'report.md'}: {r.problems} problems, "
-        f"{r.missing_scores} missing scores")
+    say(f"wrote {out / 'report.json'}, {out / 'report.md'} and the figures"
+        + (f" and {out / 'html' / 'index.html'}" if html else "")
+        + f": {r.problems} problems, {r.missing_scores} missing scores")
 
 
 app.command()(report)
@@ -204,13 +206,13 @@ app.command()(report)
 def across(
     student: Annotated[list[str], typer.Option("--student", help="A student probed with `ladder prim probe` (repeat the option).")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the students' primitives to read.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for across.json and across.md.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for across.json, across.md and the figures.")],
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """PRIM across students (Figures 2 and 3): each one's Discovery against its Generation, and its D±G± counts."""
+    """PRIM across students (Figures 2 and 3): each one's Discovery against its Generation, and its D±G± counts, with both figures as PNG."""
     existing(store)
     run_experiment(store, lambda ex: ex.prim_across(student, judge, source=source, tau=tau, threshold=threshold,
                                                     out=out), reading=True)

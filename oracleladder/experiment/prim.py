@@ -8,7 +8,9 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_module
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig
@@ -31,6 +33,13 @@ from .errors import ExperimentError
 from .results import (JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
                       ProbeEstimate)
 from .run import Progress, calling, no_progress
+
+if TYPE_CHECKING:
+    from ..prim import plots as _plots
+    from ..viewer import site as _site
+else:  # matplotlib and the site: loaded by the first report written, not by a probe or a score
+    _plots = lazy_module("oracleladder.prim.plots")
+    _site = lazy_module("oracleladder.viewer.site")
 
 
 class PrimStages:
@@ -205,12 +214,15 @@ class PrimStages:
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
                           after: str | None = None, answer_judge: str | None = None,
-                          out: str | os.PathLike[str] | None = None) -> PrimReport:
+                          out: str | os.PathLike[str] | None = None, html: bool = False) -> PrimReport:
         """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
         labels of the same student (`prim.analysis`); ``after``: another checkpoint whose Generation
         (its `prim probe`) repairs the student's failures (Tables 3 / 11); ``answer_judge``: an answer
         also counts right where that answer judge (`prim_answers`) reads it correct, and the report
-        says so; with ``out``, report.json and report.md there."""
+        says so; with ``out``, report.json, report.md and the figures (`prim.plots`) there, and with
+        ``html`` the HTML report in out/html."""
+        if html and out is None:
+            raise ExperimentError("the HTML report needs a folder (out) to be written in")
         families = await self.roadmap_set(source)
         golds = {p.pid: p.family for p in await self.store.primitives(provenance="gold")}
         pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
@@ -239,6 +251,9 @@ class PrimStages:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
             (folder / "report.md").write_text(report_md(report))
+            _plots.write_prim_plots(report, folder)
+            if html:
+                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
         return report
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
@@ -300,7 +315,7 @@ class PrimStages:
     async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
         """Figures 2 and 3 over ``students`` (each one's report, `prim_report`); with ``out``,
-        across.json and across.md there."""
+        across.json, across.md and the two figures (across-figure2.png, across-figure3.png) there."""
         reports = [await self.prim_report(s, judge, source=source, tau=tau, threshold=threshold) for s in students]
         points = across(reports)
         if out is not None:
@@ -309,4 +324,6 @@ class PrimStages:
             (folder / "across.json").write_text(json.dumps(
                 {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
             (folder / "across.md").write_text(across_md(points, source, judge))
+            _plots.composition_figure(points).savefig(folder / "across-figure2.png", dpi=110, bbox_inches="tight")
+            _plots.discovery_figure(points).savefig(folder / "across-figure3.png", dpi=110, bbox_inches="tight")
         return points

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..clients import ChatRequest, Client, Usage
+from ..clients import ChatRequest, Client, Usage, prompt_bound
 
 
 class Result(BaseModel):
@@ -31,8 +31,9 @@ E = TypeVar("E", bound="Estimate")
 
 
 class Estimate(Result):
-    """A dry run: the calls a run would make after the cache, their tokens and their cost; prompts
-    estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
+    """A dry run: the calls a run would make after the cache, their tokens and their cost, at most:
+    prompts at their bound (``clients.prompt_bound``: their UTF-8 bytes), answers at their whole
+    max_tokens; what ``--max-cost`` reserves for them."""
 
     dry_run: bool = True
     calls: int
@@ -45,7 +46,7 @@ class Estimate(Result):
     @classmethod
     def of(cls: type[E], client: Client, requests: Sequence[ChatRequest], **counts: int) -> E:
         """The estimate of ``requests`` at ``client``'s prices, with the run's own ``counts``."""
-        tokens_in = sum(client.prompt_tokens(r) for r in requests)
+        tokens_in = sum(prompt_bound(r) for r in requests)
         tokens_out = sum(int(r.params.get("max_tokens") or 0) for r in requests)
         online, batch = (client.prices.cost(client.name, tokens_in, tokens_out, batch=b) for b in (False, True))
         return cls(calls=len(requests), tokens_in=tokens_in, tokens_out_max=tokens_out, cost_usd_max=online,

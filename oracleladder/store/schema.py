@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .calls import stored_request_body, stored_request_digest, stored_request_k
+from .calls import asked_at, rekeyed, run_model, stored_request_body, stored_request_digest, stored_request_k
+from .claims import claim_gone
 from .rows import pack, pack_key, stored_text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -525,6 +526,61 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v15: a call's key names the model, not the address it is asked at (ChatRequest.key): a call to a
+    # server other than the provider's own was keyed by its URL, and is keyed again by the user's name
+    # of its model (the student its rollouts or failed jobs name, else the one model the runs of its
+    # time called, else provider/model). Where two stored calls are one call asked at two addresses,
+    # the first success (else the first) takes the new key; the other keeps its old key and its
+    # rollouts theirs. Rollouts and failed jobs follow their call.
+    (
+        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB)",
+        "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT r.call_key, n.name FROM rollouts r JOIN names n ON n.id = r.student_ref ORDER BY r.rowid
+        """,
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT ladder_pack_key(call_key), student FROM failed_jobs ORDER BY rowid
+        """,
+        """
+        INSERT INTO rekey (old, call_id, new)
+        SELECT c.key, c.rowid, ladder_rekeyed(q.body, c.k, COALESCE(
+            (SELECT student FROM rekey_students WHERE call_key = c.key),
+            (SELECT CASE COUNT(DISTINCT ladder_run_model(u.kind, u.config))
+                    WHEN 1 THEN MAX(ladder_run_model(u.kind, u.config)) END
+             FROM runs u
+             WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
+                   AND substr(ladder_run_model(u.kind, u.config), 1, length(c.provider) + 1) = c.provider || '/'),
+            c.provider || '/' || c.model))
+        FROM calls c JOIN requests q ON q.id = c.request_id
+        WHERE ladder_asked_at(q.body) IS NOT NULL
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+        """
+        UPDATE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
+        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
+        """,
+        "DROP TABLE rekey",
+        "DROP TABLE rekey_students",
+    ),
+    # v16: the calls being asked, each claimed by the store that asks it (claims.py): two processes on
+    # one store pay each call once. owner: process_owner/the store's id; expires: its lease (epoch s).
+    (
+        "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -538,4 +594,8 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_pack_key": (1, pack_key),
     "ladder_pack": (1, pack),
     "ladder_text": (1, stored_text),
+    "ladder_asked_at": (1, asked_at),
+    "ladder_rekeyed": (3, rekeyed),
+    "ladder_run_model": (2, run_model),
+    "ladder_process_gone": (1, claim_gone),
 }

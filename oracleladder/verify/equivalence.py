@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from collections.abc import Iterator
 from typing import Any
 
 import sympy
@@ -11,6 +12,8 @@ from math_verify import parse as mv_parse, verify as mv_verify
 from math_verify.grader import is_assignment_relation, is_equation, take_last_relation
 
 from . import exact
+from .extract import BOXES_READ
+from .latex import sll_first
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
 from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
 from .screen import screen
@@ -21,55 +24,81 @@ _OPTION = re.compile(r"\(([A-E])\)\s*(.+?)(?=\s*\([A-E]\)|$)", re.S)
 _PROBES = (sympy.Rational(37, 100), sympy.Rational(113, 100), sympy.Rational(29, 10))
 
 
-def _clearly_different(g: Any, p: Any, floor: float = 1e-9, max_symbols: int = 4) -> bool:
-    """Numeric disproof before symbolic proof: equal expressions agree at every probe point.
-
-    math-verify's simplify() dominates grading time and most wrong answers are far off, so a
-    relative gap over 5% (loose, to leave rounded decimals to math-verify) and over `floor`
-    rejects them cheaply.
-    """
+def _gaps(g: Any, p: Any, floor: float, max_symbols: int) -> Iterator[bool]:
+    """At each probe point in turn: are the values of `g` and `p` far apart there, by a relative gap
+    over 5% (loose, to leave rounded decimals to math-verify) and over `floor`? False where either
+    cannot be evaluated or is not a finite real. Nothing for objects that are not expressions."""
     if not all(isinstance(x, sympy.Expr) for x in (g, p)):
-        return False
+        return
     syms = tuple(sorted(g.free_symbols | p.free_symbols, key=str))
     if len(syms) > max_symbols:
-        return False
-    for k in range(len(_PROBES)):  # in order, stopping at the first probe that does not disprove
+        return
+    for k in range(len(_PROBES)):
         a = _probe_value(g, syms, k)
         b = _probe_value(p, syms, k) if a is not None else None
-        if a is None or b is None:
+        if a is None or b is None or a.imag or b.imag or not all(z == z and abs(z) != float("inf") for z in (a, b)):
+            yield False
+        else:
+            yield abs(a - b) > 0.05 * max(abs(a), abs(b)) + floor
+
+
+def _clearly_different(g: Any, p: Any) -> bool:
+    """Numeric disproof before symbolic proof, the cascade's own rule: far apart at every probe point.
+
+    math-verify's simplify() dominates grading time and most wrong answers are far off."""
+    probed = False
+    for apart in _gaps(g, p, 1e-9, 4):  # in order, stopping at the first probe that does not disprove
+        if not apart:
             return False
-        if not all(map(lambda z: z == z and abs(z) != float("inf"), (a, b))) or a.imag or b.imag:
-            return False
-        if abs(a - b) <= 0.05 * max(abs(a), abs(b)) + floor:
-            return False
-    return True
+        probed = True
+    return probed
 
 
 @lru_cache(maxsize=8192)  # a gold is probed once per set of symbols, not once per answer
 def _probe_value(expr: sympy.Expr, syms: tuple[sympy.Symbol, ...], k: int) -> complex | None:
-    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated."""
+    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated.
+    Substituted inside evalf, not before it: the same value without building the substituted expression."""
     try:
-        return complex(expr.subs({s: _PROBES[k] + i for i, s in enumerate(syms)}).evalf(15))
+        return complex(expr.evalf(15, subs={s: _PROBES[k] + i for i, s in enumerate(syms)}))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
 
 
+def _elements(o: Any) -> list[Any]:
+    """A finite set's or a tuple's elements; any other object is its own single element."""
+    return list(o.args) if isinstance(o, (sympy.FiniteSet, sympy.Tuple)) else [o]
+
+
+def _numeric(o: Any) -> bool:
+    """An expression math-verify compares by value: not a lone symbol (compared by name), a percentage
+    (compared by its digits) or a matrix."""
+    return (isinstance(o, sympy.Expr) and not isinstance(o, (sympy.Symbol, sympy.MatrixExpr))
+            and not o.has(sympy.UnevaluatedExpr))
+
+
 def _apart(g: Any, p: Any) -> bool:
     """Can math-verify not find these two parsed answers equal? Yes when, once it has unwrapped a
-    labelled value as it does (gold `x = 3` against 3 compares 3), both are expressions whose values
-    are far apart at every probe point: more than 5% and more than its 6-place rounding. Not for a
-    lone symbol (compared by name), a percentage (compared by its digits) or a matrix: elsewhere its
-    symbolic proof cannot hold where the values differ, so this rejects before its simplify() runs."""
+    labelled value as it does (gold `x = 3` against 3 compares 3), one value of one side (an
+    expression, or an element of a finite set or tuple) is far apart from every value of the other
+    at some probe point: more than 5% and more than its 6-place rounding. Its symbolic proof cannot
+    hold where two values differ, and it matches sets and tuples element by element, so this rejects
+    before its simplify() or its set comparison runs. Only where every value is `_numeric`."""
     if not all(isinstance(x, sympy.Basic) for x in (g, p)):
         return False
     if is_equation(p) and not is_equation(g):
         p = take_last_relation(p).rhs
     elif is_assignment_relation(g) and not is_equation(p):
         g = take_last_relation(g).rhs
-    numeric = all(isinstance(x, sympy.Expr) and not isinstance(x, (sympy.Symbol, sympy.MatrixExpr))
-                  and not x.has(sympy.UnevaluatedExpr) for x in (g, p))
+    gs, ps = _elements(g), _elements(p)
+    if not all(map(_numeric, gs + ps)):
+        return False
+
+    def far(a: Any, b: Any) -> bool:
+        return any(_gaps(a, b, 2e-6, 12))
+
     try:
-        return numeric and _clearly_different(g, p, floor=2e-6, max_symbols=12)
+        return (any(all(far(a, b) for b in ps) for a in gs)
+                or any(all(far(a, b) for a in gs) for b in ps))
     except Exception:  # noqa: BLE001 - math-verify would swallow it too: no disproof, its comparison decides
         return False
 
@@ -272,7 +301,6 @@ def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bo
 # only the compound loop's time.
 _SEVERAL = re.compile(r"[,;=<>&]|\\[{\\]|\\(?:le|ge|ne|lt|gt|in|ni|cup|cap|setminus|subset|supset|land|lor"
                       r"|wedge|vee|quad|qquad|pm|mp|begin)|\b(?:or|and)\b")
-_MAX_JOINED = 6
 
 
 def _has_several(gold: str) -> bool:
@@ -295,7 +323,7 @@ def compound_answers(gold: str, boxes: list[str]) -> list[tuple[int, str]]:
     reads as more than the list of its boxes (a list of two or more values is a single value only if
     each of its values is, the last box's included)."""
     several = _has_several(gold)
-    normal = [normalize(b) for b in boxes[-_MAX_JOINED:]]
+    normal = [normalize(b) for b in boxes[-BOXES_READ:]]
     joins = [normal[-k:] for k in range(2, len(normal) + 1)]
     return [(len(j), ", ".join(j)) for j in joins if several or not _reads_as_list(j)]
 
@@ -333,4 +361,5 @@ def paper_equivalent(gold: str, pred: str) -> bool:
 def _boxed_parse(s: str) -> list[Any]:
     """math-verify's own reading of `\\boxed{s}` (its objects and their text), as the release's cascade reads it."""
     # timeouts are the worker's kill (see parse.sym); SIGALRM would break off the main thread
-    return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)
+    with sll_first():
+        return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)

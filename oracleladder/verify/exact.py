@@ -1,6 +1,7 @@
 """Plain numbers compared without SymPy: integers, decimals and fractions (`\\frac{a}{b}`, `a/b`),
-signed. About a third of real (answer, gold) pairs are two of them; exact arithmetic decides such a
-pair in microseconds where parsing and comparing it with math-verify takes milliseconds.
+signed, one of them perhaps labelled (`x_{1} = \\frac{15}{2}`, compared by its value as math-verify
+compares a labelled value against a bare one). About a third of real (answer, gold) pairs are two of
+them; exact arithmetic decides such a pair in microseconds where parsing and comparing it with math-verify takes milliseconds.
 
 `decide` gives the verdict math-verify's comparison gives on the pair (so every grader keeps its
 verdicts: tests/verify/test_exact.py checks it against the cascade on every form and near miss),
@@ -18,6 +19,8 @@ _DIGITS = r"\d{1,40}"  # longer runs are screened out (screen.MAX_DIGIT_RUN): ne
 _PLAIN = re.compile(
     rf"(?P<sign>[-+]?)\s*(?:(?P<int>{_DIGITS})(?:\.(?P<dec>{_DIGITS}))?"
     rf"|\\frac\{{(?P<num>-?{_DIGITS})\}}\{{(?P<den>-?{_DIGITS})\}}|(?P<top>{_DIGITS})/(?P<bottom>{_DIGITS}))")
+# a one-letter name, perhaps with a subscript; not e, E, i or I, which math-verify reads as constants
+_LABELLED = re.compile(r"\s*(?![eEiI])[A-Za-z](?:_(?:\w|\{\w+\}))?\s*=\s*(?P<value>.*)", re.S)
 _FLOAT_EXACT_BELOW = 10**6  # a float's binary rounding error stays far below the 6th decimal here
 _APART = Fraction(2, 10**6)  # two values this far apart never round to the same 6th decimal
 
@@ -42,10 +45,21 @@ def plain(text: str) -> Plain | None:
     return Plain(sign * Fraction(top, bottom), None) if bottom else None
 
 
+@lru_cache(maxsize=8192)
+def labelled(text: str) -> Plain | None:
+    """The plain number in `text` of the form `name = number`, or None."""
+    m = _LABELLED.fullmatch(text)
+    return plain(m["value"]) if m else None
+
+
 def decide(gold: str, pred: str) -> bool | None:
-    """Is `pred` the number `gold`, as math-verify decides it? None: not two plain numbers, or too
-    close to call without math-verify's own float rounding."""
+    """Is `pred` the number `gold`, as math-verify decides it? None: not two plain numbers (of which
+    one may be labelled), or too close to call without math-verify's own float rounding."""
     g, p = plain(gold), plain(pred)
+    if g is None and p is not None:
+        g = labelled(gold)
+    elif p is None and g is not None:
+        p = labelled(pred)
     if g is None or p is None:
         return None
     if g.decimals is None and p.decimals is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+BOXES_READ = 6  # the most boxes a verdict reads: the last, and up to 5 before it for a compound answer
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BRACE = re.compile(r"\\.|[{}]", re.S)  # an escaped character (\\{ too) is not a brace
 

@@ -23,7 +23,7 @@ from oracleladder.store.calls import request_parts
 from oracleladder.store.rows import pack
 from oracleladder.store.schema import SQL_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
 
-from tests.helpers import rows
+from tests.helpers import rows, store_at
 
 K = 8
 
@@ -192,18 +192,6 @@ async def test_a_probe_store_stays_near_the_compressed_size_of_its_answers(tmp_p
     assert path.stat().st_size < 1.15 * compressed
 
 
-def _v11_store(path: Path) -> sqlite3.Connection:
-    """An empty store as schema v11 made it."""
-    con = sqlite3.connect(path)
-    for name, (n_args, fn) in SQL_FUNCTIONS.items():
-        con.create_function(name, n_args, fn)
-    for step in MIGRATIONS[:11]:
-        for stmt in step:
-            con.execute(stmt)
-    con.execute("PRAGMA user_version = 11")
-    return con
-
-
 async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path, release_data: Path) -> None:
     """A v11 store (keys as 64 hex characters, rollouts with their strings, families as JSON text)
     opens at v12 with every call, rollout, failed job and family read back as v11 stored them."""
@@ -229,7 +217,7 @@ async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path,
     fam = Family(pid="p1", parent_prompt="Compute 2+3. " + prompt, parent_answer="5",
                  milestones=[Milestone(prompt="What is 2?", answer="2", type=MilestoneType.COMPUTE)],
                  provenance=Provenance(source="release"))
-    con = _v11_store(path)
+    con = store_at(path, 11)
     for r in [*requests, failed]:
         digest, body, k = request_parts(r)
         con.execute("INSERT OR IGNORE INTO requests (digest, body) VALUES (?, ?)", (digest, body))

@@ -57,3 +57,27 @@ def test_undecided_pairs_go_to_the_cascade(monkeypatch: pytest.MonkeyPatch) -> N
     assert exact.decide("2", r"\sqrt{4}") is None
     assert equivalence.equivalent("0.333333", r"\frac{1}{3}", extended=False)
     assert verify_inprocess(r"\boxed{\sqrt{4}}", "2").accepted
+
+
+LABELS = ["x", "y_1", "x_{1}", "a_{n}", "Q_{in}", "n"]
+CONSTANT_LABELS = ["e", "E_1", "i", "I_{1}"]  # math-verify reads these as constants: left to it
+LABELLED_VALUES = ["3", "-2", r"\frac{15}{2}", "7.5", "0.333333", "3.5", r"\frac{1}{3}", "0.3333333"]
+
+
+def test_a_labelled_number_against_a_bare_one_gets_the_cascades_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [(f"{name} = {v}", w) for name in LABELS for v, w in product(LABELLED_VALUES, repeat=2)]
+    pairs += [(w, f"{name}={v}") for w, name, v in product(LABELLED_VALUES[:4], LABELS, LABELLED_VALUES)]
+    fast = {pair: exact.decide(*pair) for pair in pairs}
+    assert sum(v is not None for v in fast.values()) > 0.8 * len(pairs)
+    monkeypatch.setattr(exact, "decide", lambda gold, pred: None)
+    differ = [(pair, fast[pair], slow) for pair in pairs
+              if fast[pair] is not None and (slow := _graders(*pair)) != (fast[pair],) * 3]
+    assert differ == []
+
+
+def test_labels_read_as_constants_and_two_labels_go_to_the_cascade() -> None:
+    assert [name for name in CONSTANT_LABELS if exact.decide(f"{name} = 3", "3") is not None] == []
+    assert exact.decide("x = 3", "y = 3") is None  # two relations: math-verify compares them as relations
+    assert exact.decide("x = 3", r"3\sqrt{2}") is None
+    assert exact.decide("x = 3 = y", "3") is None
+    assert not equivalence.equivalent.__wrapped__("e = 3", "3", extended=False)  # e = 3 is no label here
