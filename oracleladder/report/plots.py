@@ -169,7 +169,8 @@ def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[st
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
     ax.set_title(f"Specificity: matched help against controls (tau = {r.meta.tau})", fontsize=10)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if ax.get_legend_handles_labels()[0]:  # no bar at all where no condition was run: no legend
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax, drawn
 
