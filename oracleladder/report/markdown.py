@@ -334,7 +334,7 @@ def budgets(r: ReportTables) -> list[str]:
         rows15.append([s] + ([NOT_RUN] * 5 if b.pass_low is None else
                              [b.pass_low, b.pass_high, b.pass_flipped, b.composition_low, b.composition_high]))
     spell = "; ".join(f"{s}: {b.max_tokens[0]} against {b.max_tokens[1]}" for s, b in r.budgets.items())
-    low, high = (b for b in ("lower", "higher"))  # the columns' budgets differ per student: named above
+    low, high = "lower", "higher"  # each student's two budgets are named in the line above the table
     return [f"## Outcomes at two budgets (Table 22, tau = {r.meta.tau})", "", *at(r), f"max_tokens: {spell}.", "",
             *table(["Model", "Common families"] + [f"{k} ({low})" for k in keys] + [f"{k} ({high})" for k in keys],
                    rows22), "",

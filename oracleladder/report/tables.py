@@ -669,6 +669,11 @@ def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
     return rows
 
 
+def _with_benchmark(t: StudentTables, math_score: float | None) -> dict[str, Any]:
+    """A student's tables as fields, Table 1's MATH score set to its benchmark's pass@1 (None: not run)."""
+    return dict(t) | {"summary": t.summary.model_copy(update={"math_score": math_score})}
+
+
 def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roadmap_set: str | None = None,
            missing: Mapping[str, Missing | dict] | None = None, graders: Mapping[str, str] | None = None,
            ungradable: Mapping[str, str] | None = None,
@@ -687,8 +692,7 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
                   base=base, order=None if order is None else list(order), benchmark=benchmark),
-        students={s: StudentReport(**(dict(t := student_tables(f, tau)) | {"summary": t.summary.model_copy(
-                                       update={"math_score": benchmarks.get(s)})}),
+        students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau))
                   for s, f in students.items()},
