@@ -1,4 +1,4 @@
-"""Milestone answers in the models' own solutions (paper Appendix Q, Table 35).
+"""Milestone answers in the models' own solutions (paper Appendix Q, Tables 35 to 37).
 
 Containment test: a milestone is attained in an unaided (C1) attempt when its gold answer appears
 in the attempt's text, verbatim after the verifier's string normalization (spaces aside), or, for a
@@ -10,7 +10,7 @@ that the problem statement does not itself contain. A pair is (milestone gold, a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from ..verify.normalize import normalize, strip_thousands
@@ -18,6 +18,7 @@ from ..schemas.models import Family, Rollout
 from ..report.markdown import NONE, num, pct, table
 
 C1 = "C1_direct"
+LENGTHS = (None, 25, 15)  # Table 37's columns: every gold, then golds of at most that many characters
 _SPACE = re.compile(r"\s+")
 # a number as written in a solution: an integer or decimal, a \frac of integers, a/b
 _NUMBER = re.compile(r"(?<![\w.])(-?)(?:\\frac\{(\d+)\}\{(\d+)\}|(\d+(?:\.\d+)?)(?:/(\d+)(?!\.?\d))?)(?!\.?\d)")
@@ -65,10 +66,50 @@ def _ratio(own: dict, control: dict) -> float | None:
     return own["rate"] / control["rate"] if own["rate"] is not None and control["rate"] else None
 
 
-def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout]) -> dict:
+Keep = Callable[[str, int, str], bool]  # whether a pair's milestone counts: by pid, index and gold
+
+
+def _own(fams: Sequence[Family], attempts: dict[str, list[str]], keep: Keep) -> dict:
+    """Own hits and pairs of the tested milestones ``keep`` keeps against their family's attempts."""
+    hits = pairs = 0
+    for f in fams:
+        for i, m in f.tested():
+            if keep(f.pid, i, m.answer):
+                hits += sum(contains(a, m.answer) for a in attempts[f.pid])
+                pairs += len(attempts[f.pid])
+    return _rate(hits, pairs)
+
+
+def _short(limit: int | None) -> Keep:
+    return lambda pid, i, gold: limit is None or len(gold) <= limit
+
+
+def _length_key(limit: int | None) -> str:
+    return "all" if limit is None else f"<={limit}"
+
+
+def solved_alone(fams: Sequence[Family], attempts: dict[str, list[str]], rollouts: Sequence[Rollout]) -> dict | None:
+    """Table 36: own rates of the milestones the student solves alone (>= 1 accepted of its graded Stage 0
+    rollouts) and of those it does not; None without graded Stage 0 rollouts on these families."""
+    verdicts: dict[tuple[str, int], bool] = {}
+    for r in rollouts:
+        if r.target.startswith("m") and r.verdict.graded:
+            key = (r.pid, int(r.target[1:]))
+            verdicts[key] = verdicts.get(key, False) or r.verdict.accepted
+    if not any((f.pid, i) in verdicts for f in fams for i, _ in f.tested()):
+        return None
+    return {"solved": _own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is True),
+            "not_solved": _own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is False)}
+
+
+def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
+                  against: Sequence[Family] | None = None) -> dict:
     """Own, control and statement-novel rates of one student (Table 35), with the counts behind
-    each share. Families without a C1 attempt take no part; every stored C1 attempt counts, graded
-    or not (containment reads the text, not the verdict)."""
+    each share; the own rates split by whether the student solves the milestone alone (Table 36) and
+    by gold length (Table 37), and with ``against`` (a second roadmap set) the ratio of this set's own
+    rate to that set's on the families both have, at each length. Families without a C1 attempt take
+    no part; every stored C1 attempt counts, graded or not (containment reads the text, not the
+    verdict)."""
     attempts: dict[str, list[str]] = {}
     for r in rollouts:
         if r.target == C1:
@@ -88,11 +129,21 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout]) -> di
                     counts[key][1] += len(attempts[other.pid])
     own, control = _rate(*counts["own"]), _rate(*counts["control"])
     n_own, n_control = _rate(*counts["novel_own"]), _rate(*counts["novel_control"])
-    return {"families": len(fams), "attempts": sum(len(attempts[f.pid]) for f in fams),
-            "golds": sum(map(len, golds.values())),
-            "novel_golds": sum(novel for gs in golds.values() for _, novel in gs),
-            "all": {"own": own, "control": control, "ratio": _ratio(own, control)},
-            "novel": {"own": n_own, "control": n_control, "ratio": _ratio(n_own, n_control)}}
+    out = {"families": len(fams), "attempts": sum(len(attempts[f.pid]) for f in fams),
+           "golds": sum(map(len, golds.values())),
+           "novel_golds": sum(novel for gs in golds.values() for _, novel in gs),
+           "all": {"own": own, "control": control, "ratio": _ratio(own, control)},
+           "novel": {"own": n_own, "control": n_control, "ratio": _ratio(n_own, n_control)},
+           "solved_alone": solved_alone(fams, attempts, rollouts),
+           "by_length": {_length_key(n): _own(fams, attempts, _short(n)) for n in LENGTHS}}
+    if against is not None:
+        other = {f.pid: f for f in against if f.pid in attempts}
+        mine = [f for f in fams if f.pid in other]
+        theirs = [other[f.pid] for f in mine]
+        out["against"] = {"families": len(mine), "by_length": {
+            _length_key(n): {"own": (a := _own(mine, attempts, _short(n))), "other": (b := _own(theirs, attempts, _short(n))),
+                             "ratio": _ratio(a, b)} for n in LENGTHS}}
+    return out
 
 
 def _share(x: dict) -> str:
@@ -107,8 +158,25 @@ def markdown(results: dict[str, dict]) -> list[str]:
             for s, r in results.items()]
     header = ["Model", "Families", "C1 attempts", "Novel golds", "Own", "Control", "Ratio",
               "Own (novel)", "Control (novel)", "Ratio (novel)"]
-    return ["## Milestone answers in the unaided (C1) attempts (Table 35)", "",
-            "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
-            "the same golds against the attempts on every other family. Novel: golds the problem statement "
-            "does not contain.", "",
-            *table(header, rows), ""]
+    L = ["## Milestone answers in the unaided (C1) attempts (Table 35)", "",
+         "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
+         "the same golds against the attempts on every other family. Novel: golds the problem statement "
+         "does not contain.", "",
+         *table(header, rows), ""]
+    alone = {s: r["solved_alone"] for s, r in results.items() if r["solved_alone"] is not None}
+    L += ["## By whether the student solves the milestone alone (Table 36)", "",
+          "Own pairs, split by the milestone's Stage 0 result (>= 1 of K accepted).", "",
+          *table(["Model", "Solved alone", "Not solved alone"],
+                 [[s, _share(a["solved"]), _share(a["not_solved"])] for s, a in alone.items()]), ""] if alone else []
+    L += [f"- {s}: no Stage 0 verdicts on these families: Table 36 needs them." for s in results if s not in alone]
+    keys = [_length_key(n) for n in LENGTHS]
+    names = ["All lengths"] + [f"<= {n} characters" for n in LENGTHS[1:]]
+    L += ["", "## By gold length (Table 37)", "", "Own pairs whose gold has at most that many characters.", "",
+          *table(["Model", *names], [[s] + [_share(r["by_length"][k]) for k in keys] for s, r in results.items()]), ""]
+    versus = {s: r["against"] for s, r in results.items() if "against" in r}
+    if versus:
+        L += ["Own rate of this set's golds over the other set's, on the same attempts of the families both have:", "",
+              *table(["Model", "Families", *names], [[s, v["families"]] + [num(v["by_length"][k]["ratio"], "{:.2f}")
+                                                                          for k in keys] for s, v in versus.items()]),
+              ""]
+    return L

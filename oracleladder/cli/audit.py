@@ -55,27 +55,32 @@ async def _families(store: Store, source: str) -> list:
     return families
 
 
-async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice) -> dict:
+async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice, against: str | None) -> dict:
     families = await _families(ex.store, source)
     found = await ex.result_groups(student, families[0].provenance.roadmap_set)
-    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts if r.target == roadmap.C1] \
-        if found else []
-    if not rollouts:
+    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
+    if not any(r.target == roadmap.C1 for r in rollouts):
         fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")
-    return roadmap.roadmap_match(families, rollouts)
+    other = None if against is None else await _families(ex.store, against)
+    return roadmap.roadmap_match(families, rollouts, other)
 
 
 @app.command("roadmap-match")
 @with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
                   source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False,
+                  against: Annotated[Optional[str], typer.Option(
+                      "--against", help="A second roadmap set of the same problems: Table 37's ratio of the two "
+                      "sets' own rates on the same attempts.")] = None,
                   picked: Choice = Choice()) -> None:
-    """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
-    cross-problem control, ratio, over all golds and over golds the statement does not contain; each
+    """Milestone answers in the students' own unaided (C1) attempts (paper Tables 35 to 37): own rate,
+    cross-problem control, ratio, over all golds and over golds the statement does not contain; the own
+    rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked), reading=True) for s in student}
+    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked, against), reading=True)
+               for s in student}
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 

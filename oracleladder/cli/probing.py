@@ -4,6 +4,7 @@ and the answers whose grading failed graded again."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -11,6 +12,7 @@ import typer
 from .._lazy import lazy_module
 from ..clients import load_prices
 from ..experiment import Estimate
+from ..experiment.reader import BENCHMARK
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
@@ -115,3 +117,42 @@ def regrade(
             f"{result.still_ungraded} still ungraded")
     if result.still_ungraded:
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@with_endpoint_options
+def benchmark(
+    student: Annotated[str, typer.Option("--student", help="provider/model of the student.")],
+    problems: Annotated[Path, typer.Argument(help="A JSONL, CSV or Parquet pool of problems with reference answers "
+                                             "(the field names `ladder compile` reads; see --field).")],
+    name: Annotated[Optional[str], typer.Option("--name", help="The benchmark's name (default: the file's stem); "
+                                                "`ladder report --benchmark NAME` reads it.")] = None,
+    k: KOpt = 8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
+    grader: GraderOpt = "strict",
+    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for "
+                                                       "one of pid, problem, answer, e.g. problem=question; repeat.")] = None,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """A plain benchmark probe, the paper's external comparator (Tables 1, 17): each problem asked directly,
+    no roadmap, K times; pass@1 and pass@K over the problems with K graded answers."""
+    endpoint = make_endpoint(student, endpoint_options)
+    result = run_experiment(store, lambda ex: ex.benchmark(
+        endpoint, problems, name=name, k=k, max_tokens=max_tokens, temperature=temperature, grader=grader,
+        fields=field or (), progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        left = f"; {result.no_answer} without a reference answer left out" if result.no_answer else ""
+        say(f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {k} graded answers"
+            f"{left}; pass@1 {score(result.pass_at_1)}, pass@{k} {score(result.pass_at_k)}")
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, BENCHMARK + result.name)
+    if result.failed_jobs or result.ungraded:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def score(x: float | None) -> str:
+    """A score as a share with three digits; "none" where no problem was complete."""
+    return "none" if x is None else f"{x:.3f}"

@@ -20,13 +20,14 @@ from .display import bar
 from .selecting import with_choice
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
-                  use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None) -> Report:
+                  use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None,
+                  order: list[str] | None = None, benchmark: str | None = None) -> Report:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
     async def write(ex: Experiment) -> Report:
         if html:
             ex.check_html(domain)
         report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
-                                 domain=domain, choice=picked, base=base)
+                                 domain=domain, choice=picked, base=base, order=order, benchmark=benchmark)
         await ex.write_report(report, out, html=html)
         return report
 
@@ -49,12 +50,18 @@ def report(
     html: HtmlOpt = False,
     base: Annotated[Optional[str], typer.Option("--base", help="The student (a report column) the change tables "
                                                 "(Tables 18, 38) read the others against; default the first.")] = None,
+    order: Annotated[Optional[list[str]], typer.Option("--order", help="The report's columns as checkpoints left to "
+                                                        "right in Figure 7 (repeat, each once); default as given.")] = None,
+    benchmark: Annotated[Optional[str], typer.Option("--benchmark", help="A plain benchmark probe's name (`ladder "
+                                                     "benchmark --name`): its pass@1 at each column's settings is "
+                                                     "Table 1's MATH score.")] = None,
     picked: Choice = Choice(),
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for any number of students, each at one
     setting (--max-tokens, --run, ...; --by-run: each setting side by side)."""
     existing(store)
-    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base,
+                            order, benchmark)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):

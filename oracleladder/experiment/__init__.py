@@ -26,7 +26,7 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpo
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimAnswersResult,
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimAnswersResult,
                       PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
                       ProbeResult, RegradeResult, Result, ScreenResult)
 from .selection import Choice
@@ -35,7 +35,7 @@ from .stages import GRANULARITIES, Experiment
 from .sync import SyncExperiment
 
 __all__ = [
-    "BUDGET_STOPPED", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
+    "BUDGET_STOPPED", "BenchmarkResult", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
     "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
     "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult", "PrimitivesResult",
     "ProbeEstimate", "ProbeResult", "Progress", "Reader",

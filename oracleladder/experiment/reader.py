@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
+from statistics import fmean
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
@@ -21,7 +22,8 @@ from ..domains import get_domain
 from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
-from ..schemas import Family, parse_roadmap_set, to_released
+from ..report.stats import pass_at_k
+from ..schemas import Family, Rollout, parse_roadmap_set, to_released
 from ..schemas.jsonl import InputError, write_jsonl
 from ..store import RunRecord, Store
 from ..validators.atomicity import atomicity_problem
@@ -29,6 +31,8 @@ from ..verify import GRADER_VERSIONS
 from . import panels as _panels
 from .errors import ExperimentError
 from .selection import Choice, Picked, groups, matches, pick
+
+BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
 
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
@@ -63,6 +67,20 @@ class Report:
     formats: dict[str, FormatAudit] | None = None  # per student with rollouts, its format audit
     picked: dict[str, Picked] = field(default_factory=dict)  # per column, the group of results it reads
     base: str | None = None  # the column the change tables read the others against (None: the first)
+    order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the columns' order)
+    benchmark: str | None = None  # the plain benchmark probe whose pass@1 is Table 1's last column
+    benchmarks: dict[str, float] = field(default_factory=dict)  # per column, that pass@1 (absent: none)
+
+    @property
+    def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
+        """Per student read at exactly two --max-tokens (``--by-run``), its two columns with their budgets, the
+        lower first (Tables 15 and 22)."""
+        by: dict[str, list[tuple[str, int]]] = {}
+        for label, p in self.picked.items():
+            if p.settings.max_tokens is not None:
+                by.setdefault(p.student, []).append((label, p.settings.max_tokens))
+        pairs = {s: sorted(cols, key=lambda c: c[1]) for s, cols in by.items() if len(cols) == 2}
+        return {s: (lo, hi) for s, (lo, hi) in pairs.items() if lo[1] != hi[1]}
 
     @property
     def settings(self) -> dict[str, str]:
@@ -282,17 +300,23 @@ class Reader:
 
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
                      use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
-                     base: str | None = None) -> Report:
+                     base: str | None = None, order: Sequence[str] | None = None,
+                     benchmark: str | None = None) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
-        (Tables 18, 38) read every other against (default: the first)."""
+        (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
+        to right in Figure 7 (each column once; default: as picked); ``benchmark``, a plain benchmark probe's
+        name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column."""
         ladder = self.domain(domain)
         families = await self.domain_families(ladder, source)
         picked = {p.label: p for name in dict.fromkeys(students)
                   for p in await self.picked(name, source=source, domain=domain, choice=choice)}
         if base is not None and base not in picked:
             raise ExperimentError(f"--base {base} is not one of the report's columns ({', '.join(picked)})")
+        if order is not None and sorted(order) != sorted(picked):
+            raise ExperimentError(f"--order must name each of the report's columns once ({', '.join(picked)}), "
+                                  f"not {', '.join(order)}")
         ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
         results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
@@ -304,7 +328,20 @@ class Reader:
             graders={label: _grader(p) for label, p in picked.items()} if graded else None,
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
-            picked=picked, base=base)
+            picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
+            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked))
+
+    async def _benchmarks(self, name: str, picked: dict[str, Picked]) -> dict[str, float]:
+        """Per column, the pass@1 of its student's plain benchmark probe ``name`` at the column's settings
+        (none where there is none)."""
+        out = {}
+        for label, p in picked.items():
+            same = [g for g in await self.result_groups(p.student, BENCHMARK + name) if g.settings == p.settings]
+            if same:
+                _, pass1, _ = benchmark_scores(same[0].rollouts, same[0].k or 0)
+                if pass1 is not None:
+                    out[label] = pass1
+        return out
 
     async def write_report(self, counted: Report, out: str | os.PathLike[str], *, html: bool = False) -> dict:
         """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too);
@@ -314,12 +351,15 @@ class Reader:
         out = Path(out)
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
-                                   formats=counted.formats, settings=counted.settings, base=counted.base)
+                                   formats=counted.formats, settings=counted.settings, base=counted.base,
+                                   families=[f for f in counted.families if f.pid not in counted.ungradable],
+                                   budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
+                                   benchmarks=counted.benchmarks)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
             _site.write_site(out / "html", res, (out / "report.md").read_text(), counted.families, counted.results,
-                            records)
+                            records, figures_from=out)
         return res
 
     async def _compared(self, a: str, b: str, student: str, use_corrections: bool, allow_mixed_graders: bool,
@@ -397,6 +437,19 @@ class Reader:
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""
         return await self.store.runs()
+
+
+def benchmark_scores(rollouts: Sequence[Rollout], k: int) -> tuple[int, float | None, float | None]:
+    """A plain benchmark's graded answers (the first ``k`` of each problem): the problems with ``k`` graded
+    answers, and their mean pass@1 and unbiased pass@k (None: no problem has ``k``)."""
+    correct: dict[str, list[bool]] = {}
+    for r in rollouts:
+        if r.verdict.graded and r.k < k:
+            correct.setdefault(r.pid, []).append(r.verdict.accepted)
+    done = [c for c in correct.values() if len(c) == k]
+    if not done:
+        return 0, None, None
+    return len(done), fmean(sum(c) / k for c in done), fmean(pass_at_k(k, sum(c), k) for c in done)
 
 
 def _missing(p: Picked) -> dict:

@@ -110,6 +110,20 @@ class ProbeResult(Result):
     failed_jobs: list[JobFailure]
 
 
+class BenchmarkResult(ProbeResult):
+    """A plain benchmark probe (`Experiment.benchmark`): the problems asked, those left out for want of a
+    reference answer, those with K graded answers (``complete``: the scores' denominator), and the mean
+    pass@1 and unbiased pass@K over them (None: no problem complete)."""
+
+    name: str
+    k: int
+    problems: int
+    no_answer: int
+    complete: int
+    pass_at_1: float | None
+    pass_at_k: float | None
+
+
 class ScreenResult(ProbeResult):
     set_name: str = Field(serialization_alias="set")
     verdicts: dict[str, int]  # verdict -> families

@@ -10,9 +10,10 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import workers
+from .._lazy import lazy_module
 from ..audit.judge import ask_judge, draw, key_path, write_sheet
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
@@ -26,7 +27,7 @@ from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..probe.runner import regrade as regrade_rollouts, run_probe, uncached_calls
 from ..prompts import load as load_prompt
-from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Rollout, Verdict, parse_condition
+from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
@@ -38,11 +39,16 @@ from . import panels as _panels
 from .errors import ExperimentError
 from .files import load_families
 from .prim import PrimStages
-from .reader import Reader
-from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult, ProbeEstimate,
-                      ProbeResult, RegradeResult, ScreenResult)
+from .reader import BENCHMARK, Reader, benchmark_scores
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult,
+                      ProbeEstimate, ProbeResult, RegradeResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
 from .selection import Choice
+
+if TYPE_CHECKING:
+    from ..construction import pool as _pools
+else:  # pyarrow behind it: loaded by a benchmark probe, not by `ladder --help`
+    _pools = lazy_module("oracleladder.construction.pool")
 
 GRANULARITIES = ("coarse", "default", "fine")
 
@@ -304,6 +310,33 @@ class Experiment(PrimStages, Reader):
             await self.store.put_screen_verdict(verdict, wait=False)
         await self.store.flush()
         return ScreenResult(**dict(probed), set_name=set_name, verdicts=dict(Counter(v.verdict for v in verdicts)))
+
+    async def benchmark(self, student: str | Endpoint, problems: str | os.PathLike[str], *, name: str | None = None,
+                        k: int = 8, max_tokens: int = 4096, temperature: float = 1.0, grader: str = "strict",
+                        fields: Sequence[str] = (), progress: Progress | None = None) -> BenchmarkResult:
+        """A plain benchmark probe, the paper's external comparator (Tables 1, 17): each problem of a pool
+        file (`construction.pool.read_pool`; ``fields``: its `NAME=COLUMN` specs) asked directly, with no roadmap (C1), K times; ordinary cached
+        rollouts, filed under the roadmap set ``benchmark:NAME`` (default name: the file's stem). Returns
+        the mean pass@1 and unbiased pass@K over the problems with K graded answers; a problem without a
+        reference answer is left out and counted."""
+        endpoint, path = as_endpoint(student), Path(problems)
+        name = name or path.stem
+        pool = _pools.read_pool(path, _pools.parse_fields(list(fields)))
+        asked = [p for p in pool if p.answer.strip()]
+        if not asked:
+            raise ExperimentError(f"{path}: no problem with a reference answer")
+        source = BENCHMARK + name
+        for p in asked:
+            await self.store.put_family(Family(pid=p.pid, parent_prompt=p.problem, parent_answer=p.answer,
+                                               milestones=[], provenance=Provenance(source=source)))
+        await self.store.flush()
+        probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=False, max_tokens=max_tokens,
+                                  temperature=temperature, grader=grader, source=source, progress=progress)
+        assert isinstance(probed, ProbeResult)  # not a dry run
+        complete, pass1, passk = benchmark_scores(
+            await self.store.rollouts(student=endpoint.model, run_id=probed.run_id), k)
+        return BenchmarkResult(**dict(probed), name=name, k=k, problems=len(asked), no_answer=len(pool) - len(asked),
+                               complete=complete, pass_at_1=pass1, pass_at_k=passk)
 
     # ------------------------------------------------------------------ grading and audits
 

@@ -172,7 +172,7 @@ def missing_verdicts(r: ReportTables) -> list[str]:
 def summary(r: ReportTables) -> list[str]:
     """Table 1."""
     rows = [[s, t.n, pct(m.direct_accuracy), pct(m.solved_directly_share), pct(m.solved_with_primitive_share),
-             pct(m.solved_any_share), pct(m.added_by_milestones_share), NOT_RUN]
+             pct(m.solved_any_share), pct(m.added_by_milestones_share), pct(m.math_score)]
             for s, t in r.students.items() for m in (t.summary,)]
     return ["## Same-set summary (Table 1)", "", *at(r),
             *table(["Model", "Families", "Direct accuracy", "Solved directly", "Primitive-Needed",
@@ -180,7 +180,9 @@ def summary(r: ReportTables) -> list[str]:
             "", "Direct accuracy is per-rollout C1 success; the other shares are family-level at "
             f">= {r.meta.tau} of K. Solved by any probe = Direct + Primitive-Needed (where C2-primitive was run) + "
             "Roadmap-Needed + Answers-Needed. "
-            "MATH score is an external comparator this toolkit does not run.", ""]
+            + (f"MATH score: pass@1 of the plain benchmark probe '{r.meta.benchmark}' (`ladder benchmark`) at the "
+               "same settings." if r.meta.benchmark else "MATH score: an external comparator, a plain benchmark "
+               "probe with no roadmap (`ladder benchmark`, then `ladder report --benchmark NAME`)."), ""]
 
 
 def conditions(r: ReportTables) -> list[str]:
@@ -245,6 +247,9 @@ def contrasts(r: ReportTables) -> list[str]:
     cells = {s: [NOT_RUN if c.status == NOT_RUN else
                  f"{c.delta:+d} ({c.only_a}/{c.only_b}), p = {p_value(c.p_value)}, n = {c.n}" for c in t.contrasts]
              for s, t in r.students.items()}
+    planned = [c[0] for c in CONTRASTS if c[3]]
+    adjusted = [[s] + [NOT_RUN if c.p_bh is None else p_value(c.p_bh) for c in t.contrasts if c.planned]
+                for s, t in r.students.items()]
 
     def part(planned: bool) -> list[str]:
         pick = [i for i, c in enumerate(CONTRASTS) if c[3] == planned]
@@ -254,7 +259,90 @@ def contrasts(r: ReportTables) -> list[str]:
             "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
             "two-sided exact p (binomial on discordant pairs); n = families where both were run.", "",
             "Planned contrasts (Table 11):", "", *part(True),
+            "", "Benjamini-Hochberg adjusted p (q) over each student's planned contrasts that were run:", "",
+            *table(["Model"] + planned, adjusted),
             "", "Each condition against direct prompting (Table 10):", "", *part(False), ""]
+
+
+def _fingerprint(counts: Mapping[str, int]) -> str:
+    return "/".join(str(counts[o.value]) for o in Outcome if o.value in counts)
+
+
+def stage0_fingerprint(r: ReportTables) -> list[str]:
+    """Table 14: milestone solve rate, families passing the strict milestone test, and the outcome fingerprint
+    of all families and of the passing ones."""
+    rows = [[s, NOT_RUN, NOT_RUN, _fingerprint(t.outcomes), NOT_RUN] if t.fingerprint_passing is None else
+            [s, pct(t.stage0.milestone_solve_rate), t.stage0.pass_strict, _fingerprint(t.outcomes),
+             _fingerprint(t.fingerprint_passing)] for s, t in r.students.items()]
+    order = "/".join(o.value for o in Outcome
+                     if any(o.value in t.outcomes for t in r.students.values()))
+    return [f"## Stage 0 milestone solvability and fingerprint (Table 14, tau = {r.meta.tau})", "", *at(r),
+            *table(["Model", "Milestone solve rate", "Passing families", "All families", "Passing families only"],
+                   rows),
+            "", f"Fingerprint cells: {order}. Passing: every tested milestone solved >= 1 of K alone (strict).", ""]
+
+
+def recovery_by_tau(r: ReportTables) -> list[str]:
+    """Table 28: per student, families each condition recovers at each tau."""
+    L = ["## Family-level recovery per condition as tau varies (Table 28)", "", *at(r),
+         "Families with at least tau correct of K under the condition (tau = 1 is pass@K).", ""]
+    for s, t in r.students.items():
+        taus = list(next((v for v in t.recovery_by_tau.values() if v), {}))
+        rows = [[CONDITION_NAMES[c]] + ([NOT_RUN] * len(taus) if (v := t.recovery_by_tau.get(c)) is None
+                                        else [v[x] for x in taus]) for c in TABLE21_ORDER]
+        L += [f"**{s}** (n = {t.n})", ""] + (table(["Condition"] + [f"tau = {x}" for x in taus], rows) if taus
+                                              else ["No condition was run."]) + [""]
+    return L
+
+
+def milestone_types(r: ReportTables) -> list[str]:
+    """Tables 7 and 48 of the set, Table 8 per student; one line where the set's families were not given."""
+    m = r.milestone_types
+    if m is None:
+        return ["Tables 7, 8 and 48 (milestone types and answer schemas) need the set's families; none were given.",
+                ""]
+    if not m.milestones:
+        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set's {m.families} families have no "
+                "milestone.", ""]
+    L = [f"## Milestone types of the set (Table 7: {m.milestones} tested milestones of {m.families} families)", "",
+         *table(["Type", "Milestones", "%"], [[t, c, pct(c, m.milestones)] for t, c in m.types.items()]), ""]
+    L += [f"## Milestone types by outcome state (Table 8, tau = {r.meta.tau})", "", *at(r),
+          "Each cell: share of the families in that state with at least one tested milestone of the type "
+          "(a family counts in several columns).", ""]
+    for s, by in r.types_by_outcome.items():
+        L += [f"**{s}**", "", *table(["State", "n", *m.types],
+                                     [[o, x.n] + [pct(c, x.n, 0) if x.n else NONE for c in x.with_type.values()]
+                                      for o, x in by.items()]), ""]
+    if m.schemas is None:
+        return L + [f"Table 48 (answer schemas): none of the set's {m.answers} milestones states its answer "
+                    "schema (released families do not; compiled ones do).", ""]
+    rows = [[a, c, pct(c, m.answers)] for a, c in m.schemas.items()] + (
+        [["not stated", m.schema_unknown, pct(m.schema_unknown, m.answers)]] if m.schema_unknown else [])
+    return L + [f"## Answer schemas of the set (Table 48: all {m.answers} milestones)", "",
+                *table(["Schema", "Milestones", "%"], rows), ""]
+
+
+def budgets(r: ReportTables) -> list[str]:
+    """Tables 22 and 15: each student probed at two --max-tokens; one line where none was."""
+    if not r.budgets:
+        return ["Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student read at two --max-tokens "
+                "side by side (`--by-run`).", ""]
+    keys = list(next(iter(r.budgets.values())).outcomes_low)
+    rows22, rows15 = [], []
+    for s, b in r.budgets.items():
+        rows22.append([s, b.n_common] + [b.outcomes_low[k] for k in keys] + [b.outcomes_high[k] for k in keys])
+        rows15.append([s] + ([NOT_RUN] * 5 if b.pass_low is None else
+                             [b.pass_low, b.pass_high, b.pass_flipped, b.composition_low, b.composition_high]))
+    spell = "; ".join(f"{s}: {b.max_tokens[0]} against {b.max_tokens[1]}" for s, b in r.budgets.items())
+    low, high = "lower", "higher"  # each student's two budgets are named in the line above the table
+    return [f"## Outcomes at two budgets (Table 22, tau = {r.meta.tau})", "", *at(r), f"max_tokens: {spell}.", "",
+            *table(["Model", "Common families"] + [f"{k} ({low})" for k in keys] + [f"{k} ({high})" for k in keys],
+                   rows22), "",
+            "## Stage 0 at two budgets (Table 15)", "", *at(r),
+            *table(["Model", f"Pass ({low})", f"Pass ({high})", "Pass flipped", f"Comp. gap ({low})",
+                    f"Comp. gap ({high})"], rows15), "",
+            "Pass: families passing the strict milestone test; flipped: those passing at one budget only; "
+            "Comp. gap: families passing it that no parent probe recovers. On the families both budgets have.", ""]
 
 
 def _interval(i: Interval) -> str:
@@ -378,7 +466,14 @@ PLOTS = ["## Plots", "",
          "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4), stacked bottom to top in the order "
          "of the taxonomy table above.",
          "- `fingerprint.png`: parent-probe outcome fingerprint per student (Figure 8), left to right Direct, "
-         "Roadmap-Needed, Answers-Needed, Unrecovered.", "",
+         "Roadmap-Needed, Answers-Needed, Unrecovered.",
+         "- `specificity.png`: families solved under direct prompting, the controls and the matched help, one bar "
+         "per student (Figures 3a, 6).",
+         "- `accuracy.png`: per-rollout direct accuracy against the share solved by any probe, one point per "
+         "student (Figure 3b).",
+         "- `change.png` and `trajectory.png` (two or more students): each student's change in outcome counts "
+         "against the base (Figure 5), and the outcome counts across the students as checkpoints in `--order` "
+         "(Figure 7).", "",
          "Bars are shares of each student's families; the numbers in the segments are family counts (segments "
          "under 4.5% carry none: read them in the tables). Direct has the same grey in both plots, and a gap of "
          "a family that passes the milestone test has the colour of its outcome (Roadmap-gap and Roadmap-Needed "
@@ -391,7 +486,8 @@ def report_md(r: ReportTables) -> str:
     """report.md: its tables in the paper's order (Tables 13, 18 and 38 for two or more students)."""
     formats = _formats(r)
     L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
-    L += summary(r) + conditions(r) + taxonomy(r) + threshold_sweep(r) + contrasts(r) + bootstrap(r)
+    L += summary(r) + conditions(r) + taxonomy(r) + stage0_fingerprint(r) + threshold_sweep(r) + recovery_by_tau(r)
+    L += contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r)
     if r.pairs:
         L += change(r) + transitions(r) + ordering(r)
     else:

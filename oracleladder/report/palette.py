@@ -1,5 +1,6 @@
-"""The colours of the outcomes and the gaps, what each means, and the names of the families a missing
-run leaves without a label: shared by the report's plots and the HTML report (`viewer`).
+"""The colours of the outcomes and the gaps, what each means, the names of the families a missing run
+leaves without a label, and the figures' files and titles: shared by the report's plots and the HTML
+report (`viewer`).
 
 Direct is one grey in both plots; a gap of a family that passes the milestone test takes its
 parent-probe outcome's colour (Roadmap-gap = Roadmap-Needed, Milestone-execution-gap = Answers-Needed,
@@ -20,6 +21,13 @@ GAP_HELP = {Gap.DIRECT: "C1 solves", Gap.PRIMITIVE: "MS test pass, C2-primitive 
 OUT_HELP = {Outcome.DIRECT: "C1 solves", Outcome.PRIMITIVE_NEEDED: "C2-primitive solves, C1 does not",
             Outcome.ROADMAP_NEEDED: "C2 solves, C1 does not",
             Outcome.ANSWERS_NEEDED: "C3 solves, C1 and C2 do not", Outcome.UNRECOVERED: "C1, C2 and C3 fail"}
+# the figures beside report.md, by file, with their titles (the HTML report shows each as a panel)
+FIGURES = {"taxonomy.png": "Reasoning-gap taxonomy (Figure 4)",
+           "fingerprint.png": "Parent-probe outcome fingerprint (Figure 8)",
+           "specificity.png": "Specificity: matched help against controls (Figures 3a, 6)",
+           "accuracy.png": "Direct accuracy against any-probe recovery (Figure 3b)",
+           "change.png": "Change against the base (Figure 5)",
+           "trajectory.png": "Outcomes across checkpoints (Figure 7)"}
 NOT_CLASSIFIED = "Not classified"  # no five-way label: Stage 0 or a C1-C3 run it needs is missing
 NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 run it depends on is missing
 

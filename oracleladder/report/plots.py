@@ -1,5 +1,7 @@
-"""The report's figures, from its tables: the taxonomy's stacked bars (Figure 4) and the outcome
-fingerprint (Figure 8), in the palette the HTML report shares.
+"""The report's figures, from its tables: the taxonomy's stacked bars (Figure 4), the outcome fingerprint
+(Figure 8), the specificity bars of matched against control conditions (Figures 3a, 6), direct accuracy
+against any-probe recovery (Figure 3b), the change against a base (Figure 5) and the trajectory across
+checkpoints (Figure 7), in the palette the HTML report shares.
 
 Matplotlib loads with this module, which `report.report` loads when it first draws: `ladder --help`,
 a probe or a comparison never load it. Figures are drawn on their own Agg canvas, outside pyplot's
@@ -17,8 +19,12 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from ..ladder.outcomes import Gap, Outcome
-from .palette import GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, NOT_DETERMINED, OUT_COLORS, OUT_HELP
-from .tables import ReportTables
+from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, NOT_DETERMINED, OUT_COLORS, OUT_HELP
+from ..schemas.models import CONDITION_NAMES
+from .tables import ANY_PROBE, ReportTables
+
+# Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by side
+SPECIFICITY = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
 
 _HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -140,7 +146,103 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     return fig, ax, legend, drawn
 
 
+def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
+    """Figures 3a and 6: per condition of SPECIFICITY, one bar per student, the % of its families solved (>= tau
+    of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
+    names = list(r.students)
+    fig, ax = _figure(figsize=(2.5 + 1.1 * len(SPECIFICITY) * max(1, len(names)) / 2, 4.2), layout="constrained")
+    width = 0.8 / max(1, len(names))
+    drawn: dict[str, dict[str, float | None]] = {}
+    for j, s in enumerate(names):
+        t = r.students[s]
+        drawn[s] = {c: (None if (v := t.conditions[c]) is None else 100 * v.solved / t.n if t.n else 0.0)
+                    for c in SPECIFICITY}
+        for i, c in enumerate(SPECIFICITY):
+            x = i - 0.4 + width * (j + 0.5)
+            if drawn[s][c] is None:
+                ax.text(x, 1, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="#555555")
+            else:
+                ax.bar(x, drawn[s][c], width=width * 0.9, color=f"C{j}", label=s if i == 0 or
+                       all(drawn[s][d] is None for d in SPECIFICITY[:i]) else None)
+                ax.text(x, drawn[s][c] + 1, str(t.conditions[c].solved), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(SPECIFICITY)), [CONDITION_NAMES[c] for c in SPECIFICITY], fontsize=8.5)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
+    ax.set_title(f"Specificity: matched help against controls (tau = {r.meta.tau})", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:  # no bar at all where no condition was run: no legend
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, drawn
+
+
+def accuracy_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, tuple[float, float]]]:
+    """Figure 3b: one point per student with C1 rollouts, its per-rollout direct accuracy against the share
+    of its families solved by any probe (both %). Returns the points drawn."""
+    points = {s: (100 * t.summary.direct_accuracy, 100 * t.summary.solved_any_share)
+              for s, t in r.students.items()
+              if t.summary.direct_accuracy is not None and t.summary.solved_any_share is not None}
+    fig, ax = _figure(figsize=(5.2, 4.4), layout="constrained")
+    for s, (x, y) in points.items():
+        ax.scatter(x, y, s=30, color="#333333")
+        ax.annotate(s, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
+    ax.set_xlim(0, 110)  # room for a point at 100% and its name
+    ax.set_ylim(0, 110)
+    ax.set_xlabel("Per-rollout direct (C1) accuracy, %", fontsize=8.5)
+    ax.set_ylabel("Families solved by any probe, %", fontsize=8.5)
+    ax.set_title(f"Direct accuracy against any-probe recovery (tau = {r.meta.tau})", fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, points
+
+
+def change_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, int]]]:
+    """Figure 5: per outcome (and any probe), one bar per student but the base, its change in families
+    against the base on their common families. Returns the changes drawn."""
+    drawn = {s: dict(c.delta) for s, c in r.changes.items()}
+    keys = list(next(iter(drawn.values()))) if drawn else []
+    fig, ax = _figure(figsize=(2.5 + 1.2 * len(keys), 4.0), layout="constrained")
+    width = 0.8 / max(1, len(drawn))
+    for j, (s, delta) in enumerate(drawn.items()):
+        xs = np.arange(len(keys)) - 0.4 + width * (j + 0.5)
+        ax.bar(xs, [delta[k] for k in keys], width=width * 0.9, color=f"C{j}", label=s)
+        for x, k in zip(xs, keys):
+            ax.text(x, delta[k], f"{delta[k]:+d}", ha="center", va="bottom" if delta[k] >= 0 else "top", fontsize=7)
+    ax.axhline(0, color="#555555", linewidth=0.8)
+    ax.set_xticks(range(len(keys)), keys, fontsize=8.5)
+    ax.set_ylabel(f"Change in families against {r.meta.base}", fontsize=8.5)
+    ax.set_title(f"Change against {r.meta.base} (tau = {r.meta.tau})", fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, drawn
+
+
+def trajectory_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, list[int]]]:
+    """Figure 7: the students in ``r.meta.order`` (default: the report's) as checkpoints left to right, their
+    outcome counts as stacked areas, the any-probe count above each. Returns each outcome's counts."""
+    names = r.meta.order or list(r.students)
+    ran = any(r.students[s].primitive_run for s in names)
+    drawn = {o.value: [r.students[s].outcomes.get(o.value, 0) for s in names]
+             for o in Outcome if ran or o is not Outcome.PRIMITIVE_NEEDED}
+    fig, ax = _figure(figsize=(2.5 + 1.0 * len(names), 4.2), layout="constrained")
+    x = np.arange(len(names))
+    ax.stackplot(x, *drawn.values(), labels=list(drawn), colors=[OUT_COLORS[Outcome(o)] for o in drawn], alpha=0.9)
+    for xi, s in zip(x, names):
+        t = r.students[s]
+        ax.text(xi, t.n, str(t.summary.solved_any), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, [_tick_name(s, r.students[s].n) for s in names], fontsize=8)
+    ax.set_ylabel(f"Families (numbers above: {ANY_PROBE.lower()})", fontsize=8.5)
+    ax.set_title(f"Parent-probe outcomes across checkpoints (tau = {r.meta.tau})", fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, drawn
+
+
 def write_plots(r: ReportTables, out: Path) -> None:
-    """taxonomy.png and fingerprint.png in ``out``."""
-    for name, figure in (("taxonomy.png", taxonomy_figure), ("fingerprint.png", fingerprint_figure)):
+    """taxonomy.png, fingerprint.png, specificity.png and accuracy.png in ``out``; change.png and
+    trajectory.png where there are two or more students."""
+    figures = {"taxonomy.png": taxonomy_figure, "fingerprint.png": fingerprint_figure,
+               "specificity.png": specificity_figure, "accuracy.png": accuracy_figure}
+    if len(r.students) > 1:
+        figures |= {"change.png": change_figure, "trajectory.png": trajectory_figure}
+    assert set(figures) <= set(FIGURES)  # each figure has its title in the HTML report
+    for name, figure in figures.items():
         figure(r)[0].savefig(out / name, dpi=110, bbox_inches="tight")

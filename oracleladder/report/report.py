@@ -7,12 +7,13 @@ labels as the tables count them, are the tables'."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults
+from ..schemas.models import Family
 from .markdown import report_md
 from .tables import (N_RESAMPLES, SEED, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts, report_tables,
                      student_tables)
@@ -40,7 +41,10 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  roadmap_set: str | None = None, missing: Mapping[str, Missing | dict] | None = None,
                  graders: Mapping[str, str] | None = None, ungradable: Mapping[str, str] | None = None,
                  formats: Mapping[str, FormatAudit | dict] | None = None, settings: Mapping[str, str] | None = None,
-                 base: str | None = None) -> dict:
+                 base: str | None = None, families: Sequence[Family] | None = None,
+                 budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
+                 order: Sequence[str] | None = None, benchmark: str | None = None,
+                 benchmarks: Mapping[str, float] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -49,10 +53,16 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     per student, its format audit (`oracleladder.audit.format.format_audit`): a report section, and a
     warning in the header where a condition's answers were cut off at --max-tokens; ``settings``, per
     student, the settings its results were made at (`experiment.selection`: every table states them);
-    ``base``, the student the change tables (Tables 18, 38) read the others against (default: the first)."""
+    ``base``, the student the change tables (Tables 18, 38) read the others against (default: the first);
+    ``families``, the set's families (Tables 7, 8 and 48 read their milestones: without them, one line says
+    so); ``budgets``, per student probed at two --max-tokens, its two columns with their budgets, the lower
+    first (Tables 15 and 22); ``order``, the columns as checkpoints left to right in Figure 7 (default: as
+    given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
+    settings (Table 1's last column)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base)
+    tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
+                           budgets, order, benchmark, benchmarks)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

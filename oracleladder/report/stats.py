@@ -1,4 +1,4 @@
-"""Family-level statistics: paired exact McNemar (Appendix E), bootstrap CIs (Appendix F), paired label
+"""Family-level statistics: paired exact McNemar (Appendix E) with Benjamini-Hochberg over a set of tests, bootstrap CIs (Appendix F), paired label
 transitions (Table 38) and the threshold sweep (Table 9).
 
 NumPy and SciPy load with the first statistic computed, not with this module: the report's tables
@@ -6,6 +6,7 @@ import it, and `ladder --help` imports those."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,19 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     n = only_a + only_b
     p = 1.0 if n == 0 else float(scipy.stats.binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
     return McNemar(only_a=only_a, only_b=only_b, discordant=n, p_value=p)
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), in the order given; [] for none."""
+    if not p_values:
+        return []
+    return [float(q) for q in scipy.stats.false_discovery_control(list(p_values), method="bh")]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k of one problem from n graded attempts, c of them correct (Chen et al., 2021):
+    1 - C(n - c, k) / C(n, k); needs n >= k."""
+    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 def bootstrap_ci(values: Sequence[float], n_resamples: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:

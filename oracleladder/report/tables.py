@@ -6,7 +6,10 @@ reasoning-gap taxonomy with milestone-test statistics (Table 16 / Table 14), thr
 (Table 9), specificity contrasts with paired exact McNemar (Tables 10-11), family-level bootstrap
 CIs with the any-probe rank interval (Table 12), and for two or more students the bootstrap pairwise
 ordering of every pair (Table 13), the outcome and five-way label transitions (Table 38) and the change
-in counts (Table 18) of each student against a base. Per student and family, its labels and counts
+in counts (Table 18) of each student against a base. Also: the fingerprint of the families that pass the
+milestone test (Table 14), per-condition recovery over tau (Table 28), Benjamini-Hochberg over the planned
+contrasts, the set's milestone types and answer schemas and each student's types by outcome state (Tables 7,
+48 and 8, given the set's families), and a student at two budgets (Tables 22 and 15). Per student and family, its labels and counts
 (`family_rows`: report.json's "families", `Report.to_pandas`). Conditions that were not run are "not
 run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
@@ -16,7 +19,7 @@ has its counts where C2-primitive was run and none elsewhere.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
@@ -24,10 +27,11 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes, milestone_test,
                                parent_outcome, solved)
-from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS
+from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family
+from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
-from .stats import Interval, McNemar, Rank, Transitions, bootstrap_ci, bootstrap_order, bootstrap_ranks, \
-    mcnemar_exact, threshold_sweep, transition_matrix
+from .stats import Interval, McNemar, Rank, Transitions, benjamini_hochberg, bootstrap_ci, bootstrap_order, \
+    bootstrap_ranks, mcnemar_exact, threshold_sweep, transition_matrix
 
 SEED = 42
 N_RESAMPLES = 1000
@@ -128,6 +132,7 @@ class Contrast(Frozen):
     only_b: int | None = None
     discordant: int | None = None
     p_value: float | None = None
+    p_bh: float | None = None  # Benjamini-Hochberg over the planned contrasts that ran (None: not planned)
 
     @model_serializer(mode="wrap")
     def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -160,7 +165,7 @@ class Summary(Frozen):
     added_by_milestones_share: float | None
     solved_with_primitive: int | None
     solved_with_primitive_share: float | None
-    math_score: None = None  # an external comparator this toolkit does not run
+    math_score: float | None = None  # pass@1 of the plain benchmark probe at the same settings (None: not run)
 
 
 class StudentTables(Frozen):
@@ -191,6 +196,10 @@ class StudentTables(Frozen):
     threshold_sweep: dict[str, dict[str, int]]  # by tau (as a string: a JSON key)
     contrasts: list[Contrast]
     bootstrap: dict[str, Interval]  # Table 12, by outcome, gap or ANY_PROBE; absent: not run
+    # Table 14's fingerprint: outcome counts of the families that pass the strict milestone test (None: no Stage 0)
+    fingerprint_passing: dict[str, int] | None = None
+    # Table 28: per condition, families solved at each tau (as a string: a JSON key); None: not run
+    recovery_by_tau: dict[str, dict[str, int] | None] = {}
 
 
 class Count(Frozen):
@@ -262,6 +271,44 @@ class Change(Frozen):
     delta: dict[str, int]
 
 
+class MilestoneTypes(Frozen):
+    """Table 7: the set's tested milestones by type; Table 48: its milestones by answer schema (None where no
+    milestone states one, as the release's do not; ``schema_unknown``: those that do not)."""
+
+    families: int
+    milestones: int
+    types: dict[str, int]
+    answers: int  # every milestone, Integrate too: Table 48's denominator
+    schemas: dict[str, int] | None
+    schema_unknown: int
+
+
+class TypesByOutcome(Frozen):
+    """Table 8, one outcome state of one student: its families, and how many of them have at least one
+    tested milestone of each type."""
+
+    n: int
+    with_type: dict[str, int]
+
+
+class BudgetChange(Frozen):
+    """Tables 15 and 22: one student at two --max-tokens (two report columns, ``low`` and ``high``) on
+    their common families: outcome counts at each, and the strict milestone-test passes, the families
+    whose pass flips, and the Composition-gap counts (None where either has no Stage 0 verdicts)."""
+
+    low: str
+    high: str
+    max_tokens: tuple[int, int]
+    n_common: int
+    outcomes_low: dict[str, int]
+    outcomes_high: dict[str, int]
+    pass_low: int | None
+    pass_high: int | None
+    pass_flipped: int | None
+    composition_low: int | None
+    composition_high: int | None
+
+
 class Meta(Frozen):
     tau: int
     seed: int
@@ -272,6 +319,8 @@ class Meta(Frozen):
     graders: dict[str, str]  # per student, its grader and version, e.g. "strict (strict-2)"
     ungradable_reference: dict[str, str]  # pid -> why its reference answer is unusable (left out)
     base: str | None = None  # the student the change tables (Tables 18, 38) read the others against
+    order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the report's columns)
+    benchmark: str | None = None  # the plain benchmark whose pass@1 is Table 1's last column
 
 
 class ReportTables(Frozen):
@@ -282,6 +331,9 @@ class ReportTables(Frozen):
     pairs: list[Pair] = []  # every pair of students, in column order (two or more students)
     ranks: dict[str, RankRow] = {}  # Table 12's rank column (two or more students with common families)
     changes: dict[str, Change] = {}  # Table 18: each student but the base, against it
+    milestone_types: MilestoneTypes | None = None  # Tables 7 and 48 (None: the set's families not given)
+    types_by_outcome: dict[str, dict[str, TypesByOutcome]] = {}  # Table 8, per student and outcome
+    budgets: dict[str, BudgetChange] = {}  # Tables 15 and 22, per student probed at two budgets
 
     def pair(self, a: str, b: str) -> Pair:
         """The pair of students ``a`` and ``b`` (in either order: read a's side as a)."""
@@ -360,7 +412,29 @@ def contrasts(fams: list[FamilyResults], tau: int = 1) -> list[Contrast]:
             continue
         m = mcnemar_exact([solved(f.ladder[ca], tau) for f in pairs], [solved(f.ladder[cb], tau) for f in pairs])
         rows.append(Contrast(**row, status="ok", n=len(pairs), delta=m.only_a - m.only_b, **m.model_dump()))
+    planned = [i for i, c in enumerate(rows) if c.planned and c.status == "ok"]
+    for i, q in zip(planned, benjamini_hochberg([rows[i].p_value for i in planned])):
+        rows[i] = rows[i].model_copy(update={"p_bh": q})
     return rows
+
+
+def fingerprint_passing(fams: list[FamilyResults], tau: int = 1) -> dict[str, int] | None:
+    """Table 14's last column: the outcome counts of the families that pass the strict milestone test;
+    None where no family has Stage 0 verdicts."""
+    if not any(_stage0_ran(f) for f in fams):
+        return None
+    counts = {o.value: 0 for o in ladder_outcomes(primitive_ran(fams))}
+    for f in fams:
+        if _stage0_ran(f) and milestone_test(f.stage0, "strict"):
+            counts[parent_outcome(f.ladder, tau).value] += 1
+    return counts
+
+
+def recovery_by_tau(fams: list[FamilyResults]) -> dict[str, dict[str, int] | None]:
+    """Table 28: per condition, the families with at least tau correct of K, for each tau of TAUS; None for a
+    condition no family has rollouts for."""
+    return {c: ({str(t): sum(solved(f.ladder[c], t) for f in fams if _ran(f, c)) for t in TAUS}
+                if any(_ran(f, c) for f in fams) else None) for c in CONDITIONS + PRIMITIVE_CONDITIONS}
 
 
 def stage0_stats(fams: list[FamilyResults]) -> Stage0:
@@ -444,6 +518,8 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         threshold_sweep={str(t): v for t, v in threshold_sweep(fams, TAUS).items()},
         contrasts=contrasts(fams, tau),
         bootstrap=bootstrap_shares(fams, tau, seed, n_resamples),
+        fingerprint_passing=fingerprint_passing(fams, tau),
+        recovery_by_tau=recovery_by_tau(fams),
     )
 
 
@@ -526,6 +602,55 @@ def change(base: list[FamilyResults], other: list[FamilyResults], tau: int = 1) 
     return Change(n_common=len(pids), base=cb, counts=co, delta={k: co[k] - cb[k] for k in cb})
 
 
+TYPES = [t.value for t in MilestoneType if t is not MilestoneType.INTEGRATE]
+
+
+def milestone_types(families: Sequence[Family]) -> MilestoneTypes:
+    """Tables 7 and 48 of a set's families."""
+    tested = [m for f in families for _, m in f.tested()]
+    every = [m for f in families for m in f.milestones]
+    schemas = Counter(m.answer_schema.value for m in every if m.answer_schema is not None)
+    return MilestoneTypes(
+        families=len(families), milestones=len(tested), types={t: sum(m.type.value == t for m in tested) for t in TYPES},
+        answers=len(every), schemas={a.value: schemas[a.value] for a in AnswerSchema} if schemas else None,
+        schema_unknown=len(every) - sum(schemas.values()))
+
+
+def types_by_outcome(fams: list[FamilyResults], families: Sequence[Family], tau: int = 1) -> dict[str, TypesByOutcome]:
+    """Table 8: per outcome state, the student's families (of ``families``) in it and how many have a tested
+    milestone of each type."""
+    types = {f.pid: {m.type.value for _, m in f.tested()} for f in families}
+    out = {}
+    for o in ladder_outcomes(primitive_ran(fams)):
+        pids = [f.pid for f in fams if f.pid in types and parent_outcome(f.ladder, tau) is o]
+        out[o.value] = TypesByOutcome(n=len(pids), with_type={t: sum(t in types[p] for p in pids) for t in TYPES})
+    return out
+
+
+def _passes(fams: list[FamilyResults]) -> int | None:
+    return sum(milestone_test(f.stage0, "strict") for f in fams) if any(_stage0_ran(f) for f in fams) else None
+
+
+def budget_change(low: list[FamilyResults], high: list[FamilyResults], names: tuple[str, str],
+                  max_tokens: tuple[int, int], tau: int = 1) -> BudgetChange:
+    """Tables 15 and 22: one student's results at the lower budget (``low``) and the higher, on their
+    common families."""
+    pids = _common({"l": low, "h": high}, ["l", "h"])
+    fl, fh = _by_pid(low, pids), _by_pid(high, pids)
+    ran = primitive_ran(fl) or primitive_ran(fh)
+    s0 = _passes(fl) is not None and _passes(fh) is not None
+
+    def composition(fams: list[FamilyResults]) -> int:
+        return sum(known_gap(f, tau) is Gap.COMPOSITION for f in fams)
+    return BudgetChange(
+        low=names[0], high=names[1], max_tokens=max_tokens, n_common=len(pids),
+        outcomes_low=_counts(fl, tau, ran), outcomes_high=_counts(fh, tau, ran),
+        pass_low=_passes(fl) if s0 else None, pass_high=_passes(fh) if s0 else None,
+        pass_flipped=sum(milestone_test(a.stage0, "strict") != milestone_test(b.stage0, "strict")
+                         for a, b in zip(fl, fh)) if s0 else None,
+        composition_low=composition(fl) if s0 else None, composition_high=composition(fh) if s0 else None)
+
+
 def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
     """Per family: its outcome, milestone-test results and gaps as the tables count them, and n_correct of k
     per condition and per tested milestone."""
@@ -544,23 +669,37 @@ def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
     return rows
 
 
+def _with_benchmark(t: StudentTables, math_score: float | None) -> dict[str, Any]:
+    """A student's tables as fields, Table 1's MATH score set to its benchmark's pass@1 (None: not run)."""
+    return dict(t) | {"summary": t.summary.model_copy(update={"math_score": math_score})}
+
+
 def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roadmap_set: str | None = None,
            missing: Mapping[str, Missing | dict] | None = None, graders: Mapping[str, str] | None = None,
            ungradable: Mapping[str, str] | None = None,
            formats: Mapping[str, FormatAudit | dict] | None = None,
-           settings: Mapping[str, str] | None = None, base: str | None = None) -> ReportTables:
+           settings: Mapping[str, str] | None = None, base: str | None = None,
+           families: Sequence[Family] | None = None,
+           budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
+           order: Sequence[str] | None = None, benchmark: str | None = None,
+           benchmarks: Mapping[str, float] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
-    missing, formats, settings = missing or {}, formats or {}, settings or {}
+    missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
+    benchmarks = benchmarks or {}
     names = list(students)
     base = base if base is not None or len(names) < 2 else names[0]
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
-                  base=base),
-        students={s: StudentReport(**dict(student_tables(f, tau)),
+                  base=base, order=None if order is None else list(order), benchmark=benchmark),
+        students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau))
                   for s, f in students.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),
-        changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base})
+        changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base},
+        milestone_types=None if families is None else milestone_types(families),
+        types_by_outcome={} if families is None else {s: types_by_outcome(f, families, tau) for s, f in students.items()},
+        budgets={s: budget_change(students[lo], students[hi], (lo, hi), (mlo, mhi), tau)
+                 for s, ((lo, mlo), (hi, mhi)) in budgets.items()})

@@ -25,7 +25,7 @@ from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
-from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
+from ..report.palette import FIGURES, NOT_CLASSIFIED, NOT_DETERMINED, colors
 from ..report.tables import known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
@@ -172,11 +172,19 @@ def _shared(students: list[str], markdown: str) -> dict:
 
 
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
-               results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords]) -> Path:
+               results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords],
+               figures_from: Path | None = None) -> Path:
     """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
     the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
-    the report are left out here too); ``records`` the stored attempts of each student."""
+    the report are left out here too); ``records`` the stored attempts of each student; ``figures_from``,
+    the folder of the report's PNG figures (`palette.FIGURES`), each copied into the site as a panel."""
     out = _scaffold(out_dir)
+    figures = []
+    for name, title in FIGURES.items():
+        if figures_from is not None and (figures_from / name).is_file():
+            (out / "figures").mkdir(exist_ok=True)
+            shutil.copyfile(figures_from / name, out / "figures" / name)
+            figures.append({"file": f"figures/{name}", "title": title})
     tau = report["meta"]["tau"]
     counted = {s: {f.pid: f for f in fs} for s, fs in results.items()}
     in_report = set().union(*(set(c) for c in counted.values())) if counted else set()
@@ -190,6 +198,7 @@ def write_site(out_dir: str | Path, report: dict, report_md: str, families: list
                       "schemas": sorted({m.answer_schema.value for m in fam.milestones if m.answer_schema}),
                       "labels": page["labels"]})
     overview = {"report": report, "families": index, "provenance": _provenance(report, families, records),
+                "figures": figures,
                 **_shared(report["meta"]["students"], report_md)}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from oracleladder.audit.roadmap import contains
 from oracleladder.cli import app
 from oracleladder.demo import DEMO_FAMILIES
-from oracleladder.schemas import Family, Milestone, Rollout, Verdict
+from oracleladder.schemas import Family, Milestone, Provenance, Rollout, Verdict
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.schemas.types import Label, MilestoneType
 from oracleladder.store import Store
@@ -51,16 +51,21 @@ def test_containment_reads_numbers_by_value_and_the_rest_verbatim_after_normaliz
     assert contains("ends with 7.", "7")
 
 
-async def _store(path: Path) -> None:
+async def _store(path: Path, stage0: bool = False) -> None:
     async with Store.open(path) as store:
         for f in FAMILIES:
             await store.put_family(f)
+        for f in OTHER if stage0 else []:
+            await store.put_family(f.model_copy(update={"provenance": Provenance(source="other")}))
         run_id = await store.start_run("probe", {"max_tokens": 64})
         for pid, texts in ATTEMPTS.items():
             for k, text in enumerate(texts):
                 await store.put_rollout(Rollout(run_id=run_id, student="s", pid=pid, target="C1_direct", k=k,
                                                 call_key=f"{pid}{k}", response=text,
                                                 verdict=Verdict(Label.NOT_ACCEPT, "not equivalent")))
+            for (p, i), label in STAGE0.items() if stage0 and pid == "A" else []:
+                await store.put_rollout(Rollout(run_id=run_id, student="s", pid=p, target=f"m{i}", k=0,
+                                                call_key=f"{p}m{i}", response="\\boxed{1}", verdict=Verdict(label, "")))
             # an attempt under help is no unaided attempt: it takes no part
             await store.put_rollout(Rollout(run_id=run_id, student="s", pid=pid, target="C3_gold_answers", k=0,
                                             call_key=f"{pid}c3", response="144 12 9\\pi 0.5 15",
@@ -82,6 +87,47 @@ def test_the_hand_built_example_gives_the_hand_computed_rates(tmp_path: Path) ->
     assert r["novel"]["ratio"] == pytest.approx(10.0)
     table = CliRunner().invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path)]).stdout
     assert "| s | 3 | 6 | 4/5 | 60.0% (6/10) | 10.0% (2/20) | 6.0x | 62.5% (5/8) | 6.2% (1/16) | 10.0x |" in table
+
+
+# Table 36, Stage 0 by hand: A m0 (144) and B m1 (1/2) solved alone, A m1 (12) and B m0 (9\pi) not, C untested.
+# Solved alone: 144 1 of 2 + 1/2 1 of 2 -> 2/4; not solved: 12 1 of 2 + 9\pi 2 of 2 -> 3/4.
+STAGE0 = {("A", 0): Label.ACCEPT, ("A", 1): Label.NOT_ACCEPT, ("B", 0): Label.NOT_ACCEPT, ("B", 1): Label.ACCEPT}
+# Table 37 against a second set of the same problems (C not in it): A's gold of 26 characters is in no attempt,
+# B's "4.5\pi" in B2. On A and B this set's golds hit 5 of 8 pairs at every length (all are <= 15 characters);
+# the other's 1 of 4 (all), 1 of 2 (<= 25 and <= 15: B's alone). Ratios 0.625 / 0.25 = 2.5, then 0.625 / 0.5 = 1.25.
+OTHER = [_family("A", FAMILIES[0].parent_prompt, "the digits of 144 sum to 9"),
+         _family("B", FAMILIES[1].parent_prompt, "4.5\\pi")]
+
+
+def test_tables36_37_split_by_solved_alone_and_by_length(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    asyncio.run(_store(path, stage0=True))
+    runner = CliRunner()
+    result = runner.invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path), "--json",
+                                 "--against", "other"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout)["s"]
+    assert r["all"]["own"] == {"hits": 6, "pairs": 10, "rate": 0.6}  # Table 35 as before: Stage 0 is no attempt
+    assert r["solved_alone"] == {"solved": {"hits": 2, "pairs": 4, "rate": 0.5},
+                                 "not_solved": {"hits": 3, "pairs": 4, "rate": 0.75}}
+    assert r["by_length"] == {k: {"hits": 6, "pairs": 10, "rate": 0.6} for k in ("all", "<=25", "<=15")}
+    v = r["against"]
+    assert v["families"] == 2
+    assert [v["by_length"][k]["other"]["hits"] for k in ("all", "<=25", "<=15")] == [1, 1, 1]
+    assert [v["by_length"][k]["other"]["pairs"] for k in ("all", "<=25", "<=15")] == [4, 2, 2]
+    assert [v["by_length"][k]["ratio"] for k in ("all", "<=25", "<=15")] == pytest.approx([2.5, 1.25, 1.25])
+    table = runner.invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path),
+                                "--against", "other"]).stdout
+    assert "| s | 50.0% (2/4) | 75.0% (3/4) |" in table
+    assert "| s | 60.0% (6/10) | 60.0% (6/10) | 60.0% (6/10) |" in table and "| s | 2 | 2.50 | 1.25 | 1.25 |" in table
+
+
+def test_without_stage0_table36_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    asyncio.run(_store(path))
+    r = CliRunner().invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path)])
+    assert "- s: no Stage 0 verdicts on these families: Table 36 needs them." in r.stdout
+    assert "Solved alone" not in r.stdout
 
 
 def test_a_student_without_c1_attempts_is_one_line(tmp_path: Path) -> None:

@@ -73,6 +73,12 @@ async def test_two_budgets_are_refused_together_and_read_apart(tmp_path: Path) -
     # the two budgets are two columns of every table, and the change table reads one against the other
     assert written["changes"][b]["delta"] == {"Direct": 2, "Roadmap-Needed": 0, "Answers-Needed": -1,
                                               "Any probe": 1}
+    # Tables 22 and 15: the student at its two budgets, the lower first (the store's Stage 0 is read for 15)
+    assert tuple(written["budgets"][S]["max_tokens"]) == (256, 512)
+    assert (written["budgets"][S]["outcomes_low"], written["budgets"][S]["outcomes_high"]) == (
+        {"Direct": 3, "Roadmap-Needed": 0, "Answers-Needed": 1, "Any probe": 4},
+        {"Direct": 5, "Roadmap-Needed": 0, "Answers-Needed": 0, "Any probe": 5})
+    assert f"| {S} | 5 | 3 | 0 | 1 | 4 | 5 | 0 | 0 | 5 |" in md
 
 
 async def test_the_first_k_samples_are_read_with_k(tmp_path: Path) -> None:
@@ -92,3 +98,32 @@ async def test_the_html_report_shows_each_setting_as_its_own_student(tmp_path: P
     assert {s: (x["settings"], x["max_tokens"]) for s, x in students.items()} == {
         f"{S}@max_tokens=256": ("K = 2, max_tokens = 256, temperature = 1.0, grader = strict", [256]),
         f"{S}@max_tokens=512": ("K = 2, max_tokens = 512, temperature = 1.0, grader = strict", [512])}
+
+
+async def test_order_names_each_column_once(tmp_path: Path) -> None:
+    a, b = f"{S}@max_tokens=256", f"{S}@max_tokens=512"
+    async with Experiment(two_budgets(tmp_path)) as ex:
+        with pytest.raises(ExperimentError, match="--order must name each of the report's columns once"):
+            await ex.report([S], choice=Choice(by_run=True), order=[a])
+        report = await ex.report([S], choice=Choice(by_run=True), order=[b, a])
+        written = await ex.write_report(report, tmp_path / "out")
+    assert written["meta"]["order"] == [b, a] and (tmp_path / "out" / "trajectory.png").exists()
+
+
+async def test_the_html_report_has_each_figure_and_new_table_with_its_settings(tmp_path: Path) -> None:
+    async with Experiment(two_budgets(tmp_path)) as ex:
+        await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), tmp_path / "out", html=True)
+    site = tmp_path / "out" / "html"
+    overview = (site / "data" / "overview.js").read_text()
+    data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
+    assert [f["file"] for f in data["figures"]] == [f"figures/{n}.png" for n in (
+        "taxonomy", "fingerprint", "specificity", "accuracy", "change", "trajectory")]  # two columns: all six
+    for f in data["figures"]:
+        assert (site / f["file"]).read_bytes() == (tmp_path / "out" / Path(f["file"]).name).read_bytes()
+    tables = data["tables_html"]
+    at = (f"At: {S}@max_tokens=256: K = 2, max_tokens = 256, temperature = 1.0, grader = strict; "
+          f"{S}@max_tokens=512: K = 2, max_tokens = 512, temperature = 1.0, grader = strict.")
+    for title in ("Outcomes at two budgets (Table 22", "Stage 0 at two budgets (Table 15)",
+                  "Stage 0 milestone solvability and fingerprint (Table 14", "(Table 28)", "(Table 8, tau = 1)"):
+        part = tables.split(title)[1]
+        assert at in part.split("</h2>")[1].split("<h2>")[0], title  # its settings under its title

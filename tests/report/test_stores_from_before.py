@@ -33,11 +33,15 @@ async def test_a_store_from_before_reports_the_same_numbers(tmp_path: Path) -> N
 
 
 def _within(before: object, now: object, path: str = "") -> None:
-    """Every field of ``before`` is in ``now`` with the same value."""
+    """Every field of ``before`` is in ``now`` with the same value (a list: item by item)."""
     if isinstance(before, dict):
         assert isinstance(now, dict), path
         for key, value in before.items():
             assert key in now, f"{path}/{key}"
             _within(value, now[key], f"{path}/{key}")
+    elif isinstance(before, list):
+        assert isinstance(now, list) and len(now) == len(before), path
+        for i, (b, n) in enumerate(zip(before, now)):
+            _within(b, n, f"{path}/{i}")
     else:
         assert before == now, path

@@ -255,6 +255,14 @@ function provenance() {
   return el("dl", { class: "prov" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
 }
 
+// the report's PNG figures, each a panel with the settings its students' results were made at
+function figures() {
+  const at = Object.entries(OV.report.students).filter(([, t]) => t.settings).map(([s, t]) => `${s}: ${t.settings}`);
+  return el("div", { class: "figures" }, OV.figures.map((f) => el("figure", { class: "figure" },
+    el("img", { src: f.file, alt: f.title, loading: "lazy" }),
+    el("figcaption", { text: f.title + (at.length ? `. At: ${at.join("; ")}.` : "") }))));
+}
+
 function searchBox(render) {
   return el("label", {}, "Search the problems", el("input", {
     type: "search", id: "search", value: FILTER.q, placeholder: "text or pid",
@@ -285,6 +293,7 @@ function renderOverview() {
           (r, k) => (k === OV.not_classified ? r.taxonomy_not_classified : r.taxonomy[k]), OV.not_classified),
     chart("outcome-chart", "Parent-probe outcome fingerprint", "outcome", OV.outcomes,
           (r, k) => (k === OV.not_determined ? r.outcome_undetermined : r.outcomes_known[k]), OV.not_determined),
+    ...((OV.figures || []).length ? [el("h2", { id: "figures", text: "Figures" }), figures()] : []),
     el("h2", { id: "families", text: "Families" }),
     el("div", { class: "filters", role: "search" },
       select("Student", "student", students()),
