@@ -8,7 +8,6 @@ import ast
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -18,28 +17,12 @@ import pytest
 
 from oracleladder import Endpoint, Experiment, SyncExperiment
 from oracleladder.experiment import ExperimentError, ProbeResult
-from oracleladder.schemas import Family
-from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
-from oracleladder.validators import reference_answer_problem
 
+from tests.experiment.readme import answer, readme_blocks
 from tests.helpers import REPO
 
 STUDENT = "openai/scripted"
-
-
-def _answer(messages: list[dict], body: dict) -> str:
-    """A deterministic student: its boxed answer depends on the prompt only (some are right)."""
-    return rf"So \boxed{{{len(messages[-1]['content']) % 4}}}"
-
-
-@pytest.fixture(scope="module")
-def families_file(release_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if not reference_answer_problem(f)]
-    path = tmp_path_factory.mktemp("fams") / "families.jsonl"
-    path.write_text("".join(line for line in (release_data / "families_sample.jsonl").open()
-                            if json.loads(line)["pid"] in {f.pid for f in fams[:3]}))
-    return path
 
 
 def _summary(report) -> str:
@@ -64,7 +47,7 @@ def _sync_run(store: Path, families: Path, url: str) -> tuple[ProbeResult, str]:
 
 @pytest.fixture(scope="module")
 def server():
-    with LoopbackServer(script=_answer, max_lifetime=1800) as srv:  # the module's tests, on a busy machine
+    with LoopbackServer(script=answer, max_lifetime=1800) as srv:  # the module's tests, on a busy machine
         yield srv
 
 
@@ -131,16 +114,11 @@ async def test_an_unknown_roadmap_set_is_one_clear_error(tmp_path: Path) -> None
             await ex.compile(tmp_path / "pool.jsonl", "openai/x", granularity="tiny")
 
 
-def _readme_blocks() -> list[str]:
-    section = (REPO / "README.md").read_text().split("## Python API", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
-
-
 async def test_readme_example_runs(tmp_path: Path, families_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    first, second = _readme_blocks()
+    first, second = readme_blocks()
     (tmp_path / "families.jsonl").write_text(families_file.read_text())
     monkeypatch.chdir(tmp_path)
-    async with LoopbackServer(script=_answer) as srv:
+    async with LoopbackServer(script=answer) as srv:
         # the example's server is the loopback one; nothing else in the text is changed
         code = first.replace("http://localhost:8000/v1", srv.openai_base_url)
         namespace: dict = {}

@@ -15,7 +15,7 @@ from nbclient import NotebookClient
 
 from oracleladder.testing import LoopbackServer
 
-from tests.experiment.test_experiment import _answer, _readme_blocks, families_file  # noqa: F401 (a fixture)
+from tests.experiment.readme import answer, readme_blocks
 from tests.helpers import REPO
 
 KERNEL = "oracleladder-test"
@@ -34,9 +34,9 @@ def _kernel_manager(kernel_dirs: Path) -> AsyncKernelManager:
 
 
 async def test_readme_example_in_a_notebook(tmp_path: Path, families_file: Path) -> None:  # noqa: F811
-    first, _ = _readme_blocks()
+    first, _ = readme_blocks()
     (tmp_path / "families.jsonl").write_text(families_file.read_text())
-    async with LoopbackServer(script=_answer) as srv:
+    async with LoopbackServer(script=answer) as srv:
         # the example's server is the loopback one; nothing else in the text is changed
         nb = nbformat.v4.new_notebook(cells=[
             nbformat.v4.new_code_cell(first.replace("http://localhost:8000/v1", srv.openai_base_url)),
