@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from ..clients import ConfigurationError, ProviderError
-from ..experiment import ExperimentError
+from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
 from . import audit, compiling, construction, probing, reporting, store
@@ -36,7 +36,7 @@ class _Ladder(TyperGroup):
             if ctx.meta.get("debug"):
                 raise
             fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
-                 code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
+                 code=2 if isinstance(exc, (InputError, ExperimentError, EndpointError)) else 1)
 
 
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,

@@ -121,8 +121,7 @@ class ConfigurationError(ProviderError, ValueError):
 class MissingAPIKey(ConfigurationError):
     def __init__(self, provider: str, env_var: str) -> None:
         super().__init__(
-            f"no API key for provider {provider!r}: set the environment variable {env_var} "
-            f"(or pass api_key=...)"
+            f"no API key for provider {provider!r}: set the environment variable {env_var}"
         )
         self.env_var = env_var
 

@@ -25,7 +25,7 @@ from .errors import (
     TransientError,
     UnknownProvider,
 )
-from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Cooldown, RateLimiter, Slot
+from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
@@ -53,6 +53,7 @@ class Client:
         *,
         cache: CallCache | None = None,
         concurrency: int = 64,
+        start_concurrency: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
         max_attempts: int = 6,
@@ -71,8 +72,10 @@ class Client:
         self._modes = Modes(structured, provider.name)  # first: a mode the provider cannot take stops here
         self.provider = provider
         self.cache = cache
-        self.concurrency = concurrency
-        self._sem = asyncio.Semaphore(concurrency)
+        self.concurrency = concurrency  # the most calls in flight (the workers a run starts)
+        # replicas keep one concurrency each (ReplicaProvider); a single endpoint's is the client's
+        self._replicas = isinstance(provider, ReplicaProvider)
+        self._limit = Concurrency(concurrency, start_concurrency, getattr(provider, "base_url", None) or provider.name)
         self._rpm = RateLimiter(rpm) if rpm else None
         self._tpm = RateLimiter(tpm) if tpm else None
         self.default_cooldown = default_cooldown
@@ -199,22 +202,13 @@ class Client:
     def _count_retry(self) -> None:
         self.usage.retries += 1
 
-    def _note_timeout(self, e: RequestTimeout) -> None:
-        """Count timeouts, and say at the first what to do: a hung or swamped server is otherwise
-        silent for timeout x attempts per call."""
-        self.usage.timeouts += 1
-        if self.usage.timeouts == 1:
-            log.warning("%s: %s (retried; more are counted in the summary). A server with fewer slots "
-                        "than the %d calls in flight queues them past the timeout: lower --concurrency "
-                        "or raise --timeout", self.provider.name, e, self.concurrency)
-
     async def _wait_cooldown(self) -> None:
         waited = await self._cooldown.wait()
         if waited is not None:
             self.usage.cooldown_waits += 1
             self.usage.cooldown_wait_s += waited
 
-    async def _attempt(self, request: ChatRequest, est: float) -> ChatResult:
+    async def _attempt(self, request: ChatRequest, est: float, slot: Slot) -> ChatResult:
         await self._wait_cooldown()
         if self._rpm:
             await self._rpm.acquire(1)
@@ -227,11 +221,15 @@ class Client:
         except TransientError as e:
             if e.status == 429:
                 self.usage.rate_limited += 1
-                if not isinstance(self.provider, ReplicaProvider):  # that cools down its one replica
+                if not self._replicas:  # a replica cools down and lowers its own concurrency
                     self._cooldown.start(e.retry_after if e.retry_after is not None else self.default_cooldown)
             elif isinstance(e, RequestTimeout):
-                self._note_timeout(e)
+                self.usage.timeouts += 1
+            if (e.status == 429 or isinstance(e, RequestTimeout)) and not self._replicas:
+                self._limit.overloaded(slot.epoch, str(e))
             raise
+        if not self._replicas:
+            self._limit.answered()
         if self._tpm:
             self._tpm.adjust(result.tokens_in + result.tokens_out - est)
         return result
@@ -239,9 +237,9 @@ class Client:
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         # The slot comes first, so thousands of queued calls cost next to nothing until their turn;
         # it is given back while the call sleeps between attempts.
-        async with Slot(self._sem) as slot:
+        async with Slot(self._limit) as slot:
             est = self._estimate_tokens(request) if self._tpm else 0.0
-            return await self._retries.run(slot.sleep, self._attempt, request, est)
+            return await self._retries.run(slot.sleep, self._attempt, request, est, slot)
 
     @staticmethod
     def prompt_tokens(request: ChatRequest) -> int:
@@ -334,15 +332,18 @@ def make_client(
 
     Several ``base_url``s are replicas of one model (:class:`ReplicaProvider`): ``concurrency`` is
     then each replica's (one int, or one per replica), and the client's is their sum.
+    ``start_concurrency`` (likewise): the calls in flight to start at, growing to ``concurrency``
+    while calls are answered (limits.Concurrency); default ``concurrency``.
     ``model_name``: the name the requests carry (a server's served name), instead of the part of
     ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
     provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+    start = client_kwargs.pop("start_concurrency", None)
     providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
                                timeout=timeout, transport=transport) for url in urls]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
     if len(providers) == 1:
-        return Client(providers[0], cache=cache, **names, **client_kwargs)
-    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
+        return Client(providers[0], cache=cache, start_concurrency=start, **names, **client_kwargs)
+    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64), start=start,
                                max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
     return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)

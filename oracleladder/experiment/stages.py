@@ -260,7 +260,9 @@ class Experiment(Reader):
             without_primitive=len(without_primitive(families, config.primitive_fallback))
             if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
-            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed])
+            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
+            endpoint_lost=" ".join(str(client.last_error).split())
+            if failed and client.last_error is not None and endpoint_failure(client.last_error) else None)
 
     # ------------------------------------------------------------------ construction
 

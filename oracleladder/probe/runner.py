@@ -62,8 +62,11 @@ async def run_jobs(
     A job whose call fails for good (a ProviderError after the client's retries: a permanent 4xx,
     retries spent) is stored as a failed job with its reason, never as an answer, and the run goes
     on; a call refused by the client's budget (``max_cost``) stops the workers, the calls in flight
-    finishing and stored; an error of the endpoint itself (no connection, a refused key, a wrong URL) stops the run,
-    and any other exception is a bug and propagates.
+    finishing and stored. An error of the endpoint itself (no connection, a refused key, a wrong URL)
+    stops the run when the endpoint has answered nothing yet (every job would fail the same way); once
+    it has, the endpoint was lost mid-run: the calls in flight end as they may, and every job left
+    whose answer is not stored is a failed job with that reason, not asked (a rerun asks it). Any
+    other exception is a bug and propagates.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
     queue: asyncio.Queue[J] = asyncio.Queue()
@@ -71,27 +74,37 @@ async def run_jobs(
         queue.put_nowait(job)
     done = 0
 
+    async def record_failure(job: J, call_key: str, reason: str) -> None:
+        failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid, target=job.target,
+                           k=job.k, call_key=call_key, reason=reason)
+        await store.put_failed_job(failed, wait=False)
+        if on_failed:
+            on_failed(failed)
+
+    lost: str | None = None  # why the endpoint was lost mid-run
+
     async def worker() -> None:
-        nonlocal done
+        nonlocal done, lost
         while True:
             try:
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
             request = job_request(client, job, temperature=temperature, max_tokens=max_tokens)
+            if lost is not None and await store.get_call(request.key()) is None:  # would fail the same way
+                await record_failure(job, request.key(), lost)
+                continue
             try:
                 result = await client.complete(request)
             except BudgetReached:  # --max-cost: no new call; the calls in flight finish and are kept
                 return
             except ProviderError as exc:  # the client stored the failed call; record the job, go on
-                if endpoint_failure(exc):  # every other job would fail the same way: stop, say why
+                if endpoint_failure(exc) and not client.usage.successes:  # never answered: the URL, the key
                     raise
-                failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid,
-                                   target=job.target, k=job.k, call_key=request.key(),
-                                   reason=" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
-                await store.put_failed_job(failed, wait=False)
-                if on_failed:
-                    on_failed(failed)
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+                if endpoint_failure(exc):  # lost mid-run: the jobs left are not asked
+                    lost = lost or f"not asked, the endpoint was lost: {reason}"
+                await record_failure(job, request.key(), reason)
                 continue
             rollout = Rollout(
                 run_id=run_id, student=student, pid=job.pid, target=job.target, k=job.k,

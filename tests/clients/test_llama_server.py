@@ -49,6 +49,20 @@ def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server)
     assert rerun["requests"] == 0 and rerun["cache_hits"] == first["requests"]
 
 
+def test_default_concurrency_is_what_the_server_runs_at_once(sample_store: Path, llama_server) -> None:
+    """llama-cpp-python's server answers one request at a time and says so nowhere but in what it is
+    (no /props): the run says it starts at 1, and no request waits in its queue past the timeout."""
+    result = CliRunner().invoke(app, ["probe", "--student", "openai/smollm2", "--base-url", llama_server.base_url,
+                                      "--limit", "2", "--k", "2", "--no-stage0", "--conditions", "C1",
+                                      "--max-tokens", "16", "--store", str(sample_store), "--json"])
+    assert result.exit_code == 0, result.output
+    said = (f"{llama_server.base_url} runs 1 request(s) at once (llama-cpp-python's server, by its "
+            "/openapi.json): --concurrency 1")
+    assert said in result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["timeouts"] == 0 and summary["requests"] == summary["successes"] == 4
+
+
 def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, llama_server, caplog) -> None:
     """llama.cpp's server refuses a json_schema response_format with HTTP 500 and a validation
     message: each such call is sent once (never retried as transient), the client says once that it
