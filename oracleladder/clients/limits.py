@@ -102,7 +102,7 @@ class Concurrency:
             self._said = True
             if was > 1:
                 log.warning("%s: %s with %d calls in flight: concurrency lowered to %d (it grows back by one "
-                            "while calls are answered; more timeouts are counted in the summary; "
+                            "while calls are answered; said once; "
                             "--timeout S gives each call longer)", self._who, why, was, self.limit)
             else:
                 log.warning("%s: %s with one call in flight (retried; more are counted in the summary): "
