@@ -98,6 +98,11 @@ class CannotConnect(ConnectionDropped):
     """No connection at all (refused, unknown host): retried, as a server may be starting."""
 
 
+class EndpointLost(CannotConnect):
+    """A call not sent: its endpoint stopped answering mid-run (``Client.lost``), and every call would
+    fail the same way."""
+
+
 class PermanentError(ProviderError):
     """Not worth retrying: the same request will fail the same way."""
 

@@ -20,10 +20,12 @@ from .errors import (
     BadRequestError,
     BudgetReached,
     ConfigurationError,
+    EndpointLost,
     ProviderError,
     RequestTimeout,
     TransientError,
     UnknownProvider,
+    endpoint_failure,
 )
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .local import LocalProvider
@@ -98,6 +100,8 @@ class Client:
         # a batch provider's round state: a task that waits on another's call is not at work
         self._round_state: Rounds | None = provider.round_state if self.batch else None  # type: ignore[attr-defined]
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
+        # the failure of an endpoint that had answered (a server stopped): no call is sent after it
+        self.lost: ProviderError | None = None
         self._inflight = InFlight()
         self._shapes: dict[type[BaseModel], Shape[Any]] = {}
 
@@ -175,7 +179,9 @@ class Client:
             result = await self._call_with_retries(request)
         except BaseException as e:
             InFlight.fail(fut, e)
-            if isinstance(e, ProviderError) and not isinstance(e, BudgetReached):  # that one was never sent
+            if isinstance(e, ProviderError) and not isinstance(e, (BudgetReached, EndpointLost)):  # never sent
+                if self.lost is None and self.usage.successes and endpoint_failure(e):
+                    self.lost = e
                 self.usage.failures += 1
                 self.last_error = e
                 if self.cache is not None:
@@ -238,6 +244,8 @@ class Client:
         # The slot comes first, so thousands of queued calls cost next to nothing until their turn;
         # it is given back while the call sleeps between attempts.
         async with Slot(self._limit) as slot:
+            if self.lost is not None:
+                raise EndpointLost(f"not sent, the endpoint was lost: {self.lost}")
             est = self._estimate_tokens(request) if self._tpm else 0.0
             return await self._retries.run(slot.sleep, self._attempt, request, est, slot)
 

@@ -21,7 +21,7 @@ from ..ladder import Domain, ProbeConfig, Settings
 from ..ladder.outcomes import FamilyResults
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..schemas import Family, parse_roadmap_set, to_released
-from ..schemas.jsonl import InputError, write_jsonl
+from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import RunRecord, Store
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
@@ -93,9 +93,9 @@ class Reader:
     async def set_verdicts(self, set_name: str) -> list:
         verdicts = await self.store.screen_verdicts(set_name)
         if not verdicts:
-            known = ", ".join(await self.store.screen_sets()) or "none"
-            raise ExperimentError(f"{self.store.path} holds no screened set '{set_name}' (sets: {known}); "
-                                  "run `ladder screen` first")
+            sets = await self.store.screen_sets()
+            raise ExperimentError(f"{self.store.path} holds no screened set '{set_name}'{did_you_mean(set_name, sets)} "
+                                  f"(sets: {', '.join(sets) or 'none'}); run `ladder screen` first")
         return verdicts
 
     async def families(self, *, teacher: str | None = None, set_name: str | None = None) -> list[Family]:
@@ -166,8 +166,11 @@ class Reader:
         rollouts = await store.rollouts(student=student, source=rollout_source)
         failed = await store.failed_jobs(student=student, source=rollout_source)
         if not rollouts and not failed:
-            raise ExperimentError(f"{store.path} holds no rollouts of student '{student}' on families from "
-                                  f"'{source}'; run `ladder probe --student {student} --source {source}` first")
+            students = await store.students()
+            raise ExperimentError(f"{store.path} holds no rollouts of student '{student}'"
+                                  f"{did_you_mean(student, students)} on families from '{source}' (students in "
+                                  f"the store: {', '.join(students) or 'none'}); run `ladder probe --student "
+                                  f"{student} --source {source}` first")
         missing = _report.missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
         return families, ladder.collect_results(families, rollouts, use_corrections=use_corrections), missing
 
