@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from .. import __version__
 from ..clients import ConfigurationError, ProviderError
 from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
@@ -39,14 +40,23 @@ class _Ladder(TyperGroup):
                  code=2 if isinstance(exc, (InputError, ExperimentError, EndpointError)) else 1)
 
 
-app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
+# click's own help (rich_markup_mode=None): it wraps at any width, where rich's panels cut option names
+app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="OracleLadder: where does LLM reasoning fail?")
 app.add_typer(audit.app, name="audit")
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"ladder {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(ctx: typer.Context,
-             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False) -> None:
+             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+             version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print the version and exit.")] = False) -> None:
     ctx.meta["debug"] = debug
 
 

@@ -18,7 +18,8 @@ from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
                      with_endpoint_options)
 
-app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                  help="The paper's audits of a run: format, roadmap-match, judge.")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]

@@ -10,6 +10,7 @@ import functools
 import inspect
 import os
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from pathlib import Path
@@ -67,9 +68,14 @@ T = TypeVar("T")
 def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
                    reading: bool = False) -> T:
     """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
-    read-only where it cannot be written); Ctrl-C stops it with every finished result kept in the
-    store. A call that failed for good ends it with one line on the ``endpoint``."""
+    read-only where it cannot be written; a missing store is read as an empty one, and no file is
+    made); Ctrl-C stops it with every finished result kept in the store. A call that failed for good
+    ends it with one line on the ``endpoint``."""
     async def main() -> T:
+        if reading and not store.exists():
+            with tempfile.TemporaryDirectory() as empty:
+                async with Experiment(Path(empty) / store.name, notify=say) as ex:
+                    return await call(ex)
         async with Experiment(store, readonly=None if reading else False, notify=say) as ex:
             return await call(ex)
 

@@ -59,7 +59,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
         null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
-        progress=bar), endpoint)
+        progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):
@@ -76,6 +76,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     say_budget(result.budget_stop)
     if result.infrastructure_failures or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
+    if not result.compiled:
+        fail(f"compiled none of the {result.failed} problems: each failed its checks (see above; `ladder check` "
+             "and --max-attempts)", 1)
 
 
 def _say_compiled(result: CompileResult) -> None:

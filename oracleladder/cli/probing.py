@@ -72,12 +72,14 @@ def probe(
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    if dry_run:
+        existing(store)  # the families to probe are in it
     result = run_experiment(store, lambda ex: ex.probe(
         endpoint, k=k, conditions=listed(conditions), stage0=stage0, max_tokens=max_tokens, temperature=temperature,
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
         include_unusable=include_unusable, dry_run=dry_run,
-        progress=bar), endpoint)
+        progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):

@@ -82,7 +82,6 @@ class Client:
         self._tpm = RateLimiter(tpm) if tpm else None
         self.default_cooldown = default_cooldown
         self._cooldown = Cooldown(max_cooldown, provider.name)
-        self.usage = Usage(prices=prices.name)
         self._retries = Retries(max_attempts, backoff_base, backoff_max, self._cooldown, self._count_retry)
         self.run_id = run_id
         self.prices = prices
@@ -90,6 +89,8 @@ class Client:
         # the name results are filed under (a teacher's roadmap set): the user's provider/model,
         # also when the requests carry a server's own name for it (--model-name, /v1/models)
         self.name = name or f"{provider.name}/{model or 'default'}"
+        # a model without a price costs "unknown" from the start, not $0 until its first call
+        self.usage = Usage(prices=prices.name, cost_usd=0.0 if self.name in prices.models else None)
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         if max_cost is not None and self.name not in prices.models:
             raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "

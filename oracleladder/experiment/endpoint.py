@@ -3,6 +3,7 @@ defined here once), and the client of an endpoint, caching in an experiment's st
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -161,7 +162,7 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
     options = dict(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
                    model_name=endpoint.model_name, timeout=endpoint.timeout, max_cooldown=endpoint.max_cooldown,
-                   structured=endpoint.structured, prices=endpoint.prices, max_cost=endpoint.max_cost)
+                   structured=endpoint.structured, prices=_prices(endpoint), max_cost=endpoint.max_cost)
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
             client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
@@ -178,6 +179,26 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
             notify(f"{endpoint.base_urls[0]} serves one model, {name}: the requests carry that name "
                    "(--model-name NAME to choose)")
     return client
+
+
+def _prices(endpoint: Endpoint) -> PriceTable:
+    """The endpoint's price table, where a model without a price served by one's own server (a
+    loopback or private address) costs nothing: a run and its cached rerun both say so."""
+    provider, name = parse_model(endpoint.model)
+    model = f"{provider}/{name}"
+    if model in endpoint.prices.models or not endpoint.base_urls or not all(map(_own_server, endpoint.base_urls)):
+        return endpoint.prices
+    return PriceTable(f"{endpoint.prices.name}; {model} free on a server of one's own",
+                      {**endpoint.prices.models, model: (0.0, 0.0, 0.0, 0.0)})
+
+
+def _own_server(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return address.is_loopback or address.is_private
 
 
 async def _concurrency(endpoint: Endpoint, default: int, notify: Callable[[str], None],

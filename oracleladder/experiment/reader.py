@@ -109,8 +109,15 @@ class Reader:
 
     async def export(self, out: str | os.PathLike[str], *, teacher: str | None = None,
                      set_name: str | None = None) -> int:
-        """Write families in the released record format; returns how many."""
-        return write_jsonl(out, (to_released(f) for f in await self.families(teacher=teacher, set_name=set_name)))
+        """Write families in the released record format; returns how many. None to write is an
+        ExperimentError, and no file."""
+        families = await self.families(teacher=teacher, set_name=set_name)
+        if not families:
+            sources = await self.store.sources()
+            which = f" from '{teacher}'{did_you_mean(teacher, sources)}" if teacher else ""
+            raise ExperimentError(f"{self.store.path} holds no families{which} (sources in the store: "
+                                  f"{', '.join(sources) or 'none'}): nothing written to {out}")
+        return write_jsonl(out, (to_released(f) for f in families))
 
     async def funnel(self, *, set_name: str | None = None, source: str | None = None) -> Funnel:
         """The construction funnel of a screened set (default: the store's only set), or with ``source``

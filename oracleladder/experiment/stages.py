@@ -129,6 +129,8 @@ class Experiment(Reader):
         endpoint, store = as_endpoint(teacher), self.store
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
+        if not pool:
+            raise ExperimentError(f"{problems_path}: no problems to compile (an empty pool)")
         if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
             usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
