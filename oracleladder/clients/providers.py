@@ -8,6 +8,7 @@ logged, never put in a ChatRequest.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -107,9 +108,16 @@ async def server_capacity(base_url: str, timeout: float = 5.0) -> Capacity | Non
     ``/props`` (``total_slots``), SGLang's ``/get_server_info`` (``max_running_requests``),
     llama-cpp-python's server (its ``/openapi.json``: one at a time, behind one lock), vLLM (its
     ``/v1/models``: it batches, without saying how many). None when it does not say (Ollama,
-    gateways, OpenAI)."""
+    gateways, OpenAI), or cannot be reached within ``timeout`` seconds in all."""
+    try:
+        return await asyncio.wait_for(_capacity(base_url), timeout)
+    except (aiohttp.ClientConnectionError, asyncio.TimeoutError):  # no server there (yet): the first call says
+        return None
+
+
+async def _capacity(base_url: str) -> Capacity | None:
     root = base_url.rstrip("/").removesuffix("/v1")
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+    async with aiohttp.ClientSession() as session:
         props = await _get_json(session, root + "/props")
         if slots := _positive(props, "total_slots"):
             return Capacity(slots, "llama.cpp's /props")
@@ -119,8 +127,8 @@ async def server_capacity(base_url: str, timeout: float = 5.0) -> Capacity | Non
         if sglang:
             return Capacity(sglang, "SGLang's /get_server_info")
         api = await _get_json(session, root + "/openapi.json")
-        title = api.get("info", {}).get("title") if isinstance(api, dict) and isinstance(api.get("info"), dict) else None
-        if isinstance(title, str) and "llama.cpp Python" in title:
+        about = api.get("info") if isinstance(api, dict) else None
+        if isinstance(about, dict) and "llama.cpp Python" in str(about.get("title")):
             return Capacity(1, "llama-cpp-python's server, by its /openapi.json")
         models = await _get_json(session, base_url.rstrip("/") + "/models")
         listed = models.get("data") if isinstance(models, dict) else None
@@ -130,11 +138,11 @@ async def server_capacity(base_url: str, timeout: float = 5.0) -> Capacity | Non
 
 
 async def _get_json(session: aiohttp.ClientSession, url: str) -> object:
-    """The JSON body of ``GET url``; None when it fails, is not a 200, or is not JSON."""
+    """The JSON body of ``GET url``; None when it is not a 200 or not JSON (a connection that fails raises)."""
     try:
         async with session.get(url) as resp:
             return await resp.json(content_type=None) if resp.status == 200 else None
-    except (aiohttp.ClientError, TimeoutError, ValueError):
+    except (aiohttp.ClientResponseError, aiohttp.ClientPayloadError, ValueError):
         return None
 
 

@@ -234,13 +234,17 @@ class Experiment(Reader):
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
         unusable = {f.pid for f in families if ladder.ungradable(f, use_corrections)}
-        if unusable and not include_unusable:
-            self._notify(f"{len(unusable)} of the {len(families)} families have an unusable reference answer "
-                         "(`ladder check` says why; the report leaves them out): their parent jobs are skipped "
-                         "(--include-unusable probes them)")
         skipped = set() if include_unusable else unusable
+
+        def say_skipped() -> None:  # once the endpoint is checked, before any call
+            if skipped:
+                self._notify(f"{len(skipped)} of the {len(families)} families have an unusable reference answer "
+                             "(`ladder check` says why; the report leaves them out): their parent jobs are "
+                             "skipped (--include-unusable probes them)")
+
         if dry_run:
             async with await self.client(endpoint) as client:
+                say_skipped()
                 jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
                                             max_tokens=config.max_tokens)
@@ -252,6 +256,7 @@ class Experiment(Reader):
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
                                                            "families": len(families), **extra},
                            concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+            say_skipped()
             jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:

@@ -6,9 +6,11 @@ import asyncio
 import logging
 
 import pytest
+from aiohttp import web
 
 from oracleladder.clients import make_client
 from oracleladder.clients.limits import Concurrency
+from oracleladder.clients.providers import Capacity, server_capacity
 from oracleladder.testing import Faults, LoopbackServer
 
 
@@ -60,3 +62,36 @@ async def test_a_client_started_small_grows_and_lowers_at_429s(caplog: pytest.Lo
     lowered = [r.getMessage() for r in caplog.records if "concurrency lowered" in r.getMessage()]
     assert len(lowered) == 1 and "HTTP 429" in lowered[0] and "with 4 calls in flight: concurrency lowered to 2" \
         in lowered[0]  # the four first answered 429 together: halved once
+
+
+async def _serving(routes: dict[str, object]) -> tuple[web.AppRunner, str]:
+    """A server answering GET at each path of ``routes`` with its JSON (what SGLang and vLLM say there)."""
+    async def answer(request: web.Request) -> web.Response:
+        return web.json_response(routes[request.path])
+
+    app = web.Application()
+    for path in routes:
+        app.router.add_get(path, answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+
+@pytest.mark.parametrize("routes,said", [
+    ({"/get_server_info": {"max_running_requests": 48}}, Capacity(48, "SGLang's /get_server_info")),
+    ({"/get_server_info": {"internal_states": [{"max_running_requests": 12}]}},
+     Capacity(12, "SGLang's /get_server_info")),
+    ({"/v1/models": {"data": [{"id": "m", "owned_by": "vllm"}]}}, Capacity(None, "vLLM, by its /v1/models")),
+    ({"/openapi.json": {"info": {"title": "🦙 llama.cpp Python API"}}},
+     Capacity(1, "llama-cpp-python's server, by its /openapi.json")),
+    ({"/v1/models": {"data": [{"id": "m", "owned_by": "ollama"}]}}, None),
+])
+async def test_what_a_server_says_of_its_capacity(routes: dict[str, object], said: Capacity | None) -> None:
+    runner, url = await _serving(routes)
+    try:
+        assert await server_capacity(url) == said
+    finally:
+        await runner.cleanup()
+    assert await server_capacity(url) is None  # nothing listens any more

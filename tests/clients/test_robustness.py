@@ -168,7 +168,7 @@ def test_concurrency_default_is_the_servers_slot_count(sample_store: Path):
     with LoopbackServer(slots=1, latency=0.05) as srv:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--base-url", srv.openai_base_url, "--store", store,
-            "--limit", "2", "--k", "3", "--no-stage0", "--conditions", "C1_direct"])
+            "--limit", "3", "--k", "3", "--no-stage0", "--conditions", "C1_direct"])  # the first family is skipped
         assert result.exit_code == 0, result.output
         assert srv.total == 6 and srv.max_inflight == 1  # one slot: never two requests at once
     assert "runs 1 request(s) at once" in result.output and "--concurrency 1" in result.output
@@ -205,7 +205,7 @@ def test_cli_base_url_repeated_spreads_calls_over_replicas(sample_store: Path):
     with LoopbackServer(latency=0.02) as a, LoopbackServer(latency=0.02) as b:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--base-url", a.openai_base_url, "--base-url", b.openai_base_url,
-            "--store", store, "--limit", "2", "--k", "4", "--no-stage0", "--conditions", "C1_direct",
+            "--store", store, "--limit", "3", "--k", "4", "--no-stage0", "--conditions", "C1_direct",  # 1st skipped
             "--concurrency", "2"])
         assert result.exit_code == 0, result.output
         assert a.total + b.total == 8 and a.total >= 2 and b.total >= 2
