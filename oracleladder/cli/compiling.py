@@ -14,7 +14,7 @@ from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt,
-                     console, fail, make_endpoint, run_experiment, say, with_endpoint_options)
+                     console, existing, fail, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
@@ -113,13 +113,21 @@ def _primitives(store: Path, endpoint: Endpoint, source: str, max_attempts: int,
 
 
 def check(
-    families: Annotated[Path, typer.Argument(help="Families in the released record format.")],
+    families: Annotated[Optional[Path], typer.Argument(help="Families in the released record format (or --source).")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
-    """Run every deterministic validator on existing families."""
-    checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
+    """Run every deterministic validator on existing families: a file's, or a roadmap set of the store."""
+    if (families is None) == (source is None):
+        fail("give FAMILIES (a file) or --source SET (a roadmap set of the store)")
+    if source is not None:
+        existing(store)
+        checked = run_experiment(store, lambda ex: ex.check(source, use_corrections=use_corrections), reading=True)
+    else:
+        checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
     if as_json:
         for family, report in zip(checked.families, checked.reports):
             typer.echo(json.dumps({

@@ -26,6 +26,7 @@ from ..store import RunRecord, Store
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from .errors import ExperimentError
+from .files import CheckResult, check_families
 
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
@@ -89,6 +90,11 @@ class Reader:
             return get_domain(name, settings)
         except InputError as exc:
             raise ExperimentError(str(exc)) from None
+
+    async def check(self, source: str, *, use_corrections: bool = False) -> CheckResult:
+        """Every deterministic validator on the families of one math roadmap set of the store (`ladder
+        check --source SET`)."""
+        return check_families(await self.roadmap_set(source), use_corrections=use_corrections)
 
     async def set_verdicts(self, set_name: str) -> list:
         verdicts = await self.store.screen_verdicts(set_name)

@@ -142,3 +142,14 @@ def test_a_dry_run_makes_no_store(tmp_path: Path) -> None:
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.startswith("ladder ")
+
+
+def test_check_reads_a_roadmap_set_of_the_store(sample_store: Path, release_data: Path) -> None:
+    from_store = runner.invoke(app, ["check", "--source", "release", "--store", str(sample_store), "--json"])
+    from_file = runner.invoke(app, ["check", str(release_data / "families_sample.jsonl"), "--json"])
+    assert from_store.exit_code == from_file.exit_code == 0, from_store.output
+    totals = [json.loads(r.stdout.strip().splitlines()[-1]) for r in (from_store, from_file)]
+    assert totals[0] == totals[1] and totals[0]["totals"]
+    line = one_line(runner.invoke(app, ["check", "--source", "relase", "--store", str(sample_store)]), 2)
+    assert "(did you mean 'release'?)" in line
+    one_line(runner.invoke(app, ["check"]), 2)
