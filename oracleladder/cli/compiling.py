@@ -1,5 +1,5 @@
-"""`ladder compile` (and `--primitives-only`) and `ladder check`: families made by a teacher, and
-every validator run on a file of them."""
+"""`ladder compile` (and `--primitives-only`), `ladder check` and `ladder attempts`: families made by
+a teacher, every validator run on a file or a set of them, and a teacher's attempts."""
 
 from __future__ import annotations
 
@@ -143,3 +143,27 @@ def check(
             console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
     console.print_json(json.dumps(checked.totals))
 
+
+
+def attempts(
+    teacher: Annotated[str, typer.Option("--teacher", help="The teacher (provider/model) whose attempts to show.")],
+    pid: Annotated[Optional[str], typer.Option("--pid", help="Only this problem's attempts.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per attempt.")] = False,
+) -> None:
+    """A teacher's compile attempts per problem: each plan, and the errors and reasons it got."""
+    existing(store)
+    found = run_experiment(store, lambda ex: ex.attempts(teacher, pid), reading=True)
+    for a in found:
+        if as_json:
+            typer.echo(a.model_dump_json())
+            continue
+        granularity = f" ({a.granularity})" if a.granularity else ""
+        say(f"{a.pid}{granularity} attempt {a.attempt + 1}: {'passed' if a.passed else 'failed'}")
+        milestones = a.plan.get("milestones") if isinstance(a.plan, dict) else None
+        for i, m in enumerate(milestones if isinstance(milestones, list) else [], 1):
+            if isinstance(m, dict):
+                say(f"  {i}. {m.get('type')}: {m.get('description')} -> {m.get('canonical_answer')}")
+        for e in a.errors:
+            where = f"milestone {e['milestone'] + 1}" if isinstance(e, dict) and e.get("milestone") is not None else "plan"
+            say(f"  [{e.get('check')}] {where}: {e.get('reason')}" if isinstance(e, dict) else f"  {e}")

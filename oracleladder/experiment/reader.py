@@ -22,7 +22,7 @@ from ..ladder.outcomes import FamilyResults
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..schemas import Family, parse_roadmap_set, to_released
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
-from ..store import RunRecord, Store
+from ..store import CompileAttempt, RunRecord, Store
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from .errors import ExperimentError
@@ -90,6 +90,16 @@ class Reader:
             return get_domain(name, settings)
         except InputError as exc:
             raise ExperimentError(str(exc)) from None
+
+    async def attempts(self, teacher: str, pid: str | None = None) -> list[CompileAttempt]:
+        """A teacher's compile attempts (of one problem, or of all), each with its plan and its errors,
+        in order; refused by name when the teacher has none."""
+        found = await self.store.compile_attempts(pid, teacher)
+        if not found:
+            which = f" of problem '{pid}'" if pid else ""
+            raise ExperimentError(f"{self.store.path} holds no compile attempts{which} by teacher '{teacher}'"
+                                  f"{did_you_mean(teacher, await self.store.sources())}")
+        return found
 
     async def check(self, source: str, *, use_corrections: bool = False) -> CheckResult:
         """Every deterministic validator on the families of one math roadmap set of the store (`ladder
