@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.clients import DEFAULT_PRICES, ConfigurationError, load_prices
-from oracleladder.testing import LoopbackServer
+from oracleladder.clients import DEFAULT_PRICES, Client, ConfigurationError, load_prices
+from oracleladder.testing import FakeProvider, LoopbackServer
 
 from tests.helpers import rows
 
@@ -158,3 +158,27 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
                                       "--max-cost", "1"],
                                 env={"OPENAI_API_KEY": "sk-never-sent", "OPENAI_BASE_URL": None})
     assert result.exit_code == 2 and "--max-cost: no price for openai/no-price" in result.output
+
+
+async def test_a_model_without_a_price_costs_unknown_before_and_after_its_calls() -> None:
+    c = Client(FakeProvider(lambda request: "an answer"), model="no-price")
+    assert c.usage.cost_usd is None  # a cached rerun that makes no call says "unknown" too, not $0
+    await c.complete(c.request("q"))
+    assert c.usage.cost_usd is None
+    priced = Client(FakeProvider(lambda request: "an answer"), model="gpt-4o", name="openai/gpt-4o")
+    assert priced.usage.cost_usd == 0.0
+
+
+def test_a_server_of_ones_own_is_free_on_a_run_and_its_cached_rerun(sample_store: Path) -> None:
+    said = []
+    with LoopbackServer({"*": r"\boxed{1}"}) as server:
+        for _ in range(2):
+            result = CliRunner().invoke(app, ["probe", "--student", "openai/unpriced", "--store", str(sample_store),
+                                              "--base-url", server.openai_base_url, "--k", "1", "--limit", "2",
+                                              "--no-stage0", "--conditions", "C1"])
+            assert result.exit_code == 0, result.output
+            said.append(next(line for line in result.stderr.splitlines() if line.startswith("run ")))
+    assert "1 requests, 0 cache hits" in said[0] and "0 requests, 1 cache hits" in said[1]
+    for line in said:
+        assert line.endswith("cost $0.0000 (package prices of " + DEFAULT_PRICES.name.removeprefix("package prices of ")
+                             + "; openai/unpriced free on a server of one's own)")
