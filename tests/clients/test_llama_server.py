@@ -53,8 +53,8 @@ def test_default_concurrency_is_what_the_server_runs_at_once(sample_store: Path,
     """llama-cpp-python's server answers one request at a time and says so nowhere but in what it is
     (no /props): the run says it starts at 1, and no request waits in its queue past the timeout."""
     result = CliRunner().invoke(app, ["probe", "--student", "openai/smollm2", "--base-url", llama_server.base_url,
-                                      "--limit", "2", "--k", "2", "--no-stage0", "--conditions", "C1",
-                                      "--max-tokens", "16", "--store", str(sample_store), "--json"])
+                                      "--limit", "3", "--k", "2", "--no-stage0", "--conditions", "C1",
+                                      "--max-tokens", "16", "--store", str(sample_store), "--json"])  # 1st skipped
     assert result.exit_code == 0, result.output
     said = (f"{llama_server.base_url} runs 1 request(s) at once (llama-cpp-python's server, by its "
             "/openapi.json): --concurrency 1")
@@ -75,7 +75,7 @@ def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, lla
     result = CliRunner().invoke(app, ["compile", str(problems), "--teacher", "openai/smollm2", "--base-url",
                                       llama_server.base_url, "--max-tokens", "48", "--max-attempts", "1",
                                       "--no-independent-solve", "--store", str(store), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # SmolLM2 compiles none in 48 tokens: a compile of nothing fails
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     served = llama_server.chat_statuses()[before:]
     rejected = served.count(500)
