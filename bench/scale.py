@@ -2,9 +2,11 @@
 process), through the real prober, Client, SQLite store and worker pool.
 
 354 families (the released sample families repeated under new pids), all six conditions and Stage
-0, K=8. Each answer is as long as a released response (responses_sample.jsonl, its length scaled
-from that run's 4K-token budget to 16K), cut from the released response texts and ending in a
-boxed answer. Reports, and checks against its targets (exit code 1 when one is missed):
+0, K=8. Each answer is one released response (responses_sample.jsonl) lengthened from that run's
+4K-token budget to 16K the way a longer budget lengthens it (oracleladder.testing.answers): a
+response to the problem the prompt states where the sample holds one (25 of the 55 problems), any
+released response otherwise. Reports, and checks against its targets (exit code 1 when one is
+missed):
 
 - wall time against the larger of two ideals measured in the same run: calls x latency /
   concurrency, and the time the worker pool takes to grade the same answers on all cores
@@ -13,7 +15,11 @@ boxed answer. Reports, and checks against its targets (exit code 1 when one is m
 - the process's resident memory: its peak over the whole run against its peak over the first 10%
   (target: within 20%).
 
-    python bench/scale.py [--scale 1.0] [--latency 0.1] [--concurrency 64]
+Beside them, the grading's CPU per verdict by grader in this process against bare math-verify's on
+the same answers (bench/verifier.py's `grading_cpu`), and the grading ideal at the paper's size
+extrapolated from this run's (`--scale 1.0` measures it).
+
+    python bench/scale.py [--scale 1.0] [--latency 0.1] [--concurrency 64] [--cpu-rounds 1]
 
 ``--scale 0.1`` runs a tenth of the families. The figures are printed last.
 """
@@ -23,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import hashlib
 import json
 import os
 import sqlite3
@@ -44,12 +49,15 @@ sys.path.insert(0, str(ROOT))
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig  # noqa: E402
-from oracleladder.verify import grade  # noqa: E402
+from oracleladder.verify import grade, grade_all  # noqa: E402
+from oracleladder.verify.extract import all_boxed  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
+from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
 from oracleladder.workers import WorkerPool  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
+from verifier import GRADERS, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
 
 DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 PAPER_FAMILIES = 354
@@ -61,28 +69,29 @@ TARGET_WALL, TARGET_BYTES, TARGET_RSS = 1.2, 1.2, 1.2
 # ---------------------------------------------------------------- the server process
 
 class Answers:
-    """Answers as long as released responses: slices of the released response texts, scaled to a
-    16K budget, each ending in a boxed answer. Deterministic per (prompt, n-th time asked)."""
+    """The student: for each prompt (and each time it is asked) one released response to the problem
+    the prompt states (any response where the sample holds none), lengthened to the 16K budget."""
 
-    def __init__(self, path: Path) -> None:
-        rows = [json.loads(line) for line in path.open()]
-        self.lengths = [int(r["response_chars"] * BUDGET_SCALE) for r in rows]
-        self.corpus = "\n\n".join(r["response_tail"] for r in rows)
+    def __init__(self) -> None:
+        self.answers = ReleasedAnswers([json.loads(line) for line in (DATA / "responses_sample.jsonl").open()],
+                                       BUDGET_SCALE)
+        self.problems = {statement(f): f.pid for f in read_jsonl(DATA / "families_sample.jsonl", Family)}
         self.asked: collections.Counter[str] = collections.Counter()
 
     def __call__(self, messages: list[dict], body: dict) -> str:
-        prompt = str(messages[-1]["content"])
+        prompt = str(messages[-1]["content"])  # a condition's or a milestone's: both state the problem
         self.asked[prompt] += 1
-        h = int.from_bytes(hashlib.sha256(f"{prompt}#{self.asked[prompt]}".encode()).digest()[:8], "big")
-        n = self.lengths[h % len(self.lengths)]
-        start = h % len(self.corpus)
-        text = (self.corpus[start:] + self.corpus)[:n]
-        return text + f"\n\nSo the answer is \\boxed{{{h % 97}}}."
+        pid = next((pid for problem, pid in self.problems.items() if problem in prompt), "")
+        return self.answers(pid, f"{prompt}#{self.asked[prompt]}")
+
+
+def statement(family: Family) -> str:
+    """The problem's own text: a released parent prompt is `...Problem:\\n<statement>`."""
+    return family.parent_prompt.split("Problem:\n", 1)[-1].strip()
 
 
 def serve_main(a: argparse.Namespace) -> None:
-    serve(LoopbackServer(script=Answers(DATA / "responses_sample.jsonl"), latency=a.latency,
-                         max_lifetime=a.max_lifetime), a.port_file)
+    serve(LoopbackServer(script=Answers(), latency=a.latency, max_lifetime=a.max_lifetime), a.port_file)
 
 
 # ---------------------------------------------------------------- the client process
@@ -165,16 +174,30 @@ def _copy(family: Family, copy: int) -> Family:
                        for m in family.milestones]})
 
 
-async def grading_time(store: Store, fams: list[Family], config: ProbeConfig) -> float:
-    """Seconds the worker pool takes, on all cores, to grade every stored answer again."""
+async def stored_answers(path: Path, fams: list[Family]) -> list[dict[str, str]]:
+    """Every stored answer with the gold and problem it is graded against."""
     by_pid = {f.pid: f for f in fams}
-    rollouts = await store.rollouts()
+    store = await Store.open(path)
+    try:
+        return [{"response": r.response, "gold": _gold(by_pid[r.pid], r.target), "problem": by_pid[r.pid].parent_prompt}
+                for r in await store.rollouts()]
+    finally:
+        await store.close()
+
+
+async def grading_time(items: list[dict[str, str]], grader: str) -> tuple[float, float]:
+    """Seconds the worker pool takes, on all cores, to grade every stored answer again, and its
+    workers' CPU seconds for it (their start-up taken off)."""
+    startup = pool_startup_cpu(os.cpu_count() or 1)
+    cpu0 = workers_cpu()
     with WorkerPool() as pool:
-        await grade(pool, "\\boxed{1}", "1")  # the workers are up
+        # the workers are up (grade would skip an exact match; grade_all sends each distinct answer once)
+        grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(pool.size)])
         t0 = time.perf_counter()
-        await asyncio.gather(*(grade(pool, r.response, _gold(by_pid[r.pid], r.target), grader=config.grader,
-                                     problem=by_pid[r.pid].parent_prompt) for r in rollouts))
-        return time.perf_counter() - t0
+        await asyncio.gather(*(grade(pool, it["response"], it["gold"], grader=grader, problem=it["problem"])
+                               for it in items))
+        wall = time.perf_counter() - t0
+    return wall, workers_cpu() - cpu0 - startup
 
 
 def _gold(family: Family, target: str) -> str:
@@ -210,10 +233,8 @@ async def run(a: argparse.Namespace) -> int:
                 stored = await ex.store.rollout_count(run_id=summary.run_id)
         (tmp / "families.jsonl").unlink()
         requests = remote_stats(port)["total"]
-        store = await Store.open(path)
-        grading = await grading_time(store, fams, config)
-        responses = [r.response for r in await store.rollouts()]
-        await store.close()
+        items = await stored_answers(path, fams)
+        grading, grading_workers_cpu = await grading_time(items, config.grader)
     finally:
         proc.terminate()
         proc.wait(5)
@@ -223,6 +244,10 @@ async def run(a: argparse.Namespace) -> int:
         p.unlink()
     tmp.rmdir()
 
+    responses = [it["response"] for it in items]
+    cpu = grading_cpu(items, a.graders.split(","), a.cpu_rounds)
+    paper_families = families(PAPER_FAMILIES)
+    paper_jobs = len(MathDomain().plan_jobs(paper_families, config, paper_families))
     calls_ideal = requests * a.latency / a.concurrency
     ideal = max(calls_ideal, grading)
     per_rollout = size / max(1, stored)
@@ -236,6 +261,15 @@ async def run(a: argparse.Namespace) -> int:
         "store_bytes_per_rollout": round(per_rollout), "zstd_response_bytes": round(compressed),
         "bytes_over_zstd": round(per_rollout / compressed, 3),
         "mean_response_chars": round(statistics.fmean(len(t) for t in responses)),
+        "answers_with_several_boxes": round(statistics.fmean(len(all_boxed(t)) > 1 for t in responses), 3),
+        "grading_cpu": cpu,
+        "pool_workers_cpu_ms_per_verdict": round(1000 * grading_workers_cpu / max(1, len(items)), 2),
+        "paper_size_grading_s": {
+            "pool_extrapolated": round(grading * paper_jobs / max(1, stored), 1),
+            f"pool_workers_cpu_on_{os.cpu_count()}_cores": round(grading_workers_cpu * paper_jobs / max(1, stored)
+                                                                / (os.cpu_count() or 1), 1),
+            **{f"cpu_{g}_on_{os.cpu_count()}_cores": round(ms / 1000 * paper_jobs / (os.cpu_count() or 1), 1)
+               for g, ms in cpu["cpu_ms_per_verdict"].items()}},
         "rss_mb_at_10pct": round(rss_early / 2**20, 1), "rss_mb_peak": round(rss_peak / 2**20, 1),
         "rss_growth": round(rss_peak / rss_early, 3),
         "store_bytes_per_rollout_by_btree": {name: round(n / max(1, stored)) for name, n in by_table.items()},
@@ -258,6 +292,8 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the 354 families")
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--graders", default=",".join(GRADERS), help="graders whose CPU per verdict is measured")
+    ap.add_argument("--cpu-rounds", type=int, default=1, help="rounds of the CPU measurement (bench/verifier.py)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # run as the server process
     ap.add_argument("--max-lifetime", type=float, default=3600.0, help=argparse.SUPPRESS)
     ap.add_argument("--port-file", default=None, help=argparse.SUPPRESS)

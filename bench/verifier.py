@@ -1,54 +1,159 @@
-"""Throughput of verify_many on all cores vs bare math-verify in one process (400 responses x 2).
+"""Grading cost on the 400 released responses, each graded once (no second copy to hit a cache):
 
-Run: python bench/verifier.py
+- CPU per verdict of each grader in this process, against bare math-verify's CPU on the same items
+  in the same process (`verify(parse(gold), parse(response))`): each after a first pass over the
+  items (the parser's prediction tables warm, as in a long run), every cache emptied before each
+  measured pass, the order alternating by round (`grading_cpu`, which bench/scale.py uses too);
+- the wall rate of a worker pool on every core, per grader, and its workers' CPU per verdict,
+  against bare math-verify's rate in one process.
+
+Run: python bench/verifier.py [--rounds 2] [--graders paper,strict,extended]
+Prints one JSON line; CPU figures are per verdict, in ms.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
+import resource
+import statistics
+import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from math_verify import parse, verify
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from oracleladder.verify import grade_all, verify_inprocess
-from oracleladder.workers import WorkerPool
+import sympy  # noqa: E402
+from math_verify import parse, verify  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "responses_sample.jsonl"  # the release's sample, shipped with the tests
+from oracleladder.verify import grade_all, verify_inprocess  # noqa: E402
+from oracleladder.workers import WorkerPool  # noqa: E402
+
+DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
+GRADERS = ("paper", "strict", "extended")
+
+
+def released(name: str, response: str, gold: str) -> list[dict[str, str]]:
+    rows = [json.loads(line) for line in (DATA / name).open()]
+    return [{"response": r[response], "gold": r[gold], "problem": ""} for r in rows]
+
+
+def clear_caches() -> None:
+    """Empty every per-process cache of the grading code, math-verify and SymPy, so that each pass
+    starts from the same state (the parser's own prediction tables stay as warm as they are)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith(("oracleladder.verify", "math_verify")):
+            for obj in list(vars(module).values()):
+                if callable(getattr(obj, "cache_clear", None)):
+                    obj.cache_clear()
+    sympy.core.cache.clear_cache()
+
+
+def _bare(item: dict[str, str]) -> None:
+    verify(parse(item["gold"]), parse(item["response"]))  # math-verify's own 5 s SIGALRM limits
+
+
+def _runner(name: str) -> Callable[[dict[str, str]], None]:
+    """Bare math-verify ("bare") or a grader, on one item."""
+    def grade(item: dict[str, str]) -> None:
+        try:
+            verify_inprocess(item["response"], item["gold"], grader=name, problem=item["problem"])
+        except Exception:  # noqa: BLE001 - a crash is a verdict in the worker; its cost counts all the same
+            pass
+    return _bare if name == "bare" else grade
+
+
+def _cpu_pass(run: Callable[[dict[str, str]], None], items: Sequence[dict[str, str]]) -> tuple[float, float]:
+    """(CPU per item, slowest item's CPU), seconds, from empty caches."""
+    clear_caches()
+    slowest, t0 = 0.0, time.process_time()
+    for item in items:
+        t = time.process_time()
+        run(item)
+        slowest = max(slowest, time.process_time() - t)
+    return (time.process_time() - t0) / len(items), slowest
+
+
+def grading_cpu(items: Sequence[dict[str, str]], graders: Sequence[str], rounds: int) -> dict[str, Any]:
+    """CPU per verdict (ms) of each grader and of bare math-verify on the same items, in this
+    process, each in the steady state of a long run: after one pass of each over the items, whose
+    parser prediction tables stay (every other cache is emptied before each measured pass), so each
+    runs on tables it has warmed itself. Per round bare math-verify first or last by turns;
+    medians over the rounds, ratios against the same round's bare."""
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    for name in ("bare", *graders):
+        _cpu_pass(_runner(name), items)
+    load = os.getloadavg()[0]
+    cpu: dict[str, list[float]] = {name: [] for name in ("bare", *graders)}
+    ratio: dict[str, list[float]] = {grader: [] for grader in graders}
+    slowest: dict[str, float] = {name: 0.0 for name in cpu}
+    for r in range(rounds):
+        order = ["bare", *graders] if r % 2 == 0 else [*graders, "bare"]
+        this: dict[str, float] = {}
+        for name in order:
+            this[name], worst = _cpu_pass(_runner(name), items)
+            cpu[name].append(this[name])
+            slowest[name] = max(slowest[name], worst)
+        for grader in graders:
+            ratio[grader].append(this[grader] / this["bare"])
+    return {"items": len(items), "rounds": rounds, "load_1min": [round(load, 1), round(os.getloadavg()[0], 1)],
+            "cpu_ms_per_verdict": {k: round(1000 * statistics.median(v), 2) for k, v in cpu.items()},
+            "over_bare": {k: round(statistics.median(v), 3) for k, v in ratio.items()},
+            "slowest_item_ms": {k: round(1000 * v, 1) for k, v in slowest.items()}}
+
+
+def workers_cpu() -> float:
+    """CPU seconds of this process's ended children: a closed pool's workers."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pool_startup_cpu(workers: int) -> float:
+    """The workers' CPU for a pool that grades nothing but one answer each (their imports)."""
+    t0 = workers_cpu()
+    with WorkerPool(workers=workers) as pool:
+        grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # distinct: each sent
+    return workers_cpu() - t0
+
+
+def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[str, Any]:
+    """Verdicts per second of a fresh worker pool on every core, per grader (its workers' caches
+    start empty), its workers' CPU per verdict beside it (their start-up taken off), and bare
+    math-verify's rate in one process."""
+    workers = os.cpu_count() or 1
+    startup = pool_startup_cpu(workers)
+    rates: dict[str, Any] = {"workers": workers, "workers_startup_cpu_s": round(startup, 2)}
+    for grader in graders:
+        cpu0 = workers_cpu()
+        with WorkerPool(workers=workers, timeout_s=5.0) as pool:
+            grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # all up
+            t0 = time.perf_counter()
+            verdicts = grade_all(pool, [{**item, "grader": grader} for item in items])
+            wall = time.perf_counter() - t0
+        rates[grader] = {"per_s": round(len(items) / wall, 1),
+                         "workers_cpu_ms_per_verdict": round(1000 * (workers_cpu() - cpu0 - startup) / len(items), 2),
+                         "timeouts": sum(v.reason == "timeout" for v in verdicts)}
+    clear_caches()
+    t0 = time.perf_counter()
+    for item in items:
+        _bare(item)
+    rates["bare_per_s"] = round(len(items) / (time.perf_counter() - t0), 1)
+    return rates
 
 
 def main() -> None:
-    logging.getLogger("math_verify").setLevel(logging.ERROR)
-    rows = [json.loads(line) for line in DATA.open()] * 2
-    items = [{"response": r["response_tail"], "gold": r["gold"]} for r in rows]
-    workers = os.cpu_count() or 1
-
-    with WorkerPool(workers=workers, timeout_s=5.0) as pool:
-        grade_all(pool, items[:workers])  # warm the workers; startup is paid once per pool
-        t0 = time.perf_counter()
-        verdicts = grade_all(pool, items)
-        cascade = time.perf_counter() - t0
-    timeouts = sum(v.reason == "timeout" for v in verdicts)
-
-    slowest = (0.0, "")
-    for it in items[:400]:
-        t = time.perf_counter()
-        verify_inprocess(**it)
-        dt = time.perf_counter() - t
-        slowest = max(slowest, (dt, it["gold"]))
-
-    t0 = time.perf_counter()
-    for it in items:
-        verify(parse(it["gold"]), parse(it["response"]))  # math-verify's own 5 s SIGALRM limits
-    bare = time.perf_counter() - t0
-
-    print(f"items: {len(items)}, workers: {workers}")
-    print(f"cascade verify_many: {len(items) / cascade:.1f} responses/s ({cascade:.1f} s, timeouts {timeouts})")
-    print(f"bare math-verify, 1 process: {len(items) / bare:.1f} responses/s ({bare:.1f} s)")
-    print(f"speedup: {bare / cascade:.2f}x")
-    print(f"slowest single item in process: {slowest[0]:.2f} s (gold {slowest[1]!r})")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--graders", default=",".join(GRADERS))
+    a = ap.parse_args()
+    graders = a.graders.split(",")
+    items = released("responses_sample.jsonl", "response_tail", "gold")
+    print(json.dumps({"cpu": grading_cpu(items, graders, a.rounds), "pool": pool_rates(items, graders)}))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,12 @@
 every store made before asks its calls again. The digests below were computed on the code before the
 restructuring of issue 28 (commit 083f1f3) with this same computation; each kind of call is pinned:
 probe jobs (every condition, Stage 0, the primitive rung, three endpoints), compile requests (the
-math, code and primitive teachers, each structured mode), judge requests, and batch entries."""
+math, code and primitive teachers, each structured mode), judge requests, and batch entries.
+
+One pin was changed on purpose (issue 31): a call at a server other than the provider's own names its
+model by both names (the user's and the served one), no longer the server's URL; stores keep their
+calls through the migration to schema v13 (tests/store/test_rekey.py), and AT_A_SERVER_BEFORE is the
+URL-keyed digest of that code, which the test of the migration recomputes."""
 
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from oracleladder.schemas.types import Label
 
 PINNED = {
     "probe openai/s": "144b1a40ee44bde1e945fdf6039a46eacb5bd28a3afe5c44bb649218e05604e5",
-    "probe openai/s at a server": "5bd30aa6392ef2fb2cd6683ef8214e83eae02a28830e7afb1ff25b103c926c80",
+    "probe openai/s at a server": "b0c72424f6536a7cc666acfa6b0790889461df9edd7d62df90b796cdd7397521",
     "probe anthropic/s": "6c1e4f8f65e8109f27d810048d69c017ff13f175035a09150c4684c1ca5f0bd0",
     "compile math json_schema": "ee80104dfbab871bb7f178ed249c6f8cc19b1afe5033658f712ab23c5724dd96",
     "compile math json_object": "c35a9d4c15886c299098aa800ece03aa37c0dd7c36fbf243bdda00ecf69ada2b",
@@ -41,6 +46,9 @@ PINNED = {
     "batch openai": "682320adfae075b691093aa57c206ebb04623983eb4c08c1fd6ecfbdb1110bdb",
     "batch anthropic": "81fe99d1192fdddc50ad1babfd44708310dfb7516470fe916c6ca3e86a146da9",
 }
+
+AT_A_SERVER_BEFORE = "5bd30aa6392ef2fb2cd6683ef8214e83eae02a28830e7afb1ff25b103c926c80"
+AT_A_SERVER = "http://127.0.0.1:8000/v1"
 
 
 class Recorder:
@@ -70,7 +78,8 @@ def families(release_data: Path) -> list[Family]:
     return list(read_unique(release_data / "families_sample.jsonl", Family))[:3]
 
 
-def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
+def probe_requests(families: list[Family], model: str, endpoint: str | None) -> list[tuple[str, ChatRequest]]:
+    """Each probe job's line (pid, target, k) and its request."""
     provider = Recorder(model.split("/")[0])
     provider.endpoint = endpoint
     client = Client(provider, model=model.split("/")[1], name=model)
@@ -78,8 +87,11 @@ def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
                                                           "C2_generic", "C3_mismatched", "C2_primitive",
                                                           "C2_primitive_random"), primitive_fallback=True)
     jobs = MathDomain().plan_jobs(families, config, families)
-    return digest([f"{j.pid} {j.target} {j.k} "
-                   f"{job_request(client, j, temperature=1.0, max_tokens=4096).key()}" for j in jobs])
+    return [(f"{j.pid} {j.target} {j.k}", job_request(client, j, temperature=1.0, max_tokens=4096)) for j in jobs]
+
+
+def probe_keys(families: list[Family], model: str, endpoint: str | None) -> str:
+    return digest([f"{line} {request.key()}" for line, request in probe_requests(families, model, endpoint)])
 
 
 async def structured_key(provider: Recorder, mode: str, messages: list[dict[str, str]], model: type) -> str:
@@ -92,7 +104,7 @@ async def structured_key(provider: Recorder, mode: str, messages: list[dict[str,
 async def call_keys(families: list[Family]) -> dict[str, str]:
     """Every pinned value, computed now."""
     keys = {"probe openai/s": probe_keys(families, "openai/s", None),
-            "probe openai/s at a server": probe_keys(families, "openai/s", "http://127.0.0.1:8000/v1"),
+            "probe openai/s at a server": probe_keys(families, "openai/s", AT_A_SERVER),
             "probe anthropic/s": probe_keys(families, "anthropic/s", None)}
     problem = MathProblem(pid=families[0].pid, problem=families[0].parent_prompt, answer=families[0].parent_answer)
     for mode in ("json_schema", "json_object", "tools", "md_json"):
@@ -132,3 +144,18 @@ async def test_call_keys_are_unchanged(families: list[Family], kind: str) -> Non
     keys = await call_keys(families)
     assert {k: v for k, v in keys.items() if k.startswith(kind)} == \
         {k: v for k, v in PINNED.items() if k.startswith(kind)}
+
+
+def test_a_call_at_a_server_is_keyed_by_its_model_not_its_address() -> None:
+    def key(name: str, endpoint: str | None, served: str = "default", tag: str | None = None) -> str:
+        provider = Recorder()
+        provider.endpoint = endpoint
+        return Client(provider, model=served, name=name, cache_tag=tag).request("What is 2 + 2?", max_tokens=8).key()
+
+    at = key("openai/qwen", AT_A_SERVER)
+    assert key("openai/qwen", "http://gpu7.lab:9000/v1") == at  # another host and port: the same call
+    assert key("openai/llama", AT_A_SERVER) != at  # another model served under the same name
+    assert key("openai/qwen", AT_A_SERVER, served="qwen-2") != at  # another served model
+    assert key("openai/qwen", AT_A_SERVER, tag="after-finetune") != at  # weights changed behind the name
+    assert key("openai/qwen", None) != at  # OpenAI's own API
+    assert key("openai/qwen", None, tag="v2") != key("openai/qwen", None)  # a tag holds there too

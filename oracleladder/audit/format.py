@@ -13,12 +13,12 @@ student and are counted apart, as the report does. The audit is one of the repor
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..clients.base import TRUNCATED
 from ..clients.local import GRAMMAR_FIELD
 from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
-from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout, parse_roadmap_set
+from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
 
@@ -70,13 +70,10 @@ def cut_off(table: dict[str, FormatRow], share: float = WARN_SHARE) -> list[str]
     return [name for name, row in table.items() if row.n and row.truncated > share * row.n]
 
 
-async def format_audit(store: Store, student: str, source: str = "release") -> FormatAudit:
-    """The format audit of a student's rollouts on one roadmap set, read from ``store`` (the runs'
-    ``--max-tokens`` from their stored config)."""
-    name, granularity = parse_roadmap_set(source)
-    roadmap_set = name if granularity in (None, "default") else source
-    rollouts = await store.rollouts(student=student, source=roadmap_set)
-    failed = await store.failed_jobs(student=student, source=roadmap_set)
+async def format_audit(store: Store, rollouts: Sequence[Rollout], failed: Sequence[FailedJob]) -> FormatAudit:
+    """The format audit of one group of a student's rollouts and failed jobs (one run setting:
+    `experiment.selection`), with the finish reason of each answer's call in ``store`` and the runs'
+    ``--max-tokens`` from their stored config."""
     finish = {}
     for r in rollouts:
         result = await store.get_call(r.call_key)
@@ -85,5 +82,5 @@ async def format_audit(store: Store, student: str, source: str = "release") -> F
     made = [cfg for cfg in (configs.get(run_id) for run_id in {r.run_id for r in rollouts}) if isinstance(cfg, dict)]
     max_tokens = sorted({cfg["max_tokens"] for cfg in made if "max_tokens" in cfg})
     grammars = sorted({cfg["extra_body"][GRAMMAR_FIELD] for cfg in made if GRAMMAR_FIELD in cfg.get("extra_body", {})})
-    table = format_table(rollouts, finish, failed)
+    table = format_table(list(rollouts), finish, list(failed))
     return FormatAudit(max_tokens=max_tokens, table=table, cut_off=cut_off(table), grammars=grammars)

@@ -1,7 +1,7 @@
 """The `ladder` command line: one subcommand per stage of the pipeline, a thin layer over the Python
 API (oracleladder.experiment): each command parses its options, calls an Experiment, prints.
 
-The commands live by group (`store`, `compiling`, `probing`, `reporting`, `construction`, `audit`),
+The commands live by group (`store`, `compiling`, `probing`, `reporting`, `construction`, `audit`, `panels`),
 what they share in `common` and `display`; they are registered below in the order `ladder --help`
 lists them."""
 
@@ -18,7 +18,7 @@ from ..clients import ConfigurationError, ProviderError
 from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
-from . import audit, compiling, construction, probing, reporting, store
+from . import audit, compiling, construction, panels, prim, probing, reporting, store
 from .common import fail
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
@@ -44,6 +44,8 @@ class _Ladder(TyperGroup):
 app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="OracleLadder: where does LLM reasoning fail?")
 app.add_typer(audit.app, name="audit")
+app.add_typer(panels.app, name="panels")
+app.add_typer(prim.app, name="prim")
 
 
 def _version(shown: bool) -> None:

@@ -8,15 +8,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..audit import format as fmt
 from ..audit import judge as jdg
 from ..audit import roadmap
-from ..experiment import Experiment
+from ..experiment import Choice, Experiment
+from ..experiment.selection import pick
 from ..report import markdown
 from ..schemas.models import parse_roadmap_set
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
                      with_endpoint_options)
+from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                   help="The paper's audits of a run: format, roadmap-match, judge.")
@@ -26,12 +27,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 
 
 @app.command("format")
+@with_choice()
 def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE,
-            as_json: JsonOpt = False) -> None:
+            as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
     """Format audit (paper Table 24): each rollout as no_boxed, no_boxed_trunc, unparsable,
-    parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart."""
+    parsed_wrong or parsed_correct, per condition; ungraded rollouts and failed jobs apart; the
+    student's rollouts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    audit = run_experiment(store, lambda ex: fmt.format_audit(ex.store, student, source), reading=True)
+    audit = run_experiment(store, lambda ex: ex.format_audit(student, source=source, choice=picked), reading=True)
     if not audit.table:
         fail(f"{store} holds no rollouts of student '{student}' on roadmap set '{source}'")
     if as_json:
@@ -53,10 +56,11 @@ async def _families(store: Store, source: str) -> list:
     return families
 
 
-async def _roadmap(ex: Experiment, student: str, source: str) -> dict:
+async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice) -> dict:
     families = await _families(ex.store, source)
-    rollouts = await ex.store.rollouts(student=student, source=families[0].provenance.roadmap_set,
-                                       target=roadmap.C1)
+    found = await ex.result_groups(student, families[0].provenance.roadmap_set)
+    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts if r.target == roadmap.C1] \
+        if found else []
     if not rollouts:
         fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")
@@ -64,12 +68,15 @@ async def _roadmap(ex: Experiment, student: str, source: str) -> dict:
 
 
 @app.command("roadmap-match")
+@with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
-                  source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+                  source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False,
+                  picked: Choice = Choice()) -> None:
     """Milestone answers in the students' own unaided (C1) attempts (paper Table 35): own rate,
-    cross-problem control, ratio, over all golds and over golds the statement does not contain."""
+    cross-problem control, ratio, over all golds and over golds the statement does not contain; each
+    student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source), reading=True) for s in student}
+    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked), reading=True) for s in student}
     typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
 
 
@@ -87,11 +94,13 @@ def judge(
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
+    run: RunPick = None,
 ) -> None:
     """Judge audit of the grader (paper Appendix V.1): a seeded sample of rejected rollouts,
     stratified by rejection reason, graded by an LLM judge; the cases it accepts go to a
     grader-blind sheet for a person to label (correct, malformed_reference, incorrect, undecidable).
-    `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run."""
+    `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run. The
+    student's rollouts at one setting (`--run ID` picks it where there are several)."""
     if read is not None:
         try:
             result = jdg.read_sheet(read, jdg.key_path(read))
@@ -104,7 +113,8 @@ def judge(
     existing(store)
     endpoint = make_endpoint(judge_model, endpoint_options)
     result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                             max_tokens=max_tokens), endpoint)
+                                                             max_tokens=max_tokens, choice=Choice(run=run)),
+                            endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:

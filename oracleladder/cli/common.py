@@ -110,18 +110,22 @@ ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server
 ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
 ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
 ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+CacheTagOpt = Annotated[Optional[str], typer.Option("--cache-tag", metavar="TAG", help="A tag in each call's cache key, for weights changed behind the same model name (the key names the model, not the server: a new port or a replica hits the cache).")]
 BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/ and anthropic/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
 BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
+BatchDeadlineOpt = Annotated[Optional[float], typer.Option("--batch-deadline", metavar="SECONDS", callback=positive, help="With --batch: a batch not ended this long after its creation is cancelled, and its rows without an answer go in the next batch (default: the provider's 24 h window and an hour).")]
 BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
 
 
 # the options of every command that calls a model (with_endpoint_options adds them)
 ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
-    "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None), "concurrency": (ConcurrencyOpt, None),
+    "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None),
+    "cache_tag": (CacheTagOpt, None), "concurrency": (ConcurrencyOpt, None),
     "rpm": (RpmOpt, None), "tpm": (TpmOpt, None), "timeout": (TimeoutOpt, Endpoint.timeout),
     "max_cooldown": (MaxCooldownOpt, Endpoint.max_cooldown), "batch": (BatchOpt, Endpoint.batch),
     "batch_poll": (BatchPollOpt, Endpoint.batch_poll), "batch_quiet": (BatchQuietOpt, Endpoint.batch_quiet),
+    "batch_deadline": (BatchDeadlineOpt, Endpoint.batch_deadline),
 }
 
 
@@ -153,8 +157,10 @@ def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
                         rpm=options["rpm"], tpm=options["tpm"],
                         extra_body=request_body(options["param"], options["extra_body"]),
                         api_key_env=options["api_key_env"], model_name=options["model_name"],
-                        timeout=options["timeout"], max_cooldown=options["max_cooldown"], batch=options["batch"],
-                        batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"], **more)
+                        cache_tag=options["cache_tag"], timeout=options["timeout"],
+                        max_cooldown=options["max_cooldown"], batch=options["batch"],
+                        batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"],
+                        batch_deadline=options["batch_deadline"], **more)
     try:
         endpoint.check_key()
     except EndpointError as exc:

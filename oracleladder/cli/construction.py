@@ -121,7 +121,7 @@ def reanchor(
                     temperature=temperature, source=source, progress=bar), endpoint)
                 say(f"{model}: {probed.usage.requests} requests, {probed.usage.cache_hits} cache hits")
         subsets, gaps, incomplete = run_experiment(store, lambda ex: ex.gap_counts(
-            anchor_names, models, source=source, k=k, max_tokens=max_tokens), reading=True)
+            anchor_names, models, source=source, k=k, max_tokens=max_tokens, temperature=temperature), reading=True)
         table = _reanchor.reanchor(gaps, subsets)
     if as_json:
         typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))

@@ -116,14 +116,15 @@ def say_estimate(e: Estimate, what: str) -> None:
     def usd(x: float | None) -> str:
         return "unknown (no price; see --prices)" if x is None else f"${x:.4f}"
 
-    say(f"dry run: {what}; about {e.tokens_in} prompt tokens, at most {e.tokens_out_max} answer tokens; "
+    say(f"dry run: {what}; at most {e.tokens_in} prompt tokens, {e.tokens_out_max} answer tokens; "
         f"cost at most {usd(e.cost_usd_max)} online, {usd(e.batch_cost_usd_max)} in batch "
         f"({e.prices}); nothing was sent")
 
 
 def cost_said(usage: Usage) -> str:
     cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
-    return f"cost {cost} ({usage.prices})"
+    unmetered = f"; {usage.unmetered} replies without usage, counted at their bound" if usage.unmetered else ""
+    return f"cost {cost} ({usage.prices}){unmetered}"
 
 
 def timeouts_said(usage: Usage) -> str:

@@ -9,21 +9,22 @@ from typing import Annotated, Optional
 import typer
 
 from .. import demo as _demo
-from ..experiment import Experiment, Report
+from ..experiment import Choice, Experiment, Report
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
 from .display import bar
+from .selecting import with_choice
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
-                  use_corrections: bool, domain: str, html: bool) -> Report:
+                  use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None) -> Report:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
     async def write(ex: Experiment) -> Report:
         if html:
             ex.check_html(domain)
         report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
-                                 domain=domain)
+                                 domain=domain, choice=picked, base=base)
         await ex.write_report(report, out, html=html)
         return report
 
@@ -34,8 +35,9 @@ HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML repor
                                        "one page per family with every attempt; opens from the file system.")]
 
 
+@with_choice(by_run=True)
 def report(
-    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for two students).")],
+    student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for several students).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
     source: SourceOpt = "release",
@@ -43,16 +45,21 @@ def report(
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     html: HtmlOpt = False,
+    base: Annotated[Optional[str], typer.Option("--base", help="The student (a report column) the change tables "
+                                                "(Tables 18, 38) read the others against; default the first.")] = None,
+    picked: Choice = Choice(),
 ) -> None:
-    """Outcome and taxonomy tables, controls, CIs and plots for one or two students."""
+    """Outcome and taxonomy tables, controls, CIs and plots for any number of students, each at one
+    setting (--max-tokens, --run, ...; --by-run: each setting side by side)."""
     existing(store)
-    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html)
+    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):
         say(line)
 
 
+@with_choice(by_run=True)
 def view(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
@@ -64,6 +71,7 @@ def view(
                                              "roadmap sets (one --student) instead of the report.")] = None,
     b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
+    picked: Choice = Choice(),
 ) -> None:
     """Serve the HTML report (or, with --a and --b, the comparison) of a live store on 127.0.0.1, rebuilt
     when the store changes; Ctrl-C stops."""
@@ -76,21 +84,23 @@ def view(
         stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
         if stamp != seen[0]:
             if a is not None and b is not None:
-                _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True)
+                _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True, picked)
             else:
-                _write_report(store, student, out, threshold, source, use_corrections, "math", True)
+                _write_report(store, student, out, threshold, source, use_corrections, "math", True, picked)
             seen[0] = stamp
 
     serve(refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"), say)
 
 
 def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
-                   allow_mixed_graders: bool, html: bool) -> None:
+                   allow_mixed_graders: bool, html: bool, picked: Choice) -> None:
     """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
     run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
-                                                     allow_mixed_graders=allow_mixed_graders, html=html), reading=True)
+                                                     allow_mixed_graders=allow_mixed_graders, html=html,
+                                                     choice=picked), reading=True)
 
 
+@with_choice()
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
@@ -104,9 +114,11 @@ def compare(
     html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
                                        "tables, and each problem's two roadmaps side by side with the student's "
                                        "attempts; opens from the file system.")] = False,
+    picked: Choice = Choice(),
 ) -> None:
     """Compare two teachers or two granularities on the same problems (paper Appendix P), or with
-    --primitive the primitive against the roadmap on one set."""
+    --primitive the primitive against the roadmap on one set; the student's results at one setting
+    (--max-tokens, --run, ...)."""
     existing(store)
     if primitive == (b is not None):
         fail("give --b (a second roadmap set) or --primitive (primitive vs roadmap on --a), not both")
@@ -114,12 +126,12 @@ def compare(
         if html:
             fail("--html is for two roadmap sets (--b), not --primitive")
         result = run_experiment(store, lambda ex: ex.write_primitive_compare(
-            a, student, out, threshold=threshold, use_corrections=use_corrections), reading=True)
+            a, student, out, threshold=threshold, use_corrections=use_corrections, choice=picked), reading=True)
         say(f"compared the primitive and the roadmap of {a} for {student} on {result.n} families: "
             f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None
-    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html)
+    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html, picked)
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
 

@@ -28,7 +28,7 @@ from .prices import DEFAULT_PRICES, PriceTable, load_prices
 from .providers import KNOWN_PROVIDERS, key_env_for, parse_model, server_capacity
 from .runner import Client, make_client, make_provider
 from .structured import STRUCTURED_MODES, StructuredOutputError
-from .usage import Usage
+from .usage import Usage, prompt_bound
 
 __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
@@ -36,5 +36,5 @@ __all__ = [
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
     "OpenAIRawProvider", "make_provider", "parse_model", "key_env_for", "server_capacity", "DEFAULT_PRICES",
     "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client", "MemoryCache",
-    "RateLimiter", "StructuredOutputError", "Usage", "make_client",
+    "RateLimiter", "StructuredOutputError", "Usage", "make_client", "prompt_bound",
 ]

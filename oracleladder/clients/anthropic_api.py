@@ -15,11 +15,14 @@ from .base import ChatRequest, ChatResult
 from .batch_api import (
     CLOCK_SKEW_S,
     LIST_LAG_S,
+    WINDOW_S,
     BatchStatus,
     Outcome,
+    Row,
     RowRefused,
     create_error,
     no_batch_api,
+    read_rows,
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
@@ -66,12 +69,14 @@ def messages_result(data: Any, latency: float) -> ChatResult:
     try:
         text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
         usage = data.get("usage") or {}
+        tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
         return ChatResult(
             text=text,
-            tokens_in=int(usage.get("input_tokens") or 0),
-            tokens_out=int(usage.get("output_tokens") or 0),
+            tokens_in=int(tokens_in or 0),
+            tokens_out=int(tokens_out or 0),
             latency_s=latency,
             finish_reason=data.get("stop_reason"),
+            metered=tokens_in is not None and tokens_out is not None,
         )
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed messages body: {e!r}") from None
@@ -127,6 +132,7 @@ class AnthropicBatchAPI:
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
     list_lag = LIST_LAG_S
+    window = WINDOW_S
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
@@ -184,12 +190,14 @@ class AnthropicBatchAPI:
         c = b.request_counts
         return BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired)
 
-    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
-        try:
-            async for r in await self._client.messages.batches.results(batch_id):
-                yield r.custom_id, self._outcome(r.result.model_dump())
+    async def results(self, batch_id: str) -> AsyncIterator[Row]:
+        try:  # the file as written: the SDK's reader stops at the first line it cannot read
+            raw = await self._client.messages.batches.with_raw_response.results(batch_id)
+            text = (await raw.read()).decode("utf-8", errors="replace")
         except anthropic.APIError as e:
             raise sdk_error(anthropic, e, self.name) from None
+        for row in read_rows(text, lambda line: self._outcome(line["result"]), f"anthropic batch {batch_id} results"):
+            yield row
 
     def _outcome(self, result: dict[str, Any]) -> Outcome:
         kind = result.get("type")

@@ -17,16 +17,23 @@ class ChatRequest(BaseModel):
     messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": ...}]
     params: dict[str, Any] = Field(default_factory=dict)  # temperature, max_tokens, top_p, seed, ...
     k: int = 0  # attempt index: K samples of one prompt are K different calls
-    # The server asked: its normalized base URL; None for the provider's own default endpoint.
-    endpoint: str | None = None
+    # The model as the user names it (a student's or teacher's provider/model), for a call to a server
+    # other than the provider's own: its served name (``model``) alone does not say which weights
+    # answer (two servers may both serve "default"). None at the provider's own API.
+    name: str | None = None
+    # What the user says changed behind a name (``--cache-tag``): a new tag makes new calls.
+    cache_tag: str | None = None
 
     def key(self) -> str:
-        """sha256 over the canonical JSON of everything that determines the answer.
+        """sha256 over the canonical JSON of everything that determines the answer: the provider,
+        the model by its names, the request and its parameters; not the address it is asked at (a
+        replica, a new port or host answer the same call).
 
         A field added after the first release enters the key only when set (``_KEYED_WHEN_SET``),
-        so the calls stored before it keep their keys: a call to a provider's default endpoint
-        has the key it always had, one to another server (``endpoint``) a key of its own. A field
-        removed since keys as it always did, unset (``_KEYED_AS_UNSET``).
+        so the calls stored before it keep their keys: a call to a provider's own API has the key
+        it always had. A field removed since keys as it always did, unset (``_KEYED_AS_UNSET``);
+        ``endpoint`` (the server's URL, keyed only when set) went without a trace, and the store
+        re-keyed the calls that had one (store/schema.py, v13).
         """
         data = {**_KEYED_AS_UNSET, **self.model_dump(mode="json")}
         for name in _KEYED_WHEN_SET:
@@ -36,7 +43,7 @@ class ChatRequest(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-_KEYED_WHEN_SET = ("endpoint",)
+_KEYED_WHEN_SET = ("name", "cache_tag")
 # response_schema: a JSON schema the wire turned into a response_format; no caller set it (the
 # structured modes carry the schema in the request's params or prompt), so it went
 _KEYED_AS_UNSET: dict[str, None] = {"response_schema": None}
@@ -52,6 +59,9 @@ class ChatResult(BaseModel):
     tokens_out: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None
+    # whether the server said the call's usage (tokens_in and tokens_out are its count); a reply
+    # without it is counted at its bound (``usage.prompt_bound`` and its max_tokens)
+    metered: bool = True
 
     @property
     def truncated(self) -> bool:
@@ -63,7 +73,7 @@ class Provider(Protocol):
     """One backend. Raise a `clients.errors` exception on failure; retries happen above this."""
 
     name: str
-    endpoint: str | None  # what ChatRequest.endpoint says for this provider's calls
+    endpoint: str | None  # the server's normalized base URL; None for the provider's own API
 
     async def complete(self, request: ChatRequest) -> ChatResult: ...
 

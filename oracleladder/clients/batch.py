@@ -15,6 +15,13 @@ batch; a refusal (a 4xx) made none. A later run asking a call held by a stored b
 batch is polled at an interval that backs off; once it has ended, its rows answer their calls in any order.
 A row that errored (transiently), expired or was cancelled goes into the next batch, at most ``rounds``
 batches in all; then its call fails for good, as an online call whose retries are spent.
+
+A results file is read row by row: a line that cannot be read (cut short, not JSON, no custom_id)
+leaves its call without a row, and a call with rows that disagree is without an answer; either goes
+into the next batch, said in a warning. A completed batch whose results hold no row at all is an
+error of the provider: its calls fail, said, and are not submitted again in this run. A batch not
+ended ``deadline`` seconds after its creation is cancelled; its rows without an answer go into the
+next batch (once the cancel has ended it, or when it has not ended as long again, 10 minutes at most).
 """
 
 from __future__ import annotations
@@ -26,14 +33,14 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..store.batches import CREATING, SUBMITTED, BatchRecord
+from ..store.batches import CREATING, RESULTS_EMPTY, SUBMITTED, BatchRecord
 from ..store.rows import now
 from .anthropic_api import AnthropicBatchAPI
 from .base import ChatRequest, ChatResult
-from .batch_api import ENDED, BatchAPI, CreateLost, Outcome, RowRefused
+from .batch_api import COMPLETED, ENDED, BatchAPI, CreateLost, Outcome, RowRefused
 from .errors import ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
 from .openai_api import OpenAIBatchAPI
 from .providers import DEFAULT_TIMEOUT_S, parse_model
@@ -51,10 +58,16 @@ DEFAULT_ROUNDS = 3
 MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
 READ_ATTEMPTS = 4  # reads of an ended batch's results
 INTENT_PREFIX = "intent-"  # a provisional id: the batch's intent, stored before its create call
+DEADLINE_MARGIN_S = 3600.0  # the default deadline: the provider's completion window and this
+CANCEL_GRACE_S = 600.0  # the longest a batch cancelled at its deadline is waited on to end
 
 
 class BatchRowFailed(PermanentError):
     """A call whose batch rows failed in every round: no answer, as an online call whose retries are spent."""
+
+
+class BatchResultsEmpty(PermanentError):
+    """A call of a completed batch whose results hold no row at all: an error of the provider."""
 
 
 class BatchLog(Protocol):
@@ -110,7 +123,7 @@ class BatchProvider:
     def __init__(self, api: BatchAPI, *, model: str, log_store: BatchLog | None = None, quiet: float = DEFAULT_QUIET_S,
                  poll: float = DEFAULT_POLL_S, max_poll: float = DEFAULT_MAX_POLL_S, rounds: int = DEFAULT_ROUNDS,
                  hold: float = DEFAULT_HOLD_S, on_status: Callable[[BatchView], None] | None = None,
-                 round_state: Rounds | None = None) -> None:
+                 round_state: Rounds | None = None, deadline: float | None = None) -> None:
         self.api = api
         self.name = api.name
         self.endpoint = api.endpoint
@@ -118,6 +131,8 @@ class BatchProvider:
         self.store = log_store
         self.quiet, self.poll, self.max_poll, self.rounds = quiet, poll, max_poll, max(1, rounds)
         self.hold = hold
+        # seconds from a batch's creation after which it is cancelled (default: the provider's window and a margin)
+        self.deadline = api.window + DEADLINE_MARGIN_S if deadline is None else deadline
         self.on_status = on_status  # told each change of a batch (the progress display)
         self.round_state = round_state or Rounds()  # which tasks its answers woke are at work
         self.run_id: str | None = None
@@ -131,6 +146,7 @@ class BatchProvider:
         self._stored: dict[str, str] | None = None
         self._intents: dict[str, BatchRecord] = {}  # provisional id -> a batch whose create reply is unknown
         self._known: set[str] = set()  # the provider's ids of the stored batches
+        self._created: dict[str, str] = {}  # batch id (or provisional id) -> when it was stored (its deadline's start)
         self._resolving: dict[str, asyncio.Future[str | None]] = {}  # provisional id -> its lookup
         self._last = 0.0  # when the last call came
         self._flusher: asyncio.Task[None] | None = None
@@ -162,7 +178,10 @@ class BatchProvider:
         stored: dict[str, str] = {}
         if self.store is not None:
             for b in await self.store.batches(self.name, self.endpoint, any_endpoint=False):
+                if b.state == RESULTS_EMPTY:  # said once; its calls go in a new batch
+                    continue
                 stored.update(dict.fromkeys(b.custom_ids, b.id))  # oldest first: the newest wins
+                self._created[b.id] = b.created_at
                 if b.state == CREATING:
                     self._intents[b.id] = b
                 else:
@@ -218,6 +237,7 @@ class BatchProvider:
                 self._fail(w, e)
             return
         self._intents[intent.id] = intent
+        self._created[intent.id] = intent.created_at
         for key, (w, _) in chunk.items():
             w.rounds += 1
             self._stored[key] = intent.id
@@ -254,6 +274,7 @@ class BatchProvider:
     async def _adopt(self, intent: BatchRecord, batch_id: str) -> None:
         """``batch_id`` is the batch created for ``intent``: stored under that id, its calls read it."""
         self._known.add(batch_id)
+        self._created[batch_id] = intent.created_at
         if self.store is not None:
             await self.store.adopt_batch(intent.id, batch_id)
         for key in intent.custom_ids:
@@ -313,10 +334,10 @@ class BatchProvider:
         task.add_done_callback(self._tasks.discard)
 
     async def _watch(self, batch_id: str, keys: set[str]) -> None:
-        """Poll a batch (an intent: once looked up), backing off, until it ends; then answer its calls
-        from its rows."""
+        """Poll a batch (an intent: once looked up), backing off, until it ends (cancelled at its
+        deadline); then answer its calls from its rows."""
         view = BatchView(batch_id, SUBMITTED, len(keys))
-        delay, failures = self.poll, 0
+        delay, failures, cancelled = self.poll, 0, False
         try:
             if batch_id in self._intents:
                 intent = self._intents[batch_id]
@@ -343,13 +364,18 @@ class BatchProvider:
                         self._show(view)
                     if st.state in ENDED:
                         break
+                late = self._age(batch_id) - self.deadline
+                if late >= 0 and not cancelled:
+                    cancelled = True
+                    await self._cancel(batch_id)
+                elif late > min(self.deadline, CANCEL_GRACE_S):  # the cancel did not end it either
+                    for key in keys:
+                        self._settle(key, ServerError(f"{self.name} batch {batch_id} did not end by its deadline "
+                                                      f"(--batch-deadline {self.deadline:g} s)"), batch_id)
+                    return
                 await asyncio.sleep(delay)
                 delay = min(delay * 1.5, self.max_poll)
-            seen = await self._read(batch_id, keys, view)
-            for key in keys - seen:
-                self._settle(key, ServerError(f"{self.name} batch {batch_id} ({view.state}) has no result for it"),
-                             batch_id)
-            view.settled = len(keys)
+            await self._read(batch_id, keys, view)
             self._show(view)
         except ProviderError as e:
             for key in keys:
@@ -362,26 +388,75 @@ class BatchProvider:
                 if key in self._waiting:
                     self._fail(self._waiting[key], e)
 
-    async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> set[str]:
-        """Settle the calls ``keys`` from the rows of an ended batch (the rows of calls not asked are
-        left in it); returns the custom_ids it has rows for. A read cut off is read again."""
+    def _age(self, batch_id: str) -> float:
+        """Seconds since ``batch_id`` was stored."""
+        return (datetime.now(timezone.utc) - datetime.fromisoformat(self._created[batch_id])).total_seconds()
+
+    async def _cancel(self, batch_id: str) -> None:
+        log.warning("%s batch %s has not ended %g s after its creation (--batch-deadline): cancelling it; its "
+                    "rows without an answer go again", self.name, batch_id, self.deadline)
+        try:
+            await self.api.cancel(batch_id)
+        except ProviderError as e:  # then it is waited on as long again, and left
+            log.warning("%s batch %s: the cancel failed: %s", self.name, batch_id, e)
+
+    async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> None:
+        """Settle the calls ``keys`` from the rows of an ended batch, read row by row (the rows of
+        calls not asked are left in it). A read cut off is read again."""
         delay = self.poll
         for attempt in range(1, READ_ATTEMPTS + 1):
-            seen: set[str] = set()
+            found: dict[str, list[Outcome]] = {}
+            unreadable: list[Outcome] = []
+            rows = 0
             try:
                 async for key, outcome in self.api.results(batch_id):
-                    if key in keys:
-                        seen.add(key)
-                        self._settle(key, outcome, batch_id)
-                view.settled = len(seen)
-                return seen
+                    rows += 1
+                    if key is None:
+                        unreadable.append(outcome)
+                    elif key in keys:
+                        found.setdefault(key, []).append(outcome)
+                break
             except TransientError as e:
                 if attempt == READ_ATTEMPTS:
                     raise
                 log.warning("%s batch %s: reading its results: %s (reading again)", self.name, batch_id, e)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.max_poll)
-        raise AssertionError("unreachable")
+        if not rows and view.state in COMPLETED:
+            await self._results_empty(batch_id, keys, view)
+            return
+        if unreadable:
+            log.warning("%s batch %s: %d results row(s) could not be read, their calls go again (%s)",
+                        self.name, batch_id, len(unreadable), unreadable[0])
+        disagree = {key for key, outcomes in found.items() if len({_said(o) for o in outcomes}) > 1}
+        if disagree:
+            log.warning("%s batch %s: %d call(s) have rows with different answers (custom_id %s, ...): they go "
+                        "again", self.name, batch_id, len(disagree), min(disagree))
+        for key in keys:
+            if key in disagree:
+                outcome: Outcome = ServerError(f"{self.name} batch {batch_id} has {len(found[key])} rows for it "
+                                               "with different answers")
+            elif key in found:
+                outcome = found[key][0]
+            else:
+                outcome = ServerError(f"{self.name} batch {batch_id} ({view.state}) has no readable result for it")
+            self._settle(key, outcome, batch_id)
+        view.settled = len(keys)
+
+    async def _results_empty(self, batch_id: str, keys: set[str], view: BatchView) -> None:
+        """``batch_id`` completed with no row at all: its calls fail, said, and go in no batch of this run."""
+        error = BatchResultsEmpty(f"{self.name} batch {batch_id} is {view.state} ({view.succeeded} rows answered, "
+                                  f"it says) but its results are empty: an error of the provider; its calls are not "
+                                  "submitted again in this run (a rerun submits them again)")
+        log.warning("%s", error)
+        if self.store is not None:
+            await self.store.update_batch(batch_id, RESULTS_EMPTY, view.succeeded, view.failed)
+        for key in keys:
+            if self._stored.get(key) == batch_id:
+                self._stored.pop(key)
+            if key in self._waiting:
+                self._fail(self._waiting[key], error)
+        view.settled = len(keys)
 
     def _settle(self, key: str, outcome: Outcome, batch_id: str) -> None:
         """Answer the call ``key`` from its row in ``batch_id``; a row without an answer goes in the
@@ -426,14 +501,20 @@ class BatchProvider:
         await self.api.aclose()
 
 
+def _said(outcome: Outcome) -> str:
+    """What a row says: its answer, or its error."""
+    return outcome.text if isinstance(outcome, ChatResult) else f"{type(outcome).__name__}: {outcome}"
+
+
 def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,
                       api_key_env: str | None = None, model_name: str | None = None,
                       timeout: float = DEFAULT_TIMEOUT_S, quiet: float = DEFAULT_QUIET_S, poll: float = DEFAULT_POLL_S,
-                      round_state: Rounds | None = None, **client_kwargs: Any) -> Client:
+                      round_state: Rounds | None = None, deadline: float | None = None, **client_kwargs: Any) -> Client:
     """``make_client``'s batch twin: a Client whose calls go through ``model``'s batch API, with the
     batches logged in ``cache`` (the store). Every call of a run may wait in a batch at once.
     ``round_state``: the round state of the run's other batch clients, whose tasks ask this one too
-    (a round then waits for all of them); by default its own."""
+    (a round then waits for all of them); by default its own. ``deadline``: seconds from a batch's
+    creation after which it is cancelled (default: the provider's window and an hour)."""
     if isinstance(base_url, list):
         if len(base_url) > 1:
             raise ConfigurationError("--batch takes one --base-url (a batch API has no replicas)")
@@ -442,6 +523,6 @@ def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | Non
     api = make_batch_api(provider, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     log_store = cache if hasattr(cache, "put_batch") else None
     batches = BatchProvider(api, model=model_name or name, log_store=log_store, quiet=quiet, poll=poll,
-                            round_state=round_state)
+                            round_state=round_state, deadline=deadline)
     client_kwargs["concurrency"] = BATCH_SLOTS
     return Client(batches, cache=cache, model=model_name or name, name=f"{provider}/{name}", **client_kwargs)

@@ -4,19 +4,30 @@ the errors of a create and of a row."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from .base import ChatRequest, ChatResult
-from .errors import BadRequestError, CannotConnect, ConfigurationError, ProviderError, TransientError
+from .errors import (
+    BadRequestError,
+    CannotConnect,
+    ConfigurationError,
+    MalformedResponse,
+    ProviderError,
+    TransientError,
+)
 from .wire import Refusals
 
 LIST_LAG_S = 60.0  # how long after a lost create reply a batch the provider made may still be missing from its list
+WINDOW_S = 24 * 3600.0  # OpenAI's and Anthropic's completion window
 CLOCK_SKEW_S = 60.0  # the provider's clock may be this far behind ours (a batch's created_at against the intent's)
 # the providers' words for a batch that will change no more (OpenAI's, then Anthropic's)
 ENDED = {"completed", "expired", "cancelled", "failed", "ended"}
+# of those, the states whose results hold every row (Anthropic's "ended" lists cancelled rows too)
+COMPLETED = {"completed", "ended"}
 
 
 @dataclass
@@ -29,6 +40,31 @@ class BatchStatus:
 
 
 Outcome = ChatResult | ProviderError
+# a results row: its custom_id and outcome; a line that names no custom_id (cut short, not JSON, none
+# in it) is (None, why): its call has no row, and goes again
+Row = tuple[str | None, Outcome]
+
+
+def read_rows(text: str, outcome: Callable[[dict[str, Any]], Outcome], where: str) -> Iterator[Row]:
+    """Each line of a results file ``text`` as a row, one at a time: a line that cannot be read is that
+    row's failure, never the file's. ``outcome``: a line's outcome (a KeyError, TypeError, ... on a
+    line that is not one is a MalformedResponse)."""
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+            custom_id = line.get("custom_id") if isinstance(line, dict) else None
+        except ValueError as e:
+            yield None, MalformedResponse(f"{where} line {n} is not JSON ({e.msg})")
+            continue
+        if not isinstance(custom_id, str):
+            yield None, MalformedResponse(f"{where} line {n} has no custom_id")
+            continue
+        try:
+            yield custom_id, outcome(line)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+            yield custom_id, MalformedResponse(f"{where} line {n} is not a results row ({e!r})")
 
 
 class CreateLost(TransientError):
@@ -66,6 +102,7 @@ class BatchAPI(Protocol):
     max_requests: int
     max_bytes: int
     list_lag: float
+    window: float  # seconds within which the provider promises to end a batch
     refusals: Refusals  # the parameters each model refused, which its rows go without
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
@@ -88,8 +125,8 @@ class BatchAPI(Protocol):
 
     async def status(self, batch_id: str) -> BatchStatus: ...
 
-    def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
-        """Each row of an ended batch: its custom_id and its outcome."""
+    def results(self, batch_id: str) -> AsyncIterator[Row]:
+        """Each row of an ended batch (``read_rows``): its custom_id and its outcome."""
         ...
 
     async def cancel(self, batch_id: str) -> None: ...

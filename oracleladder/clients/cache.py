@@ -1,5 +1,6 @@
-"""Where a Client looks a call up before sending it: the store (or any ``CallCache``), and the calls
-already in flight, whose answer a second asker shares instead of paying for it again."""
+"""Where a Client looks a call up before sending it: the store (or any ``CallCache``), the calls
+already in flight in this process, whose answer a second asker shares instead of paying for it
+again, and (``claim``) those another process on the same store is asking."""
 
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ class CallCache(Protocol):
     async def get_call(self, key: str) -> ChatResult | None: ...
 
     async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
-                       error: str | None = None, run_id: str | None = None) -> None: ...
+                       error: str | None = None, run_id: str | None = None) -> None:
+        """Store a call (and end this cache's claim on it)."""
+
+    async def claim(self, key: str) -> ChatResult | None:
+        """Claim a call before asking it: None, it is this cache's to ask; or its answer, which
+        another asker of the same cache (another process on the store) got meanwhile."""
+
+    async def release(self, key: str) -> None:
+        """End a claim whose call is not stored (never sent, cancelled)."""
 
 
 class MemoryCache:
@@ -36,6 +45,12 @@ class MemoryCache:
             self.errors.pop(k, None)
         elif error is not None:
             self.errors[k] = error
+
+    async def claim(self, key: str) -> ChatResult | None:
+        return None  # one process: InFlight shares its calls
+
+    async def release(self, key: str) -> None:
+        return None
 
 
 class InFlight:

@@ -16,11 +16,14 @@ from .base import ChatRequest, ChatResult
 from .batch_api import (
     CLOCK_SKEW_S,
     LIST_LAG_S,
+    WINDOW_S,
     BatchStatus,
     Outcome,
+    Row,
     RowRefused,
     create_error,
     no_batch_api,
+    read_rows,
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
@@ -62,12 +65,14 @@ def chat_result(data: Any, latency: float) -> ChatResult:
         if not isinstance(text, str):
             raise TypeError("content is not a string")
         usage = data.get("usage") or {}
+        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
         return ChatResult(
             text=text,
-            tokens_in=int(usage.get("prompt_tokens") or 0),
-            tokens_out=int(usage.get("completion_tokens") or 0),
+            tokens_in=int(tokens_in or 0),
+            tokens_out=int(tokens_out or 0),
             latency_s=latency,
             finish_reason=choice.get("finish_reason"),
+            metered=tokens_in is not None and tokens_out is not None,
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
@@ -131,6 +136,7 @@ class OpenAIBatchAPI:
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
     list_lag = LIST_LAG_S
+    window = WINDOW_S  # the completion_window it asks
 
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
@@ -190,18 +196,16 @@ class OpenAIBatchAPI:
         c = b.request_counts
         return BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0)
 
-    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, Outcome]]:
+    async def results(self, batch_id: str) -> AsyncIterator[Row]:
         try:
             b = await self._client.batches.retrieve(batch_id, **self._h)
             files = [f for f in (b.output_file_id, b.error_file_id) if f]
-            texts = [(await self._client.files.content(f, **self._h)).text for f in files]
+            texts = [(f, (await self._client.files.content(f, **self._h)).text) for f in files]
         except openai.APIError as e:
             raise sdk_error(openai, e, self.name) from None
-        for text in texts:
-            for raw in text.splitlines():
-                if raw.strip():
-                    line = json.loads(raw)
-                    yield line["custom_id"], self._outcome(line)
+        for f, text in texts:
+            for row in read_rows(text, self._outcome, f"openai batch {batch_id} file {f}"):
+                yield row
 
     def _outcome(self, line: dict[str, Any]) -> Outcome:
         response, error = line.get("response"), line.get("error")

@@ -5,8 +5,7 @@ replica that fails so the others take its calls.
 
 It makes exactly one request per ``complete`` like every provider: a failed request raises, and
 the Client's retry goes to another replica (the failed one is cooling down), so no call is answered
-twice. Replicas are one model: they share one identity (``base_url``, the first given) in the call
-key.
+twice. Replicas are one model: a call's key names the model, never the replica that answers it.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ class ReplicaProvider:
         self.name = providers[0].name
         self.base_url = urls[0]
         self.base_urls = tuple(urls)
-        self.endpoint = providers[0].endpoint  # replicas of one model share one identity in the call key
+        self.endpoint = providers[0].endpoint  # the first's, in messages (a call key names no URL)
         self.max_cooldown = max_cooldown
         self.replicas = [_Replica(p, u, Concurrency(n, s, u)) for p, u, n, s in zip(providers, urls, limits, starts)]
         self._changed = asyncio.Condition()
@@ -51,6 +50,12 @@ class ReplicaProvider:
     @property
     def concurrency(self) -> int:
         return sum(r.slots.ceiling for r in self.replicas)
+
+    async def served_models(self) -> list[str]:
+        """The model ids the first replica lists (replicas serve one model): the name the requests
+        carry, as with one server, so that a call has one key however many replicas serve it."""
+        served = getattr(self.replicas[0].provider, "served_models", None)
+        return await served() if served is not None else []
 
     async def _take(self) -> tuple[_Replica, int]:
         """The healthy replica with a free slot and the fewest requests in flight, and the epoch of its

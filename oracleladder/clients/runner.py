@@ -36,7 +36,7 @@ from .replicas import ReplicaProvider
 from .retry import Retries
 from .rounds import Rounds
 from .structured import Modes, Shape
-from .usage import Usage
+from .usage import Usage, prompt_bound
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ class Client:
         structured: str = "auto",
         extra_body: dict[str, Any] | None = None,
         name: str | None = None,
+        cache_tag: str | None = None,
     ) -> None:
         self._modes = Modes(structured, provider.name)  # first: a mode the provider cannot take stops here
         self.provider = provider
@@ -92,6 +93,7 @@ class Client:
         # a model without a price costs "unknown" from the start, not $0 until its first call
         self.usage = Usage(prices=prices.name, cost_usd=0.0 if self.name in prices.models else None)
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
+        self.cache_tag = cache_tag  # in every call's key: what changed behind this model's name
         if max_cost is not None and self.name not in prices.models:
             raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "
                                      "give one with --prices FILE")
@@ -135,16 +137,18 @@ class Client:
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
                 **params: Any) -> ChatRequest:
-        """A ChatRequest for this client's provider, model and endpoint; the client's ``extra_body``
-        (server parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body``
-        says winning: fields for the request body's top level, part of the call key."""
+        """A ChatRequest for this client's provider and model (at a server other than the provider's
+        own, named by both its names) and its cache tag; the client's ``extra_body`` (server
+        parameters) goes under ``params["extra_body"]``, what the call's own ``extra_body`` says
+        winning: fields for the request body's top level, part of the call key."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
         extra = {**self.extra_body, **(params.get("extra_body") or {})}
         if extra:
             params["extra_body"] = extra
         return ChatRequest(provider=self.provider.name, model=model or self.model or "default",
-                           messages=messages, params=params, k=k, endpoint=self.provider.endpoint)
+                           messages=messages, params=params, k=k, cache_tag=self.cache_tag,
+                           name=None if self.provider.endpoint is None else self.name)
 
     async def use_served_model(self) -> str | None:
         """When the server lists exactly one model (``/v1/models``) and it is not this client's
@@ -174,10 +178,15 @@ class Client:
         fut = self._inflight.start(key)  # before any wait: the same call asked meanwhile shares this one
         reserved = 0.0
         try:
-            if self._budget is not None:
-                reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
-                                                      bool(request.params.get("max_tokens")))
-            result = await self._call_with_retries(request)
+            # another process on the store may be asking it: its answer is waited for, not paid again
+            shared = await self.cache.claim(key) if self.cache is not None else None
+            if shared is None:
+                if self._budget is not None:
+                    if self._round_state is not None:  # waiting for room in the budget is not work: a round
+                        self._round_state.waiting()  # goes out without this call
+                    reserved = await self._budget.reserve(self.worst_cost(request), lambda: self.usage.cost_usd,
+                                                          bool(request.params.get("max_tokens")))
+                result = await self._call_with_retries(request)
         except BaseException as e:
             InFlight.fail(fut, e)
             if isinstance(e, ProviderError) and not isinstance(e, (BudgetReached, EndpointLost)):  # never sent
@@ -185,25 +194,42 @@ class Client:
                     self.lost = e
                 self.usage.failures += 1
                 self.last_error = e
-                if self.cache is not None:
+                if self.cache is not None:  # stored with its error, which ends the claim
                     await self.cache.put_call(request, None, error=f"{type(e).__name__}: {e}",
                                               run_id=self.run_id)
+            elif self.cache is not None:
+                await self.cache.release(key)
             raise
         finally:
             self._inflight.end(key)
             if self._budget is not None:
                 self._budget.release(reserved)
+        if shared is not None:
+            fut.set_result(shared)
+            self.usage.cache_hits += 1
+            return shared
         fut.set_result(result)
         self.usage.successes += 1
-        self.usage.add(self.name, result, self.prices, batch=self.batch)
+        self._count(request, result)
         if self.cache is not None:
             await self.cache.put_call(request, result, run_id=self.run_id)
         return result
 
+    def _count(self, request: ChatRequest, result: ChatResult) -> None:
+        """Settle a paid call at the server's count; a reply without one at its bound (said once)."""
+        if not result.metered:
+            self.usage.unmetered += 1
+            if self.usage.unmetered == 1:
+                log.warning("%s sent a reply without usage: such replies are counted at their bound (the "
+                            "prompt's UTF-8 bytes and the whole max_tokens)", self.name)
+            result = result.model_copy(update={"tokens_in": prompt_bound(request),
+                                               "tokens_out": int(request.params.get("max_tokens") or 0)})
+        self.usage.add(self.name, result, self.prices, batch=self.batch)
+
     def worst_cost(self, request: ChatRequest) -> float | None:
-        """The most ``request`` can cost (its prompt, and an answer of its whole max_tokens); None if
-        this client's model has no price."""
-        return self.prices.cost(self.name, self.prompt_tokens(request), float(request.params.get("max_tokens") or 0),
+        """The most ``request`` can cost (its prompt at its bound, and an answer of its whole
+        max_tokens); None if this client's model has no price."""
+        return self.prices.cost(self.name, prompt_bound(request), float(request.params.get("max_tokens") or 0),
                                 batch=self.batch)
 
     def _count_retry(self) -> None:
@@ -251,13 +277,11 @@ class Client:
             return await self._retries.run(slot.sleep, self._attempt, request, est, slot)
 
     @staticmethod
-    def prompt_tokens(request: ChatRequest) -> int:
-        """An estimate of a request's prompt tokens (4 characters a token; a bound only roughly)."""
-        return sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
-
-    @classmethod
-    def _estimate_tokens(cls, request: ChatRequest) -> float:
-        return cls.prompt_tokens(request) + float(request.params.get("max_tokens") or 256)
+    def _estimate_tokens(request: ChatRequest) -> float:
+        """A request's tokens for the per-minute bucket, which the reply's count then corrects: its
+        prompt at 4 characters a token, and its max_tokens."""
+        prompt = sum(len(m.get("content") or "") for m in request.messages) // 4 + 1
+        return prompt + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
     async def structured(self, request: ChatRequest, response_model: type[M]) -> M:

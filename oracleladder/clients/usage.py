@@ -1,12 +1,34 @@
-"""What a Client counts for one run: calls, retries, waits, tokens and their cost."""
+"""What a Client counts for one run: calls, retries, waits, tokens and their cost; and the bound on
+a call's prompt tokens that its budget reserves."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import ChatResult
+from .base import ChatRequest, ChatResult
 from .prices import DEFAULT_PRICES, PriceTable
+
+# What a server's chat template may add, in tokens: around each message (its role, separators), and
+# once per request (the reply's priming, a default system prompt), with room to spare.
+MESSAGE_OVERHEAD = 16
+REQUEST_OVERHEAD = 64
+PROMPT_PARAMS = ("tools", "tool_choice", "response_format")  # what a server writes into the prompt
+
+
+def prompt_bound(request: ChatRequest) -> int:
+    """A bound on ``request``'s prompt tokens that no server's count passes: a token of a byte-level
+    tokenizer (OpenAI's, Anthropic's, Llama's, SentencePiece with byte fallback) holds at least one
+    UTF-8 byte, so the prompt's bytes (messages, roles, and the schemas a server writes into the
+    prompt), plus the template's overhead. About four times a count of English text."""
+    n = REQUEST_OVERHEAD
+    for m in request.messages:
+        n += MESSAGE_OVERHEAD + len((m.get("role") or "").encode()) + len((m.get("content") or "").encode())
+    for p in PROMPT_PARAMS:
+        if p in request.params:
+            n += len(json.dumps(request.params[p], ensure_ascii=False).encode())
+    return n
 
 
 @dataclass
@@ -25,6 +47,7 @@ class Usage:
     timeouts: int = 0  # attempts cut off by the request timeout
     tokens_in: int = 0
     tokens_out: int = 0
+    unmetered: int = 0  # replies without usage, counted at their bound
     cost_usd: float | None = 0.0  # at the price paid, from the price table named below
     prices: str = DEFAULT_PRICES.name
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)

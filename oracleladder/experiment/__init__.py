@@ -13,6 +13,8 @@ layer over this package: it parses options, calls an Experiment, prints.
 - `run`: a run's lifecycle in the store, around the client of its endpoint;
 - `results`: the typed result of each stage;
 - `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client;
+- `selection`: which of a student's results a reader reads (`Choice`; settings never pooled);
+- `panels`: per-family results out and in, in the release's panel records;
 - `stages`: `Experiment`, a Reader that also runs the stages that write;
 - `files`: families in released-format files (`load_families`, `check`);
 - `sync`: `SyncExperiment`.
@@ -24,16 +26,19 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimitivesResult,
-                      ProbeEstimate, ProbeResult, RegradeResult, Result, ScreenResult)
+from .results import (CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimAnswersResult,
+                      PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
+                      ProbeResult, RegradeResult, Result, ScreenResult)
+from .selection import Choice
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
 from .stages import GRANULARITIES, Experiment
 from .sync import SyncExperiment
 
 __all__ = [
-    "BUDGET_STOPPED", "CONCURRENCY", "CheckResult", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
+    "BUDGET_STOPPED", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
     "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
-    "JobFailure", "JudgeAuditResult", "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader",
-    "RegradeResult", "Report", "Result", "START_CONCURRENCY", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
+    "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult",
+    "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader", "RegradeResult", "Report", "Result",
+    "START_CONCURRENCY", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
     "load_families", "request_body",
 ]

@@ -45,8 +45,11 @@ class Endpoint:
     ``base_urls``: OpenAI-compatible servers, several for replicas of one model. ``concurrency``:
     calls in flight (None: what a server says it runs at once, else the run's default above).
     ``extra_body``: top-level request-body fields (part of each call's cache key). ``max_cost``: USD.
-    ``batch``: the calls go through the provider's batch API (no rate limits: every call waits in a
-    batch), polled first after ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``."""
+    ``cache_tag``: enters every call's cache key, for a model whose weights changed behind its name
+    (the key names the model, not the server's address). ``batch``: the calls go through the
+    provider's batch API (no rate limits: every call waits in a batch), polled first after
+    ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``, cancelled when not ended
+    ``batch_deadline`` seconds after its creation (None: the provider's window and an hour)."""
 
     model: str
     base_urls: Sequence[str] | None = None
@@ -56,6 +59,7 @@ class Endpoint:
     extra_body: dict[str, Any] = field(default_factory=dict)
     api_key_env: str | None = None
     model_name: str | None = None
+    cache_tag: str | None = None
     timeout: float = DEFAULT_TIMEOUT_S
     max_cooldown: float = DEFAULT_MAX_COOLDOWN_S
     structured: str = "auto"
@@ -64,6 +68,7 @@ class Endpoint:
     batch: bool = False
     batch_poll: float = DEFAULT_POLL_S
     batch_quiet: float = DEFAULT_QUIET_S
+    batch_deadline: float | None = None
     notes: tuple[str, ...] = field(default=(), init=False)  # what was made of the base URLs given
 
     def __post_init__(self) -> None:
@@ -161,12 +166,14 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
         notify(note)
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
     options = dict(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
-                   model_name=endpoint.model_name, timeout=endpoint.timeout, max_cooldown=endpoint.max_cooldown,
-                   structured=endpoint.structured, prices=_prices(endpoint), max_cost=endpoint.max_cost)
+                   model_name=endpoint.model_name, cache_tag=endpoint.cache_tag, timeout=endpoint.timeout,
+                   max_cooldown=endpoint.max_cooldown, structured=endpoint.structured, prices=_prices(endpoint),
+                   max_cost=endpoint.max_cost)
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
             client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
-                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet, **options)
+                                       poll=endpoint.batch_poll, quiet=endpoint.batch_quiet,
+                                       deadline=endpoint.batch_deadline, **options)
         else:
             client = clients.make_client(  # read when called: a test may stand one in
                 endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=ceiling,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,47 +18,105 @@ from .._lazy import lazy_module
 from ..audit import format as fmt
 from ..construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from ..domains import get_domain
-from ..domains.math import collect_results
-from ..ladder import Domain, ProbeConfig, Settings
-from ..ladder.outcomes import FamilyResults
+from ..ladder import Domain, Settings
+from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..schemas import Family, parse_roadmap_set, to_released
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import CompileAttempt, RunRecord, Store
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
+from . import panels as _panels
 from .errors import ExperimentError
 from .files import CheckResult, check_families
+from .selection import Choice, Picked, groups, matches, pick
 
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
-    from ..report import compare as _compare, report as _report
+    from ..report import compare as _compare, report as _report, tables as _tables
+    from ..report.tables import FormatAudit
     from ..viewer import site as _site
+    import pandas
 else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.report.compare")
     _report = lazy_module("oracleladder.report.report")
+    _tables = lazy_module("oracleladder.report.tables")
     _site = lazy_module("oracleladder.viewer.site")
+    pandas = lazy_module("pandas")  # Report.to_pandas: an optional extra
 
 
 @dataclass
 class Report:
-    """What a report counts: per student, its results on a roadmap set (families whose reference answer
-    is unusable left out), and what is in no table. ``summary(student)`` gives its tables as a dict;
+    """What a report counts: per column (a student, or STUDENT@setting=value side by side), its results
+    on a roadmap set at one setting (families whose reference answer is unusable left out), and what is
+    in no table. ``summary(student)`` gives its tables as a dict, ``to_pandas()`` its per-family rows;
     ``Experiment.write_report`` writes report.md, report.json, the plots and the HTML."""
 
     source: str
     domain: str
     tau: int
-    families: list  # the set's families (of the first student)
+    families: list  # the set's families
     results: dict[str, list[FamilyResults]]
     missing: dict[str, dict]  # per student, its missing_counts (ungraded rollouts, failed jobs)
     ungradable: dict[str, str]  # pid -> why its reference answer is unusable
-    graders: dict[str, str] | None = None  # per student, the grader(s) and version(s) of its rollouts
-    formats: dict[str, dict] | None = None  # per student, its format audit
+    graders: dict[str, str] | None = None  # per student, the grader and version of its rollouts
+    formats: dict[str, FormatAudit] | None = None  # per student with rollouts, its format audit
+    picked: dict[str, Picked] = field(default_factory=dict)  # per column, the group of results it reads
+    base: str | None = None  # the column the change tables read the others against (None: the first)
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """Per column, the settings its results were made at ("K = 8, max_tokens = 4096, ...")."""
+        return {label: p.describe() for label, p in self.picked.items()}
 
     def summary(self, student: str) -> dict:
+        """A column's tables in report.json's form; a table whose run is missing is None, never 0."""
         return _report.summarize(self.results[student], self.tau)
+
+    def to_pandas(self, per: str = "family"):  # -> pandas.DataFrame (pandas: the optional extra)
+        """The per-family table of report.json's "families" as a DataFrame, one row per student and family
+        (``per="family"``: its outcome, milestone tests, gaps, and n_correct / k per condition and milestone
+        as columns ``C1_direct_n_correct``, ``C1_direct_k``, ``m0_n_correct`` ...); or one row per rollout
+        (``per="rollout"``: student, pid, target, sample, verdict, reason), the families the tables leave
+        out (an unusable reference answer) left out of both. None where a run is missing."""
+        try:
+            frame = pandas.DataFrame
+        except ImportError:  # the optional extra
+            raise ImportError("Report.to_pandas needs pandas: pip install 'oracleladder[pandas]'") from None
+        if per == "rollout":
+            return frame(
+                [{"student": label, "pid": r.pid, "target": r.target, "sample": r.k, "label": r.verdict.label.value,
+                  "accepted": r.verdict.accepted if r.verdict.graded else None, "reason": r.verdict.reason,
+                  "run_id": r.run_id} for label, p in self.picked.items() for r in p.rollouts
+                 if r.pid not in self.ungradable],
+                columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "run_id"])
+        if per != "family":
+            raise ValueError(f"per must be 'family' or 'rollout', not {per!r}")
+        rows = []
+        for label, fams in self.results.items():
+            for f in _tables.family_rows(fams, self.tau):
+                row = {"student": label, **f.model_dump(exclude={"conditions", "milestones"})}
+                for target, c in {**f.conditions, **f.milestones}.items():
+                    row[f"{target}_n_correct"], row[f"{target}_k"] = c.n_correct, c.k
+                rows.append(row)
+        return frame(rows)
+
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{label} ({len(res)} families)" for label, res in self.results.items())
+        return f"<Report on '{self.source}', tau = {self.tau}: {cols}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one row per column with its settings and outcome counts."""
+        outs = [o.value for o in Outcome]
+        head = "".join(f"<th>{escape(h)}</th>" for h in ["Student", "Settings", "Families", *outs])
+        body = ""
+        for label, res in self.results.items():
+            counts = Counter(parent_outcome(f.ladder, self.tau).value for f in res)
+            cells = [label, self.settings.get(label, ""), str(len(res)), *(str(counts[o]) for o in outs)]
+            body += "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+        return (f"<p>OracleLadder report on <code>{escape(self.source)}</code>, tau = {self.tau}</p>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 class Reader:
@@ -165,47 +225,81 @@ class Reader:
         return build_funnel(set_name or "", name, fates)
 
     async def gap_counts(self, anchors: Sequence[str], models: Sequence[str], *, source: str = "release",
-                         k: int = 8, max_tokens: int = 4096,
+                         k: int = 8, max_tokens: int = 4096, temperature: float | None = None,
                          ) -> tuple[dict[str, int], dict[str, dict[str, int]], list[str]]:
-        """Each model's results on a set from its stored rollouts at K and max_tokens (rollouts of other
-        settings left out), then the per-anchor subsets and composition-gap counts (reanchor.gap_counts)."""
-        families = await self.roadmap_set(source)
-        budget = {r.id for r in await self.store.runs("probe")
-                  if isinstance(r.config, dict) and r.config.get("max_tokens") == max_tokens}
+        """Each model's results on a set from its stored rollouts at max_tokens (and temperature), their
+        first K samples (refused, as a report is, where more than one setting is left), then the per-anchor
+        subsets and composition-gap counts (reanchor.gap_counts)."""
+        families, ladder = await self.roadmap_set(source), self.domain("math")
         results = {}
-        for model in models:
-            rollouts = [r for r in await self.store.rollouts(student=model, source=families[0].provenance.roadmap_set)
-                        if r.k < k and r.run_id in budget]
-            results[model] = collect_results(families, rollouts)
+        choice = Choice(max_tokens=max_tokens, temperature=temperature, k=k)
+        for model in models:  # a model with no results at these settings has none (the table says incomplete)
+            found = [g for g in await self.result_groups(model, families[0].provenance.roadmap_set)
+                     if matches(g, choice)]
+            results[model] = self._collected(ladder, families, pick(model, source, found, choice)[0], False) \
+                if found else []
         return _reanchor.gap_counts(results, list(anchors), k)
 
-    async def results(self, student: str, *, source: str = "release", use_corrections: bool = False,
-                      domain: str = "math") -> tuple[list, list[FamilyResults], dict]:
-        """The families of a roadmap set, the student's results on them, and the verdicts they lack
-        (ungraded rollouts, failed jobs: in no result)."""
-        store, ladder = self.store, self.domain(domain)
-        families = await self.domain_families(ladder, source)
-        rollout_source = ladder.rollout_source(families[0], source)
+    async def result_groups(self, student: str, rollout_source: str) -> list[Picked]:
+        """A student's results filed under ``rollout_source`` (a domain's `rollout_source` of a set) by the
+        settings of their runs (`selection.groups`); [] for none."""
+        store = self.store
         rollouts = await store.rollouts(student=student, source=rollout_source)
         failed = await store.failed_jobs(student=student, source=rollout_source)
-        if not rollouts and not failed:
-            students = await store.students()
-            raise ExperimentError(f"{store.path} holds no rollouts of student '{student}'"
+        cells = await store.panel_cells(student, source=rollout_source)
+        runs = {r.id: r for r in await store.runs()}
+        return groups(student, rollouts, failed, cells, runs)
+
+    async def picked(self, student: str, *, source: str = "release", domain: str = "math",
+                     choice: Choice = Choice()) -> list[Picked]:
+        """The groups of a student's results on a set that ``choice`` picks (`selection.pick`: one, or with
+        ``choice.by_run`` each); refused naming the groups where they are more than one, and where the
+        store holds none."""
+        ladder = self.domain(domain)
+        families = await self.domain_families(ladder, source)
+        found = await self.result_groups(student, ladder.rollout_source(families[0], source))
+        if not found:
+            students = await self.store.students()
+            raise ExperimentError(f"{self.store.path} holds no rollouts of student '{student}'"
                                   f"{did_you_mean(student, students)} on families from '{source}' (students in "
                                   f"the store: {', '.join(students) or 'none'}); run `ladder probe --student "
                                   f"{student} --source {source}` first")
-        missing = _report.missing_counts([r.target for r in rollouts if not r.verdict.graded], [j.target for j in failed])
-        return families, ladder.collect_results(families, rollouts, use_corrections=use_corrections), missing
+        return pick(student, source, found, choice)
 
-    async def graders(self, student: str, *, source: str = "release") -> str:
-        """The grader (with its version) of a student's math rollouts on a roadmap set: "strict (strict-2)",
-        or every one of them joined by " + " when runs were graded differently."""
-        families = await self.roadmap_set(source)
-        rollouts = await self.store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-        runs = {r.id: r for r in await self.store.runs("probe")}
-        names = sorted({ProbeConfig.stored(runs[r.run_id].config if r.run_id in runs else None, student).grader
-                        for r in rollouts})
-        return " + ".join(f"{g} ({GRADER_VERSIONS[g]})" for g in names)
+    @staticmethod
+    def _collected(ladder: Domain, families: list, picked: Picked, use_corrections: bool) -> list[FamilyResults]:
+        """One group's results: its rollouts' verdicts, or an imported panel's counts (math families)."""
+        if picked.imported:
+            return results_from_rollouts([(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
+                                         ((c.pid, c.target, i, i < c.n_correct) for c in picked.cells
+                                          for i in range(c.k)))
+        return ladder.collect_results(families, picked.rollouts, use_corrections=use_corrections)
+
+    async def results(self, student: str, *, source: str = "release", use_corrections: bool = False,
+                      domain: str = "math", choice: Choice = Choice()) -> tuple[list, list[FamilyResults], dict]:
+        """The families of a roadmap set, the student's results on them at one setting (``choice``;
+        refused where the store holds several and none is picked), and the verdicts they lack (ungraded
+        rollouts, failed jobs: in no result)."""
+        ladder = self.domain(domain)
+        families = await self.domain_families(ladder, source)
+        [p] = await self.picked(student, source=source, domain=domain, choice=replace(choice, by_run=False))
+        return families, self._collected(ladder, families, p, use_corrections), _missing(p)
+
+    async def graders(self, student: str, *, source: str = "release", choice: Choice = Choice()) -> str:
+        """The grader (with its version) of a student's math rollouts on a roadmap set at one setting:
+        "strict (strict-2)"."""
+        [p] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
+        return _grader(p)
+
+    async def format_audit(self, student: str, *, source: str = "release", choice: Choice = Choice()) -> FormatAudit:
+        """The format audit (Table 24) of a student's rollouts on a roadmap set at one setting (an empty
+        audit where there are none); the rollouts alone are read, the set's families need not be stored."""
+        name, granularity = parse_roadmap_set(source)
+        found = await self.result_groups(student, name if granularity in (None, "default") else source)
+        if not found:
+            return await fmt.format_audit(self.store, [], [])
+        [p] = pick(student, source, found, replace(choice, by_run=False))
+        return await fmt.format_audit(self.store, p.rollouts, p.failed)
 
     def check_html(self, domain: str = "math") -> None:
         """Refuses the HTML report for a domain whose answers the verifier does not grade."""
@@ -213,22 +307,30 @@ class Reader:
             raise ExperimentError(f"--html shows math roadmap sets; the {domain} ladder has report.md and report.json")
 
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
-                     use_corrections: bool = False, domain: str = "math") -> Report:
-        """Outcome and taxonomy tables, controls and CIs of one or two students (Report.summary); a
-        family whose reference answer is unusable is listed, never graded."""
+                     use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
+                     base: str | None = None) -> Report:
+        """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
+        at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
+        reference answer is unusable is listed, never graded. ``base``: the column the change tables
+        (Tables 18, 38) read every other against (default: the first)."""
         ladder = self.domain(domain)
-        loaded = {name: await self.results(name, source=source, use_corrections=use_corrections, domain=domain)
-                  for name in students}
-        ungradable = {f.pid: why for fams, _, _ in loaded.values() for f in fams
-                      if (why := ladder.ungradable(f, use_corrections))}
-        results = {name: [r for r in res if r.pid not in ungradable] for name, (_, res, _) in loaded.items()}
+        families = await self.domain_families(ladder, source)
+        picked = {p.label: p for name in dict.fromkeys(students)
+                  for p in await self.picked(name, source=source, domain=domain, choice=choice)}
+        if base is not None and base not in picked:
+            raise ExperimentError(f"--base {base} is not one of the report's columns ({', '.join(picked)})")
+        ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
+        results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
+                   for label, p in picked.items()}
         # answers the verifier graded: which grader, and the format audit of their final answers
         graded = ladder.verifier
         return Report(
-            source=source, domain=domain, tau=threshold, families=next(iter(loaded.values()))[0], results=results,
-            missing={name: r[2] for name, r in loaded.items()}, ungradable=ungradable,
-            graders={name: await self.graders(name, source=source) for name in students} if graded else None,
-            formats={name: await fmt.format_audit(self.store, name, source) for name in students} if graded else None)
+            source=source, domain=domain, tau=threshold, families=families, results=results,
+            missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
+            graders={label: _grader(p) for label, p in picked.items()} if graded else None,
+            formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
+                     for label, p in picked.items() if not p.imported} if graded else None,
+            picked=picked, base=base)
 
     async def write_report(self, counted: Report, out: str | os.PathLike[str], *, html: bool = False) -> dict:
         """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too);
@@ -238,54 +340,62 @@ class Reader:
         out = Path(out)
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
-                                   formats=counted.formats)
+                                   formats=counted.formats, settings=counted.settings, base=counted.base)
         if html:
-            records = await _site.read_records(self.store, list(counted.results),
-                                               counted.families[0].provenance.roadmap_set)
+            records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
+                                                            for label, p in counted.picked.items()})
             _site.write_site(out / "html", res, (out / "report.md").read_text(), counted.families, counted.results,
                             records)
         return res
 
-    async def _compared(self, a: str, b: str, student: str, use_corrections: bool,
-                        allow_mixed_graders: bool) -> tuple[dict, tuple[list, list], tuple[list, list]]:
-        families_a, results_a, _ = await self.results(student, source=a, use_corrections=use_corrections)
-        families_b, results_b, _ = await self.results(student, source=b, use_corrections=use_corrections)
-        graded_a, graded_b = await self.graders(student, source=a), await self.graders(student, source=b)
+    async def _compared(self, a: str, b: str, student: str, use_corrections: bool, allow_mixed_graders: bool,
+                        choice: Choice) -> tuple[dict, tuple[list, list], tuple[list, list], tuple[Picked, Picked]]:
+        ladder, one = self.domain("math"), replace(choice, by_run=False)
+        sides = []
+        for name in (a, b):
+            families = await self.roadmap_set(name)
+            [p] = await self.picked(student, source=name, choice=one)
+            sides.append((families, self._collected(ladder, families, p, use_corrections), p))
+        (families_a, results_a, picked_a), (families_b, results_b, picked_b) = sides
+        graded_a, graded_b = _grader(picked_a), _grader(picked_b)
         if graded_a != graded_b and not allow_mixed_graders:
             raise ExperimentError(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them "
                                   "could be the grader's; regrade one, or pass --allow-mixed-graders")
         k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
         result = _compare.compare(families_a, families_b, results_a, results_b,
                                   is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
-        return result, (families_a, families_b), (results_a, results_b)
+        result["settings"] = {a: picked_a.describe(), b: picked_b.describe()}
+        return result, (families_a, families_b), (results_a, results_b), (picked_a, picked_b)
 
     async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,
-                      allow_mixed_graders: bool = False) -> dict:
-        """Two teachers or two granularities on the same problems (paper Appendix P); refused when the
-        two sets were graded by different graders unless ``allow_mixed_graders``. probe.compare's
-        write_compare writes it (write_compare below writes it with its HTML)."""
-        return (await self._compared(a, b, student, use_corrections, allow_mixed_graders))[0]
+                      allow_mixed_graders: bool = False, choice: Choice = Choice()) -> dict:
+        """Two teachers or two granularities on the same problems (paper Appendix P), the student's results
+        on each at one setting (``choice``); refused when the two sets were graded by different graders
+        unless ``allow_mixed_graders``. probe.compare's write_compare writes it (write_compare below writes
+        it with its HTML)."""
+        return (await self._compared(a, b, student, use_corrections, allow_mixed_graders, choice))[0]
 
     async def write_compare(self, a: str, b: str, student: str, out: str | os.PathLike[str], *,
                             use_corrections: bool = False, allow_mixed_graders: bool = False,
-                            html: bool = False) -> dict:
+                            html: bool = False, choice: Choice = Choice()) -> dict:
         """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html
         too); returns the comparison."""
         out = Path(out)
-        result, families, results = await self._compared(a, b, student, use_corrections, allow_mixed_graders)
+        result, families, results, picked = await self._compared(a, b, student, use_corrections,
+                                                                  allow_mixed_graders, choice)
         _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
         if html:
-            records = tuple([(await _site.read_records(self.store, [student], fams[0].provenance.roadmap_set))[student]
-                             for fams in families])
+            records = tuple([(await _site.read_records(self.store, {student: (p.rollouts, p.failed)}))[student]
+                             for p in picked])
             _site.write_compare_site(out / "html", result, (out / "compare.md").read_text(), (a, b), student,
                                      families, results, records)
         return result
 
     async def compare_primitive(self, source: str, student: str, *, threshold: int = 1,
-                                use_corrections: bool = False) -> PrimitiveVsRoadmap:
-        """The primitive against the roadmap on one roadmap set: C2-primitive vs C2 for one student
-        (docs/primitive.md); refused when no family has both."""
-        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections)
+                                use_corrections: bool = False, choice: Choice = Choice()) -> PrimitiveVsRoadmap:
+        """The primitive against the roadmap on one roadmap set: C2-primitive vs C2 for one student at one
+        setting (``choice``) (docs/primitive.md); refused when no family has both."""
+        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections, choice=choice)
         result = primitive_table(results, threshold)
         if not result.n:
             raise ExperimentError(f"no family of '{source}' has both C2-primitive and C2 rollouts of {student}; run "
@@ -293,13 +403,34 @@ class Reader:
         return result
 
     async def write_primitive_compare(self, source: str, student: str, out: str | os.PathLike[str], *,
-                                      threshold: int = 1, use_corrections: bool = False) -> PrimitiveVsRoadmap:
+                                      threshold: int = 1, use_corrections: bool = False,
+                                      choice: Choice = Choice()) -> PrimitiveVsRoadmap:
         """primitive_vs_roadmap.md/.json in ``out`` (compare_primitive); returns the comparison."""
-        result = await self.compare_primitive(source, student, threshold=threshold, use_corrections=use_corrections)
+        result = await self.compare_primitive(source, student, threshold=threshold, use_corrections=use_corrections,
+                                              choice=choice)
         write_primitive_vs_roadmap(result, out, source, student)
         return result
+
+    async def export_panels(self, student: str, out: str | os.PathLike[str], *, source: str = "release",
+                            model: str | None = None, use_corrections: bool = False,
+                            choice: Choice = Choice()) -> tuple[Path, Path, int]:
+        """A student's results on a roadmap set at one setting as the release's panel records
+        (`panels.write_panels`: OUT/oracle_panel/ and OUT/stage0_panel/), named ``model`` (default: the
+        student); returns both files and the number of records."""
+        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections, choice=choice)
+        return _panels.write_panels(out, model or student, results)
 
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""
         return await self.store.runs()
 
+
+def _missing(p: Picked) -> dict:
+    """The verdicts a group's results lack: its ungraded rollouts and failed jobs."""
+    return _report.missing_counts([r.target for r in p.rollouts if not r.verdict.graded], [j.target for j in p.failed])
+
+
+def _grader(p: Picked) -> str:
+    """A group's grader with its version, "strict (strict-2)"; an imported panel's as its file states it."""
+    g = p.settings.grader
+    return f"{g} ({GRADER_VERSIONS[g]})" if g in GRADER_VERSIONS else (g or "unknown")

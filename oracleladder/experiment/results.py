@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..clients import ChatRequest, Client, Usage
+from ..clients import ChatRequest, Client, Usage, prompt_bound
 
 
 class Result(BaseModel):
@@ -31,8 +31,9 @@ E = TypeVar("E", bound="Estimate")
 
 
 class Estimate(Result):
-    """A dry run: the calls a run would make after the cache, their tokens and their cost; prompts
-    estimated at 4 characters a token, answers at their whole max_tokens (an upper bound)."""
+    """A dry run: the calls a run would make after the cache, their tokens and their cost, at most:
+    prompts at their bound (``clients.prompt_bound``: their UTF-8 bytes), answers at their whole
+    max_tokens; what ``--max-cost`` reserves for them."""
 
     dry_run: bool = True
     calls: int
@@ -45,7 +46,7 @@ class Estimate(Result):
     @classmethod
     def of(cls: type[E], client: Client, requests: Sequence[ChatRequest], **counts: int) -> E:
         """The estimate of ``requests`` at ``client``'s prices, with the run's own ``counts``."""
-        tokens_in = sum(client.prompt_tokens(r) for r in requests)
+        tokens_in = sum(prompt_bound(r) for r in requests)
         tokens_out = sum(int(r.params.get("max_tokens") or 0) for r in requests)
         online, batch = (client.prices.cost(client.name, tokens_in, tokens_out, batch=b) for b in (False, True))
         return cls(calls=len(requests), tokens_in=tokens_in, tokens_out_max=tokens_out, cost_usd_max=online,
@@ -132,3 +133,56 @@ class JudgeAuditResult(Result):
     unreadable: int
     usage: Usage
     batch_rows_submitted: int | None
+
+
+class PrimProbeResult(Result):
+    """`ladder prim probe`: PRIM's dimensions probed on one roadmap set."""
+
+    run_id: str
+    families: int
+    rollouts: int
+    usage: Usage
+    ungraded: int
+    skipped: dict[str, int]  # per target, the jobs not planned for want of a solution or a primitive
+    budget_stop: str | None
+    batch_rows_submitted: int | None
+    failed_jobs: list[JobFailure]
+
+
+class PrimScoreResult(Result):
+    """`ladder prim score`: a student's Discovery and Digestion primitives scored by a judge."""
+
+    run_id: str
+    scored: int  # judged, and primitives the student wrote unreadably (scored 0)
+    unreadable: int
+    missing: int  # the judge gave no readable reply after its re-ask, or its call failed: no score
+    without_gold: int  # primitives of problems with no gold primitive: not scored
+    correct: dict[str, int]  # per target, primitives with Score >= tau
+    tau: float
+    usage: Usage
+    budget_stop: str | None  # --max-cost stopped the judge: the scores it did not ask are missing
+
+
+class PrimCompileResult(Result):
+    """`ladder prim compile`: a teacher's primitives (from the problem alone) or plans."""
+
+    run_id: str
+    kind: str
+    families: int
+    had: int  # families that already had this teacher's guidance of this kind
+    compiled: int
+    failed_why: dict[str, str]
+    infrastructure_failures: int
+    usage: Usage
+    budget_stop: str | None
+
+
+class PrimAnswersResult(Result):
+    """`ladder prim answers`: the answer judge on the Generation and Execution answers the grader rejected."""
+
+    run_id: str
+    judged: int
+    correct: int  # answers the judge reads as correct (the grader did not)
+    missing: int  # no readable judge reply after its re-ask, or its call failed
+    usage: Usage
+    budget_stop: str | None

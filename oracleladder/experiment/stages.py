@@ -30,15 +30,19 @@ from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Rollout, Verdict, p
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
+from ..verify import GRADERS
 from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
+from . import panels as _panels
 from .errors import ExperimentError
 from .files import load_families
+from .prim import PrimStages
 from .reader import Reader
 from .results import (CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult, ProbeEstimate,
                       ProbeResult, RegradeResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
+from .selection import Choice
 
 GRANULARITIES = ("coarse", "default", "fine")
 
@@ -49,7 +53,7 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
 
 
-class Experiment(Reader):
+class Experiment(PrimStages, Reader):
     """One experiment's store, and the verifier pool the commands grade with; an async context manager.
 
     ``readonly``: None opens an existing store read-only where it cannot be written, else for writing
@@ -109,6 +113,21 @@ class Experiment(Reader):
             family.provenance.source = source
             await self.store.put_family(family)
         return len(families)
+
+    async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
+                            student: str | None = None, max_tokens: int | None = None,
+                            temperature: float | None = None, grader: str | None = None,
+                            ) -> tuple[dict[str, int], int]:
+        """Import the release's panel records (`panels`: per model, condition or milestone and family,
+        n_correct of k) on the families of ``source``: each model a student with no rollouts, its
+        results filed as an imported panel at the settings given (None: not stated). Returns the
+        records imported per student, and how many were left out (on families not in the set)."""
+        if grader is not None and grader not in GRADERS:
+            raise ExperimentError(f"unknown grader {grader!r}; known: {', '.join(GRADERS)}")
+        families = await self.roadmap_set(source)
+        return await _panels.import_panels(
+            self.store, paths, families, families[0].provenance.roadmap_set, student=student,
+            settings={"max_tokens": max_tokens, "temperature": temperature, "grader": grader})
 
     # ------------------------------------------------------------------ compile
 
@@ -330,9 +349,10 @@ class Experiment(Reader):
 
     async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
                           source: str = "release", n: int = 40, seed: int = 0,
-                          max_tokens: int = 4096) -> JudgeAuditResult:
+                          max_tokens: int = 4096, choice: Choice = Choice()) -> JudgeAuditResult:
         """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
-        rejected rollouts on a math roadmap set, stratified by rejection reason, graded by the LLM
+        rejected rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens`` is the
+        judge's), stratified by rejection reason, graded by the LLM
         ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
         audit.judge.key_path), which is never overwritten. ``failed`` counts the judge calls that
         failed for good (a rerun asks them again)."""
@@ -342,8 +362,8 @@ class Experiment(Reader):
         endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}
-        rollouts = [r for r in await store.rollouts(student=student, source=families[0].provenance.roadmap_set)
-                    if r.pid in by_pid]
+        [picked] = await self.picked(student, source=source, choice=choice)
+        rollouts = [r for r in picked.rollouts if r.pid in by_pid]
         sizes, sample = draw(rollouts, n, seed)
         if not sample:
             raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "

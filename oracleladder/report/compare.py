@@ -115,6 +115,7 @@ class Comparison(Frozen):
     per_attempt: Sides[dict[str, float | None]]  # C2 and C3 per-attempt success
     stage0: Sides[MilestonesSolved]
     five_way: FiveWay
+    settings: dict[str, str] = {}  # per roadmap set, the settings of the student's results on it
 
 
 def _all_milestones(f: Family) -> list[Milestone]:
@@ -235,6 +236,8 @@ def compare(a: list[Family], b: list[Family], results_a: list[FamilyResults], re
 def _title(c: Comparison, name_a: str, name_b: str, student: str | None) -> list[str]:
     L = [f"# Roadmap comparison: {name_a} vs {name_b}" + (f" (student {student})" if student else ""), "",
          f"{c.n} families common to both roadmap sets and both result sets; K = {c.k}.", ""]
+    if c.settings:
+        L += ["At: " + "; ".join(f"{name}: {at}" for name, at in c.settings.items()) + ".", ""]
     if c.dropped.a_only or c.dropped.b_only:
         L += [f"Left out: {len(c.dropped.a_only)} families only in {name_a} (or without results), "
               f"{len(c.dropped.b_only)} only in {name_b}.", ""]

@@ -116,6 +116,13 @@ def header(r: ReportTables) -> list[str]:
     return L + [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
 
 
+def at(r: ReportTables, names: Sequence[str] | None = None) -> list[str]:
+    """The line under each table's title: the settings the results of its students (``names``, default
+    every one) were made at."""
+    known = {s: t.settings for s, t in r.students.items() if t.settings and (names is None or s in names)}
+    return ["At: " + "; ".join(f"{s}: {v}" for s, v in known.items()) + ".", ""] if known else []
+
+
 def _student_notes(s: str, t: StudentReport) -> list[str]:
     notes = []
     # the opt-in primitive rung is named only once it was run (its columns say "not run" anyway)
@@ -156,7 +163,7 @@ def missing_verdicts(r: ReportTables) -> list[str]:
     cols = [STAGE0, *TABLE21_ORDER]
     rows = [[s, kind] + [getattr(t.missing, kind).get(c, 0) for c in cols] + [getattr(t.missing, f"{kind}_total")]
             for s, t in r.students.items() for kind in ("ungraded", "failed")]
-    return ["## Missing verdicts", "",
+    return ["## Missing verdicts", "", *at(r),
             "Not a verdict on the student, so left out of every table: rollouts whose grading failed "
             "(ungraded) and jobs whose call failed for good (failed), per condition.", "",
             *table(["Model", "Missing"] + [CONDITION_NAMES.get(c, c) for c in cols] + ["Total"], rows), ""]
@@ -167,7 +174,7 @@ def summary(r: ReportTables) -> list[str]:
     rows = [[s, t.n, pct(m.direct_accuracy), pct(m.solved_directly_share), pct(m.solved_with_primitive_share),
              pct(m.solved_any_share), pct(m.added_by_milestones_share), NOT_RUN]
             for s, t in r.students.items() for m in (t.summary,)]
-    return ["## Same-set summary (Table 1)", "",
+    return ["## Same-set summary (Table 1)", "", *at(r),
             *table(["Model", "Families", "Direct accuracy", "Solved directly", "Primitive-Needed",
                     "Solved by any probe", "Added by milestones", "MATH score"], rows),
             "", "Direct accuracy is per-rollout C1 success; the other shares are family-level at "
@@ -190,7 +197,7 @@ def conditions(r: ReportTables) -> list[str]:
     rates = [[s] + [NOT_RUN if (v := t.conditions[c]) is None else f"{v.per_rollout_rate:.3f}" for c in TABLE21_ORDER]
              for s, t in r.students.items()]
     names = [CONDITION_NAMES[c] for c in TABLE21_ORDER]
-    return [f"## Families solved per condition (Table 21, >= {r.meta.tau} of K)", "",
+    return [f"## Families solved per condition (Table 21, >= {r.meta.tau} of K)", "", *at(r),
             *table(["Model"] + names + ["Any probe"], rows),
             "", "Per-rollout success rate (sr):", "", *table(["Model"] + names, rates), ""]
 
@@ -211,7 +218,7 @@ def taxonomy(r: ReportTables) -> list[str]:
                        f"{pct(s0.milestone_solve_rate)} ({s0.milestones_solved}/{s0.milestones_tested})"])
     fraction = [[s] + ([t.taxonomy_fraction.get(c, NOT_RUN) for c in cols] if t.stage0.stage0_run else
                        [t.taxonomy_fraction["Direct"]] + [NOT_RUN] * (len(cols) - 1)) for s, t in r.students.items()]
-    return [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {r.meta.tau})", "",
+    return [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {r.meta.tau})", "", *at(r),
             *table(["Model"] + cols + ([NOT_CLASSIFIED] if unlabeled else [])
                    + ["MS-test pass (strict)", "MS-test pass (fraction)",
                       "Tested milestones / family", "Milestone solve rate"], rows),
@@ -223,7 +230,7 @@ def taxonomy(r: ReportTables) -> list[str]:
 
 def threshold_sweep(r: ReportTables) -> list[str]:
     """Table 9, one table per student."""
-    L = ["## Threshold sweep (Table 9)", ""]
+    L = ["## Threshold sweep (Table 9)", "", *at(r)]
     for s, t in r.students.items():
         L += [f"**{s}** (n = {t.n})", ""]
         L += table(["tau"] + [o.value for o in Outcome],
@@ -243,7 +250,7 @@ def contrasts(r: ReportTables) -> list[str]:
         pick = [i for i, c in enumerate(CONTRASTS) if c[3] == planned]
         return table(["Model"] + [CONTRASTS[i][0] for i in pick], [[s] + [row[i] for i in pick] for s, row in cells.items()])
 
-    return ["## Specificity contrasts, paired exact McNemar (Tables 10-11)", "",
+    return ["## Specificity contrasts, paired exact McNemar (Tables 10-11)", "", *at(r),
             "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
             "two-sided exact p (binomial on discordant pairs); n = families where both were run.", "",
             "Planned contrasts (Table 11):", "", *part(True),
@@ -255,13 +262,30 @@ def _interval(i: Interval) -> str:
 
 
 def bootstrap(r: ReportTables) -> list[str]:
-    """Table 12."""
+    """Table 12: shares with their intervals, then the paper's count form (direct and any-probe counts) with
+    the any-probe rank interval where there are two or more students."""
     keys = [o.value for o in Outcome] + [ANY_PROBE] + [g.value for g in Gap if g is not Gap.DIRECT]
     rows = [[s] + [_interval(t.bootstrap[k]) if k in t.bootstrap else (NOT_RUN if t.bootstrap else NONE)
                    for k in keys] for s, t in r.students.items()]
+
+    def count(t: StudentReport, key: str) -> str:
+        i = t.bootstrap.get(key)
+        return NONE if i is None else f"{i.point * t.n:.1f} [{i.lo * t.n:.0f}, {i.hi * t.n:.0f}]"
+
+    def rank(s: str) -> str:
+        x = r.ranks.get(s)
+        return NONE if x is None else f"{x.any_probe.point} [{x.any_probe.lo}, {x.any_probe.hi}]"
+    counts = [[s, t.n, count(t, Outcome.DIRECT.value), count(t, ANY_PROBE)] + ([rank(s)] if r.ranks else [])
+              for s, t in r.students.items()]
+    n_common = next(iter(r.ranks.values())).n_common if r.ranks else 0
+    ranked = (f"Any-probe rank: 1 is the most families solved by any probe (ties share the better rank), on the "
+              f"{n_common} families every model has, with its [2.5, 97.5] percentile range over the same resamples."
+              if r.ranks else "Any-probe rank: needs two or more students with common families.")
     return [f"## Family-level bootstrap CIs (Table 12: {r.meta.n_resamples} resamples, seed {r.meta.seed})", "",
-            "Share of families: point estimate [2.5%, 97.5%] percentile interval.", "",
-            *table(["Model"] + keys, rows), ""]
+            *at(r), "Share of families: point estimate [2.5%, 97.5%] percentile interval.", "",
+            *table(["Model"] + keys, rows), "", "Counts (families): point [2.5, 97.5] percentile interval.", "",
+            *table(["Model", "Families", "Direct", "Any probe"] + (["Any-probe rank"] if r.ranks else []), counts),
+            "", ranked, ""]
 
 
 def _transitions(m: Transitions, sa: str, sb: str) -> list[str]:
@@ -270,34 +294,84 @@ def _transitions(m: Transitions, sa: str, sb: str) -> list[str]:
     return table([f"{sa} \\ {sb}"] + m.labels + ["Row total"], rows)
 
 
+def _base_pairs(r: ReportTables) -> list[tuple[str, str]]:
+    base = r.meta.base
+    return [(base, s) for s in r.students if base is not None and s != base]
+
+
+def _oriented(r: ReportTables, a: str, b: str) -> tuple[Transitions, Transitions | None, int]:
+    """The transitions of a pair read from ``a`` to ``b`` (a pair is stored in column order)."""
+    try:
+        p = r.pair(a, b)
+        return p.outcome_transitions, p.gap_transitions, p.n_common
+    except KeyError:
+        p = r.pair(b, a)
+        return (_flip(p.outcome_transitions), None if p.gap_transitions is None else _flip(p.gap_transitions),
+                p.n_common)
+
+
+def _flip(m: Transitions) -> Transitions:
+    counts = {x: {y: m.counts[y][x] for y in m.labels} for x in m.labels}
+    return m.model_copy(update={"counts": counts, "row_totals": m.col_totals, "col_totals": m.row_totals})
+
+
 def transitions(r: ReportTables) -> list[str]:
-    """Table 38: the two students' outcomes and five-way labels on their common families."""
-    p, (sa, sb) = r.pair, list(r.students)
-    L = [f"## Outcome transitions {sa} -> {sb} (Table 38, {p.n_common} common families)", "",
-         *_transitions(p.outcome_transitions, sa, sb),
-         "", f"Same outcome: {p.outcome_transitions.same} of {p.outcome_transitions.n}.", ""]
-    gm = p.gap_transitions
-    if gm is None:
-        missing = " and ".join(x for x in (sa, sb) if not r.students[x].stage0.stage0_run) or "one of them"
-        return L + [f"Taxonomy transitions {sa} -> {sb}: not run (Stage 0 is missing for {missing} "
-                    "on the common families).", ""]
-    return L + [f"Taxonomy transitions {sa} -> {sb}:", "", *_transitions(gm, sa, sb),
-                "", f"Same label: {gm.same} of {gm.n}.", ""]
+    """Table 38: the base's outcomes and five-way labels against each other student's, on common families."""
+    L: list[str] = []
+    for sa, sb in _base_pairs(r):
+        om, gm, n = _oriented(r, sa, sb)
+        L += [f"## Outcome transitions {sa} -> {sb} (Table 38, {n} common families)", "", *at(r, (sa, sb)),
+              *_transitions(om, sa, sb), "", f"Same outcome: {om.same} of {om.n}.", ""]
+        if gm is None:
+            missing = " and ".join(x for x in (sa, sb) if not r.students[x].stage0.stage0_run) or "one of them"
+            L += [f"Taxonomy transitions {sa} -> {sb}: not run (Stage 0 is missing for {missing} "
+                  "on the common families).", ""]
+        else:
+            L += [f"Taxonomy transitions {sa} -> {sb}:", "", *_transitions(gm, sa, sb),
+                  "", f"Same label: {gm.same} of {gm.n}.", ""]
+    return L
+
+
+def change(r: ReportTables) -> list[str]:
+    """Table 18: each student's outcome counts against the base's, on their common families."""
+    base = r.meta.base
+    if not r.changes or base is None:
+        return []
+    keys = list(next(iter(r.changes.values())).base)
+    first = next(iter(r.changes.values()))
+    rows = [[f"{base} (base)", first.n_common] + [first.base[k] for k in keys]]
+    rows += [[s, c.n_common] + [f"{c.counts[k]} ({c.delta[k]:+d})" for k in keys] for s, c in r.changes.items()]
+    return [f"## Change against {base} (Table 18, tau = {r.meta.tau})", "", *at(r),
+            "Families per outcome on the families each student shares with the base, and the change from the base "
+            "(in brackets); the base row is on its common families with the first student.", "",
+            *table(["Model", "Common families"] + keys, rows), ""]
 
 
 def ordering(r: ReportTables) -> list[str]:
-    """Table 13, and the paired McNemar on the two students' any-probe solves."""
-    p, (sa, sb) = r.pair, list(r.students)
-    oa, od, m = p.order_any_probe, p.order_direct, p.mcnemar_any_probe
+    """Table 13 for every pair, and the paired McNemar on each pair's any-probe solves."""
+    names = list(r.students)
+    oa = r.pairs[0].order_any_probe
 
     def f(x: float | None) -> str:
         return num(x, "{:.3f}")
+
+    def cell(a: str, b: str, key: str) -> str:
+        if a == b:
+            return NONE
+        try:
+            return f(getattr(r.pair(a, b), key).a_gt_b)
+        except KeyError:
+            return f(getattr(r.pair(b, a), key).b_gt_a)
+
+    def matrix(title: str, key: str) -> list[str]:
+        return table([title] + names, [[a] + [cell(a, b, key) for b in names] for a in names])
+    tests = [f"- {p.a} vs {p.b}: {p.mcnemar_any_probe.only_a} only {p.a}, {p.mcnemar_any_probe.only_b} only {p.b}, "
+             f"p = {p_value(p.mcnemar_any_probe.p_value)} ({p.n_common} common families)." for p in r.pairs]
     return [f"## Bootstrap pairwise ordering (Table 13: {oa.n_resamples} paired family resamples, seed {oa.seed})",
-            "", "Fraction of resamples where the row model's count exceeds the column model's (ties count for neither).",
-            "", *table(["Any-probe count", sa, sb], [[sa, NONE, f(oa.a_gt_b)], [sb, f(oa.b_gt_a), NONE]]),
-            "", *table(["Direct count", sa, sb], [[sa, NONE, f(od.a_gt_b)], [sb, f(od.b_gt_a), NONE]]),
-            "", f"Paired exact McNemar on any-probe solves: {m.only_a} only {sa}, {m.only_b} only {sb}, "
-            f"p = {p_value(m.p_value)}.", ""]
+            "", *at(r), "Fraction of resamples where the row model's count exceeds the column model's, on the "
+            "families both have (ties count for neither).", "",
+            *matrix("Any-probe count", "order_any_probe"), "", *matrix("Direct count", "order_direct"), "",
+            "Paired exact McNemar on any-probe solves:", "", *tests, ""]
 
 
 PLOTS = ["## Plots", "",
@@ -314,10 +388,13 @@ PLOTS = ["## Plots", "",
 
 
 def report_md(r: ReportTables) -> str:
-    """report.md: its tables in the paper's order (Tables 38 and 13 for exactly two students)."""
+    """report.md: its tables in the paper's order (Tables 13, 18 and 38 for two or more students)."""
     formats = _formats(r)
     L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
     L += summary(r) + conditions(r) + taxonomy(r) + threshold_sweep(r) + contrasts(r) + bootstrap(r)
-    if r.pair is not None:
-        L += transitions(r) + ordering(r)
+    if r.pairs:
+        L += change(r) + transitions(r) + ordering(r)
+    else:
+        L += ["Tables 13, 18 and 38 (pairwise ordering, change against a base, transitions) need two or more "
+              "students.", ""]
     return "\n".join(L + PLOTS)

@@ -88,7 +88,7 @@ def taxonomy_figure(r: ReportTables) -> Drawn:
     fig, ax = _figure(figsize=(2.2 + 1.25 * len(names), 4.6))
     ran = any(studs[s].primitive_run for s in names)  # no Primitive-gap segment nor legend entry otherwise
     segments = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT,
-                 [studs[s].taxonomy.get(g.value, 0) for s in names]) for g in Gap if ran or g is not Gap.PRIMITIVE]
+                 [studs[s].taxonomy.get(g.value) or 0 for s in names]) for g in Gap if ran or g is not Gap.PRIMITIVE]
     segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", _HATCH, False,
                      [studs[s].taxonomy_not_classified for s in names]))
     handles, labels, drawn = _stack(ax, False, x, ns, segments)

@@ -39,17 +39,20 @@ def missing_counts(ungraded: Iterable[str], failed: Iterable[str]) -> dict:
 def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
                  roadmap_set: str | None = None, missing: Mapping[str, Missing | dict] | None = None,
                  graders: Mapping[str, str] | None = None, ungradable: Mapping[str, str] | None = None,
-                 formats: Mapping[str, FormatAudit | dict] | None = None) -> dict:
+                 formats: Mapping[str, FormatAudit | dict] | None = None, settings: Mapping[str, str] | None = None,
+                 base: str | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
     ``graders`` names, per student, the grader and its version (e.g. "strict (strict-2)"); ``ungradable``
     lists the families left out because their reference answer is unusable (pid -> why); ``formats``,
     per student, its format audit (`oracleladder.audit.format.format_audit`): a report section, and a
-    warning in the header where a condition's answers were cut off at --max-tokens."""
+    warning in the header where a condition's answers were cut off at --max-tokens; ``settings``, per
+    student, the settings its results were made at (`experiment.selection`: every table states them);
+    ``base``, the student the change tables (Tables 18, 38) read the others against (default: the first)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats)
+    tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

@@ -75,6 +75,37 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = 1000, seed: int = 0
     return Interval(point=float(np.mean(x)), lo=float(lo), hi=float(hi), n_resamples=n_resamples, seed=seed)
 
 
+class Rank(Result):
+    """A model's rank by a count among several (1: the largest; ties share the better rank), on the
+    observed families and its percentile interval over paired family resamples."""
+
+    point: int
+    lo: int
+    hi: int
+    n_resamples: int
+    seed: int
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """Rank of each row of ``counts`` (models x resamples) within its column: 1 + models counted higher."""
+    return 1 + (counts[None, :, :] > counts[:, None, :]).sum(axis=1)
+
+
+def bootstrap_ranks(solved: Sequence[Sequence[bool]], n_resamples: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> list[Rank]:
+    """Table 12's rank column: each model's rank by its count of solved families (``solved``: one row per
+    model over the same families), with the percentile interval of its rank over family resamples drawn
+    once for every model (as bootstrap_ci draws them, so the same seed gives the same resamples)."""
+    x = np.asarray(solved, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, x.shape[1], size=(n_resamples, x.shape[1]))
+    ranks = _ranks(x[:, idx].sum(axis=2))
+    point = _ranks(x.sum(axis=1)[:, None])[:, 0]
+    lo, hi = np.quantile(ranks, [(1 - level) / 2, 1 - (1 - level) / 2], axis=1, method="inverted_cdf")
+    return [Rank(point=int(p), lo=int(a), hi=int(b), n_resamples=n_resamples, seed=seed)
+            for p, a, b in zip(point, lo, hi)]
+
+
 def bootstrap_order(a: Sequence[bool], b: Sequence[bool], n_resamples: int = 1000, seed: int = 0) -> float:
     """Fraction of paired family resamples where sum(a) > sum(b)."""
     x, y = np.asarray(a, float), np.asarray(b, float)

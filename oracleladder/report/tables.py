@@ -4,8 +4,11 @@
 Tables follow the paper: same-set summary (Table 1), per-condition solved counts (Table 21),
 reasoning-gap taxonomy with milestone-test statistics (Table 16 / Table 14), threshold sweep
 (Table 9), specificity contrasts with paired exact McNemar (Tables 10-11), family-level bootstrap
-CIs (Table 12) and, for exactly two students, the outcome transition matrix (Table 38) and the
-bootstrap pairwise ordering (Table 13). Conditions that were not run are "not run", never zeros.
+CIs with the any-probe rank interval (Table 12), and for two or more students the bootstrap pairwise
+ordering of every pair (Table 13), the outcome and five-way label transitions (Table 38) and the change
+in counts (Table 18) of each student against a base. Per student and family, its labels and counts
+(`family_rows`: report.json's "families", `Report.to_pandas`). Conditions that were not run are "not
+run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
 has its counts where C2-primitive was run and none elsewhere.
 """
@@ -23,8 +26,8 @@ from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gap
                                parent_outcome, solved)
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS
 from .palette import NOT_CLASSIFIED
-from .stats import Interval, McNemar, Transitions, bootstrap_ci, bootstrap_order, mcnemar_exact, threshold_sweep, \
-    transition_matrix
+from .stats import Interval, McNemar, Rank, Transitions, bootstrap_ci, bootstrap_order, bootstrap_ranks, \
+    mcnemar_exact, threshold_sweep, transition_matrix
 
 SEED = 42
 N_RESAMPLES = 1000
@@ -140,8 +143,8 @@ class Stage0(Frozen):
     pass_strict: int | None
     pass_fraction: int | None
     mean_tested_milestones: float | None
-    milestones_tested: int
-    milestones_solved: int
+    milestones_tested: int | None
+    milestones_solved: int | None
     milestone_solve_rate: float | None
 
 
@@ -149,11 +152,11 @@ class Summary(Frozen):
     """Table 1: shares of the student's families (direct accuracy: of its C1 rollouts)."""
 
     direct_accuracy: float | None
-    solved_directly: int
+    solved_directly: int | None  # None: C1 not run
     solved_directly_share: float | None
     solved_any: int
     solved_any_share: float | None
-    added_by_milestones: int
+    added_by_milestones: int | None  # None: C1 not run
     added_by_milestones_share: float | None
     solved_with_primitive: int | None
     solved_with_primitive_share: float | None
@@ -170,8 +173,9 @@ class StudentTables(Frozen):
     # attempts per condition and per milestone (the most seen; a resumed or partial run can have fewer)
     k: int | None
     k_stage0: int | None
-    taxonomy: dict[str, int]
-    taxonomy_fraction: dict[str, int]
+    # None for the gaps when Stage 0 was not run (Direct needs no milestone test)
+    taxonomy: dict[str, int | None]
+    taxonomy_fraction: dict[str, int | None]
     outcomes: dict[str, int]
     # families whose label needs a run that is missing (Stage 0, or a C1-C3 rung): in no gap count
     taxonomy_not_classified: int
@@ -189,11 +193,35 @@ class StudentTables(Frozen):
     bootstrap: dict[str, Interval]  # Table 12, by outcome, gap or ANY_PROBE; absent: not run
 
 
+class Count(Frozen):
+    """Attempts that verified, of those graded."""
+
+    n_correct: int
+    k: int
+
+
+class FamilyRow(Frozen):
+    """One family of one student: its labels (None where a run they need is missing) and its counts."""
+
+    pid: str
+    outcome: str  # Algorithm 3 as the outcome tables count it (a rung not run counts as unsolved)
+    outcome_known: str | None  # None: a C1-C3 rung the outcome reads was not run
+    milestone_test_strict: bool | None  # None: Stage 0 not run on this family
+    milestone_test_fraction: bool | None
+    gap: str | None  # the five-way label, strict milestone test
+    gap_fraction: str | None  # under the fraction milestone test
+    conditions: dict[str, Count]
+    milestones: dict[str, Count]  # "m<i>": the i-th milestone alone (Stage 0)
+
+
 class StudentReport(StudentTables):
-    """A student's tables with what they leave out (missing verdicts) and its format audit."""
+    """A student's tables with what they leave out (missing verdicts), its format audit, the settings
+    of the runs its results come from, and its per-family rows."""
 
     missing: Missing
     format: FormatAudit | None
+    settings: str | None = None  # "K = 8, max_tokens = 4096, ...": what every table of it was computed at
+    families: list[FamilyRow] = []
 
 
 class Ordering(Frozen):
@@ -208,12 +236,30 @@ class Ordering(Frozen):
 class Pair(Frozen):
     """Two students on their common families: Table 38 transitions and Table 13 ordering."""
 
+    a: str
+    b: str
     n_common: int
     outcome_transitions: Transitions
     gap_transitions: Transitions | None  # None: either student has no Stage 0 verdicts
     order_any_probe: Ordering
     order_direct: Ordering
     mcnemar_any_probe: McNemar
+
+
+class RankRow(Frozen):
+    """Table 12's rank column, one student: its rank by any-probe count on the families every student has."""
+
+    any_probe: Rank
+    n_common: int
+
+
+class Change(Frozen):
+    """Table 18, one student against the base on their common families: outcome counts and the change."""
+
+    n_common: int
+    base: dict[str, int]
+    counts: dict[str, int]
+    delta: dict[str, int]
 
 
 class Meta(Frozen):
@@ -225,6 +271,7 @@ class Meta(Frozen):
     roadmap_set: str | None
     graders: dict[str, str]  # per student, its grader and version, e.g. "strict (strict-2)"
     ungradable_reference: dict[str, str]  # pid -> why its reference answer is unusable (left out)
+    base: str | None = None  # the student the change tables (Tables 18, 38) read the others against
 
 
 class ReportTables(Frozen):
@@ -232,14 +279,16 @@ class ReportTables(Frozen):
 
     meta: Meta
     students: dict[str, StudentReport]
-    pair: Pair | None = None  # exactly two students
+    pairs: list[Pair] = []  # every pair of students, in column order (two or more students)
+    ranks: dict[str, RankRow] = {}  # Table 12's rank column (two or more students with common families)
+    changes: dict[str, Change] = {}  # Table 18: each student but the base, against it
 
-    @model_serializer(mode="wrap")
-    def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out = handler(self)
-        if self.pair is None:
-            del out["pair"]
-        return out
+    def pair(self, a: str, b: str) -> Pair:
+        """The pair of students ``a`` and ``b`` (in either order: read a's side as a)."""
+        for p in self.pairs:
+            if (p.a, p.b) == (a, b):
+                return p
+        raise KeyError((a, b))
 
 
 def _ran(f: FamilyResults, cond: str) -> bool:
@@ -324,8 +373,8 @@ def stage0_stats(fams: list[FamilyResults]) -> Stage0:
         pass_strict=sum(milestone_test(f.stage0, "strict") for f in fams) if run else None,
         pass_fraction=sum(milestone_test(f.stage0, "fraction") for f in fams) if run else None,
         mean_tested_milestones=fmean(tested) if run else None,
-        milestones_tested=sum(tested),
-        milestones_solved=ms_solved,
+        milestones_tested=sum(tested) if run else None,
+        milestones_solved=ms_solved if run else None,
         milestone_solve_rate=ms_solved / sum(tested) if run and sum(tested) else None,
     )
 
@@ -367,6 +416,9 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
             undetermined += 1
         else:
             known_outs[o.value] += 1
+    if not any(_stage0_ran(f) for f in fams):  # no milestone test: the gaps are not run, not zero
+        gaps = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps.items()}
+        gaps_fraction = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps_fraction.items()}
     conds = condition_counts(fams, tau)
     c1 = conds["C1_direct"]
     prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
@@ -382,9 +434,10 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         milestone_test_pass=s0.pass_strict, primitive_run=ran, stage0=s0,
         summary=Summary(
             direct_accuracy=c1.per_rollout_rate if c1 else None,
-            solved_directly=direct, solved_directly_share=_share(direct, n) if c1 else None,
+            solved_directly=direct if c1 else None, solved_directly_share=_share(direct, n) if c1 else None,
             solved_any=anyp, solved_any_share=_share(anyp, n),
-            added_by_milestones=anyp - direct, added_by_milestones_share=_share(anyp - direct, n),
+            added_by_milestones=anyp - direct if c1 else None,
+            added_by_milestones_share=_share(anyp - direct, n) if c1 else None,
             solved_with_primitive=prim, solved_with_primitive_share=None if prim is None else _share(prim, n)),
         conditions=conds,
         not_run=[c for c, v in conds.items() if v is None],
@@ -410,7 +463,7 @@ def _ordering(a: list[bool], b: list[bool], n_resamples: int, seed: int) -> Orde
                     b_gt_a=bootstrap_order(b, a, n_resamples, seed) if a else None, n_resamples=n_resamples, seed=seed)
 
 
-def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
+def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *, names: tuple[str, str] = ("a", "b"),
          seed: int = SEED, n_resamples: int = N_RESAMPLES) -> Pair:
     bmap = {f.pid: f for f in b}
     common = [f for f in a if f.pid in bmap]
@@ -420,7 +473,7 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
     any_a = [x is not Outcome.UNRECOVERED for x in oa]
     any_b = [x is not Outcome.UNRECOVERED for x in ob]
     return Pair(
-        n_common=len(common),
+        a=names[0], b=names[1], n_common=len(common),
         outcome_transitions=transition_matrix(
             oa, ob, labels=[o.value for o in ladder_outcomes(primitive_ran(common) or primitive_ran(fb))]),
         gap_transitions=_gap_transitions(common, fb, tau),
@@ -430,16 +483,84 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *,
     )
 
 
+def _common(students: Mapping[str, list[FamilyResults]], names: Iterable[str]) -> list[str]:
+    """The pids every one of ``names`` has results on, in the first one's order."""
+    names = list(names)
+    have = [{f.pid for f in students[s]} for s in names[1:]]
+    return [f.pid for f in students[names[0]] if all(f.pid in h for h in have)]
+
+
+def ranks(students: Mapping[str, list[FamilyResults]], tau: int = 1, *, seed: int = SEED,
+          n_resamples: int = N_RESAMPLES) -> dict[str, RankRow]:
+    """Table 12's any-probe rank interval: every student ranked on the families all of them have, from
+    paired family resamples; none for fewer than two students or no common family."""
+    if len(students) < 2 or not (pids := _common(students, students)):
+        return {}
+    solved = [[parent_outcome(f.ladder, tau) is not Outcome.UNRECOVERED for f in _by_pid(fams, pids)]
+              for fams in students.values()]
+    return {s: RankRow(any_probe=r, n_common=len(pids))
+            for s, r in zip(students, bootstrap_ranks(solved, n_resamples, seed))}
+
+
+def _by_pid(fams: list[FamilyResults], pids: list[str]) -> list[FamilyResults]:
+    by = {f.pid: f for f in fams}
+    return [by[p] for p in pids]
+
+
+CHANGE_KEYS = (Outcome.DIRECT.value, Outcome.PRIMITIVE_NEEDED.value, Outcome.ROADMAP_NEEDED.value,
+               Outcome.ANSWERS_NEEDED.value, ANY_PROBE)
+
+
+def _counts(fams: list[FamilyResults], tau: int, primitive: bool) -> dict[str, int]:
+    outs = Counter(parent_outcome(f.ladder, tau).value for f in fams)
+    keys = [k for k in CHANGE_KEYS if primitive or k != Outcome.PRIMITIVE_NEEDED.value]
+    return {k: (len(fams) - outs[Outcome.UNRECOVERED.value] if k == ANY_PROBE else outs[k]) for k in keys}
+
+
+def change(base: list[FamilyResults], other: list[FamilyResults], tau: int = 1) -> Change:
+    """Table 18: the outcome counts of ``other`` and of ``base`` on their common families, and the change."""
+    pids = _common({"b": base, "o": other}, ["b", "o"])
+    fb, fo = _by_pid(base, pids), _by_pid(other, pids)
+    ran = primitive_ran(fb) or primitive_ran(fo)
+    cb, co = _counts(fb, tau, ran), _counts(fo, tau, ran)
+    return Change(n_common=len(pids), base=cb, counts=co, delta={k: co[k] - cb[k] for k in cb})
+
+
+def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
+    """Per family: its outcome, milestone-test results and gaps as the tables count them, and n_correct of k
+    per condition and per tested milestone."""
+    rows = []
+    for f in fams:
+        s0 = _stage0_ran(f)
+        strict, fraction = known_gap(f, tau, "strict"), known_gap(f, tau, "fraction")
+        known = known_outcome(f, tau)
+        rows.append(FamilyRow(
+            pid=f.pid, outcome=parent_outcome(f.ladder, tau).value, outcome_known=known.value if known else None,
+            milestone_test_strict=milestone_test(f.stage0, "strict") if s0 else None,
+            milestone_test_fraction=milestone_test(f.stage0, "fraction") if s0 else None,
+            gap=strict.value if strict else None, gap_fraction=fraction.value if fraction else None,
+            conditions={c: Count(n_correct=sum(r), k=len(r)) for c, r in f.ladder.items() if r},
+            milestones={m: Count(n_correct=sum(r), k=len(r)) for m, r in f.stage0.items() if r}))
+    return rows
+
+
 def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roadmap_set: str | None = None,
            missing: Mapping[str, Missing | dict] | None = None, graders: Mapping[str, str] | None = None,
            ungradable: Mapping[str, str] | None = None,
-           formats: Mapping[str, FormatAudit | dict] | None = None) -> ReportTables:
+           formats: Mapping[str, FormatAudit | dict] | None = None,
+           settings: Mapping[str, str] | None = None, base: str | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
-    missing, formats = missing or {}, formats or {}
+    missing, formats, settings = missing or {}, formats or {}, settings or {}
+    names = list(students)
+    base = base if base is not None or len(names) < 2 else names[0]
     return ReportTables(
-        meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=list(students),
-                  roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {})),
+        meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
+                  roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
+                  base=base),
         students={s: StudentReport(**dict(student_tables(f, tau)),
-                                   missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s))
+                                   missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
+                                   settings=settings.get(s), families=family_rows(f, tau))
                   for s, f in students.items()},
-        pair=pair(*students.values(), tau) if len(students) == 2 else None)
+        pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
+        ranks=ranks(students, tau),
+        changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base})

@@ -1,6 +1,8 @@
 """The experiment store: one SQLite file per experiment (calls cache, families, reports, rollouts, runs)."""
 
 from .batches import BatchRecord
+from .panels import PanelCell
+from .primitives import AnswerVerdict, PrimScore
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -17,6 +19,7 @@ from .sqlite import (
 )
 
 __all__ = [
+    "AnswerVerdict",
     "DEFAULT_STORE",
     "BatchRecord",
     "MIGRATIONS",
@@ -24,7 +27,9 @@ __all__ = [
     "CallRecord",
     "CompileAttempt",
     "FailedJob",
+    "PanelCell",
     "PrimitiveAttempt",
+    "PrimScore",
     "RunRecord",
     "ScreenVerdict",
     "Store",

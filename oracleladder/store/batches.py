@@ -12,6 +12,7 @@ from .core import Core
 from .rows import now, where
 
 CREATING, SUBMITTED = "creating", "submitted"  # a batch's states before its first poll
+RESULTS_EMPTY = "results_empty"  # a batch completed with no results row: not read again, its calls go anew
 
 _COLUMNS = "id, provider, endpoint, model, state, requests, succeeded, failed, custom_ids, run_id, created_at, updated_at"
 

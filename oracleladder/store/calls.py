@@ -63,6 +63,34 @@ def stored_request_k(request: str | bytes) -> int:
     return _stored_parts(request)[2]
 
 
+@functools.lru_cache(maxsize=1)  # the migration reads one body twice in turn: is it keyed by URL, its key
+def _stored_body(body: str | bytes) -> dict[str, Any]:
+    return json.loads(unpack(body))
+
+
+def asked_at(body: str | bytes) -> str | None:
+    """The server a call stored before schema v13 was keyed by (its request's ``endpoint``), or None:
+    the provider's own API, whose call keys stay."""
+    return _stored_body(body).get("endpoint")
+
+
+def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
+    """The key (stored, 32 bytes) of a call stored before schema v13 at a server other than the
+    provider's own: its request named by ``name`` (the user's provider/model) and not by the URL."""
+    return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
+
+
+# what each kind of run named the model it called (its config's field), for the migration to v13
+RUN_MODEL_FIELD = {"probe": "student", "compile": "teacher", "compile-primitives": "teacher", "audit-judge": "judge"}
+
+
+def run_model(kind: str, config: str) -> str | None:
+    """The user's name of the model a stored run called (None for a run that called none)."""
+    field = RUN_MODEL_FIELD.get(kind)
+    data = json.loads(config) if field else None
+    return data.get(field) if isinstance(data, dict) else None
+
+
 _PUT_REQUEST = "INSERT INTO requests (digest, body) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING"
 _PUT_CALL = """
 INSERT INTO calls (key, provider, model, request_id, k, response, tokens_in, tokens_out, latency_s,
@@ -74,13 +102,20 @@ ON CONFLICT(key) DO UPDATE SET
     tokens_out = excluded.tokens_out, latency_s = excluded.latency_s,
     finish_reason = excluded.finish_reason, error = excluded.error, run_id = excluded.run_id,
     created_at = excluded.created_at
-WHERE excluded.response IS NOT NULL OR calls.response IS NULL
+WHERE calls.response IS NULL
 """
+# the end of this store's claim on a call (claims.py): in the transaction that stores the call
+_RELEASE = "DELETE FROM claims WHERE key = ? AND owner = ?"
 _SELECT = """
 SELECT c.key, c.provider, c.model, q.body AS request, c.k, c.response, c.tokens_in, c.tokens_out,
        c.latency_s, c.finish_reason, c.error, c.run_id, c.created_at
 FROM calls c JOIN requests q ON q.id = c.request_id
 """
+
+
+def release_statement(key: str, claimer: str) -> tuple[str, tuple[str | bytes, str]]:
+    """The statement that ends ``claimer``'s claim on the call ``key``, and its parameters."""
+    return _RELEASE, (pack_key(key), claimer)
 
 
 class CallsTable(Core):
@@ -110,8 +145,9 @@ class CallsTable(Core):
     async def put_call(self, request: ChatRequest, result: ChatResult | None, *,
                        error: str | None = None, run_id: str | None = None,
                        wait: bool = True) -> None:
-        """Store one call: a result, or (``result=None``) its error. A failure never overwrites a
-        stored success. Returns once committed (``wait=False``: at once)."""
+        """Store one call: a result, or (``result=None``) its error, and end this store's claim on
+        it. A stored success stays (another process may have stored its answer first, and rollouts
+        read it). Returns once committed (``wait=False``: at once)."""
         if result is None and error is None:
             error = "no result"
         key = request.key()
@@ -124,7 +160,9 @@ class CallsTable(Core):
         else:
             answer = (None, 0, 0, 0.0, None)
         params = (pack_key(key), request.provider, request.model, digest, k, *answer, error, run_id, now())
-        await self._submit_all((_PUT_REQUEST, _PUT_CALL), ((digest, body), params), wait)
+        self._claimed.discard(key)
+        release, mine = release_statement(key, self._claimer)
+        await self._submit_all((_PUT_REQUEST, _PUT_CALL, release), ((digest, body), params, mine), wait)
 
     async def get_call_record(self, key: str) -> CallRecord | None:
         """The full row of a call, failed or not."""

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from .rows import COMPRESS_FROM, unpack_key
+from .rows import COMPRESS_FROM, process_owner, unpack_key
 
 
 class StoreError(Exception):
@@ -96,6 +97,10 @@ class Core:
         self._closed = False
         self._failure: BaseException | None = None
         self.commits = 0  # transactions committed by the writer (for tests and diagnostics)
+        # the calls this store is asking, claimed in the file (claims.py), as its process and its own id
+        self._claimer = f"{process_owner(os.getpid())}/{uuid.uuid4().hex[:8]}"
+        self._claimed: set[str] = set()
+        self._renewal: asyncio.Task[None] | None = None
 
     async def flush(self) -> None:
         """Return once every write queued so far is committed."""

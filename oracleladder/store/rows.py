@@ -1,10 +1,12 @@
-"""What every table module shares: how values are stored (JSON, zstd-packed text, timestamps) and
-the one filter builder."""
+"""What every table module shares: how values are stored (JSON, zstd-packed text, timestamps), the
+one filter builder, and the process a run or a claim names (is it still running?)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import socket
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -93,3 +95,32 @@ def where(filters: dict[str, Any], *always: str) -> tuple[str, list[Any]]:
             conditions.append(f"{column} = ?")
             params.append(value)
     return (" WHERE " + " AND ".join(conditions) if conditions else ""), params
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot; Linux), so that a reused pid is told
+    apart from the process that had it; '' where /proc cannot say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def process_owner(pid: int) -> str:
+    """A process as a run or a claim records it: host, pid and start (a reused pid is another)."""
+    return f"{socket.gethostname()}:{pid}:{_process_start(pid)}"
+
+
+def process_gone(owner: str) -> bool:
+    """Whether the process ``process_owner`` named no longer runs; only known on its own host."""
+    host, pid, start = owner.rsplit(":", 2)
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        pass
+    return start != _process_start(int(pid))

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import uuid
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
 from pydantic import BaseModel
 
 from .core import Core
-from .rows import now, to_json, where
+from .rows import now, process_gone, process_owner, to_json, where
 
 
 class RunRecord(BaseModel):
@@ -46,7 +44,7 @@ class RunsTable(Core):
     async def start_run(self, kind: str, config: Any = None, *, run_id: str | None = None) -> str:
         """Record a run as started; returns its id (generated unless given)."""
         rid = run_id or f"{kind}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        await self._submit(_START, (rid, kind, to_json(config), now(), "running", _owner(os.getpid())))
+        await self._submit(_START, (rid, kind, to_json(config), now(), "running", process_owner(os.getpid())))
         return rid
 
     async def finish_run(self, run_id: str, status: str = "done",
@@ -78,37 +76,9 @@ def _run(r: Any) -> RunRecord:
                      usage=None if r["usage"] is None else json.loads(r["usage"]))
 
 
-def _process_start(pid: int) -> str:
-    """When process ``pid`` started (clock ticks since boot; Linux), so that a reused pid is told
-    apart from the process that had it; '' where /proc cannot say."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _owner(pid: int) -> str:
-    return f"{socket.gethostname()}:{pid}:{_process_start(pid)}"
-
-
-def _gone(owner: str) -> bool:
-    """Whether the process of a run's owner no longer runs; only known on its own host."""
-    host, pid, start = owner.rsplit(":", 2)
-    if host != socket.gethostname():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, another user's
-        pass
-    return start != _process_start(int(pid))
-
-
 async def mark_interrupted(conn: aiosqlite.Connection) -> None:
     """Runs still 'running' whose process is gone (killed outright) become 'interrupted'."""
     async with conn.execute("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL") as cur:
-        gone = [(rid,) for rid, owner in await cur.fetchall() if _gone(owner)]
+        gone = [(rid,) for rid, owner in await cur.fetchall() if process_gone(owner)]
     if gone:
         await conn.executemany("UPDATE runs SET status = 'interrupted' WHERE id = ? AND status = 'running'", gone)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .calls import stored_request_body, stored_request_digest, stored_request_k
+from .calls import asked_at, rekeyed, run_model, stored_request_body, stored_request_digest, stored_request_k
+from .claims import claim_gone
 from .rows import pack, pack_key, stored_text
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -421,6 +422,165 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "UPDATE families SET family = ladder_pack(family), released = ladder_pack(released)",
     ),
+    # v13: PRIM's diagnosis (docs/prim.md). ``primitives``: a problem's primitives in PRIM's three
+    # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
+    # primitive rung are copied in as core_concept, provenance teacher, their own kept as ``origin``
+    # (the families keep theirs). ``prim_solutions``: a problem's reference solution (Digestion, the
+    # judge). ``prim_plans``: a teacher's plan of a problem (3-6 steps, no answer; Execution under
+    # the plan). ``prim_answer_verdicts``: an LLM answer judge's verdict on a Generation or Execution
+    # answer (`--answer-judge`), apart from the grader's. ``prim_scores``: the judge's V, gate and mechanism on each predicted primitive (a
+    # Discovery or Digestion rollout), or why its score is missing.
+    (
+        """
+        CREATE TABLE primitives (
+            pid        TEXT NOT NULL,
+            provenance TEXT NOT NULL,
+            author     TEXT NOT NULL DEFAULT '',
+            family     TEXT,
+            primitive  TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pid, provenance, author)
+        )
+        """,
+        """
+        INSERT OR IGNORE INTO primitives (pid, provenance, author, family, primitive, created_at)
+        SELECT pid, 'teacher', COALESCE(json_extract(ladder_text(family), '$.primitive.teacher'), ''), NULL,
+               json_object('pid', pid, 'essential_property', '', 'solution_principle', '',
+                           'core_concept', json_extract(ladder_text(family), '$.primitive.text'),
+                           'primary_type', NULL, 'secondary_types', json_array(), 'family', NULL,
+                           'provenance', 'teacher',
+                           'author', COALESCE(json_extract(ladder_text(family), '$.primitive.teacher'), ''),
+                           'origin', json_extract(ladder_text(family), '$.primitive.provenance')),
+               created_at
+        FROM families WHERE json_type(ladder_text(family), '$.primitive') = 'object' ORDER BY rowid
+        """,
+        """
+        CREATE TABLE prim_solutions (
+            pid        TEXT PRIMARY KEY,
+            solution   TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE prim_plans (
+            pid        TEXT NOT NULL,
+            author     TEXT NOT NULL,
+            steps      TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (pid, author)
+        )
+        """,
+        """
+        CREATE TABLE prim_answer_verdicts (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge)
+        )
+        """,
+        """
+        CREATE TABLE prim_scores (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            status     TEXT NOT NULL,
+            validity   INTEGER,
+            failure    TEXT,
+            gate       REAL,
+            mechanism  REAL,
+            score      REAL,
+            reason     TEXT NOT NULL,
+            evidence   TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge)
+        )
+        """,
+    ),
+    # v14: imported panels (`ladder panels import`): a published model's counts, n_correct of k per
+    # family and condition or milestone ("m<i>"), with no rollout behind them; run_id names the import.
+    (
+        """
+        CREATE TABLE panel_cells (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            n_correct  INTEGER NOT NULL,
+            k          INTEGER NOT NULL,
+            run_id     TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target)
+        )
+        """,
+    ),
+    # v15: a call's key names the model, not the address it is asked at (ChatRequest.key): a call to a
+    # server other than the provider's own was keyed by its URL, and is keyed again by the user's name
+    # of its model (the student its rollouts or failed jobs name, else the one model the runs of its
+    # time called, else provider/model). Where two stored calls are one call asked at two addresses,
+    # the first success (else the first) takes the new key; the other keeps its old key and its
+    # rollouts theirs. Rollouts and failed jobs follow their call.
+    (
+        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB)",
+        "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT r.call_key, n.name FROM rollouts r JOIN names n ON n.id = r.student_ref ORDER BY r.rowid
+        """,
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT ladder_pack_key(call_key), student FROM failed_jobs ORDER BY rowid
+        """,
+        """
+        INSERT INTO rekey (old, call_id, new)
+        SELECT c.key, c.rowid, ladder_rekeyed(q.body, c.k, COALESCE(
+            (SELECT student FROM rekey_students WHERE call_key = c.key),
+            (SELECT CASE COUNT(DISTINCT ladder_run_model(u.kind, u.config))
+                    WHEN 1 THEN MAX(ladder_run_model(u.kind, u.config)) END
+             FROM runs u
+             WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
+                   AND substr(ladder_run_model(u.kind, u.config), 1, length(c.provider) + 1) = c.provider || '/'),
+            c.provider || '/' || c.model))
+        FROM calls c JOIN requests q ON q.id = c.request_id
+        WHERE ladder_asked_at(q.body) IS NOT NULL
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+        """
+        UPDATE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
+        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
+        """,
+        "DROP TABLE rekey",
+        "DROP TABLE rekey_students",
+    ),
+    # v16: the calls being asked, each claimed by the store that asks it (claims.py): two processes on
+    # one store pay each call once. owner: process_owner/the store's id; expires: its lease (epoch s).
+    (
+        "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -434,4 +594,8 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_pack_key": (1, pack_key),
     "ladder_pack": (1, pack),
     "ladder_text": (1, stored_text),
+    "ladder_asked_at": (1, asked_at),
+    "ladder_rekeyed": (3, rekeyed),
+    "ladder_run_model": (2, run_model),
+    "ladder_process_gone": (1, claim_gone),
 }

@@ -1,9 +1,9 @@
 """The experiment store: one SQLite file (WAL) per experiment, written through aiosqlite.
 
 ``Store`` is the core (`core.py`: connections, group-commit writer, hit cache) with one query
-module per table (calls and requests, problems, families, compile attempts, packets, reports, runs,
-rollouts, failed jobs, screen verdicts, meta); this module opens a store and migrates it
-(`schema.py`).
+module per table (calls and requests, the claims on calls in flight, problems, families, compile
+attempts, packets, reports, runs, rollouts, failed jobs, screen verdicts, meta, imported panels, PRIM's
+primitives); this module opens a store and migrates it (`schema.py`).
 
 Each response is stored once, in its call; a rollout keeps its own copy only where it differs from
 its call's. Each prompt's request is stored once for its K calls, and the strings every rollout
@@ -24,12 +24,15 @@ import aiosqlite
 
 from .attempts import AttemptsTable, CompileAttempt, PrimitiveAttempt
 from .batches import BatchTable
-from .calls import CallRecord, CallsTable
+from .calls import CallRecord
+from .claims import ClaimsTable
 from .core import MMAP_SIZE, StoreError, StoreVersionError
 from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
 from .packets import PacketsTable, StoredPacket
+from .panels import PanelsTable
+from .primitives import PrimitivesTable
 from .problems import ProblemsTable
 from .reports import ReportsTable
 from .rollouts import RolloutsTable
@@ -64,8 +67,8 @@ class _Opening:
             await self._store.close()
 
 
-class Store(CallsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
-            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable):
+class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
+            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PanelsTable, PrimitivesTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     # ---------------------------------------------------------------- opening and closing

@@ -4,10 +4,11 @@ results, cancel).
 
 A batch goes validating -> in_progress -> finalizing -> completed (Anthropic: in_progress -> ended)
 over ``delay`` seconds. On demand, a fraction of the rows error on their first submission
-(``errors``, exactly), the first ``expire`` batches expire with only half their rows done, and the first
-create request meets the fault ``lost_create`` (``LOST_CREATES``: the batch is made, its reply lost;
-``NOT_CREATED``: no batch is made). Every row received is counted by its custom_id, so a test can
-assert that nothing was submitted twice.
+(``errors``, exactly), the first ``expire`` batches expire with only half their rows done, the first
+``stuck`` batches never end (a cancel does not end them either), the first create request meets the
+fault ``lost_create`` (``LOST_CREATES``: the batch is made, its reply lost; ``NOT_CREATED``: no batch
+is made), and the first batch's results file has the fault ``results_fault`` (``RESULTS_FAULTS``).
+Every row received is counted by its custom_id, so a test can assert that nothing was submitted twice.
 """
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ class _Answering(Protocol):
 
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
 
+    def bill(self, messages: list[dict[str, Any]], text: str | None) -> None: ...
+
 
 # a create whose reply is lost after the batch is made: the connection dropped, an HTTP 500, no reply
 # before the client's timeout
 LOST_CREATES = ("drop", "500", "stall")
 NOT_CREATED = ("500-none", "400")  # a create answered with that status, no batch made
+# what can be wrong with a results file (OpenAI's output file, Anthropic's results): its last line cut
+# short, its first line not JSON or without its custom_id, its first row twice with another answer, no row
+RESULTS_FAULTS = ("truncated", "not-json", "no-custom-id", "duplicate", "empty")
 STALL_S = 60.0
 
 
@@ -49,6 +55,8 @@ class _Batch:
     rows: list[tuple[str, dict[str, Any]]]  # (custom_id, request body)
     errored: set[str]  # rows answered with an error
     expire: bool
+    stuck: bool  # never ends, even once cancelled
+    faulty: bool  # its results file has the fault results_fault
     t0: float = field(default_factory=time.monotonic)
     created: float = field(default_factory=time.time)
     metadata: dict[str, str] | None = None  # OpenAI's, as created
@@ -58,14 +66,18 @@ class _Batch:
 
 class LoopbackBatches:
     def __init__(self, server: _Answering, *, delay: float = 0.5, errors: float = 0.0, expire: int = 0,
-                 lost_create: str | None = None) -> None:
+                 lost_create: str | None = None, stuck: int = 0, results_fault: str | None = None) -> None:
         if lost_create not in (None, *LOST_CREATES, *NOT_CREATED):
             raise ValueError(f"lost_create: one of {LOST_CREATES + NOT_CREATED}")
+        if results_fault not in (None, *RESULTS_FAULTS):
+            raise ValueError(f"results_fault: one of {RESULTS_FAULTS}")
         self.server = server
         self.delay = delay  # seconds from create to completed
         self.errors = errors  # fraction of rows erroring on their first submission
         self.expire = expire  # the first N batches expire with half their rows done
         self.lost_create = lost_create  # the first create request's fault
+        self.stuck = stuck  # the first N batches never end
+        self.results_fault = results_fault  # the first batch's results file's fault
         self.reset()
 
     def reset(self) -> None:
@@ -104,7 +116,8 @@ class LoopbackBatches:
         # every 1/errors-th row among those submitted for the first time: the fraction exactly
         errored = {cid for i, cid in enumerate(firsts) if int((i + 1) * self.errors) > int(i * self.errors)}
         prefix = "batch_" if wire == "openai" else "msgbatch_"
-        batch = _Batch(f"{prefix}loop{self.created}", wire, rows, errored, expire=self.created < self.expire)
+        batch = _Batch(f"{prefix}loop{self.created}", wire, rows, errored, expire=self.created < self.expire,
+                       stuck=self.created < self.stuck, faulty=self.created == 0 and self.results_fault is not None)
         self.created += 1
         self.batches[batch.id] = batch
         return batch
@@ -138,7 +151,9 @@ class LoopbackBatches:
         return batch
 
     def _progress(self, batch: _Batch) -> float:
-        """How far along a batch is, 0 to 1 (1: ended); a cancelled one ends at once."""
+        """How far along a batch is, 0 to 1 (1: ended); a cancelled one ends at once, a stuck one never."""
+        if batch.stuck:
+            return 0.5
         if batch.cancelled:
             return 1.0
         return min(1.0, (time.monotonic() - batch.t0) / self.delay) if self.delay > 0 else 1.0
@@ -163,10 +178,29 @@ class LoopbackBatches:
                     messages = list(body.get("messages") or [])
                     if batch.wire == "anthropic" and body.get("system"):
                         messages = [{"role": "system", "content": body["system"]}] + messages
-                    results[cid] = {"kind": "succeeded", "body": body, "messages": messages,
-                                    "text": self.server.answer(messages, body)}
+                    text = self.server.answer(messages, body)
+                    self.server.bill(messages, text)
+                    results[cid] = {"kind": "succeeded", "body": body, "messages": messages, "text": text}
             batch.results = results
         return batch.results
+
+    def _file(self, batch: _Batch, lines: list[dict[str, Any]], answered: Any) -> bytes:
+        """A results file of ``lines``, with the first batch's fault; ``answered(line, text)``: that
+        line answering with ``text`` instead."""
+        text = [json.dumps(x) for x in lines]
+        fault = self.results_fault if batch.faulty and lines else None
+        if fault == "empty":
+            text = []
+        elif fault == "truncated":
+            text[-1] = text[-1][:len(text[-1]) // 2]
+        elif fault == "not-json":
+            text[0] = "<html><body>502 Bad Gateway</body></html>"
+        elif fault == "no-custom-id":
+            text[0] = json.dumps({k: v for k, v in lines[0].items() if k != "custom_id"})
+        elif fault == "duplicate":
+            text.append(json.dumps(answered(lines[0], r"Another answer: \boxed{999}")))
+        return "".join(t + ("" if fault == "truncated" and i == len(text) - 1 else "\n")
+                       for i, t in enumerate(text)).encode()
 
     # ------------------------------------------------------------------ OpenAI
     async def _upload(self, request: web.Request) -> web.Response:
@@ -190,8 +224,12 @@ class LoopbackBatches:
             return web.json_response({"error": {"message": "no such file"}}, status=404)
         lines = [self._openai_line(cid, r) for cid, r in self._finish(batch).items()
                  if (r["kind"] == "succeeded") == (kind == "output")]
-        return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
-                            content_type="application/octet-stream")
+        if kind != "output":  # the fault is the output file's
+            return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
+                                content_type="application/octet-stream")
+        rows = self._finish(batch)
+        return web.Response(body=self._file(batch, lines, lambda line, text: self._openai_line(
+            line["custom_id"], {**rows[line["custom_id"]], "text": text})), content_type="application/octet-stream")
 
     def _openai_line(self, cid: str, r: dict[str, Any]) -> dict[str, Any]:
         line: dict[str, Any] = {"id": f"batch_req_{cid[:12]}", "custom_id": cid, "response": None, "error": None}
@@ -302,18 +340,20 @@ class LoopbackBatches:
         if self._progress(batch) < 1:
             return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
                                                                  "message": "batch still processing"}}, status=400)
-        lines = []
-        for cid, r in self._finish(batch).items():
-            if r["kind"] == "succeeded":
-                result = {"type": "succeeded", "message": self.server._message(r["messages"], r["body"], r["text"])}
-            elif r["kind"] == "refused":
-                result = {"type": "errored", "error": r["error"]}
-            elif r["kind"] == "errored":
-                result = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": "api_error", "message": "boom (loopback batch row)"}}}
-            else:
-                result = {"type": "canceled" if r["kind"] == "cancelled" else "expired"}
-            lines.append({"custom_id": cid, "result": result})
-        return web.Response(body="".join(json.dumps(x) + "\n" for x in lines).encode(),
-                            content_type="application/binary")
+        rows = self._finish(batch)
+        lines = [self._anthropic_line(cid, r) for cid, r in rows.items()]
+        return web.Response(body=self._file(batch, lines, lambda line, text: self._anthropic_line(
+            line["custom_id"], {**rows[line["custom_id"]], "text": text})), content_type="application/binary")
+
+    def _anthropic_line(self, cid: str, r: dict[str, Any]) -> dict[str, Any]:
+        if r["kind"] == "succeeded":
+            result = {"type": "succeeded", "message": self.server._message(r["messages"], r["body"], r["text"])}
+        elif r["kind"] == "refused":
+            result = {"type": "errored", "error": r["error"]}
+        elif r["kind"] == "errored":
+            result = {"type": "errored", "error": {"type": "error", "error": {
+                "type": "api_error", "message": "boom (loopback batch row)"}}}
+        else:
+            result = {"type": "canceled" if r["kind"] == "cancelled" else "expired"}
+        return {"custom_id": cid, "result": result}
 

@@ -116,6 +116,10 @@ class LoopbackServer:
         batch_errors: float = 0.0,
         expire_batches: int = 0,
         lost_create: str | None = None,
+        stuck_batches: int = 0,
+        results_fault: str | None = None,
+        prompt_tokens: float = 1.0,
+        usage: bool = True,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -138,11 +142,17 @@ class LoopbackServer:
         # top-level body fields this server does not take (HTTP 400 naming the field), as a server
         # without response_format or tools support answers
         self.unsupported_fields = unsupported_fields
+        # what the server counts and bills: prompt tokens at ``prompt_tokens`` times the 4 characters a
+        # token of _ntok (a tokenizer that cuts finer); ``usage=False`` bills them but sends no usage
+        self.prompt_tokens = prompt_tokens
+        self.usage = usage
         # the batch APIs: batches end after batch_delay s; a batch_errors fraction of rows errors on
-        # its first submission; the first expire_batches batches expire with half their rows done; the
-        # first batch create meets the fault lost_create (batches.LOST_CREATES, batches.NOT_CREATED)
+        # its first submission; the first expire_batches batches expire with half their rows done, the
+        # first stuck_batches never end; the first batch create meets the fault lost_create
+        # (batches.LOST_CREATES, batches.NOT_CREATED); the first batch's results file has the fault
+        # results_fault (batches.RESULTS_FAULTS)
         self.batches = LoopbackBatches(self, delay=batch_delay, errors=batch_errors, expire=expire_batches,
-                                       lost_create=lost_create)
+                                       lost_create=lost_create, stuck=stuck_batches, results_fault=results_fault)
         self.reset()
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -162,6 +172,7 @@ class LoopbackServer:
         self.inflight = 0
         self.max_inflight = 0  # most chat requests at once
         self.credentials: list[str | None] = []  # each request's Authorization or x-api-key header, as sent
+        self.billed: list[tuple[int, int]] = []  # (prompt, answer) tokens of each answer given (a batch row's once)
         self.batches.reset()
 
     def stats(self) -> dict[str, Any]:
@@ -175,6 +186,7 @@ class LoopbackServer:
             "ok_by_prompt": dict(self.ok_by_prompt),
             "by_prompt": dict(self.by_prompt),
             "max_inflight": self.max_inflight,
+            "billed": [list(b) for b in self.billed],
             **self.batches.stats(),
         }
 
@@ -310,20 +322,33 @@ class LoopbackServer:
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[_last_user(messages)] += 1
+        self.bill(messages, text)
         return web.json_response(self._completion(body, text))
+
+    def count(self, messages: list[dict[str, Any]], text: str | None) -> tuple[int, int]:
+        """The (prompt, answer) tokens this server counts for answering ``messages`` with ``text``."""
+        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
+        return int(pin * self.prompt_tokens), _ntok(text)
+
+    def bill(self, messages: list[dict[str, Any]], text: str | None) -> None:
+        """Count one answer given as billed."""
+        self.billed.append(self.count(messages, text))
+
+    def _usage(self, reply: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
+        if self.usage:
+            reply["usage"] = usage
+        return reply
 
     def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
         """The chat-completions body answering ``body`` with ``text``."""
-        messages = body.get("messages") or []
-        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
-        pout = _ntok(text)
+        pin, pout = self.count(body.get("messages") or [], text)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         forced = body.get("tool_choice")
         if isinstance(forced, dict) and "function" in forced:  # a forced tool call: the answer is its arguments
             message = {"role": "assistant", "content": None, "tool_calls": [{
                 "id": "call-loop", "type": "function",
                 "function": {"name": forced["function"].get("name"), "arguments": text}}]}
-        return {
+        return self._usage({
             "id": f"chatcmpl-loop{self.total}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -331,8 +356,7 @@ class LoopbackServer:
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if "tool_calls" in message else self.finish_reason,
                          "logprobs": None}],
-            "usage": {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout},
-        }
+        }, {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout})
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._common(request, "anthropic")
@@ -349,13 +373,13 @@ class LoopbackServer:
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[_last_user(messages)] += 1
+        self.bill(messages, text)
         return web.json_response(self._message(messages, body, text))
 
     def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]:
         """The Anthropic message answering ``body`` (its system prompt among ``messages``) with ``text``."""
-        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
-        pout = _ntok(text)
-        return {
+        pin, pout = self.count(messages, text)
+        return self._usage({
             "id": f"msg_loop{self.total}",
             "type": "message",
             "role": "assistant",
@@ -363,8 +387,7 @@ class LoopbackServer:
             "content": [] if text is None else [{"type": "text", "text": text}],
             "stop_reason": {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason),
             "stop_sequence": None,
-            "usage": {"input_tokens": pin, "output_tokens": pout},
-        }
+        }, {"input_tokens": pin, "output_tokens": pout})
 
     @web.middleware
     async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from oracleladder.schemas.models import Verdict
 from oracleladder.schemas.types import AnswerSchema, Label
 
-from .equivalence import equivalent, paper_equivalent
+from .equivalence import compound_answers, equivalent, paper_equivalent
 from .extract import all_boxed, strip_reasoning
 from .graders import grader_name
-from .normalize import decode_byte_bpe, normalize
+from .normalize import decode_byte_bpe
 from .parse import ParseError, parse_answer
 from .screen import screen
 
@@ -38,9 +38,11 @@ def verify_inprocess(response: str, gold: str, *, grader: str = "strict", extend
         return Verdict(Label.ACCEPT if ok else Label.NOT_ACCEPT, "equivalent" if ok else "not equivalent", pred)
     if equivalent(gold, pred, extended=grader == "extended", problem=problem):
         return Verdict(Label.ACCEPT, "equivalent", pred)
-    if len(boxes) > 1:  # a compound answer spread over several boxes; the last box alone is partial
-        for k in range(2, min(len(boxes), 6) + 1):
-            joined = ", ".join(normalize(b) for b in boxes[-k:])
-            if equivalent(gold, joined, extended=True, problem=problem):
-                return Verdict(Label.ACCEPT, f"equivalent over {k} boxes", joined)
+    for k, joined in compound_answers(gold, boxes):  # an answer spread over boxes; the last alone is partial
+        try:
+            same = equivalent(gold, joined, extended=True, problem=problem)
+        except Exception:  # noqa: BLE001 - SymPy raises on some objects a join makes: that join fails, not the verdict
+            continue
+        if same:
+            return Verdict(Label.ACCEPT, f"equivalent over {k} boxes", joined)
     return Verdict(Label.NOT_ACCEPT, "not equivalent", pred)

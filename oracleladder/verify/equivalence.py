@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from collections.abc import Iterator
 from typing import Any
 
 import sympy
 from math_verify import parse as mv_parse, verify as mv_verify
+from math_verify.grader import is_assignment_relation, is_equation, take_last_relation
 
+from . import exact
+from .extract import BOXES_READ
+from .latex import sll_first
 from .normalize import math_strip, mcq_letter, normalize, strip_thousands
 from .parse import ParseError, as_assignment, is_ordered_tuple, split_top, sym
 from .screen import screen
@@ -18,32 +24,89 @@ _OPTION = re.compile(r"\(([A-E])\)\s*(.+?)(?=\s*\([A-E]\)|$)", re.S)
 _PROBES = (sympy.Rational(37, 100), sympy.Rational(113, 100), sympy.Rational(29, 10))
 
 
-def _clearly_different(g: Any, p: Any) -> bool:
-    """Numeric disproof before symbolic proof: equal expressions agree at every probe point.
-
-    math-verify's simplify() dominates grading time and most wrong answers are far off, so a
-    relative gap over 5% (loose, to leave rounded decimals to math-verify) rejects them cheaply.
-    """
+def _gaps(g: Any, p: Any, floor: float, max_symbols: int) -> Iterator[bool]:
+    """At each probe point in turn: are the values of `g` and `p` far apart there, by a relative gap
+    over 5% (loose, to leave rounded decimals to math-verify) and over `floor`? False where either
+    cannot be evaluated or is not a finite real. Nothing for objects that are not expressions."""
     if not all(isinstance(x, sympy.Expr) for x in (g, p)):
+        return
+    syms = tuple(sorted(g.free_symbols | p.free_symbols, key=str))
+    if len(syms) > max_symbols:
+        return
+    for k in range(len(_PROBES)):
+        a = _probe_value(g, syms, k)
+        b = _probe_value(p, syms, k) if a is not None else None
+        if a is None or b is None or a.imag or b.imag or not all(z == z and abs(z) != float("inf") for z in (a, b)):
+            yield False
+        else:
+            yield abs(a - b) > 0.05 * max(abs(a), abs(b)) + floor
+
+
+def _clearly_different(g: Any, p: Any) -> bool:
+    """Numeric disproof before symbolic proof, the cascade's own rule: far apart at every probe point.
+
+    math-verify's simplify() dominates grading time and most wrong answers are far off."""
+    probed = False
+    for apart in _gaps(g, p, 1e-9, 4):  # in order, stopping at the first probe that does not disprove
+        if not apart:
+            return False
+        probed = True
+    return probed
+
+
+@lru_cache(maxsize=8192)  # a gold is probed once per set of symbols, not once per answer
+def _probe_value(expr: sympy.Expr, syms: tuple[sympy.Symbol, ...], k: int) -> complex | None:
+    """`expr` at the k-th probe point (the i-th symbol by name at probe + i); None where it cannot be evaluated.
+    Substituted inside evalf, not before it: the same value without building the substituted expression."""
+    try:
+        return complex(expr.evalf(15, subs={s: _PROBES[k] + i for i, s in enumerate(syms)}))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+
+
+def _elements(o: Any) -> list[Any]:
+    """A finite set's or a tuple's elements; any other object is its own single element."""
+    return list(o.args) if isinstance(o, (sympy.FiniteSet, sympy.Tuple)) else [o]
+
+
+def _numeric(o: Any) -> bool:
+    """An expression math-verify compares by value: not a lone symbol (compared by name), a percentage
+    (compared by its digits) or a matrix."""
+    return (isinstance(o, sympy.Expr) and not isinstance(o, (sympy.Symbol, sympy.MatrixExpr))
+            and not o.has(sympy.UnevaluatedExpr))
+
+
+def _apart(g: Any, p: Any) -> bool:
+    """Can math-verify not find these two parsed answers equal? Yes when, once it has unwrapped a
+    labelled value as it does (gold `x = 3` against 3 compares 3), one value of one side (an
+    expression, or an element of a finite set or tuple) is far apart from every value of the other
+    at some probe point: more than 5% and more than its 6-place rounding. Its symbolic proof cannot
+    hold where two values differ, and it matches sets and tuples element by element, so this rejects
+    before its simplify() or its set comparison runs. Only where every value is `_numeric`."""
+    if not all(isinstance(x, sympy.Basic) for x in (g, p)):
         return False
-    syms = sorted(g.free_symbols | p.free_symbols, key=str)
-    if len(syms) > 4:
+    if is_equation(p) and not is_equation(g):
+        p = take_last_relation(p).rhs
+    elif is_assignment_relation(g) and not is_equation(p):
+        g = take_last_relation(g).rhs
+    gs, ps = _elements(g), _elements(p)
+    if not all(map(_numeric, gs + ps)):
         return False
-    for probe in _PROBES:
-        env = {s: probe + i for i, s in enumerate(syms)}
-        try:
-            a, b = complex(g.subs(env).evalf(15)), complex(p.subs(env).evalf(15))
-        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
-            return False
-        if not all(map(lambda z: z == z and abs(z) != float("inf"), (a, b))) or a.imag or b.imag:
-            return False
-        if abs(a - b) <= 0.05 * max(abs(a), abs(b)) + 1e-9:
-            return False
-    return True
+
+    def far(a: Any, b: Any) -> bool:
+        return any(_gaps(a, b, 2e-6, 12))
+
+    try:
+        return (any(all(far(a, b) for b in ps) for a in gs)
+                or any(all(far(a, b) for a in gs) for b in ps))
+    except Exception:  # noqa: BLE001 - math-verify would swallow it too: no disproof, its comparison decides
+        return False
 
 
 def _mv(g: Any, p: Any) -> bool:
-    if _clearly_different(g, p):
+    # the first is the cascade's own rule (it rejects a symbol math-verify would match by name);
+    # the second rejects only what math-verify would reject too, past the first's limits
+    if _clearly_different(g, p) or _apart(g, p):
         return False
     return bool(mv_verify(g, p, timeout_seconds=None))
 
@@ -62,13 +125,18 @@ def _to_set(o: Any) -> sympy.Set | None:
     return None
 
 
-def _eq_diff(o: Any) -> Any:
+def _eq_diff(o: sympy.Eq) -> Any:
     return sympy.simplify(o.lhs - o.rhs)
+
+
+def _expr_eq(o: Any) -> bool:
+    """An equation between two expressions (not `(x, y) = \\{1, 2\\}`, whose sides do not subtract)."""
+    return isinstance(o, sympy.Eq) and all(isinstance(side, sympy.Expr) for side in o.args)
 
 
 def _atom_extended(g: Any, p: Any) -> bool:
     """Extended rules on two parsed single answers."""
-    if isinstance(g, sympy.Eq) and isinstance(p, sympy.Eq):
+    if _expr_eq(g) and _expr_eq(p):
         dg, dp = _eq_diff(g), _eq_diff(p)
         if dp != 0 and dg != 0:
             ratio = sympy.simplify(dg / dp)
@@ -108,6 +176,9 @@ def _atom(g: str, p: str, extended: bool) -> bool:
         return True
     if extended:
         g, p = strip_thousands(g), strip_thousands(p)
+    decided = exact.decide(g, p)
+    if decided is not None:
+        return decided
     parse = _sym_extended if extended else sym
     try:
         pg, pp = parse(g), parse(p)
@@ -195,6 +266,7 @@ def drop_integer_domain(s: str) -> str:
     return rel.strip()
 
 
+@lru_cache(maxsize=4096)  # the K answers to a prompt often agree: a process decides each pair once
 def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bool:
     """Is `pred` (a bare answer) the gold answer? Order counts where the gold is ordered."""
     g, p = drop_integer_domain(normalize(gold)), drop_integer_domain(normalize(pred))
@@ -224,6 +296,38 @@ def equivalent(gold: str, pred: str, *, extended: bool, problem: str = "") -> bo
     return _atom(g, p, extended)
 
 
+# Marks of a gold with several values: a list, a relation or system, a set, an interval, a union,
+# a case split (`or`, `\pm`, cases), an option letter's text. Broad on purpose: a false mark costs
+# only the compound loop's time.
+_SEVERAL = re.compile(r"[,;=<>&]|\\[{\\]|\\(?:le|ge|ne|lt|gt|in|ni|cup|cap|setminus|subset|supset|land|lor"
+                      r"|wedge|vee|quad|qquad|pm|mp|begin)|\b(?:or|and)\b")
+
+
+def _has_several(gold: str) -> bool:
+    g = normalize(gold)
+    return mcq_letter(g) is not None or bool(_SEVERAL.search(g))
+
+
+def _reads_as_list(boxes: list[str]) -> bool:
+    """Do these normalized boxes, joined as `equivalent` reads a join, say nothing but the list of
+    their own parts? Not when a domain clause in the last is dropped (`n=2^k`, `k \\in N`), when they
+    form a labelled tuple or brackets open in one box and close in another, or a box is empty."""
+    p = _unpack_labelled_tuple(drop_integer_domain(normalize(", ".join(boxes))))
+    own = [split_top(b) for b in boxes]
+    return all(own) and split_top(p) == [part for parts in own for part in parts]
+
+
+def compound_answers(gold: str, boxes: list[str]) -> list[tuple[int, str]]:
+    """The last k = 2..6 boxes joined, (k, joined), wherever the join can be the gold when the last
+    box alone is not: for a gold of several values every join; for a single value only a join that
+    reads as more than the list of its boxes (a list of two or more values is a single value only if
+    each of its values is, the last box's included)."""
+    several = _has_several(gold)
+    normal = [normalize(b) for b in boxes[-BOXES_READ:]]
+    joins = [normal[-k:] for k in range(2, len(normal) + 1)]
+    return [(len(j), ", ".join(j)) for j in joins if several or not _reads_as_list(j)]
+
+
 _PAPER_THOUSANDS = re.compile(r"(\d),(\d{3})")
 _PAPER_LABEL = re.compile(r"^[a-zA-Z_]\w*\s*=\s*")
 
@@ -234,6 +338,7 @@ def _paper_form(s: str) -> str:
     return _PAPER_LABEL.sub("", _PAPER_THOUSANDS.sub(r"\1\2", s.strip()).replace(";", ","))
 
 
+@lru_cache(maxsize=4096)  # as `equivalent`
 def paper_equivalent(gold: str, pred: str) -> bool:
     """The release's default cascade on a bare answer: MATH's `is_equiv` string match, else
     math-verify's own comparison of the two parsed answers (tuples and lists compared as it
@@ -244,7 +349,17 @@ def paper_equivalent(gold: str, pred: str) -> bool:
     g, p = _paper_form(gold), _paper_form(pred)
     if screen(g) or screen(p):
         return False
+    decided = exact.decide(g, p)
+    if decided is not None:
+        return decided
+    pg, pp = _boxed_parse(g), _boxed_parse(p)
+    apart = len(pg) == len(pp) == 2 and pg[1] != pp[1] and _apart(pg[0], pp[0])  # (object, text) each
+    return bool(pg and pp and not apart and mv_verify(pg, pp, timeout_seconds=None))
+
+
+@lru_cache(maxsize=4096)  # a gold is parsed once per process, as parse.sym does for the other graders
+def _boxed_parse(s: str) -> list[Any]:
+    """math-verify's own reading of `\\boxed{s}` (its objects and their text), as the release's cascade reads it."""
     # timeouts are the worker's kill (see parse.sym); SIGALRM would break off the main thread
-    pg = mv_parse("\\boxed{" + g + "}", parsing_timeout=None)
-    pp = mv_parse("\\boxed{" + p + "}", parsing_timeout=None)
-    return bool(pg and pp and mv_verify(pg, pp, timeout_seconds=None))
+    with sll_first():
+        return mv_parse("\\boxed{" + s + "}", parsing_timeout=None)

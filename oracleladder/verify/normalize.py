@@ -44,6 +44,8 @@ _PRINTABLE = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), 
 _BYTE_OF = {chr(b): b for b in _PRINTABLE}
 _BYTE_OF.update({chr(256 + i): b for i, b in enumerate(b for b in range(256) if b not in _PRINTABLE)})
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BEYOND_LATIN1 = re.compile("[^\x00-\xff]")  # the remapped bytes (`Ġ`, `Ċ`) are all beyond it
+_OUTSIDE_BPE = re.compile("[^" + "".join(map(re.escape, _BYTE_OF)) + "]")
 _SPECIAL_TOKEN = re.compile(r"(<\|[^|<>]*\|>|<｜[^｜<>]*｜>)")  # <|endoftext|>, <｜end of sentence｜>
 
 
@@ -53,7 +55,7 @@ def decode_byte_bpe(text: str) -> str:
     and decode to valid UTF-8 without control characters. Anything else is returned unchanged."""
     parts = _SPECIAL_TOKEN.split(text)
     plain = "".join(parts[0::2])
-    if not any(ord(c) > 0xFF for c in plain) or any(c not in _BYTE_OF for c in plain):
+    if not _BEYOND_LATIN1.search(plain) or _OUTSIDE_BPE.search(plain):
         return text
     out = []
     for i, part in enumerate(parts):

@@ -12,6 +12,7 @@ from math_verify import LatexExtractionConfig, ExprExtractionConfig, parse
 
 from oracleladder.schemas.types import AnswerSchema
 
+from .latex import sll_first
 from .normalize import mcq_letter, normalize
 from .screen import screen
 
@@ -76,7 +77,8 @@ def sym(text: str) -> Any:
     if why:
         raise ParseError(why)
     # timeouts are enforced by killing the worker process; SIGALRM would break off the main thread
-    res = parse(f"${text}$", extraction_config=_CONFIG, parsing_timeout=None)
+    with sll_first():
+        res = parse(f"${text}$", extraction_config=_CONFIG, parsing_timeout=None)
     if not res:
         raise ParseError(f"cannot parse {text!r}")
     return res[0]

@@ -6,7 +6,8 @@ problem text for the search) and data/f/<n>.js, one per family with every attemp
 script that hands its object to the page (a fetch() of a JSON file is refused under file://), and a
 family's file is loaded only when its page is opened, so the first paint needs the overview alone.
 `ladder compare --html` writes a site of the same layout whose overview carries the comparison and whose
-pages put the problem's two roadmaps side by side.
+pages put the problem's two roadmaps side by side; `ladder prim report --html` one whose overview carries
+PRIM's report of a student and whose pages show a problem's primitives and what the student wrote.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import json
 import shutil
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
 from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
+from ..prim import palette as prim_palette
+from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
 from ..report.palette import NOT_CLASSIFIED, NOT_DETERMINED, colors
 from ..report.tables import known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
@@ -123,6 +126,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
         per_student[s] = {
             "families": report["students"][s]["n"], "k": report["students"][s]["k"],
             "k_stage0": report["students"][s]["k_stage0"], "grader": meta["graders"].get(s),
+            "settings": report["students"][s].get("settings"),  # what its results were made at (one setting)
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
             "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
@@ -224,15 +228,42 @@ def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names
     return out / "index.html"
 
 
-async def read_records(store: Store, students: Iterable[str], source: str) -> dict[str, StudentRecords]:
-    """Each student's attempts on a roadmap set (the rollouts' source), the failed jobs, the finish reason
-    of every answered call and the probe runs that made them."""
+def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, families: list[Family],
+                    rollouts: Sequence[Rollout]) -> Path:
+    """Write the site of a PRIM report (`prim.analysis.prim_report` and its Markdown) into ``out_dir``;
+    returns the path of index.html. The overview carries the report without its families' details and
+    lists each problem with PRIM's place beside the ladder's labels; a problem's page has its primitives
+    by provenance and each primitive the student wrote, with the student's whole output (from
+    ``rollouts``, the student's PRIM rollouts) and the judge's verdicts and evidence."""
+    out = _scaffold(out_dir)
+    prim = report.model_dump(mode="json")
+    details = prim.pop("families")
+    places = prim["side_by_side"]["families"]
+    outputs = {(r.pid, r.target, r.k): r.response for r in rollouts}
+    for pid, d in details.items():
+        for w in d["written"]:
+            w["response"] = outputs[(pid, w["target"], w["k"])]
+    index = []
+    for n, fam in enumerate(f for f in families if f.pid in details):
+        page = _problem(fam) | details[fam.pid] | places[fam.pid]
+        _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, page)
+        index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt, "family": details[fam.pid]["family"],
+                      **places[fam.pid]})
+    shared = _shared([report.student], report_md)
+    overview = {"prim": prim, "families": index, "places": [SOLVED, *prim_palette.QUADRANT_COLORS, UNKNOWN], **shared,
+                "colors": shared["colors"] | prim_palette.colors()}
+    _script(out / "data" / "overview.js", "ladderOverview", overview)
+    return out / "index.html"
+
+
+async def read_records(store: Store, picked: Mapping[str, tuple[Sequence[Rollout], Sequence[FailedJob]]],
+                       ) -> dict[str, StudentRecords]:
+    """Each report column's attempts (one group of a student's rollouts and failed jobs: see
+    `experiment.selection`), the finish reason of every answered call and the probe runs that made them."""
     runs = {r.id: r for r in await store.runs("probe")}
     out = {}
-    for s in students:
-        rollouts = await store.rollouts(student=s, source=source)
-        failed = await store.failed_jobs(student=s, source=source)
+    for s, (rollouts, failed) in picked.items():
         finish = {r.call_key: call.finish_reason for r in rollouts if (call := await store.get_call(r.call_key))}
         made_by = {r.run_id for r in rollouts} | {j.run_id for j in failed}
-        out[s] = StudentRecords(rollouts, failed, finish, [runs[i] for i in sorted(made_by) if i in runs])
+        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs])
     return out

@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.clients import load_prices
 from oracleladder.clients.batch import make_batch_client
 from oracleladder.clients.errors import BadRequestError
 from oracleladder.clients.rounds import Rounds
@@ -177,6 +178,73 @@ def test_rows_failing_every_round_are_failed_jobs_never_answers(tmp_path: Path, 
         assert _count(store, "SELECT COUNT(*) FROM rollouts") == len(server.stats()["batch_rows_by_id"]) - len(expired_thrice)
 
 
+@pytest.mark.parametrize(("wire", "fault"), [("openai", "truncated"), ("openai", "not-json"),
+                                             ("openai", "no-custom-id"), ("anthropic", "truncated"),
+                                             ("anthropic", "no-custom-id")])
+def test_a_results_row_that_cannot_be_read_is_its_calls_failure_alone(
+        tmp_path: Path, release_data: Path, wire: str, fault: str, caplog: pytest.LogCaptureFixture) -> None:
+    store = tmp_path / "rows.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault=fault) as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST]))
+        by_id = server.stats()["batch_rows_by_id"]
+    # the unreadable row's call went again in a second batch, alone; every other row was read
+    assert server.batches.created == 2 and sorted(Counter(by_id.values()).items()) == [(1, len(by_id) - 1), (2, 1)]
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+    said = [r.getMessage() for r in caplog.records if "could not be read" in r.getMessage()]
+    assert len(said) == 1 and "1 results row(s) could not be read, their calls go again" in said[0]
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_rows_with_different_answers_for_one_call_are_said_and_asked_again(
+        tmp_path: Path, release_data: Path, wire: str, caplog: pytest.LogCaptureFixture) -> None:
+    store = tmp_path / "twice.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault="duplicate") as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST]))
+        by_id = server.stats()["batch_rows_by_id"]
+    assert server.batches.created == 2 and sorted(Counter(by_id.values()).items()) == [(1, len(by_id) - 1), (2, 1)]
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+    assert _count(store, "SELECT COUNT(*) FROM rollouts WHERE response LIKE '%999%'") == 0  # neither row won
+    assert any("1 call(s) have rows with different answers" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_empty_results_of_a_completed_batch_are_the_providers_error_not_resubmitted(
+        tmp_path: Path, release_data: Path, wire: str) -> None:
+    store = tmp_path / "empty.sqlite"
+    _import(store, release_data)
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, results_fault="empty") as server:
+        args = [*_probe_args(wire, server, store), *FAST]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 3, result.output  # finished, every job failed
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        rows = len(server.stats()["batch_rows_by_id"])
+        assert server.batches.created == 1  # nothing submitted again
+        assert len(summary["failed_jobs"]) == rows
+        assert all("its results are empty: an error of the provider" in j["reason"] for j in summary["failed_jobs"])
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == 0
+        assert _count(store, "SELECT state FROM batches") == "results_empty"
+
+        # a rerun, after the report, submits them again
+        again = _summary(runner.invoke(app, args))
+        assert server.batches.created == 2 and again["failed_jobs"] == []
+        assert _count(store, "SELECT COUNT(*) FROM rollouts") == rows
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_batch_past_its_deadline_is_cancelled_and_its_rows_go_again(tmp_path: Path, release_data: Path,
+                                                                      wire: str) -> None:
+    store = tmp_path / "stuck.sqlite"
+    _import(store, release_data)
+    # the first batch never ends, and its cancel does not end it either
+    with LoopbackServer(script=lambda m, b: ANSWER, batch_delay=0.2, stuck_batches=1) as server:
+        summary = _summary(runner.invoke(app, [*_probe_args(wire, server, store), *FAST, "--batch-deadline", "1"]))
+        by_id = server.stats()["batch_rows_by_id"]
+    assert server.batches.cancels == 1 and server.batches.created == 2 and set(by_id.values()) == {2}
+    assert summary["failed_jobs"] == [] and _count(store, "SELECT COUNT(*) FROM rollouts") == len(by_id)
+
+
 @pytest.mark.parametrize("lost_create", [None, "500"])
 def test_compile_in_batch_mode_goes_in_rounds(tmp_path: Path, lost_create: str | None) -> None:
     """All first attempts in one batch, the re-asks of the rejected plans in the next; so too when the
@@ -321,6 +389,36 @@ async def test_a_round_waits_for_slow_checks_of_the_last(tmp_path: Path) -> None
     # the hold is honoured (the behaviour: at least its 1 s); a round stuck on the stalled call would
     # never end, and wait_for's 30 s says so
     assert after == "echo: after" and held >= 1.0
+
+
+async def test_a_call_waiting_for_room_in_the_budget_does_not_hold_its_round_back(tmp_path: Path) -> None:
+    """Two callers, each a first call then a second; the budget has room for two calls at their worst:
+    the first calls go in one batch, then one second call, then (its reservation settled) the other.
+    The caller waiting for room is not at work: its round goes out without it, not after ``hold``."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"date": "2026-01-01", "models": {"openai/m": {"input": 1000.0, "output": 1000.0}}}))
+    table = load_prices(prices)
+    async with LoopbackServer(batch_delay=0.1) as server:
+        store = await Store.open(tmp_path / "budget.sqlite")
+        unbounded = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, prices=table)
+        worst = unbounded.worst_cost(unbounded.request("again 0", max_tokens=8))  # each call's, all alike
+        await unbounded.aclose()
+        assert worst is not None
+        client = make_batch_client("openai/m", cache=store, base_url=server.openai_base_url, quiet=0.1, poll=0.05,
+                                   prices=table, max_cost=2 * worst + 1e-6)  # two calls at their worst
+        client.provider.hold = 600.0  # a round held back by the waiting caller would wait this long
+
+        async def caller(i: int) -> str:
+            await client.complete(client.request(f"first {i}", max_tokens=8))
+            return (await client.complete(client.request(f"again {i}", max_tokens=8))).text
+
+        # a limit far under the hold: a round held back never ends within it
+        texts = await asyncio.wait_for(asyncio.gather(caller(0), caller(1)), timeout=60)
+        await client.aclose()
+        await store.close()
+        rounds = [len(b.rows) for b in server.batches.batches.values()]
+    assert texts == ["echo: again 0", "echo: again 1"] and rounds == [2, 1, 1]
+    assert client.usage.cost_usd is not None and client.usage.cost_usd <= client.max_cost
 
 
 async def test_batch_clients_sharing_a_round_state_wait_for_each_others_tasks(tmp_path: Path) -> None:

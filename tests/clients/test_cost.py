@@ -147,7 +147,6 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
         assert rows(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == server.total
         assert rows(sample_store, "SELECT COUNT(*) FROM failed_jobs")[0][0] == 0
 
-        first = server.total
         resumed = _probe(sample_store, server, *args, "--json")
         assert resumed.exit_code == 0, resumed.output
         assert server.total == jobs  # only the jobs left are asked: no call twice
@@ -182,3 +181,53 @@ def test_a_server_of_ones_own_is_free_on_a_run_and_its_cached_rerun(sample_store
     for line in said:
         assert line.endswith("cost $0.0000 (package prices of " + DEFAULT_PRICES.name.removeprefix("package prices of ")
                              + "; openai/unpriced free on a server of one's own)")
+
+
+def _billed(server: LoopbackServer, prices: Path, *, batch: bool = False) -> float:
+    """What the server billed: every answer it gave at the tokens it counted, at the test's prices."""
+    table = load_prices(prices)
+    return sum(table.cost(STUDENT, pin, pout, batch=batch) or 0.0 for pin, pout in server.billed)
+
+
+# a server that counts the prompt at 1x, 2x, 3x the 4 characters a token of the loopback's usual
+# count (a finer tokenizer), and one that bills the same but sends no usage at all
+SERVERS = {"1x": {"prompt_tokens": 1.0}, "2x": {"prompt_tokens": 2.0}, "3x": {"prompt_tokens": 3.0},
+           "no usage": {"usage": False}}
+
+
+@pytest.mark.parametrize("counts", SERVERS)
+def test_spend_never_passes_the_budget_whatever_the_server_counts(tmp_path: Path, sample_store: Path, counts: str,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    # $0.001 a token, in and out: a prompt costs about $0.2 at 1x (its bound about $0.9), an answer $0.05 at most
+    prices = _prices(tmp_path, 1000.0, 1000.0)
+    budget = 3.0
+    with LoopbackServer({"*": r"\boxed{1}"}, **SERVERS[counts]) as server:
+        result = _probe(sample_store, server, "--k", "2", "--limit", "3", "--no-stage0", "--max-tokens", "50",
+                        "--prices", str(prices), "--max-cost", str(budget), "--json")
+        billed = _billed(server, prices)
+    assert result.exit_code == EXIT_INCOMPLETE, result.output
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert "stopped at the budget" in summary["budget_stop"]
+    assert 0 < billed <= budget  # what the server billed never passes the budget
+    assert billed <= summary["cost_usd"] + 1e-9 <= budget + 1e-9  # and the run never counts less than it
+    assert rows(sample_store, "SELECT status, cost_usd FROM runs WHERE kind = 'probe'") == [
+        ("stopped_at_budget", pytest.approx(summary["cost_usd"]))]
+    assert summary["unmetered"] == (summary["requests"] if counts == "no usage" else 0)
+    said = [r for r in caplog.records if "reply without usage" in r.getMessage()]
+    assert len(said) == (counts == "no usage")  # said once
+
+
+def test_batch_submits_only_what_fits_the_budget(tmp_path: Path, sample_store: Path) -> None:
+    prices = _prices(tmp_path, 1000.0, 1000.0)
+    budget = 1.5  # at the batch price, half the online one
+    with LoopbackServer({"*": r"\boxed{1}"}, prompt_tokens=3.0, batch_delay=0.2) as server:
+        result = _probe(sample_store, server, "--k", "2", "--limit", "3", "--no-stage0", "--max-tokens", "50",
+                        "--prices", str(prices), "--max-cost", str(budget), "--batch", "--batch-poll", "0.1",
+                        "--batch-quiet", "0.3", "--json")
+        billed = _billed(server, prices, batch=True)
+        batches = server.batches.created
+    assert result.exit_code == EXIT_INCOMPLETE, result.output
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert "stopped at the budget" in summary["budget_stop"]
+    assert batches >= 2  # the budget's room, batch after batch
+    assert 0 < billed <= summary["cost_usd"] + 1e-9 <= budget + 1e-9

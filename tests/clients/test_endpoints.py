@@ -123,16 +123,18 @@ async def test_default_endpoints_keep_their_stored_keys(monkeypatch, model, mess
         await c.aclose()
 
 
-async def test_another_server_is_another_call() -> None:
-    """Two servers behind one model name: the second is not answered from the first's cache."""
+async def test_a_call_is_the_models_not_its_servers() -> None:
+    """The same model at another server is answered from the cache (issue 31); another model behind
+    the same served name, or the same model under a new cache tag, is asked."""
     cache = MemoryCache()
-    async with LoopbackServer(["first"]) as a, LoopbackServer(["second"]) as b:
+    async with LoopbackServer(["first", "retagged"]) as a, LoopbackServer(["other model"]) as b:
         answers = []
-        for srv in (a, b, a):
-            c = make_client("openai/m", base_url=srv.openai_base_url + "/", cache=cache)
+        for srv, model, tag in ((a, "openai/m", None), (b, "openai/m", None), (b, "openai/o", None),
+                                (a, "openai/m", "v2")):
+            c = make_client(model, base_url=srv.openai_base_url + "/", model_name="served", cache=cache, cache_tag=tag)
             answers.append((await c.complete(c.request("hi"))).text)
             await c.aclose()
-        assert answers == ["first", "second", "first"] and (a.total, b.total) == (1, 1)
+        assert answers == ["first", "first", "other model", "retagged"] and (a.total, b.total) == (2, 1)
 
 
 def test_refused_key_and_refused_connection_are_one_line(sample_store: Path, monkeypatch) -> None:

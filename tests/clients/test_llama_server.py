@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.store import Store
+from oracleladder.testing.llama_server import LlamaServer
 
 
 async def _calls(store: str) -> list:
@@ -61,6 +62,33 @@ def test_default_concurrency_is_what_the_server_runs_at_once(sample_store: Path,
     assert said in result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["timeouts"] == 0 and summary["requests"] == summary["successes"] == 4
+
+
+def test_the_cache_holds_at_a_new_port_and_with_a_replica(sample_store: Path, llama_server) -> None:
+    """Issue 31: the same model at another port, then behind two replicas, answers from the cache (the
+    servers' access logs count 0 new requests); --cache-tag says the weights changed, and asks again."""
+    runner = CliRunner()
+    # --limit 3: the sample's first family (an unusable reference answer) is skipped, two are asked
+    probe = ["probe", "--student", "openai/smollm2", "--limit", "3", "--k", "1", "--conditions", "C1", "--no-stage0",
+             "--max-tokens", "4", "--concurrency", "1", "--store", str(sample_store), "--json"]
+
+    def run(*args: str) -> dict:
+        result = runner.invoke(app, [*probe, *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    before = len(llama_server.chat_statuses())
+    first = run("--base-url", llama_server.base_url)
+    assert first["requests"] == len(llama_server.chat_statuses()) - before == 2
+    with LlamaServer(llama_server.model_path) as moved:  # the same model, restarted on another port
+        assert moved.port != llama_server.port
+        at_new_port = run("--base-url", moved.base_url)
+        replicas = run("--base-url", llama_server.base_url, "--base-url", moved.base_url)
+        assert len(moved.chat_statuses()) == 0 and len(llama_server.chat_statuses()) - before == 2
+        assert at_new_port["requests"] == replicas["requests"] == 0
+        assert at_new_port["cache_hits"] == replicas["cache_hits"] == 2
+        retagged = run("--base-url", moved.base_url, "--cache-tag", "after-finetune")
+        assert retagged["requests"] == len(moved.chat_statuses()) == 2
 
 
 def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, llama_server, caplog) -> None:

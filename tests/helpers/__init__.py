@@ -1,9 +1,12 @@
-"""What several test folders share: the checkout's root and a store file's rows as sqlite3 reads them
-(here), `ladder` started as a terminal does (`terminal`), the compile tests' problem and teacher plans
-(`roots`), and which tests are integration tests (`integration`)."""
+"""What several test folders share: the checkout's root, a store file's rows as sqlite3 reads them and
+an empty store as an older schema made it (here), `ladder` started as a terminal does (`terminal`), the
+compile tests' problem and teacher plans (`roots`), and which tests are integration tests
+(`integration`)."""
 
 import sqlite3
 from pathlib import Path
+
+from oracleladder.store.schema import MIGRATIONS, SQL_FUNCTIONS
 
 # the checkout: a child process started with it on PYTHONPATH imports this oracleladder
 REPO = Path(__file__).resolve().parents[2]
@@ -16,3 +19,16 @@ def rows(path: Path | str, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def store_at(path: Path, version: int) -> sqlite3.Connection:
+    """An empty store as schema ``version`` made it (its migrations applied in order), to fill with
+    rows as that version wrote them."""
+    con = sqlite3.connect(path, isolation_level=None)
+    for name, (n_args, fn) in SQL_FUNCTIONS.items():
+        con.create_function(name, n_args, fn)
+    for step in MIGRATIONS[:version]:
+        for stmt in step:
+            con.execute(stmt)
+    con.execute(f"PRAGMA user_version = {version}")
+    return con

@@ -80,3 +80,7 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
     assert (c3["recovered_a"], c3["recovered_b"], c3["same"]) == (1, 1, 5)
     assert agreement["both"]["same"] == 3
     assert "set-a" in (out / "compare.md").read_text()
+    # the settings the student's results on each set were made at: one setting each, stated
+    at = f"K = {K}, max_tokens = 4096, temperature = 1.0, grader = strict"
+    assert data["settings"] == {"set-a": at, "set-b": at}
+    assert f"At: set-a: {at}; set-b: {at}." in (out / "compare.md").read_text()

@@ -1,8 +1,9 @@
-"""Store schema v10 to v12 on real files: code packets in a table of their own, each prompt's request
+"""Store schema v10 to v13 on real files: code packets in a table of their own, each prompt's request
 stored once for its K calls, stores written at v7 (packets inside compile-attempt plans, every
 call with its whole request) migrated with every packet and every cached call kept, and stores
 written at v11 (call keys as hex text, each rollout with its strings) migrated to v12 (32-byte
-keys, rollouts holding name ids, packed families) with every row intact."""
+keys, rollouts holding name ids, packed families) with every row intact, and the primitive rung's
+primitives copied into PRIM's three fields (v13)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import zstandard
 from oracleladder.clients import ChatRequest, ChatResult
 from oracleladder.domains.code.packet import CodePacket
 from oracleladder.domains.code import load_packets
-from oracleladder.schemas import Family, Milestone, Provenance, Rollout, Verdict, to_released
+from oracleladder.schemas import Family, Milestone, Primitive, Provenance, Rollout, Verdict, to_released
 from oracleladder.schemas.types import GradeStatus, Label, MilestoneType
 from oracleladder.store import FailedJob, Store
 from oracleladder.store.calls import request_parts
+from oracleladder.store.rows import pack
 from oracleladder.store.schema import SQL_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
 
-from tests.helpers import rows
+from tests.helpers import rows, store_at
 
 K = 8
 
@@ -190,18 +192,6 @@ async def test_a_probe_store_stays_near_the_compressed_size_of_its_answers(tmp_p
     assert path.stat().st_size < 1.15 * compressed
 
 
-def _v11_store(path: Path) -> sqlite3.Connection:
-    """An empty store as schema v11 made it."""
-    con = sqlite3.connect(path)
-    for name, (n_args, fn) in SQL_FUNCTIONS.items():
-        con.create_function(name, n_args, fn)
-    for step in MIGRATIONS[:11]:
-        for stmt in step:
-            con.execute(stmt)
-    con.execute("PRAGMA user_version = 11")
-    return con
-
-
 async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path, release_data: Path) -> None:
     """A v11 store (keys as 64 hex characters, rollouts with their strings, families as JSON text)
     opens at v12 with every call, rollout, failed job and family read back as v11 stored them."""
@@ -227,7 +217,7 @@ async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path,
     fam = Family(pid="p1", parent_prompt="Compute 2+3. " + prompt, parent_answer="5",
                  milestones=[Milestone(prompt="What is 2?", answer="2", type=MilestoneType.COMPUTE)],
                  provenance=Provenance(source="release"))
-    con = _v11_store(path)
+    con = store_at(path, 11)
     for r in [*requests, failed]:
         digest, body, k = request_parts(r)
         con.execute("INSERT OR IGNORE INTO requests (digest, body) VALUES (?, ?)", (digest, body))
@@ -290,3 +280,38 @@ async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path,
     assert rows(path, "SELECT typeof(family), typeof(released) FROM families") == [("blob", "blob")]
     # rerun, the rollouts of calls packed before (zstd level 3) still keep no copy of their answers
     assert rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(2,)]
+
+
+async def test_a_v12_store_migrates_its_primitives_into_prims_three_fields(tmp_path: Path) -> None:
+    """A v12 store's one-sentence primitives (on the families) are PRIM primitives at v13: the text as
+    core_concept, provenance teacher, the rung's provenance kept as origin; the families keep theirs."""
+    path = tmp_path / "v12.sqlite"
+    con = sqlite3.connect(path)
+    for name, (n_args, fn) in SQL_FUNCTIONS.items():
+        con.create_function(name, n_args, fn)
+    for step in MIGRATIONS[:12]:
+        for stmt in step:
+            con.execute(stmt)
+    con.execute("PRAGMA user_version = 12")
+    fams = [Family(pid=pid, parent_prompt="Compute 2+3.", parent_answer="5",
+                   milestones=[Milestone(prompt="What is 2?", answer="2", type=MilestoneType.COMPUTE)],
+                   provenance=Provenance(source=source), primitive=primitive)
+            for pid, source, primitive in [
+                ("p1", "openai/t", Primitive(text="Add the two numbers " + "at once. " * 80, provenance="teacher",
+                                             teacher="openai/t", prompt_hash="abc")),
+                ("p1", "release", Primitive(text="Count up from the larger.", provenance="teacher-primitives-only",
+                                            teacher="openai/u")),
+                ("p2", "release", None)]]
+    for f in fams:  # v12 packs a family (zstd when long)
+        con.execute("INSERT INTO families (pid, source, granularity, family, released, created_at, updated_at) "
+                    "VALUES (?, ?, '', ?, ?, 't', 't')", (f.pid, f.provenance.source, pack(f.model_dump_json()),
+                                                          pack(json.dumps(to_released(f)))))
+    con.commit()
+    con.close()
+    async with Store.open(path) as store:
+        assert [(p.pid, p.provenance, p.author, p.core_concept, p.origin, p.essential_property)
+                for p in await store.primitives()] == [
+            ("p1", "teacher", "openai/t", fams[0].primitive.text, "teacher", ""),
+            ("p1", "teacher", "openai/u", "Count up from the larger.", "teacher-primitives-only", "")]
+        assert await store.families() == fams
+    assert rows(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

@@ -5,7 +5,7 @@ import pytest
 
 from oracleladder.schemas.models import Family, FamilyReport, CheckResult, Milestone
 from oracleladder.schemas.types import AnswerSchema, MilestoneType
-from oracleladder.validators import (check_atomicity, check_count, check_duplicates, check_family,
+from oracleladder.validators import (check_atomicity, check_leak, check_count, check_duplicates, check_family,
                                      check_integrate, check_reference, check_schema, check_symbols,
                                      independent_solve_check, render_errors, summarize)
 from oracleladder.validators.atomicity import atomicity_problem
@@ -57,8 +57,6 @@ def test_leak_levels():
     assert leak_level("a\\le -2", "a \\leq -2") in ("trivial", "equivalent")
     assert leak_level("0.5", "\\frac{1}{2}") == "equivalent"
     assert leak_level("7", "\\frac{37}{64}") is None
-    r = check_leak_fail = None
-    from oracleladder.validators import check_leak
     r = check_leak(ms("26"), "26", 1)
     assert not r.passed and "strict" in r.reason
     assert check_leak(ms("7"), "26").passed

@@ -63,4 +63,4 @@ def test_exact_match_is_the_cascades_verdict(response: str, gold: str, decided: 
 async def test_pool_answers_exact_matches_without_a_worker() -> None:
     with WorkerPool(workers=1, timeout_s=0.001) as pool:  # a worker would time out in 1 ms
         assert (await grade(pool, "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")).label is Label.ACCEPT
-        assert (await grade(pool, "\\boxed{0.5}", "\\frac{1}{2}")).reason == "timeout"  # went to the worker
+        assert (await grade(pool, "\\boxed{\\sqrt{4}}", "2")).reason == "timeout"  # went to the worker (SymPy)

@@ -2,14 +2,17 @@
 // (#/ and #/family/<n>). Data comes in script files (data/overview.js, data/f/<n>.js) that call
 // ladderOverview / ladderFamily, since a page opened from the file system may not fetch() files.
 // The site of `ladder compare --html` has the same layout: its overview carries `compare`, and each of
-// its pages has the problem's two roadmaps (`sides`) in place of one.
+// its pages has the problem's two roadmaps (`sides`) in place of one. The site of `ladder prim report
+// --html` carries `prim` (PRIM's report of one student), and each of its pages a problem's primitives
+// and what the student wrote, with the judge's verdicts.
 "use strict";
 
 let OV = null;                 // the overview: report, provenance, family index
 const FAMILIES = new Map();    // family pages loaded so far, by number
 const WAITING = new Map();     // family number -> callbacks waiting for its file
 const FILTER = { student: "", gap: "", outcome: "", reason: "", type: "", schema: "", q: "",
-                 change: "", gap_a: "", gap_b: "", outcome_a: "", outcome_b: "" };  // the last five: compare
+                 change: "", gap_a: "", gap_b: "", outcome_a: "", outcome_b: "",   // these five: compare
+                 place: "", ladder_gap: "" };                                       // these two: PRIM
 const PICKED = [];             // the students shown side by side on family pages
 let shown = [];                // family numbers of the list as last filtered (for n / p)
 
@@ -206,7 +209,7 @@ function chart(id, title, kind, keys, countOf, extra) {
         onclick: () => pickSegment(s, kind, key),
       });
     });
-    return el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${s} (n=${r.n})` }),
+    return el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${s} (n=${r.n})`, title: r.settings || "" }),
               el("div", { class: "bar", role: "group", "aria-label": `${title}: ${s}` }, segs));
   });
   const legend = el("div", { class: "legend" }, keys.concat([extra]).map((k) =>
@@ -243,7 +246,7 @@ function provenance() {
     ["Families left out (unusable reference answer)", String(p.ungradable_reference)]];
   for (const [s, x] of Object.entries(p.students)) {
     const cost = x.cost_usd === null ? "unknown" : `$${x.cost_usd.toFixed(4)}`;
-    rows.push([`Student ${s}`, `${x.families} families; K = ${x.k ?? "not run"} per condition`
+    rows.push([`Student ${s}`, (x.settings ? `at ${x.settings}; ` : "") + `${x.families} families; K = ${x.k ?? "not run"} per condition`
       + (x.k_stage0 ? `, ${x.k_stage0} per milestone` : "") + `; grader ${x.grader || "—"}; max tokens `
       + `${x.max_tokens.join(", ") || "—"}; temperature ${x.temperature.join(", ") || "—"}; `
       + (x.grammar ? "decoding constrained by a grammar (GBNF: changes what the student can answer); " : "")
@@ -269,6 +272,7 @@ function problemCell(f) {
 
 function renderOverview() {
   if (OV.compare) return renderCompareOverview();
+  if (OV.prim) return renderPrimOverview();
   document.getElementById("crumb").textContent = "";
   document.title = "OracleLadder report";
   const all = OV.families;
@@ -541,6 +545,157 @@ function renderPair(n, page) {
   performance.mark("ladder-family");
 }
 
+// ------------------------------------------------------------------ PRIM view (ladder prim report --html)
+
+function pct(x) { return x === null || x === undefined ? "—" : `${x.toFixed(1)}%`; }
+
+// one 100% bar of counts by key, in the label colours, with a legend (Figure 2, Figure 4)
+function countBar(id, title, counts, note) {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const segs = Object.entries(counts).filter(([, c]) => c).map(([key, c]) => {
+    const color = OV.colors[key];
+    const share = (100 * c) / total;
+    return el("span", { class: "seg" + (color ? (isLight(color) ? " light" : "") : " hatched"),
+      style: `width:${share}%;` + (color ? `background:${color}` : ""), "data-value": key, "data-count": c,
+      title: `${key}: ${c} (${share.toFixed(1)}%)`, text: share >= 4.5 ? String(c) : "" });
+  });
+  const legend = el("div", { class: "legend" }, Object.entries(counts).map(([k, c]) =>
+    el("span", {}, el("span", { class: "swatch" + (OV.colors[k] ? "" : " hatched"),
+                                style: OV.colors[k] ? `background:${OV.colors[k]}` : null }), `${k}: ${c}`)));
+  return el("section", { class: "chart panel", id }, el("h3", { text: title }),
+    el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${OV.prim.student} (n=${total})` }),
+       el("div", { class: "bar", role: "img", "aria-label": `${title}: ${Object.entries(counts).map(([k, c]) => `${k} ${c}`).join(", ")}` },
+          total ? segs : el("span", { class: "muted", text: note }))),
+    legend);
+}
+
+// Figure 3: the student's Discovery (x) against its Generation (y) on a square, with the diagonal
+function discoveryPanel() {
+  const d = OV.prim.table1.dimensions;
+  const [x, y] = ["discovery", "generation"].map((k) => (d[k].interval ? 100 * d[k].interval.point : null));
+  const plot = el("div", { class: "scatter", role: "img",
+                           "aria-label": `Discovery ${pct(x)}, Generation ${pct(y)}` }, el("div", { class: "diagonal" }));
+  if (x !== null && y !== null) {
+    plot.append(el("span", { class: "dot", style: `left:${x}%;bottom:${y}%`, title: `${OV.prim.student}: Discovery ${pct(x)}, Generation ${pct(y)}` }));
+  }
+  return el("section", { class: "panel", id: "figure3" }, el("h3", { text: "Figure 3: Discovery against Generation" }),
+    el("div", { class: "scatter-box" }, el("span", { class: "axis-y", text: "Generation" }), plot),
+    el("div", { class: "axis-x", text: "Discovery" }),
+    el("p", { class: "muted", text: `Discovery ${pct(x)} (x), Generation ${pct(y)} (y); the diagonal: as often discovered as solved` }));
+}
+
+// Figure 12: per dimension, right and wrong answers' output tokens, q1 to q3 with the median
+function tokensPanel() {
+  const rows = Object.entries(OV.prim.figure12).flatMap(([name, split]) =>
+    ["right", "wrong"].filter((side) => split[side].n).map((side) => [name, side, split[side]]));
+  const top = Math.max(1, ...rows.map(([, , t]) => t.q3));
+  return el("section", { class: "panel", id: "figure12" },
+    el("h3", { text: "Figure 12: output tokens, right against wrong answers (box: q1 to q3, line: median)" }),
+    rows.length ? el("div", { class: "boxes" }, rows.map(([name, side, t]) => el("div", { class: "bar-row", "data-dimension": name, "data-side": side },
+      el("div", { class: "bar-name", text: `${name}: ${side} (n=${t.n})` }),
+      el("div", { class: "box-track", title: `q1 ${t.q1}, median ${t.median}, q3 ${t.q3}` },
+        el("span", { class: `box ${side}`, style: `left:${(100 * t.q1) / top}%;width:${Math.max(0.5, (100 * (t.q3 - t.q1)) / top)}%` }),
+        el("span", { class: "median", style: `left:${(100 * t.median) / top}%` }),
+        el("span", { class: "box-text", text: `${Math.round(t.median)}` })))))
+      : el("p", { class: "muted", text: "no answer with a verdict" }));
+}
+
+function primMatches(f) {
+  return found(f) && (!FILTER.place || f.prim === FILTER.place) && (!FILTER.ladder_gap || f.ladder_gap === FILTER.ladder_gap);
+}
+
+function renderPrimOverview() {
+  const r = OV.prim;
+  document.getElementById("crumb").textContent = "";
+  document.title = `${r.student} · PRIM report`;
+  document.getElementById("main").replaceChildren(
+    el("h1", { text: `PRIM diagnosis: ${r.student} on ${r.roadmap_set}` }),
+    el("p", { text: `${r.problems} problems with a gold primitive; judge ${r.judge}; a primitive is correct at `
+      + `Score >= ${r.tau}; a problem passes a dimension with at least ${r.threshold} of its samples right; `
+      + `${r.missing_scores} primitive scores missing (left out, never 0).` }),
+    el("h2", { text: "Figures" }),
+    el("div", { class: "panels" },
+      countBar("figure2", "Figure 2: problems by Discovery (D) and Generation (G)", r.figure2, "no problem with both"),
+      countBar("figure4", "Figure 4: Generation failures by Discovery (D) and Execution (E, gold)", r.table9, "no Generation failure"),
+      discoveryPanel(), tokensPanel()),
+    el("h2", { id: "families", text: "Problems: PRIM beside the ladder" }),
+    el("div", { class: "filters", role: "search" },
+      select("PRIM", "place", OV.places, renderPrimList),
+      select("Ladder gap", "ladder_gap", uniq(OV.families.map((f) => f.ladder_gap)), renderPrimList),
+      searchBox(renderPrimList), clearButton()),
+    el("p", { id: "family-count", tabindex: "-1", "aria-live": "polite" }),
+    el("table", { id: "family-list" }),
+    el("h2", { text: "Tables (report.md)" }),
+    Object.assign(el("section", { id: "tables" }), { innerHTML: OV.tables_html }));
+  renderPrimList();
+  performance.mark("ladder-overview");
+}
+
+function renderPrimList() {
+  const rows = OV.families.filter(primMatches);
+  shown = rows.map((f) => f.n);
+  document.getElementById("family-count").textContent = `${rows.length} of ${OV.families.length} problems`;
+  document.getElementById("family-list").replaceChildren(
+    el("thead", {}, el("tr", {}, ["#", "Problem", "Text", "Primitive family", "PRIM", "Ladder gap", "Ladder outcome"]
+      .map((h) => el("th", { text: h })))),
+    el("tbody", {}, rows.map((f) => el("tr", { "data-pid": f.pid },
+      el("td", { text: String(f.n + 1) }), el("td", {}, el("a", { href: `#/family/${f.n}`, text: f.pid })),
+      problemCell(f), el("td", { text: f.family || "—" }),
+      el("td", { class: "prim-place" }, chip(f.prim)), el("td", { class: "ladder-gap" }, chip(f.ladder_gap)),
+      el("td", { class: "ladder-outcome" }, chip(f.ladder_outcome))))));
+}
+
+const SIGMA = { 1: "match", 0.5: "partial", 0: "mismatch" };
+
+// a primitive the student wrote, and the judge on it: V, the gate, the mechanism, the score and the evidence
+function written(w) {
+  const tau = OV.prim.tau;
+  const verdict = w.status === null ? "not scored" : w.status === "missing" ? "missing score"
+    : w.score >= tau ? "correct" : "incorrect";
+  const facts = [
+    ["V", w.validity === null ? "—" : w.validity ? "valid" : `invalid (${w.failure || "no reason"})`],
+    ["gate", w.gate === null ? "—" : `${SIGMA[w.gate]} (${w.gate})`],
+    ["mechanism", w.mechanism === null ? "—" : `${SIGMA[w.mechanism]} (${w.mechanism})`],
+    ["Score", w.score === null ? "—" : `${w.score} (PrimitiveAcc at tau = ${tau}: ${w.score >= tau ? 1 : 0})`]];
+  if (w.reason) facts.push(["note", w.reason]);
+  const output = el("details", { class: "output" }, el("summary", { text: "the student's whole output" }),
+                    el("div", { class: "response md" }));
+  output.addEventListener("toggle", () => {   // laid out (and typeset) when first opened, as an attempt is
+    const r = output.querySelector(".response");
+    if (output.open && !r.hasChildNodes()) renderText(r, w.response);
+  });
+  return el("section", { class: "written", "data-target": w.target, "data-k": w.k, "data-verdict": verdict },
+    el("h4", { text: `${w.target === "prim_discovery" ? "Discovery" : "Digestion"}, k=${w.k}: ${verdict}` }),
+    w.primitive ? el("dl", { class: "fields" }, Object.entries(w.primitive).map(([k, v]) => [el("dt", { text: k }), el("dd", {}, text(v))]))
+      : el("p", { class: "muted", text: "No readable primitive (no core_concept line): the student's failure, scored 0." }),
+    el("table", { class: "verdicts" }, el("tbody", {}, facts.map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: v }))))),
+    Object.keys(w.evidence).length ? el("dl", { class: "evidence" }, Object.entries(w.evidence).map(([k, v]) =>
+      [el("dt", { text: `judge's evidence (${k})` }), el("dd", {}, text(v))])) : null,
+    output);
+}
+
+function renderPrimFamily(n, page) {
+  document.title = `${page.pid} · PRIM report`;
+  document.getElementById("crumb").textContent = `problem ${n + 1}: ${page.pid}`;
+  const byTarget = (t) => page.written.filter((w) => w.target === t).map(written);
+  const column = (title, t) => el("section", { class: "student", "data-dimension": t }, el("h3", { text: title }),
+    byTarget(t).length ? byTarget(t) : el("p", { class: "muted", text: "not probed" }));
+  document.getElementById("main").replaceChildren(...[
+    navLinks(n),
+    el("h1", { text: `Problem ${page.pid}` }),
+    el("p", {}, `Student ${OV.prim.student}: PRIM `, chip(page.prim), " · ladder gap ", chip(page.ladder_gap),
+       " · ladder outcome ", chip(page.ladder_outcome), ` · primitive family ${page.family || "—"}`),
+    ...problemHead(page),
+    el("h2", { text: "Primitives (by provenance)" }),
+    Object.keys(page.primitives).length ? el("div", { class: "columns" }, Object.entries(page.primitives).map(([who, p]) =>
+      el("section", { class: "primitive", "data-provenance": who }, el("h3", { text: who }), text(p))))
+      : el("p", { class: "muted", text: "none" }),
+    el("h2", { text: `What ${OV.prim.student} wrote, and the judge (${OV.prim.judge}) on it` }),
+    el("div", { class: "columns" }, column("Discovery: from the problem alone", "prim_discovery"),
+       column("Digestion: from the problem and its reference solution", "prim_digestion"))].filter(Boolean));
+  performance.mark("ladder-family");
+}
+
 // ------------------------------------------------------------------ routing and keys
 
 function route() {
@@ -549,7 +704,7 @@ function route() {
   if (m) {
     const n = Number(m[1]);
     if (!shown.length) shown = OV.families.map((f) => f.n);
-    loadFamily(n, (page) => { (OV.compare ? renderPair : renderFamily)(n, page); document.getElementById("main").focus(); });
+    loadFamily(n, (page) => { (OV.compare ? renderPair : OV.prim ? renderPrimFamily : renderFamily)(n, page); document.getElementById("main").focus(); });
   } else {
     renderOverview();
   }

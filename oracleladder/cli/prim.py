@@ -1,0 +1,254 @@
+"""`ladder prim`: PRIM's four-dimension diagnosis beside the ladder (docs/prim.md) — import gold
+primitives, compile a teacher's primitives and plans, probe the four dimensions, score a student's
+primitives with a judge, report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..clients import load_prices
+from ..experiment import ProbeEstimate
+from ..prim import audit as prim_audit
+from ..prim.probe import DIMENSIONS
+from ..prim.scoring import TAU
+from ..store import DEFAULT_STORE
+from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
+                     existing, make_endpoint, run_experiment, say, with_endpoint_options)
+from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
+
+app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="JSONL: pid, essential_property, solution_principle, core_concept, primary_type, secondary_types, family (routed from the primary type when absent), solution.")],
+    field: Annotated[Optional[list[str]], typer.Option("--field", help="NAME=COLUMN: read our field NAME from the file's COLUMN (repeat the option).")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Import gold primitives and reference solutions; a bad line imports nothing."""
+    n = run_experiment(store, lambda ex: ex.import_primitives(file, fields=tuple(field or ())))
+    console.print(f"imported {n} gold primitives from {file} into {store}")
+
+
+@with_endpoint_options
+def compile(  # noqa: A001 - the command's name
+    teacher: Annotated[str, typer.Option("--teacher", help="The teacher's provider/model.")],
+    kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11); teacher: its primitive from the answer and the reference solution, classified in the taxonomy (Fig. 7).")] = "teacher-problem-only",
+    source: SourceOpt = "release",
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher reply.")] = 4096,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
+    endpoint = make_endpoint(teacher, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
+                                                              max_attempts=max_attempts, max_tokens=max_tokens,
+                                                              progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"run {result.run_id}: {result.compiled} of {result.families - result.had} families given a {kind} "
+            f"({result.had} had one); {len(result.failed_why)} failed their checks, "
+            f"{result.infrastructure_failures} infrastructure failures")
+        for pid, why in result.failed_why.items():
+            say(f"  {pid}: {why}")
+    say_budget(result.budget_stop)
+    if result.infrastructure_failures or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(compile)
+
+
+@with_endpoint_options
+def probe(
+    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="A dimension to probe (repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
+    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitive (repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
+    teacher: Annotated[Optional[str], typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
+    k: KOpt = 1,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
+    source: SourceOpt = "release",
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families.")] = None,
+    grader: GraderOpt = "strict",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+) -> None:
+    """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
+    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_probe(
+        endpoint, dimensions=tuple(dimensions or DIMENSIONS), sources=tuple(primitive_source or ("gold",)), k=k,
+        max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
+        dry_run=dry_run, progress=bar), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    if isinstance(result, ProbeEstimate):
+        if not as_json:
+            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
+                                 f"{result.families} families")
+        return
+    if not as_json:
+        usage = result.usage
+        say(f"run {result.run_id}: {result.families} families, {result.rollouts} rollouts, {usage.requests} requests, "
+            f"{usage.cache_hits} cache hits; {cost_said(usage)}")
+        for target, n in result.skipped.items():
+            say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")
+    say_budget(result.budget_stop)
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    if result.failed_jobs or result.ungraded or result.budget_stop:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(probe)
+
+
+@with_endpoint_options
+def score(
+    judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student whose Discovery and Digestion primitives to score.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    source: SourceOpt = "release",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism). Cached."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
+                                                            max_tokens=max_tokens), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
+        say(f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} unreadable, scored 0), "
+            f"{result.missing} missing (no readable judge reply), {result.without_gold} without a gold primitive; "
+            f"correct at tau {result.tau}: {correct}")
+    say_budget(result.budget_stop)
+    if result.missing:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(score)
+
+
+@with_endpoint_options
+def answers(
+    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    source: SourceOpt = "release",
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides); its verdicts kept apart."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens),
+                            endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read correct, "
+            f"{result.missing} missing (no readable judge reply); `ladder prim report --answer-judge {judge}` counts them")
+    say_budget(result.budget_stop)
+    if result.missing:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+app.command()(answers)
+
+
+def report(
+    student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
+    judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.json, report.md and the figures.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
+    rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
+    after: Annotated[Optional[str], typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
+    answer_judge: Annotated[Optional[str], typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
+    html: Annotated[bool, typer.Option("--html", help="Also write the HTML report (OUT/html/index.html): the tables and figures, and a page per problem with its primitives and what the student wrote, with the judge's verdicts and evidence.")] = False,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md, and its figures (2, 3, 4, 12) as PNG."""
+    existing(store)
+    r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
+                                                        rescue_source=rescue_source, after=after,
+                                                        answer_judge=answer_judge, out=out, html=html),
+                       reading=True)
+    say(f"wrote {out / 'report.json'}, {out / 'report.md'} and the figures"
+        + (f" and {out / 'html' / 'index.html'}" if html else "")
+        + f": {r.problems} problems, {r.missing_scores} missing scores")
+
+
+app.command()(report)
+
+
+def across(
+    student: Annotated[list[str], typer.Option("--student", help="A student probed with `ladder prim probe` (repeat the option).")],
+    judge: Annotated[str, typer.Option("--judge", help="Whose scores of the students' primitives to read.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for across.json, across.md and the figures.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """PRIM across students (Figures 2 and 3): each one's Discovery against its Generation, and its D±G± counts, with both figures as PNG."""
+    existing(store)
+    run_experiment(store, lambda ex: ex.prim_across(student, judge, source=source, tau=tau, threshold=threshold,
+                                                    out=out), reading=True)
+    say(f"wrote {out / 'across.json'} and {out / 'across.md'}: {len(student)} students")
+
+
+app.command()(across)
+
+
+def audit(
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Whose scores to audit.")] = None,
+    student: Annotated[Optional[str], typer.Option("--student", help="Whose primitives they scored.")] = None,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
+    n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """The judge's audit: a judge-blind sheet of a sample of its scores for a person to label correct or
+    incorrect; `--read SHEET` gives the agreement and Cohen's kappa."""
+    if read is not None:
+        try:
+            result = prim_audit.read_sheet(read)
+        except (OSError, prim_audit.SheetError) as exc:
+            fail(str(exc))
+        typer.echo(json.dumps(result))
+        return
+    if not (judge and student and sheet):
+        fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
+    existing(store)
+    cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
+                                                           tau=tau), reading=True)
+    say(f"wrote {cases} cases to {sheet} (key: {prim_audit.key_path(sheet)}); label each correct or incorrect, "
+        f"then run `ladder prim audit --read {sheet}`")
+
+
+app.command()(audit)

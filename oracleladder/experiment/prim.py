@@ -1,0 +1,329 @@
+"""PRIM's stages on `Experiment` (docs/prim.md): the gold primitives' import, the teacher's guidance
+compiled, the four dimensions probed, a student's primitives scored by the judge and its answers read
+by an answer judge, the judge's audit sheet, and the analyses read back."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_module
+from ..compiler.loop import Compiler
+from ..domains.math import collect_results
+from ..ladder import ProbeConfig
+from ..prim import audit
+from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
+from ..prim.compile import KINDS, PrimCompileDomain
+from ..prim.gold import read_gold
+from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
+from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports,
+                          prim_source, problem_text, read_written)
+from ..prim.scoring import TAU, primitive_acc
+from ..probe.runner import run_probe, uncached_calls
+from ..runtime import gather_or_cancel
+from ..schemas import Rollout
+from ..schemas.types import GradeStatus
+from ..store import AnswerVerdict, FailedJob, PrimScore, Store
+from ..workers import WorkerPool
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
+from .errors import ExperimentError
+from .results import (JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
+                      ProbeEstimate)
+from .run import Progress, calling, no_progress
+
+if TYPE_CHECKING:
+    from ..prim import plots as _plots
+    from ..viewer import site as _site
+else:  # matplotlib and the site: loaded by the first report written, not by a probe or a score
+    _plots = lazy_module("oracleladder.prim.plots")
+    _site = lazy_module("oracleladder.viewer.site")
+
+
+class PrimStages:
+    """Mixed into `Experiment` (its store, pool and notify)."""
+
+    store: Store
+    pool: WorkerPool
+    _notify: Callable[[str], None]
+
+    async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
+        """Gold primitives and reference solutions from a JSONL file (`prim.gold`); the whole file is
+        read first, so a bad line imports nothing. Returns how many."""
+        records = read_gold(path, fields)
+        for r in records:
+            await self.store.put_primitive(r.primitive, wait=False)
+            if r.solution is not None:
+                await self.store.put_solution(r.pid, r.solution, wait=False)
+        await self.store.flush()
+        return len(records)
+
+    async def prim_compile(self, teacher: str | Endpoint, *, kind: str = "teacher-problem-only",
+                           source: str = "release", max_attempts: int = 3, max_tokens: int = 4096,
+                           progress: Progress | None = None) -> PrimCompileResult:
+        """The teacher's primitive from the problem alone (``teacher-problem-only``, Fig. 10), its plan
+        (``plan``, Fig. 11), or its curation primitive from the answer and solution, classified
+        (``teacher``, Fig. 7), for each family of ``source`` that has none from this teacher; checked,
+        re-asked, every attempt stored (`prim.compile`)."""
+        if kind not in KINDS:
+            raise ExperimentError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+        endpoint = as_endpoint(teacher)
+        families = await self.roadmap_set(source)
+        have = (set(await self.store.plans(endpoint.model)) if kind == "plan" else
+                {p.pid for p in await self.store.primitives(provenance=kind, author=endpoint.model)})
+        todo = [f for f in families if f.pid not in have]
+        config = {"teacher": endpoint.model, "kind": kind, "source": source, "max_attempts": max_attempts,
+                  "families": len(todo)}
+        async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
+                domain = PrimCompileDomain(kind, pool=self.pool, solutions=await self.store.solutions())  # type: ignore[arg-type]
+                compiler = Compiler(client, self.store, domain,
+                                    max_attempts=max_attempts, max_tokens=max_tokens)
+                outcomes = await compiler.compile_all(todo, on_done=advance)
+            run.incomplete = any(o.infrastructure_failure for o in outcomes)
+        return PrimCompileResult(
+            run_id=run.id, kind=kind, families=len(families), had=len(families) - len(todo),
+            compiled=sum(o.ok for o in outcomes),
+            failed_why={o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes
+                        if not o.ok and o.errors and not o.infrastructure_failure},
+            infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
+            budget_stop=client.budget_stop)
+
+    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None) -> Supports:
+        """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions, the
+        student's own Discovery primitives and the teacher's plans that PRIM's jobs read."""
+        primitives = {}
+        for p in await self.store.primitives():
+            if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
+                continue
+            if p.provenance != "self":
+                primitives[(p.pid, p.provenance)] = p
+        discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
+            student=student, source=prim_source(roadmap_set), target=DISCOVERY)
+            if (fields := read_written(r)) is not None}
+        return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
+
+    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
+                         sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
+                         temperature: float = 1.0, grader: str = "strict", source: str = "release",
+                         teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
+                         progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+        """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
+        ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
+        Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
+        the cache and their estimate, and no run (Execution under ``self`` counted only where the
+        student's Discovery is stored already)."""
+        bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
+        if bad:
+            raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
+                                  f"{', '.join(DIMENSIONS)}; sources: {', '.join(SOURCES)}")
+        endpoint = as_endpoint(student)
+        try:
+            config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
+                                 grader=grader)
+        except ValueError as exc:
+            raise ExperimentError(str(exc)) from None
+        donors = await self.roadmap_set(source)
+        families = donors[:limit]
+        # the student's own primitive is its Discovery output: asked first, then shown
+        passes = [(dimensions, [s for s in sources if s != "self"])]
+        if "self" in sources and "execution" in dimensions:
+            passes.append((("execution",), ["self"]))
+        if dry_run:
+            supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
+            async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
+                                            max_tokens=max_tokens)
+            return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
+        failed: list[FailedJob] = []
+        run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
+                      "teacher": teacher, "families": len(families)}
+        async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            skipped: dict[str, int] = {}
+            done = 0
+            for dims, srcs in passes:
+                supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+                domain = PrimDomain(supports, dims, srcs, pool=self.pool)
+                jobs = domain.plan_jobs(families, config, donors)
+                skipped.update(domain.skipped(families, config))
+                with (progress or no_progress)(f"prim probe {config.student}", len(jobs), client) as advance:
+                    def fail(job: FailedJob) -> None:
+                        failed.append(job)
+                        advance(job)
+
+                    done += await run_probe(domain, families, config, client=client, store=self.store,
+                                            run_id=run.id, source=source, on_done=advance, on_failed=fail,
+                                            donors=donors, workers=len(jobs) if client.batch else None)
+            ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
+            run.incomplete = bool(failed or ungraded)
+        return PrimProbeResult(run_id=run.id, families=len(families), rollouts=done, usage=client.usage,
+                               ungraded=ungraded, skipped=skipped, budget_stop=client.budget_stop,
+                               batch_rows_submitted=client.batch_rows_submitted,
+                               failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason)
+                                            for j in failed])
+
+    async def prim_score(self, judge: str | Endpoint, student: str, *, source: str = "release", tau: float = TAU,
+                         max_tokens: int = 2048) -> PrimScoreResult:
+        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set against the
+        problem's gold primitive with the ``judge`` (`prim.judge`); each score stored under the judge.
+        An unreadable primitive is scored 0 without a call; a judge with no readable reply after its
+        re-ask leaves the score missing."""
+        endpoint = as_endpoint(judge)
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
+        solutions = await self.store.solutions()
+        rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
+                    if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+        todo = [r for r in rollouts if r.pid in golds]
+        meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
+                "max_tokens": max_tokens, "primitives": len(todo)}
+        async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            async def one(r: Rollout) -> PrimScore:
+                base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
+                        "judge": endpoint.model, "run_id": run.id}
+                written = read_written(r)
+                if written is None:
+                    return PrimScore(**base, status="scored", validity=0, score=0.0, reason="unreadable")
+                j = await judge_primitive(client, written, golds[r.pid], problem_text(families[r.pid]),
+                                          solutions.get(r.pid, "(no reference solution given)"), max_tokens)
+                return PrimScore(**base, status="missing" if j.missing else "scored", validity=j.validity,
+                                 failure=j.failure, gate=j.gate, mechanism=j.mechanism, score=j.score,
+                                 reason=j.missing, evidence=j.evidence, call_keys=j.keys)
+
+            scores = await gather_or_cancel(*(one(r) for r in todo))
+            for s in scores:
+                await self.store.put_prim_score(s, wait=False)
+            await self.store.flush()
+            run.incomplete = any(s.status == "missing" for s in scores)
+        correct: dict[str, int] = {}
+        for s in scores:
+            if s.score is not None and primitive_acc(s.score, tau):
+                correct[s.target] = correct.get(s.target, 0) + 1
+        return PrimScoreResult(run_id=run.id, scored=sum(s.status == "scored" for s in scores),
+                               unreadable=sum(s.reason == "unreadable" for s in scores),
+                               missing=sum(s.status == "missing" for s in scores),
+                               without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage,
+                               budget_stop=client.budget_stop)
+
+    async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
+                          threshold: int = 1, rescue_source: str = "teacher-problem-only",
+                          after: str | None = None, answer_judge: str | None = None,
+                          out: str | os.PathLike[str] | None = None, html: bool = False) -> PrimReport:
+        """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
+        labels of the same student (`prim.analysis`); ``after``: another checkpoint whose Generation
+        (its `prim probe`) repairs the student's failures (Tables 3 / 11); ``answer_judge``: an answer
+        also counts right where that answer judge (`prim_answers`) reads it correct, and the report
+        says so; with ``out``, report.json, report.md and the figures (`prim.plots`) there, and with
+        ``html`` the HTML report in out/html."""
+        if html and out is None:
+            raise ExperimentError("the HTML report needs a folder (out) to be written in")
+        families = await self.roadmap_set(source)
+        golds = {p.pid: p.family for p in await self.store.primitives(provenance="gold")}
+        pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
+        if not pids:
+            raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
+        rollouts = await self.store.rollouts(student=student, source=prim_source(source))
+        scores = await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
+        ladder = collect_results(families, await self.store.rollouts(student=student,
+                                                                     source=families[0].provenance.roadmap_set))
+        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
+                         key=SOURCES.index)
+        judged_right = set() if answer_judge is None else {
+            (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(
+                student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
+        calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
+        tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
+        report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
+                             scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
+                             rescue_source=rescue_source, tokens=tokens,
+                             primitives=[p for p in await self.store.primitives() if p.provenance != "self"],
+                             answer_judge=None if answer_judge is None else (answer_judge, judged_right),
+                             after=None if after is None else (after, await self.store.rollouts(
+                                 student=after, source=prim_source(source), target=GENERATION)))
+        if out is not None:
+            folder = Path(out)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
+            (folder / "report.md").write_text(report_md(report))
+            _plots.write_prim_plots(report, folder)
+            if html:
+                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
+        return report
+
+    async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
+                           max_tokens: int = 2048) -> PrimAnswersResult:
+        """The answer judge (`prim.judge.judge_answer`) on each Generation and Execution answer of
+        ``student`` that the grader did not accept: for free-form answers no symbolic grader can decide.
+        Its verdicts are stored apart (`prim_answer_verdicts`); the grader's stay as they are."""
+        endpoint = as_endpoint(judge)
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        todo = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
+                if (r.target == GENERATION or r.target.startswith(EXECUTION)) and r.verdict.graded
+                and not r.verdict.accepted and r.pid in families]
+        meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
+                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
+        async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            async def one(r: Rollout) -> AnswerVerdict:
+                family = families[r.pid]
+                asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
+                verdict = ("missing" if asked.reply is None else
+                           "correct" if asked.reply["correct"] == "yes" else "incorrect")
+                extracted = None if asked.reply is None else str(asked.reply.get("extracted_final_answer", ""))
+                return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
+                                     judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
+                                     call_keys=asked.keys, run_id=run.id)
+
+            verdicts = await gather_or_cancel(*(one(r) for r in todo))
+            for v in verdicts:
+                await self.store.put_answer_verdict(v, wait=False)
+            await self.store.flush()
+            run.incomplete = any(v.verdict == "missing" for v in verdicts)
+        return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
+                                 correct=sum(v.verdict == "correct" for v in verdicts),
+                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage,
+                                 budget_stop=client.budget_stop)
+
+    async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
+                         n: int = 40, seed: int = 0, tau: float = TAU) -> int:
+        """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
+        ``student``'s primitives, half judged correct, blind to the judge, with its key beside it; never
+        overwritten. Returns the number of cases."""
+        path = Path(sheet)
+        if path.exists():  # it may hold a person's labels
+            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another --sheet")
+        families = {f.pid: f for f in await self.roadmap_set(source)}
+        scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
+                  if s.pid in families]
+        sample = audit.draw(scores, n, seed, tau)
+        if not sample:
+            raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
+                                  f"'{source}': run `ladder prim score` first")
+        written = {(r.pid, r.target, r.k): fields for r in await self.store.rollouts(
+            student=student, source=prim_source(source)) if (fields := read_written(r)) is not None}
+        golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
+        return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
+                                 solutions=await self.store.solutions(), golds=golds, written=written,
+                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)
+
+    async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
+                          threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
+        """Figures 2 and 3 over ``students`` (each one's report, `prim_report`); with ``out``,
+        across.json, across.md and the two figures (across-figure2.png, across-figure3.png) there."""
+        reports = [await self.prim_report(s, judge, source=source, tau=tau, threshold=threshold) for s in students]
+        points = across(reports)
+        if out is not None:
+            folder = Path(out)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "across.json").write_text(json.dumps(
+                {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
+            (folder / "across.md").write_text(across_md(points, source, judge))
+            _plots.composition_figure(points).savefig(folder / "across-figure2.png", dpi=110, bbox_inches="tight")
+            _plots.discovery_figure(points).savefig(folder / "across-figure3.png", dpi=110, bbox_inches="tight")
+        return points

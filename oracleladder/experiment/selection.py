@@ -1,0 +1,180 @@
+"""Which of a student's results a report reads: never two runs of different settings pooled.
+
+A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
+them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
+sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), and
+whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
+a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
+``--k N`` reads the first N of each. The prompts' versions are not in a run's config: a changed prompt
+makes new calls, whose verdicts replace the old ones sample by sample (the store keeps both).
+
+Where more than one group is left after the user's choice, a reader stops with one line naming the
+groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
+column per group, named ``STUDENT@setting=value``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+from ..ladder import ProbeConfig
+from ..schemas.models import Rollout
+from ..store import FailedJob, PanelCell, RunRecord
+from .errors import ExperimentError
+
+PANEL_RUN = "panel-import"  # the kind of the run an imported panel is filed under
+IMPORTED = "imported panel"
+# the option that picks a group by each setting (the others: --run)
+_OPTIONS = {"max_tokens": "--max-tokens", "temperature": "--temperature", "grader": "--grader"}
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The settings of a run that change a result; None where the store does not say (a run from
+    before they were recorded, or a panel file that does not state them)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    grader: str | None = None
+    use_corrections: bool | None = None
+    params: str = ""  # the request-body fields (extra_body) as JSON
+    provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
+
+    @classmethod
+    def of(cls, run: RunRecord | None) -> RunSettings:
+        """A run's settings from its stored config; a rollout whose run is not in the store has none."""
+        if run is None or not isinstance(run.config, dict):
+            return cls()
+        c = run.config
+        if run.kind == PANEL_RUN:
+            return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"), grader=c.get("grader"),
+                       provenance=IMPORTED)
+        return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
+                   grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
+                   params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "")
+
+    def items(self) -> dict[str, object]:
+        """The settings worth stating (no empty request parameters, no default reference answers or
+        provenance)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in out.items() if not (k == "params" and not v)
+                and not (k == "use_corrections" and not v) and not (k == "provenance" and v == "rollouts")}
+
+    def describe(self, k: int | None) -> str:
+        """One line: "K = 8, max_tokens = 256, temperature = 1.0, grader = strict" ("?" where unknown)."""
+        parts = [f"K = {k if k else '?'}"] + [f"{n} = {'?' if v is None else v}" for n, v in self.items().items()]
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the user picked: a setting's value (None: any), a run whose group to read, the first ``k``
+    samples, or ``by_run``: every group side by side."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    grader: str | None = None
+    run: str | None = None
+    k: int | None = None
+    by_run: bool = False
+
+
+@dataclass
+class Picked:
+    """One group of a student's results: its settings, the runs in it and what they made."""
+
+    student: str
+    label: str  # the report's column: the student, or STUDENT@setting=value side by side
+    settings: RunSettings
+    run_ids: list[str]
+    rollouts: list[Rollout] = field(default_factory=list)
+    failed: list[FailedJob] = field(default_factory=list)
+    cells: list[PanelCell] = field(default_factory=list)
+
+    @property
+    def k(self) -> int | None:
+        """The samples per condition in this group (the most seen)."""
+        ks = [r.k + 1 for r in self.rollouts] + [j.k + 1 for j in self.failed] + [c.k for c in self.cells]
+        return max(ks, default=None)
+
+    @property
+    def imported(self) -> bool:
+        return self.settings.provenance == IMPORTED
+
+    def describe(self) -> str:
+        return self.settings.describe(self.k)
+
+
+def _differing(groups: Sequence[Picked]) -> list[str]:
+    """The settings in which the groups differ, in RunSettings' order."""
+    names = [f.name for f in fields(RunSettings)]
+    return [n for n in names if len({getattr(g.settings, n) for g in groups}) > 1]
+
+
+def matches(g: Picked, choice: Choice) -> bool:
+    """Whether a group has every setting ``choice`` names."""
+    return ((choice.max_tokens is None or g.settings.max_tokens == choice.max_tokens)
+            and (choice.temperature is None or g.settings.temperature == choice.temperature)
+            and (choice.grader is None or g.settings.grader == choice.grader)
+            and (choice.run is None or choice.run in g.run_ids))
+
+
+def _spell(g: Picked, differing: Sequence[str]) -> str:
+    return ",".join(f"{n}={getattr(g.settings, n)}" for n in differing) or "settings unknown"
+
+
+def _named(groups: Sequence[Picked]) -> str:
+    """The groups in one line: what tells them apart, their K and (the first few of) their runs."""
+    differ = _differing(groups)
+
+    def runs(g: Picked) -> str:
+        return ", ".join(g.run_ids[:3]) + (f" and {len(g.run_ids) - 3} more" if len(g.run_ids) > 3 else "")
+    return "; ".join(f"{_spell(g, differ)} (K = {g.k}, runs {runs(g)})" for g in groups)
+
+
+def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob], cells: Sequence[PanelCell],
+           runs: Mapping[str, RunRecord]) -> list[Picked]:
+    """A student's rollouts, failed jobs and imported counts by the settings of their runs, in the order
+    the runs were made."""
+    by: dict[RunSettings, Picked] = {}
+
+    def group_of(run_id: str) -> Picked:
+        s = RunSettings.of(runs.get(run_id))
+        g = by.setdefault(s, Picked(student, student, s, []))
+        if run_id not in g.run_ids:
+            g.run_ids.append(run_id)
+        return g
+
+    for r in rollouts:
+        group_of(r.run_id).rollouts.append(r)
+    for j in failed:
+        group_of(j.run_id).failed.append(j)
+    for c in cells:
+        group_of(c.run_id).cells.append(c)
+    order = list(runs)
+    return sorted(by.values(), key=lambda g: min(order.index(i) if i in order else len(order) for i in g.run_ids))
+
+
+def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list[Picked]:
+    """The groups ``choice`` picks (one, or with ``by_run`` each left), the first ``choice.k`` samples of
+    each; an ExperimentError naming the groups and the options that pick one where that is not one."""
+    left = [g for g in found if matches(g, choice)]
+    if not left:
+        raise ExperimentError(f"no results of student '{student}' on '{source}' match the settings asked for; "
+                              f"the store has: {_named(found)}")
+    if len(left) > 1 and not choice.by_run:
+        first = next(iter(_differing(left)), "run")
+        ways = " or ".join(f"{_OPTIONS[first]} {getattr(g.settings, first)}" if first in _OPTIONS
+                           else f"--run {g.run_ids[0]}" for g in left)
+        raise ExperimentError(f"student '{student}' has results on '{source}' at {len(left)} settings, which a "
+                              f"report never pools: {_named(left)}; pick one with {ways}, or show them side by "
+                              "side with --by-run")
+    if choice.k is not None and any(c.k > choice.k for g in left for c in g.cells):
+        raise ExperimentError(f"--k {choice.k}: the imported panel of '{student}' holds counts of K = "
+                              f"{max(c.k for g in left for c in g.cells)} attempts, not of their first {choice.k}")
+    differ = _differing(left)
+    return [Picked(student, f"{student}@{_spell(g, differ)}" if len(left) > 1 else student, g.settings, g.run_ids,
+                   [r for r in g.rollouts if choice.k is None or r.k < choice.k],
+                   [j for j in g.failed if choice.k is None or j.k < choice.k], g.cells)
+            for g in left]
