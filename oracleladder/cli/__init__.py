@@ -13,8 +13,9 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from .. import __version__
 from ..clients import ConfigurationError, ProviderError
-from ..experiment import ExperimentError
+from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
 from . import audit, compiling, construction, panels, prim, probing, reporting, store
@@ -36,19 +37,28 @@ class _Ladder(TyperGroup):
             if ctx.meta.get("debug"):
                 raise
             fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else str(exc),
-                 code=2 if isinstance(exc, (InputError, ExperimentError)) else 1)
+                 code=2 if isinstance(exc, (InputError, ExperimentError, EndpointError)) else 1)
 
 
-app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True,
+# click's own help (rich_markup_mode=None): it wraps at any width, where rich's panels cut option names
+app = typer.Typer(cls=_Ladder, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="OracleLadder: where does LLM reasoning fail?")
 app.add_typer(audit.app, name="audit")
 app.add_typer(panels.app, name="panels")
 app.add_typer(prim.app, name="prim")
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"ladder {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(ctx: typer.Context,
-             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False) -> None:
+             debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+             version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print the version and exit.")] = False) -> None:
     ctx.meta["debug"] = debug
 
 
@@ -57,6 +67,7 @@ app.command()(store.export)
 app.command()(probing.verify)
 app.command()(compiling.compile)
 app.command()(compiling.check)
+app.command()(compiling.attempts)
 app.command()(probing.probe)
 app.command()(reporting.report)
 app.command()(reporting.export_results)

@@ -19,7 +19,8 @@ from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_
                      with_endpoint_options)
 from .selecting import RunPick, with_choice
 
-app = typer.Typer(no_args_is_help=True, help="The paper's audits of a run: format, roadmap-match, judge.")
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                  help="The paper's audits of a run: format, roadmap-match, judge.")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]

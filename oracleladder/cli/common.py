@@ -10,6 +10,7 @@ import functools
 import inspect
 import os
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from pathlib import Path
@@ -20,8 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..clients import ProviderError
-from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, EndpointError, Experiment,
-                          request_body)
+from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint,
+                          EndpointError, Experiment, request_body)
 from ..verify import grader_name
 
 console = Console(stderr=True)
@@ -50,6 +51,11 @@ def existing(store: Path) -> None:
         fail(f"{store}: no such store")
 
 
+def listed(values: list[str] | None) -> list[str]:
+    """A repeatable option's values, each of which may be a comma list (``--conditions C1,C2``)."""
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
 def positive(value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise typer.BadParameter(f"{value:g} is not greater than 0")
@@ -62,9 +68,14 @@ T = TypeVar("T")
 def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
                    reading: bool = False) -> T:
     """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
-    read-only where it cannot be written); Ctrl-C stops it with every finished result kept in the
-    store. A call that failed for good ends it with one line on the ``endpoint``."""
+    read-only where it cannot be written; a missing store is read as an empty one, and no file is
+    made); Ctrl-C stops it with every finished result kept in the store. A call that failed for good
+    ends it with one line on the ``endpoint``."""
     async def main() -> T:
+        if reading and not store.exists():
+            with tempfile.TemporaryDirectory() as empty:
+                async with Experiment(Path(empty) / store.name, notify=say) as ex:
+                    return await call(ex)
         async with Experiment(store, readonly=None if reading else False, notify=say) as ex:
             return await call(ex)
 
@@ -89,8 +100,8 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
         raise typer.Exit(130) from None
 
 
-BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down.")]
-ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help=f"Calls in flight at once, across all workers (default: what a --base-url server says it runs at once, llama.cpp's slots; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others).")]
+BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it (or comma-separate) for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down. Without it, an openai/ model calls OPENAI_BASE_URL when set.")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help=f"Calls in flight at once, per server (default: what a --base-url server says it runs at once: llama.cpp's /props, SGLang's server info, llama-cpp-python's one; a server that does not say starts at {START_CONCURRENCY} and grows; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others). Halved at a timeout or a 429, then grown back by one.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
 RpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Requests-per-minute limit.")]
@@ -139,14 +150,22 @@ def with_endpoint_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
-    """The Endpoint of ``model`` from the endpoint options: --param and --extra-body become its
-    extra_body (top-level body fields, --param winning)."""
-    return Endpoint(model, base_urls=options["base_url"], concurrency=options["concurrency"], rpm=options["rpm"],
-                    tpm=options["tpm"], extra_body=request_body(options["param"], options["extra_body"]),
-                    api_key_env=options["api_key_env"], model_name=options["model_name"],
-                    cache_tag=options["cache_tag"], timeout=options["timeout"], max_cooldown=options["max_cooldown"],
-                    batch=options["batch"], batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"],
-                    batch_deadline=options["batch_deadline"], **more)
+    """The Endpoint of ``model`` from the endpoint options (--param and --extra-body become its
+    extra_body: top-level body fields, --param winning), its URLs and its key checked before any
+    store is opened."""
+    endpoint = Endpoint(model, base_urls=listed(options["base_url"]) or None, concurrency=options["concurrency"],
+                        rpm=options["rpm"], tpm=options["tpm"],
+                        extra_body=request_body(options["param"], options["extra_body"]),
+                        api_key_env=options["api_key_env"], model_name=options["model_name"],
+                        cache_tag=options["cache_tag"], timeout=options["timeout"],
+                        max_cooldown=options["max_cooldown"], batch=options["batch"],
+                        batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"],
+                        batch_deadline=options["batch_deadline"], **more)
+    try:
+        endpoint.check_key()
+    except EndpointError as exc:
+        fail(str(exc) if options["api_key_env"] else f"{exc}, or name the variable that holds it: --api-key-env NAME")
+    return endpoint
 
 
 def known_grader(grader: str) -> str:

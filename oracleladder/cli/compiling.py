@@ -1,5 +1,5 @@
-"""`ladder compile` (and `--primitives-only`) and `ladder check`: families made by a teacher, and
-every validator run on a file of them."""
+"""`ladder compile` (and `--primitives-only`), `ladder check` and `ladder attempts`: families made by
+a teacher, every validator run on a file or a set of them, and a teacher's attempts."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt,
-                     console, fail, make_endpoint, run_experiment, say, with_endpoint_options)
+                     console, existing, fail, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
@@ -59,7 +59,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
         null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
-        progress=bar), endpoint)
+        progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):
@@ -76,6 +76,9 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     say_budget(result.budget_stop)
     if result.infrastructure_failures or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
+    if not result.compiled:
+        fail(f"compiled none of the {result.failed} problems: each failed its checks (see above; `ladder check` "
+             "and --max-attempts)", 1)
 
 
 def _say_compiled(result: CompileResult) -> None:
@@ -110,13 +113,21 @@ def _primitives(store: Path, endpoint: Endpoint, source: str, max_attempts: int,
 
 
 def check(
-    families: Annotated[Path, typer.Argument(help="Families in the released record format.")],
+    families: Annotated[Optional[Path], typer.Argument(help="Families in the released record format (or --source).")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
-    """Run every deterministic validator on existing families."""
-    checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
+    """Run every deterministic validator on existing families: a file's, or a roadmap set of the store."""
+    if (families is None) == (source is None):
+        fail("give FAMILIES (a file) or --source SET (a roadmap set of the store)")
+    if source is not None:
+        existing(store)
+        checked = run_experiment(store, lambda ex: ex.check(source, use_corrections=use_corrections), reading=True)
+    else:
+        checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
     if as_json:
         for family, report in zip(checked.families, checked.reports):
             typer.echo(json.dumps({
@@ -132,3 +143,27 @@ def check(
             console.print(f"{report.pid} {where} [{c.check}] {c.reason}", soft_wrap=True, highlight=False, markup=False)
     console.print_json(json.dumps(checked.totals))
 
+
+
+def attempts(
+    teacher: Annotated[str, typer.Option("--teacher", help="The teacher (provider/model) whose attempts to show.")],
+    pid: Annotated[Optional[str], typer.Option("--pid", help="Only this problem's attempts.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line per attempt.")] = False,
+) -> None:
+    """A teacher's compile attempts per problem: each plan, and the errors and reasons it got."""
+    existing(store)
+    found = run_experiment(store, lambda ex: ex.attempts(teacher, pid), reading=True)
+    for a in found:
+        if as_json:
+            typer.echo(a.model_dump_json())
+            continue
+        granularity = f" ({a.granularity})" if a.granularity else ""
+        say(f"{a.pid}{granularity} attempt {a.attempt + 1}: {'passed' if a.passed else 'failed'}")
+        milestones = a.plan.get("milestones") if isinstance(a.plan, dict) else None
+        for i, m in enumerate(milestones if isinstance(milestones, list) else [], 1):
+            if isinstance(m, dict):
+                say(f"  {i}. {m.get('type')}: {m.get('description')} -> {m.get('canonical_answer')}")
+        for e in a.errors:
+            where = f"milestone {e['milestone'] + 1}" if isinstance(e, dict) and e.get("milestone") is not None else "plan"
+            say(f"  [{e.get('check')}] {where}: {e.get('reason')}" if isinstance(e, dict) else f"  {e}")

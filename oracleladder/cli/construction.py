@@ -16,8 +16,8 @@ from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, make_endpoint,
-                     run_experiment, say, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, listed,
+                     make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, print_failed_jobs
 
 if TYPE_CHECKING:
@@ -111,9 +111,8 @@ def reanchor(
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
             fail(f"{counts}: not a counts file ({type(exc).__name__}: {exc})")
     else:
-        split = lambda names: [n.strip() for x in names or [] for n in x.split(",") if n.strip()]  # noqa: E731
-        anchor_names = split(anchors)
-        models = list(dict.fromkeys(anchor_names + split(students)))
+        anchor_names = listed(anchors)
+        models = list(dict.fromkeys(anchor_names + listed(students)))
         if endpoint_options["base_url"]:
             for model in models:
                 endpoint = make_endpoint(model, endpoint_options)

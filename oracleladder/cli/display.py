@@ -3,6 +3,8 @@ the lines every run's result shares (cost, timeouts, the budget, a dry run's est
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,13 +47,49 @@ def _spend(client: Client) -> str:
     return spent if client.max_cost is None else f"{spent} of ${client.max_cost:g}"
 
 
+# seconds between the plain progress lines written where stderr is no terminal (a log, a pipe)
+PLAIN_EVERY_S = 10.0
+
+
 @contextmanager
 def bar(description: str, total: int, client: Client) -> Iterator[Callable[[object], None]]:
-    """The progress display of a run (experiment.Progress): one more done, and the spend now."""
+    """The progress display of a run (experiment.Progress): one more done, and the spend now. Where
+    stderr is no terminal, a plain line every PLAIN_EVERY_S seconds instead of a bar."""
+    if not console.is_terminal:
+        with _plain(description, total, client) as advance:
+            yield advance
+        return
     with _progress() as progress:
         task = progress.add_task(description, total=total, spend=_spend(client))
         _show_batches(progress, client)
         yield lambda _: progress.update(task, advance=1, spend=_spend(client))
+
+
+@contextmanager
+def _plain(description: str, total: int, client: Client) -> Iterator[Callable[[object], None]]:
+    done = 0
+    t0 = time.monotonic()
+    stop = threading.Event()
+
+    def advance(_: object) -> None:
+        nonlocal done
+        done += 1
+
+    def line() -> None:
+        say(f"{description}: {done} of {total} done, {time.monotonic() - t0:.0f} s, {_spend(client)}")
+
+    def every() -> None:
+        while not stop.wait(PLAIN_EVERY_S):
+            line()
+
+    ticker = threading.Thread(target=every, name="progress", daemon=True)
+    ticker.start()
+    try:
+        yield advance
+    finally:
+        stop.set()
+        ticker.join()
+        line()
 
 
 def _show_batches(progress: Progress, client: Client) -> None:

@@ -11,13 +11,13 @@ import typer
 
 from .._lazy import lazy_module
 from ..clients import load_prices
-from ..experiment import Estimate
+from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
 from ..experiment.reader import BENCHMARK
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
 from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt,
-                     StoreOpt, console, existing, make_endpoint, run_experiment, say, with_endpoint_options)
+                     StoreOpt, console, existing, listed, make_endpoint, run_experiment, say, with_endpoint_options)
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     k: KOpt = 8,
     conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help=(
-        f"A condition to run (repeat the option): {', '.join(CONDITION_NAMES.values())} (or the released "
+        f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())} (or the released "
         f"names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None,
     stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
@@ -69,15 +69,19 @@ def probe(
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
     primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
+    include_unusable: Annotated[bool, typer.Option("--include-unusable", help="Also ask the parent jobs of the families whose reference answer is unusable (`ladder check`; the report leaves them out), which are skipped by default.")] = False,
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    if dry_run:
+        existing(store)  # the families to probe are in it
     result = run_experiment(store, lambda ex: ex.probe(
-        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=max_tokens, temperature=temperature,
+        endpoint, k=k, conditions=listed(conditions), stage0=stage0, max_tokens=max_tokens, temperature=temperature,
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
-        domain=domain, primitive=primitive, primitive_fallback=primitive_fallback, dry_run=dry_run,
-        progress=bar), endpoint)
+        domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
+        include_unusable=include_unusable, dry_run=dry_run,
+        progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):
@@ -96,7 +100,11 @@ def probe(
             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     say_budget(result.budget_stop)
     print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    if result.endpoint_lost:
+        say(f"the endpoint stopped answering mid-run ({result.endpoint_lost}): every finished job is stored")
     if result.failed_jobs or result.ungraded or result.budget_stop:
+        status = BUDGET_STOPPED if result.budget_stop else FINISHED_WITH_FAILURES
+        say(f"run {result.run_id}: {status}; rerun the same command to resume (stored calls are not asked again)")
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

@@ -25,7 +25,7 @@ from .errors import (
 from .limits import RateLimiter
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable, load_prices
-from .providers import KNOWN_PROVIDERS, key_env_for, parse_model, server_slots
+from .providers import KNOWN_PROVIDERS, key_env_for, parse_model, server_capacity
 from .runner import Client, make_client, make_provider
 from .structured import STRUCTURED_MODES, StructuredOutputError
 from .usage import Usage, prompt_bound
@@ -34,7 +34,7 @@ __all__ = [
     "ChatRequest", "ChatResult", "Provider", "AuthenticationError", "BadRequestError", "CannotConnect",
     "ConfigurationError", "EmptyCompletion", "MissingAPIKey", "PermanentError", "ProviderError", "RateLimitError",
     "TransientError", "UnknownProvider", "KNOWN_PROVIDERS", "AnthropicProvider", "OpenAIProvider",
-    "OpenAIRawProvider", "make_provider", "parse_model", "key_env_for", "server_slots", "DEFAULT_PRICES",
+    "OpenAIRawProvider", "make_provider", "parse_model", "key_env_for", "server_capacity", "DEFAULT_PRICES",
     "PriceTable", "load_prices", "BudgetReached", "STRUCTURED_MODES", "CallCache", "Client", "MemoryCache",
     "RateLimiter", "StructuredOutputError", "Usage", "make_client", "prompt_bound",
 ]

@@ -25,7 +25,7 @@ from .batch_api import (
     read_rows,
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class AnthropicProvider:
             kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
         self._client = anthropic.AsyncAnthropic(
             api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
-            base_url=base_url,
+            base_url=base_url or DEFAULT_BASE_URLS["anthropic"],  # not the SDK's ANTHROPIC_BASE_URL, nor its key there
             timeout=timeout,
             max_retries=0,
             **kw,
@@ -141,7 +141,8 @@ class AnthropicBatchAPI:
         key = resolve_key("anthropic", api_key, base_url, api_key_env)
         # no key: none sent, on every request (results() sets headers of its own)
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url, timeout=timeout, max_retries=3,
+        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url or DEFAULT_BASE_URLS["anthropic"],
+                                                timeout=timeout, max_retries=3,
                                                 default_headers=omit)
         self.refusals = Refusals(self.name, messages_body, SAMPLING)
         self._once = self._client.with_options(max_retries=0)

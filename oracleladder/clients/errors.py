@@ -98,6 +98,11 @@ class CannotConnect(ConnectionDropped):
     """No connection at all (refused, unknown host): retried, as a server may be starting."""
 
 
+class EndpointLost(CannotConnect):
+    """A call not sent: its endpoint stopped answering mid-run (``Client.lost``), and every call would
+    fail the same way."""
+
+
 class PermanentError(ProviderError):
     """Not worth retrying: the same request will fail the same way."""
 
@@ -121,8 +126,7 @@ class ConfigurationError(ProviderError, ValueError):
 class MissingAPIKey(ConfigurationError):
     def __init__(self, provider: str, env_var: str) -> None:
         super().__init__(
-            f"no API key for provider {provider!r}: set the environment variable {env_var} "
-            f"(or pass api_key=...)"
+            f"no API key for provider {provider!r}: set the environment variable {env_var}"
         )
         self.env_var = env_var
 

@@ -1,5 +1,6 @@
-"""What a Client's calls wait for before they are sent: a concurrency slot, the per-minute request
-and token buckets, the one cool-down every worker shares after a 429, and the spending budget."""
+"""What a Client's calls wait for before they are sent: a concurrency slot (the calls in flight to
+one endpoint, lowered when it times out or answers 429), the per-minute request and token buckets,
+the one cool-down every worker shares after a 429, and the spending budget."""
 
 from __future__ import annotations
 
@@ -46,28 +47,92 @@ class RateLimiter:
         self.tokens = min(self.capacity, self.tokens - delta)
 
 
-class Slot:
-    """One of a Client's concurrency slots: held for a whole call, given back while it sleeps."""
+class Concurrency:
+    """The calls in flight to one endpoint: at most ``limit``. It grows by one each time ``limit``
+    calls in a row are answered, up to ``ceiling``, and halves at a timeout or a 429 (additive
+    increase, multiplicative decrease), said once: a server queueing more than it runs times the
+    queue out. A call sent before the last decrease (an older ``epoch``) lowers it no further: the
+    calls of one burst time out together."""
 
-    def __init__(self, sem: asyncio.Semaphore) -> None:
-        self._sem = sem
+    def __init__(self, ceiling: int, start: int | None = None, who: str = "") -> None:
+        self.ceiling = max(1, ceiling)
+        self.limit = max(1, min(self.ceiling, start or self.ceiling))
+        self.inflight = 0
+        self.epoch = 0
+        self._streak = 0  # calls answered since the limit last changed
+        self._who = who
+        self._said = False
+        self._changed = asyncio.Event()  # set (and replaced) when a call ends
+
+    def free(self) -> bool:
+        return self.inflight < self.limit
+
+    def take(self) -> int:
+        """One more call in flight; returns the epoch it is sent in."""
+        self.inflight += 1
+        return self.epoch
+
+    def give(self) -> None:
+        self.inflight -= 1
+
+    async def acquire(self) -> int:
+        while not self.free():
+            await self._changed.wait()
+        return self.take()
+
+    def release(self) -> None:
+        self.give()
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def answered(self) -> None:
+        self._streak += 1
+        if self._streak >= self.limit and self.limit < self.ceiling:
+            self.limit += 1
+            self._streak = 0
+
+    def overloaded(self, epoch: int, why: str) -> None:
+        """A call sent in ``epoch`` timed out or got a 429 (``why``)."""
+        self._streak = 0
+        if epoch != self.epoch:
+            return
+        was, self.limit = self.limit, max(1, self.limit // 2)
+        self.epoch += 1
+        if not self._said:
+            self._said = True
+            if was > 1:
+                log.warning("%s: %s with %d calls in flight: concurrency lowered to %d (it grows back by one "
+                            "while calls are answered; said once; "
+                            "--timeout S gives each call longer)", self._who, why, was, self.limit)
+            else:
+                log.warning("%s: %s with one call in flight (retried; more are counted in the summary): "
+                            "raise --timeout", self._who, why)
+
+
+class Slot:
+    """One of a Client's concurrency slots: held for a whole call, given back while it sleeps.
+    ``epoch``: the concurrency's epoch when it was last taken."""
+
+    def __init__(self, limit: Concurrency) -> None:
+        self._limit = limit
         self._held = False
+        self.epoch = 0
 
     async def __aenter__(self) -> "Slot":
-        await self._sem.acquire()
+        self.epoch = await self._limit.acquire()
         self._held = True
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._held:
             self._held = False
-            self._sem.release()
+            self._limit.release()
 
     async def sleep(self, seconds: float) -> None:
         self._held = False
-        self._sem.release()
+        self._limit.release()
         await asyncio.sleep(seconds)
-        await self._sem.acquire()  # a cancel here leaves no slot held, and none is released twice
+        self.epoch = await self._limit.acquire()  # a cancel here leaves no slot held, and none is released twice
         self._held = True
 
 

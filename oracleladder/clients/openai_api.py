@@ -26,7 +26,7 @@ from .batch_api import (
     read_rows,
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .structured import reply_text
 from .wire import Refusals, answer
 
@@ -96,7 +96,7 @@ class OpenAIProvider:
         key = resolve_key("openai", api_key, base_url, api_key_env)
         self._client = openai.AsyncOpenAI(
             api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
-            base_url=base_url,
+            base_url=base_url or DEFAULT_BASE_URLS["openai"],  # not the SDK's OPENAI_BASE_URL, nor its key there
             timeout=timeout,
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(timeout=timeout),
@@ -145,7 +145,8 @@ class OpenAIBatchAPI:
         key = resolve_key("openai", api_key, base_url, api_key_env)
         # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
         # No key: a placeholder the SDK insists on, never sent.
-        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url, timeout=timeout, max_retries=3)
+        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url or DEFAULT_BASE_URLS["openai"],
+                                          timeout=timeout, max_retries=3)
         self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
         self.refusals = Refusals(self.name, chat_body, REFUSABLE)
         self._once = self._client.with_options(max_retries=0)

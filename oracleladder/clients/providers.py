@@ -1,5 +1,5 @@
 """A provider and its endpoint: which provider a model string names, the endpoint a call key names,
-the key an endpoint gets, and how many requests its server runs at once.
+the key an endpoint gets, and how many requests its server runs at once (``server_capacity``).
 
 The wires (``openai_api``, ``anthropic_api``, ``compatible``, and the embedded ``local``) speak to an
 endpoint; ``runner.make_provider`` picks one. API keys are held only by the wire objects: never
@@ -8,7 +8,9 @@ logged, never put in a ChatRequest.
 
 from __future__ import annotations
 
+import asyncio
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -92,16 +94,58 @@ def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) ->
     return API_KEY_ENV.get(provider)
 
 
-async def server_slots(base_url: str, timeout: float = 5.0) -> int | None:
+@dataclass(frozen=True)
+class Capacity:
+    """What a server says of the requests it runs at once: ``slots`` (None: it batches many, and does
+    not say how many), and where it says it (``source``)."""
+
+    slots: int | None
+    source: str
+
+
+async def server_capacity(base_url: str, timeout: float = 5.0) -> Capacity | None:
     """How many requests the server at ``base_url`` runs at once, where it says: llama.cpp's
-    ``GET /props`` ``total_slots``. None when it does not say (vLLM, SGLang, Ollama, OpenAI): the
-    caller keeps its default."""
-    root = base_url.rstrip("/").removesuffix("/v1")
+    ``/props`` (``total_slots``), SGLang's ``/get_server_info`` (``max_running_requests``),
+    llama-cpp-python's server (its ``/openapi.json``: one at a time, behind one lock), vLLM (its
+    ``/v1/models``: it batches, without saying how many). None when it does not say (Ollama,
+    gateways, OpenAI), or cannot be reached within ``timeout`` seconds in all."""
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-            async with session.get(root + "/props") as resp:
-                data = await resp.json(content_type=None) if resp.status == 200 else None
-    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return await asyncio.wait_for(_capacity(base_url), timeout)
+    except (aiohttp.ClientConnectionError, asyncio.TimeoutError):  # no server there (yet): the first call says
         return None
-    slots = data.get("total_slots") if isinstance(data, dict) else None
-    return slots if isinstance(slots, int) and slots > 0 else None
+
+
+async def _capacity(base_url: str) -> Capacity | None:
+    root = base_url.rstrip("/").removesuffix("/v1")
+    async with aiohttp.ClientSession() as session:
+        props = await _get_json(session, root + "/props")
+        if slots := _positive(props, "total_slots"):
+            return Capacity(slots, "llama.cpp's /props")
+        info = await _get_json(session, root + "/get_server_info")
+        states = info.get("internal_states") if isinstance(info, dict) else None
+        sglang = _positive(info, "max_running_requests") or _positive((states or [None])[0], "max_running_requests")
+        if sglang:
+            return Capacity(sglang, "SGLang's /get_server_info")
+        api = await _get_json(session, root + "/openapi.json")
+        about = api.get("info") if isinstance(api, dict) else None
+        if isinstance(about, dict) and "llama.cpp Python" in str(about.get("title")):
+            return Capacity(1, "llama-cpp-python's server, by its /openapi.json")
+        models = await _get_json(session, base_url.rstrip("/") + "/models")
+        listed = models.get("data") if isinstance(models, dict) else None
+        if isinstance(listed, list) and any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in listed):
+            return Capacity(None, "vLLM, by its /v1/models")
+    return None
+
+
+async def _get_json(session: aiohttp.ClientSession, url: str) -> object:
+    """The JSON body of ``GET url``; None when it is not a 200 or not JSON (a connection that fails raises)."""
+    try:
+        async with session.get(url) as resp:
+            return await resp.json(content_type=None) if resp.status == 200 else None
+    except (aiohttp.ClientResponseError, aiohttp.ClientPayloadError, ValueError):
+        return None
+
+
+def _positive(data: object, field: str) -> int | None:
+    value = data.get(field) if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -20,12 +20,14 @@ from .errors import (
     BadRequestError,
     BudgetReached,
     ConfigurationError,
+    EndpointLost,
     ProviderError,
     RequestTimeout,
     TransientError,
     UnknownProvider,
+    endpoint_failure,
 )
-from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Cooldown, RateLimiter, Slot
+from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
@@ -53,6 +55,7 @@ class Client:
         *,
         cache: CallCache | None = None,
         concurrency: int = 64,
+        start_concurrency: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
         max_attempts: int = 6,
@@ -72,13 +75,14 @@ class Client:
         self._modes = Modes(structured, provider.name)  # first: a mode the provider cannot take stops here
         self.provider = provider
         self.cache = cache
-        self.concurrency = concurrency
-        self._sem = asyncio.Semaphore(concurrency)
+        self.concurrency = concurrency  # the most calls in flight (the workers a run starts)
+        # replicas keep one concurrency each (ReplicaProvider); a single endpoint's is the client's
+        self._replicas = isinstance(provider, ReplicaProvider)
+        self._limit = Concurrency(concurrency, start_concurrency, getattr(provider, "base_url", None) or provider.name)
         self._rpm = RateLimiter(rpm) if rpm else None
         self._tpm = RateLimiter(tpm) if tpm else None
         self.default_cooldown = default_cooldown
         self._cooldown = Cooldown(max_cooldown, provider.name)
-        self.usage = Usage(prices=prices.name)
         self._retries = Retries(max_attempts, backoff_base, backoff_max, self._cooldown, self._count_retry)
         self.run_id = run_id
         self.prices = prices
@@ -86,6 +90,8 @@ class Client:
         # the name results are filed under (a teacher's roadmap set): the user's provider/model,
         # also when the requests carry a server's own name for it (--model-name, /v1/models)
         self.name = name or f"{provider.name}/{model or 'default'}"
+        # a model without a price costs "unknown" from the start, not $0 until its first call
+        self.usage = Usage(prices=prices.name, cost_usd=0.0 if self.name in prices.models else None)
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.cache_tag = cache_tag  # in every call's key: what changed behind this model's name
         if max_cost is not None and self.name not in prices.models:
@@ -97,6 +103,8 @@ class Client:
         # a batch provider's round state: a task that waits on another's call is not at work
         self._round_state: Rounds | None = provider.round_state if self.batch else None  # type: ignore[attr-defined]
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
+        # the failure of an endpoint that had answered (a server stopped): no call is sent after it
+        self.lost: ProviderError | None = None
         self._inflight = InFlight()
         self._shapes: dict[type[BaseModel], Shape[Any]] = {}
 
@@ -181,7 +189,9 @@ class Client:
                 result = await self._call_with_retries(request)
         except BaseException as e:
             InFlight.fail(fut, e)
-            if isinstance(e, ProviderError) and not isinstance(e, BudgetReached):  # that one was never sent
+            if isinstance(e, ProviderError) and not isinstance(e, (BudgetReached, EndpointLost)):  # never sent
+                if self.lost is None and self.usage.successes and endpoint_failure(e):
+                    self.lost = e
                 self.usage.failures += 1
                 self.last_error = e
                 if self.cache is not None:  # stored with its error, which ends the claim
@@ -225,22 +235,13 @@ class Client:
     def _count_retry(self) -> None:
         self.usage.retries += 1
 
-    def _note_timeout(self, e: RequestTimeout) -> None:
-        """Count timeouts, and say at the first what to do: a hung or swamped server is otherwise
-        silent for timeout x attempts per call."""
-        self.usage.timeouts += 1
-        if self.usage.timeouts == 1:
-            log.warning("%s: %s (retried; more are counted in the summary). A server with fewer slots "
-                        "than the %d calls in flight queues them past the timeout: lower --concurrency "
-                        "or raise --timeout", self.provider.name, e, self.concurrency)
-
     async def _wait_cooldown(self) -> None:
         waited = await self._cooldown.wait()
         if waited is not None:
             self.usage.cooldown_waits += 1
             self.usage.cooldown_wait_s += waited
 
-    async def _attempt(self, request: ChatRequest, est: float) -> ChatResult:
+    async def _attempt(self, request: ChatRequest, est: float, slot: Slot) -> ChatResult:
         await self._wait_cooldown()
         if self._rpm:
             await self._rpm.acquire(1)
@@ -253,11 +254,15 @@ class Client:
         except TransientError as e:
             if e.status == 429:
                 self.usage.rate_limited += 1
-                if not isinstance(self.provider, ReplicaProvider):  # that cools down its one replica
+                if not self._replicas:  # a replica cools down and lowers its own concurrency
                     self._cooldown.start(e.retry_after if e.retry_after is not None else self.default_cooldown)
             elif isinstance(e, RequestTimeout):
-                self._note_timeout(e)
+                self.usage.timeouts += 1
+            if (e.status == 429 or isinstance(e, RequestTimeout)) and not self._replicas:
+                self._limit.overloaded(slot.epoch, str(e))
             raise
+        if not self._replicas:
+            self._limit.answered()
         if self._tpm:
             self._tpm.adjust(result.tokens_in + result.tokens_out - est)
         return result
@@ -265,9 +270,11 @@ class Client:
     async def _call_with_retries(self, request: ChatRequest) -> ChatResult:
         # The slot comes first, so thousands of queued calls cost next to nothing until their turn;
         # it is given back while the call sleeps between attempts.
-        async with Slot(self._sem) as slot:
+        async with Slot(self._limit) as slot:
+            if self.lost is not None:
+                raise EndpointLost(f"not sent, the endpoint was lost: {self.lost}")
             est = self._estimate_tokens(request) if self._tpm else 0.0
-            return await self._retries.run(slot.sleep, self._attempt, request, est)
+            return await self._retries.run(slot.sleep, self._attempt, request, est, slot)
 
     @staticmethod
     def _estimate_tokens(request: ChatRequest) -> float:
@@ -358,15 +365,18 @@ def make_client(
 
     Several ``base_url``s are replicas of one model (:class:`ReplicaProvider`): ``concurrency`` is
     then each replica's (one int, or one per replica), and the client's is their sum.
+    ``start_concurrency`` (likewise): the calls in flight to start at, growing to ``concurrency``
+    while calls are answered (limits.Concurrency); default ``concurrency``.
     ``model_name``: the name the requests carry (a server's served name), instead of the part of
     ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
     provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
+    start = client_kwargs.pop("start_concurrency", None)
     providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
                                timeout=timeout, transport=transport) for url in urls]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
     if len(providers) == 1:
-        return Client(providers[0], cache=cache, **names, **client_kwargs)
-    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64),
+        return Client(providers[0], cache=cache, start_concurrency=start, **names, **client_kwargs)
+    replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64), start=start,
                                max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
     return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)

@@ -22,7 +22,7 @@ layer over this package: it parses options, calls an Experiment, prints.
 
 from __future__ import annotations
 
-from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
@@ -37,8 +37,8 @@ from .sync import SyncExperiment
 __all__ = [
     "BUDGET_STOPPED", "BenchmarkResult", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
     "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
-    "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult", "PrimitivesResult",
-    "ProbeEstimate", "ProbeResult", "Progress", "Reader",
-    "RegradeResult", "Report", "Result", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
+    "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult",
+    "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader", "RegradeResult", "Report", "Result",
+    "START_CONCURRENCY", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
     "load_families", "request_body",
 ]

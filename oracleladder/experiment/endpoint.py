@@ -3,17 +3,20 @@ defined here once), and the client of an endpoint, caching in an experiment's st
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .. import clients
 from ..clients import DEFAULT_PRICES, Client, ConfigurationError, PriceTable
 from ..clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, make_batch_client
 from ..clients.errors import explain
 from ..clients.limits import DEFAULT_MAX_COOLDOWN_S
-from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, server_slots
+from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, resolve_key, server_capacity
 from ..store import Store
 from .errors import EndpointError, ExperimentError
 
@@ -21,6 +24,17 @@ from .errors import EndpointError, ExperimentError
 TEACHER_CONCURRENCY = 16  # compile and its primitives
 JUDGE_CONCURRENCY = 8  # the judge audit
 CONCURRENCY = 64  # every other run
+# where a server that does not say how many requests it runs at once starts (it grows from there)
+START_CONCURRENCY = 4
+
+# request-body fields the toolkit sets itself, and the option that sets each
+OWNED_FIELDS = {
+    "model": "--model-name", "messages": "the run's prompts", "max_tokens": "--max-tokens",
+    "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "response_format": "--structured",
+    "tools": "--structured", "tool_choice": "--structured", "n": "--k", "stream": "none: answers are read whole",
+}
+# the path a chat-completions URL ends with, which the wire adds itself; per provider
+_CALL_PATHS = {"openai": "/chat/completions", "anthropic": "/v1/messages"}
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,37 @@ class Endpoint:
     batch_poll: float = DEFAULT_POLL_S
     batch_quiet: float = DEFAULT_QUIET_S
     batch_deadline: float | None = None
+    notes: tuple[str, ...] = field(default=(), init=False)  # what was made of the base URLs given
+
+    def __post_init__(self) -> None:
+        """Each base URL checked (an http(s) URL; a chat-completions URL cut to its base, with a
+        note); an openai/ model without one takes OPENAI_BASE_URL's, with a note (its key stays with
+        api.openai.com unless ``api_key_env`` names one)."""
+        try:
+            provider = parse_model(self.model)[0]
+        except ConfigurationError as exc:
+            raise EndpointError(str(exc)) from None
+        urls, notes = list(self.base_urls or []), []
+        if not urls and provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
+            urls = [os.environ["OPENAI_BASE_URL"]]
+            notes.append(f"calling {urls[0]}, from OPENAI_BASE_URL (OPENAI_API_KEY goes only to api.openai.com; "
+                         "--api-key-env NAME names this server's key)")
+        checked = []
+        for url in urls:
+            base, note = _base_url(url, provider)
+            checked.append(base)
+            notes += [note] if note else []
+        object.__setattr__(self, "base_urls", checked or None)
+        object.__setattr__(self, "notes", tuple(notes))
+
+    def check_key(self) -> None:
+        """Raise EndpointError, before any store is opened, when the key this endpoint needs is not set."""
+        provider = parse_model(self.model)[0]
+        for url in self.base_urls or [None]:
+            try:
+                resolve_key(provider, None, url, self.api_key_env) if provider != "local" else None
+            except ConfigurationError as exc:
+                raise EndpointError(str(exc)) from None
 
     def explain(self, error: BaseException) -> str:
         """One line for a failed call to this endpoint (clients.errors.explain)."""
@@ -69,9 +114,22 @@ def as_endpoint(model: str | Endpoint) -> Endpoint:
     return model if isinstance(model, Endpoint) else Endpoint(model)
 
 
+def _base_url(url: str, provider: str) -> tuple[str, str | None]:
+    """``url`` as the wire takes it, and a note when it was cut; ExperimentError when it is no http(s) URL."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ExperimentError(f"base URL {url!r} is not an http(s) URL: did you mean http://{url.strip()} ?")
+    path = _CALL_PATHS.get(provider)
+    if path and parts.path.rstrip("/").endswith(path):
+        base = url.strip().rstrip("/").removesuffix(path)
+        return base, f"{url} ends with {path}, which each call adds itself: calling {base}"
+    return url.strip(), None
+
+
 def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[str, Any]:
     """An Endpoint's extra_body from the CLI's --extra-body (a JSON object) and --param NAME=VALUE
-    options (VALUE is JSON, else a string; --param wins)."""
+    options (VALUE is JSON, else a string; --param wins). A field the toolkit sets itself
+    (OWNED_FIELDS) is refused with the option that sets it."""
     body: dict = {}
     if extra_body:
         try:
@@ -88,20 +146,29 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
             body[name.strip()] = json.loads(raw)
         except ValueError:
             body[name.strip()] = raw  # not JSON: the string itself
+    owned = [name for name in body if name in OWNED_FIELDS]
+    if owned:
+        option = "--param" if params and any(p.partition("=")[0].strip() == owned[0] for p in params) else "--extra-body"
+        raise ExperimentError(f"{option} {owned[0]}: the toolkit sets {owned[0]} itself (and records it with the "
+                              f"run); use {OWNED_FIELDS[owned[0]]}")
     return body
 
 
 async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurrency: int = CONCURRENCY,
                           notify: Callable[[str], None] = lambda _: None) -> Client:
-    """A client of ``endpoint`` caching in ``store``. Without a concurrency, each server's own slot
-    count where it says (a small server swamped with queued requests times them out), else
-    ``default_concurrency``; without a model_name, a server listing one model is asked by that name.
-    ``notify`` hears what is learned from a server."""
-    concurrency = await _concurrency(endpoint, default_concurrency, notify)
+    """A client of ``endpoint`` caching in ``store``. Its concurrency: the endpoint's, else each
+    server's own where it says (a small server swamped with queued requests times them out), else
+    ``default_concurrency``, where a server that does not say starts at START_CONCURRENCY and grows;
+    lowered at timeouts and 429s (clients.limits.Concurrency). Without a model_name, a server listing
+    one model is asked by that name. ``notify`` hears the endpoint's notes, the concurrency and why,
+    and what is learned from a server."""
+    for note in endpoint.notes:
+        notify(note)
+    ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
     options = dict(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
                    model_name=endpoint.model_name, cache_tag=endpoint.cache_tag, timeout=endpoint.timeout,
-                   max_cooldown=endpoint.max_cooldown,
-                   structured=endpoint.structured, prices=endpoint.prices, max_cost=endpoint.max_cost)
+                   max_cooldown=endpoint.max_cooldown, structured=endpoint.structured, prices=_prices(endpoint),
+                   max_cost=endpoint.max_cost)
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
             client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
@@ -109,8 +176,8 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
                                        deadline=endpoint.batch_deadline, **options)
         else:
             client = clients.make_client(  # read when called: a test may stand one in
-                endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=concurrency,
-                rpm=endpoint.rpm, tpm=endpoint.tpm, **options)
+                endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=ceiling,
+                start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, **options)
     except ConfigurationError as exc:
         raise EndpointError(str(exc)) from exc
     if endpoint.base_urls and not endpoint.model_name:
@@ -121,13 +188,57 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     return client
 
 
-async def _concurrency(endpoint: Endpoint, default: int, notify: Callable[[str], None]) -> int | list[int]:
+def _prices(endpoint: Endpoint) -> PriceTable:
+    """The endpoint's price table, where a model without a price served by one's own server (a
+    loopback or private address) costs nothing: a run and its cached rerun both say so."""
+    provider, name = parse_model(endpoint.model)
+    model = f"{provider}/{name}"
+    if model in endpoint.prices.models or not endpoint.base_urls or not all(map(_own_server, endpoint.base_urls)):
+        return endpoint.prices
+    return PriceTable(f"{endpoint.prices.name}; {model} free on a server of one's own",
+                      {**endpoint.prices.models, model: (0.0, 0.0, 0.0, 0.0)})
+
+
+def _own_server(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return address.is_loopback or address.is_private
+
+
+async def _concurrency(endpoint: Endpoint, default: int, notify: Callable[[str], None],
+                       ) -> tuple[int | list[int], int | list[int]]:
+    """The most calls in flight and the number to start at: one each, or one per replica; said."""
+    lowered = "lowered at timeouts and 429s"
+    if endpoint.batch:
+        return default, default
     if endpoint.concurrency is not None:
-        return endpoint.concurrency
-    per_replica = []
-    for url in endpoint.base_urls or []:
-        slots = await server_slots(url)
-        if slots is not None:
-            notify(f"{url} runs {slots} request(s) at once (its /props): --concurrency {slots}")
-        per_replica.append(slots or default)
-    return per_replica[0] if len(per_replica) == 1 else per_replica or default
+        n = endpoint.concurrency
+        notify(f"calls in flight: {n} (--concurrency; {lowered})")
+        return n, n
+    if not endpoint.base_urls:
+        notify(f"calls in flight: {default} (the default; --concurrency N to choose; {lowered})")
+        return default, default
+    ceilings, starts = [], []
+    for url in endpoint.base_urls:
+        said = await server_capacity(url)
+        if said is not None and said.slots is not None:
+            notify(f"{url} runs {said.slots} request(s) at once ({said.source}): --concurrency {said.slots}")
+            ceilings.append(said.slots)
+            starts.append(said.slots)
+        elif said is not None:
+            notify(f"{url} is {said.source}, which batches the requests it gets: --concurrency {default} "
+                   f"({lowered})")
+            ceilings.append(default)
+            starts.append(default)
+        else:
+            start = min(START_CONCURRENCY, default)
+            notify(f"{url} does not say how many requests it runs at once: calls in flight start at {start} and "
+                   f"grow by one while they are answered, up to {default} ({lowered}; --concurrency N to choose)")
+            ceilings.append(default)
+            starts.append(start)
+    if len(ceilings) == 1:
+        return ceilings[0], starts[0]
+    return ceilings, starts

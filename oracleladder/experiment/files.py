@@ -1,4 +1,5 @@
-"""Families in released-format files: read, and checked by every validator without a store."""
+"""Families in released-format files: read, and checked by every validator (``check`` a file,
+``check_families`` families read from anywhere, a store's set among them)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,11 @@ class CheckResult:
 def check(path: str | os.PathLike[str], *, use_corrections: bool = False,
           on_duplicate: OnDuplicate = "error") -> CheckResult:
     """Run every deterministic validator on the families of a released-format file (no store)."""
-    loaded = load_families(path, on_duplicate)
-    reports = [check_family(f, use_corrections=use_corrections) for f in loaded]
-    return CheckResult(loaded, reports, summarize_checks(reports, loaded, use_corrections=use_corrections),
+    return check_families(load_families(path, on_duplicate), use_corrections=use_corrections)
+
+
+def check_families(families: list[Family], *, use_corrections: bool = False) -> CheckResult:
+    """Run every deterministic validator on ``families``."""
+    reports = [check_family(f, use_corrections=use_corrections) for f in families]
+    return CheckResult(families, reports, summarize_checks(reports, families, use_corrections=use_corrections),
                        use_corrections)

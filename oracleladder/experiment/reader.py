@@ -24,12 +24,13 @@ from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_fr
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, parse_roadmap_set, to_released
-from ..schemas.jsonl import InputError, write_jsonl
-from ..store import RunRecord, Store
+from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
+from ..store import CompileAttempt, RunRecord, Store
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
 from .errors import ExperimentError
+from .files import CheckResult, check_families
 from .selection import Choice, Picked, groups, matches, pick
 
 BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
@@ -168,12 +169,27 @@ class Reader:
         except InputError as exc:
             raise ExperimentError(str(exc)) from None
 
+    async def attempts(self, teacher: str, pid: str | None = None) -> list[CompileAttempt]:
+        """A teacher's compile attempts (of one problem, or of all), each with its plan and its errors,
+        in order; refused by name when the teacher has none."""
+        found = await self.store.compile_attempts(pid, teacher)
+        if not found:
+            which = f" of problem '{pid}'" if pid else ""
+            raise ExperimentError(f"{self.store.path} holds no compile attempts{which} by teacher '{teacher}'"
+                                  f"{did_you_mean(teacher, await self.store.sources())}")
+        return found
+
+    async def check(self, source: str, *, use_corrections: bool = False) -> CheckResult:
+        """Every deterministic validator on the families of one math roadmap set of the store (`ladder
+        check --source SET`)."""
+        return check_families(await self.roadmap_set(source), use_corrections=use_corrections)
+
     async def set_verdicts(self, set_name: str) -> list:
         verdicts = await self.store.screen_verdicts(set_name)
         if not verdicts:
-            known = ", ".join(await self.store.screen_sets()) or "none"
-            raise ExperimentError(f"{self.store.path} holds no screened set '{set_name}' (sets: {known}); "
-                                  "run `ladder screen` first")
+            sets = await self.store.screen_sets()
+            raise ExperimentError(f"{self.store.path} holds no screened set '{set_name}'{did_you_mean(set_name, sets)} "
+                                  f"(sets: {', '.join(sets) or 'none'}); run `ladder screen` first")
         return verdicts
 
     async def families(self, *, teacher: str | None = None, set_name: str | None = None) -> list[Family]:
@@ -187,8 +203,15 @@ class Reader:
 
     async def export(self, out: str | os.PathLike[str], *, teacher: str | None = None,
                      set_name: str | None = None) -> int:
-        """Write families in the released record format; returns how many."""
-        return write_jsonl(out, (to_released(f) for f in await self.families(teacher=teacher, set_name=set_name)))
+        """Write families in the released record format; returns how many. None to write is an
+        ExperimentError, and no file."""
+        families = await self.families(teacher=teacher, set_name=set_name)
+        if not families:
+            sources = await self.store.sources()
+            which = f" from '{teacher}'{did_you_mean(teacher, sources)}" if teacher else ""
+            raise ExperimentError(f"{self.store.path} holds no families{which} (sources in the store: "
+                                  f"{', '.join(sources) or 'none'}): nothing written to {out}")
+        return write_jsonl(out, (to_released(f) for f in families))
 
     async def funnel(self, *, set_name: str | None = None, source: str | None = None) -> Funnel:
         """The construction funnel of a screened set (default: the store's only set), or with ``source``
@@ -254,8 +277,11 @@ class Reader:
         families = await self.domain_families(ladder, source)
         found = await self.result_groups(student, ladder.rollout_source(families[0], source))
         if not found:
-            raise ExperimentError(f"{self.store.path} holds no rollouts of student '{student}' on families from "
-                                  f"'{source}'; run `ladder probe --student {student} --source {source}` first")
+            students = await self.store.students()
+            raise ExperimentError(f"{self.store.path} holds no rollouts of student '{student}'"
+                                  f"{did_you_mean(student, students)} on families from '{source}' (students in "
+                                  f"the store: {', '.join(students) or 'none'}); run `ladder probe --student "
+                                  f"{student} --source {source}` first")
         return pick(student, source, found, choice)
 
     @staticmethod

@@ -61,6 +61,7 @@ class CompileEstimate(Estimate):
 class ProbeEstimate(Estimate):
     jobs: int
     families: int
+    unusable: int = 0  # families whose parent jobs are skipped for their reference answer
 
 
 class CompileResult(Result):
@@ -108,6 +109,8 @@ class ProbeResult(Result):
     budget_stop: str | None
     batch_rows_submitted: int | None
     failed_jobs: list[JobFailure]
+    endpoint_lost: str | None = None  # the endpoint stopped answering mid-run: why, in one line
+    unusable: int = 0  # families whose parent jobs were skipped for their reference answer
 
 
 class BenchmarkResult(ProbeResult):

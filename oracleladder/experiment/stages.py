@@ -25,7 +25,7 @@ from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
-from ..probe.runner import regrade as regrade_rollouts, run_probe, uncached_calls
+from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..prompts import load as load_prompt
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
 from ..schemas.jsonl import OnDuplicate
@@ -154,6 +154,8 @@ class Experiment(PrimStages, Reader):
         endpoint, store = as_endpoint(teacher), self.store
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
+        if not pool:
+            raise ExperimentError(f"{problems_path}: no problems to compile (an empty pool)")
         if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
             usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
@@ -219,13 +221,15 @@ class Experiment(PrimStages, Reader):
                     stage0: bool = True, max_tokens: int = 4096, temperature: float = 1.0, seed: int = 0,
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
-                    primitive_fallback: bool = False, dry_run: bool = False,
+                    primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
                     progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
         default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
         on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
         others). ``limit``: probe the first N families; the controls still draw from the whole set.
+        The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
+        leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
         estimate, and no run."""
         endpoint = as_endpoint(student)
@@ -254,12 +258,22 @@ class Experiment(PrimStages, Reader):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
+        unusable = {f.pid for f in families if ladder.ungradable(f, use_corrections)}
+        skipped = set() if include_unusable else unusable
+
+        def say_skipped() -> None:  # once the endpoint is checked, before any call
+            if skipped:
+                self._notify(f"{len(skipped)} of the {len(families)} families have an unusable reference answer "
+                             "(`ladder check` says why; the report leaves them out): their parent jobs are "
+                             "skipped (--include-unusable probes them)")
+
         if dry_run:
             async with await self.client(endpoint) as client:
-                jobs = ladder.plan_jobs(families, config, donors)
+                say_skipped()
+                jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
                                             max_tokens=config.max_tokens)
-            return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
+            return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families), unusable=len(skipped))
         self._grading(ladder)
         failed: list[FailedJob] = []
         # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
@@ -267,14 +281,15 @@ class Experiment(PrimStages, Reader):
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
                                                            "families": len(families), **extra},
                            concurrency=CONCURRENCY, notify=self._notify) as (client, run):
-            jobs = ladder.plan_jobs(families, config, donors)
+            say_skipped()
+            jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:
                     failed.append(job)
                     advance(job)
 
                 await run_probe(ladder, families, config, client=client, store=self.store, run_id=run.id,
-                                source=source, on_done=advance, on_failed=fail, donors=donors,
+                                source=source, on_done=advance, on_failed=fail, donors=donors, skip_parents=skipped,
                                 # in batch mode every job waits in a batch at once
                                 workers=len(jobs) if client.batch else None)
             ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
@@ -285,7 +300,9 @@ class Experiment(PrimStages, Reader):
             without_primitive=len(without_primitive(families, config.primitive_fallback))
             if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
-            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed])
+            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
+            endpoint_lost=None if client.lost is None else " ".join(str(client.lost).split()),
+            unusable=len(skipped))
 
     # ------------------------------------------------------------------ construction
 

@@ -8,7 +8,7 @@ verifier pool, the sandbox) and goes on, so grading runs while the next calls ar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
@@ -24,6 +24,11 @@ J = TypeVar("J", bound=Job)
 def job_request(client: Client, job: Job, *, temperature: float, max_tokens: int) -> ChatRequest:
     """The call a job makes (its key is the cache's)."""
     return client.request(job.messages, k=job.k, temperature=temperature, max_tokens=max_tokens)
+
+
+def asked_jobs(jobs: Sequence[J], config: ProbeConfig, skip_parents: Collection[str]) -> list[J]:
+    """``jobs`` but the parent jobs (its conditions') of the families ``skip_parents`` names."""
+    return [j for j in jobs if j.pid not in skip_parents or j.target not in config.conditions]
 
 
 async def uncached_calls(jobs: Sequence[Job], *, client: Client, store: Store, temperature: float,
@@ -62,14 +67,24 @@ async def run_jobs(
     A job whose call fails for good (a ProviderError after the client's retries: a permanent 4xx,
     retries spent) is stored as a failed job with its reason, never as an answer, and the run goes
     on; a call refused by the client's budget (``max_cost``) stops the workers, the calls in flight
-    finishing and stored; an error of the endpoint itself (no connection, a refused key, a wrong URL) stops the run,
-    and any other exception is a bug and propagates.
+    finishing and stored. An error of the endpoint itself (no connection, a refused key, a wrong URL)
+    stops the run when the endpoint has answered nothing yet (every job would fail the same way); once
+    it has, the endpoint was lost mid-run: the client sends no more calls (``Client.lost``), and every
+    job left whose answer is not stored is a failed job (a rerun asks it). Any other exception is a
+    bug and propagates.
     ``workers`` jobs run at once (default: ``JOBS_PER_SLOT`` per client slot).
     """
     queue: asyncio.Queue[J] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
     done = 0
+
+    async def record_failure(job: J, call_key: str, reason: str) -> None:
+        failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid, target=job.target,
+                           k=job.k, call_key=call_key, reason=reason)
+        await store.put_failed_job(failed, wait=False)
+        if on_failed:
+            on_failed(failed)
 
     async def worker() -> None:
         nonlocal done
@@ -84,14 +99,9 @@ async def run_jobs(
             except BudgetReached:  # --max-cost: no new call; the calls in flight finish and are kept
                 return
             except ProviderError as exc:  # the client stored the failed call; record the job, go on
-                if endpoint_failure(exc):  # every other job would fail the same way: stop, say why
+                if endpoint_failure(exc) and not client.usage.successes:  # never answered: the URL, the key
                     raise
-                failed = FailedJob(run_id=run_id, student=student, source=source(job), pid=job.pid,
-                                   target=job.target, k=job.k, call_key=request.key(),
-                                   reason=" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
-                await store.put_failed_job(failed, wait=False)
-                if on_failed:
-                    on_failed(failed)
+                await record_failure(job, request.key(), " ".join(f"{type(exc).__name__}: {exc}".split())[:500])
                 continue
             rollout = Rollout(
                 run_id=run_id, student=student, pid=job.pid, target=job.target, k=job.k,
@@ -125,8 +135,10 @@ async def run_probe(
     on_done: Callable[[Rollout], None] | None = None,
     on_failed: Callable[[FailedJob], None] | None = None,
     donors: Sequence[Any] | None = None,
+    skip_parents: Collection[str] = (),
 ) -> int:
-    """Run every job of Stage 0 and the ladder; returns the number of rollouts stored. Safe to
+    """Run every job of Stage 0 and the ladder (``skip_parents``: pids of families whose parent
+    jobs are not asked); returns the number of rollouts stored. Safe to
     rerun: cached calls are free, failed jobs are asked again and every answer is graded again
     (so an ungraded one gets its verdict). ``source``: the set probed (rollouts are filed under
     ``domain.rollout_source``); ``donors``: the families the controls draw from (default: ``families``,
@@ -135,7 +147,7 @@ async def run_probe(
     async def grade(job: Job, text: str) -> Verdict:
         return await domain.grade(job, text, config)
 
-    jobs = domain.plan_jobs(families, config, families if donors is None else donors)
+    jobs = asked_jobs(domain.plan_jobs(families, config, families if donors is None else donors), config, skip_parents)
     return await run_jobs(jobs, grade, client=client, store=store, run_id=run_id, student=config.student,
                           source=lambda job: domain.rollout_source(job.family, source),
                           temperature=config.temperature, max_tokens=config.max_tokens, workers=workers,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -14,6 +15,12 @@ M = TypeVar("M", bound=BaseModel)
 
 class InputError(ValueError):
     """A record that cannot be read; the message says where and why."""
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'X'?)`` for the name of ``known`` closest to a mistyped ``name``, else ""."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _field_path(loc: tuple[object, ...]) -> str:

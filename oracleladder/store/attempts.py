@@ -64,12 +64,13 @@ class AttemptsTable(Core):
                   now())
         await self._submit(_PUT, params, wait)
 
-    async def compile_attempts(self, pid: str, source: str,
+    async def compile_attempts(self, pid: str | None, source: str,
                                granularity: str | None = None) -> list[CompileAttempt]:
-        """Attempts in order; ``granularity=None`` returns those of every granularity."""
+        """Attempts in order; ``pid=None`` returns those of every problem, ``granularity=None`` those
+        of every granularity."""
         sql, params = where({"pid": pid, "source": source, "granularity": granularity})
         rows = await self._fetch("SELECT pid, source, granularity, attempt, plan, errors, passed, created_at "
-                                 f"FROM compile_attempts{sql} ORDER BY granularity, attempt", params)
+                                 f"FROM compile_attempts{sql} ORDER BY pid, granularity, attempt", params)
         return [
             CompileAttempt(pid=r["pid"], source=r["source"], granularity=r["granularity"] or None,
                            attempt=r["attempt"], plan=None if r["plan"] is None else json.loads(r["plan"]),

@@ -51,6 +51,10 @@ class RolloutsTable(Core):
                              "r.source": source})
         return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.seq", params)]
 
+    async def students(self) -> list[str]:
+        """The students with rollouts in the store, by name."""
+        return [r[0] for r in await self._fetch("SELECT DISTINCT student FROM rollouts_named ORDER BY student")]
+
     async def rollout_count(self, student: str | None = None, run_id: str | None = None, *,
                             status: GradeStatus | None = None) -> int:
         sql, params = where({"student": student, "run_id": run_id,

@@ -166,7 +166,8 @@ def test_the_report_warns_of_answers_cut_off_and_counts_failed_jobs_apart(famili
     with LoopbackServer(script=student, finish_reason="length") as server:
         result = CliRunner().invoke(app, [
             "probe", "--student", "openai/s", "--k", "2", "--no-stage0", "--conditions", "C1", "--max-tokens", "64",
-            "--store", str(store), "--base-url", server.openai_base_url, "--concurrency", "2"])
+            "--store", str(store), "--base-url", server.openai_base_url, "--concurrency", "2",
+            "--include-unusable"])  # the sample's first family: its reference answer is unusable
     assert result.exit_code == 3, result.output
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["report", "--student", "openai/s", "--store", str(store), "--out", str(out)])

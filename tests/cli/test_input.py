@@ -112,7 +112,7 @@ def test_binary_and_deeply_nested_input_name_file_and_line(tmp_path: Path, relea
     code = tmp_path / "code.jsonl"
     code.write_bytes(b"\xff\n")
     result = runner.invoke(app, ["compile", str(code), "--domain", "code", "--teacher", "openai/t",
-                                 "--store", str(tmp_path / "s.sqlite")])
+                                 "--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp_path / "s.sqlite")])
     assert result.exit_code == 2
     _one_line_error(result, f"{code}:1: not UTF-8")
 
@@ -223,8 +223,9 @@ def test_a_read_only_store_can_be_exported_reported_compared_and_listed(tmp_path
 def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(sample_store: Path, release_data: Path) -> None:
     seen: list[list[dict]] = []
     with LoopbackServer(script=lambda m, b: seen.append(m) or r"\boxed{0}") as server:
+        # the first family's reference answer is unusable: --include-unusable asks its parent jobs
         result = runner.invoke(app, ["probe", "--student", "openai/s", "--k", "1", "--limit", "1", "--no-stage0",
-                                     "--conditions", "C2-random", "--conditions", "C3-mismatched",
+                                     "--include-unusable", "--conditions", "C2-random", "--conditions", "C3-mismatched",
                                      "--store", str(sample_store), "--base-url", server.openai_base_url, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["families"] == 1
@@ -251,11 +252,12 @@ def test_conditions_by_short_or_released_name(tmp_path: Path, sample_store: Path
     # stored under the released names, which stores and caches depend on
     assert asyncio.run(targets()) == {"C1_direct", "C2_descriptions", "C3_gold_answers", "C2_generic"}
 
-    result = runner.invoke(app, ["probe", "--student", "openai/s", "--conditions", "C4", "--store", str(sample_store)])
+    result = runner.invoke(app, ["probe", "--student", "openai/s", "--base-url", "http://127.0.0.1:9/v1",
+                                 "--conditions", "C4", "--store", str(sample_store)])
     assert result.exit_code == 2
     _one_line_error(result, "unknown condition 'C4'", "C1, C2, C3, C2-random, C2-generic, C3-mismatched")
-    result = runner.invoke(app, ["probe", "--student", "openai/s", "--domain", "code", "--conditions", "C2-random",
-                                 "--store", str(sample_store)])
+    result = runner.invoke(app, ["probe", "--student", "openai/s", "--base-url", "http://127.0.0.1:9/v1", "--domain",
+                                 "code", "--conditions", "C2-random", "--store", str(sample_store)])
     _one_line_error(result, "the code ladder has no condition C2-random")
 
     result = runner.invoke(app, ["report", "--student", "openai/s", "--store", str(sample_store),

@@ -156,8 +156,9 @@ async def test_retry_after_and_shared_cooldown():
     r1 = await first
     assert r1.text == "echo: first" and len(others) == 8
     assert c.usage.rate_limited == 1 and c.usage.retries == 1
-    assert c.usage.cooldown_waits >= 8  # the other workers waited for the shared cool-down
-    assert c.usage.cooldown_wait_s > 8 * 0.3
+    # the workers sent during the shared cool-down waited for it: the 429 halved the calls in flight to 4
+    assert c.usage.cooldown_waits >= 4
+    assert c.usage.cooldown_wait_s > 4 * 0.3
     assert t_others >= 0.35  # the behaviour, not a speed: they could not send before the cool-down passed
 
 

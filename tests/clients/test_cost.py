@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.clients import DEFAULT_PRICES, ConfigurationError, load_prices
-from oracleladder.testing import LoopbackServer
+from oracleladder.clients import DEFAULT_PRICES, Client, ConfigurationError, load_prices
+from oracleladder.testing import FakeProvider, LoopbackServer
 
 from tests.helpers import rows
 
@@ -54,7 +54,8 @@ def test_package_prices_are_dated_data_a_file_overrides(tmp_path: Path) -> None:
 
 def test_run_costs_at_the_given_prices_and_names_the_table(tmp_path: Path, sample_store: Path) -> None:
     with LoopbackServer({"*": r"\boxed{1}"}) as server:
-        result = _probe(sample_store, server, "--k", "1", "--limit", "2", "--no-stage0", "--conditions", "C1",
+        # the sample's first family's reference answer is unusable: its C1 is skipped
+        result = _probe(sample_store, server, "--k", "1", "--limit", "3", "--no-stage0", "--conditions", "C1",
                         "--prices", str(_prices(tmp_path, 1000.0, 3000.0)), "--json")
     summary = json.loads(result.stdout.splitlines()[-1])
     assert summary["requests"] == 2
@@ -128,7 +129,7 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
     with LoopbackServer({"*": LONG_ANSWER}, latency=0.05) as server:
         dry = json.loads(_probe(sample_store, server, *args, "--dry-run", "--json").stdout.splitlines()[-1])
         jobs = dry["calls"]
-        assert jobs == 3 * 6 * 2
+        assert jobs == 2 * 6 * 2  # the first family's reference answer is unusable: its parent jobs are skipped
 
         stopped = _probe(sample_store, server, *args, "--max-cost", str(budget), "--json")
         assert stopped.exit_code == EXIT_INCOMPLETE, stopped.output
@@ -151,10 +152,35 @@ def test_max_cost_stops_before_the_budget_and_the_rerun_resumes(tmp_path: Path, 
         assert server.total == jobs  # only the jobs left are asked: no call twice
         assert rows(sample_store, "SELECT COUNT(*) FROM rollouts")[0][0] == jobs
 
-    # the budget needs a price for the model
+    # the budget needs a price for the model (one on a server of one's own is free: OpenAI's API here)
     result = CliRunner().invoke(app, ["probe", "--student", "openai/no-price", "--store", str(sample_store),
-                                      "--base-url", "http://127.0.0.1:9/v1", "--max-cost", "1"])
+                                      "--max-cost", "1"],
+                                env={"OPENAI_API_KEY": "sk-never-sent", "OPENAI_BASE_URL": None})
     assert result.exit_code == 2 and "--max-cost: no price for openai/no-price" in result.output
+
+
+async def test_a_model_without_a_price_costs_unknown_before_and_after_its_calls() -> None:
+    c = Client(FakeProvider(lambda request: "an answer"), model="no-price")
+    assert c.usage.cost_usd is None  # a cached rerun that makes no call says "unknown" too, not $0
+    await c.complete(c.request("q"))
+    assert c.usage.cost_usd is None
+    priced = Client(FakeProvider(lambda request: "an answer"), model="gpt-4o", name="openai/gpt-4o")
+    assert priced.usage.cost_usd == 0.0
+
+
+def test_a_server_of_ones_own_is_free_on_a_run_and_its_cached_rerun(sample_store: Path) -> None:
+    said = []
+    with LoopbackServer({"*": r"\boxed{1}"}) as server:
+        for _ in range(2):
+            result = CliRunner().invoke(app, ["probe", "--student", "openai/unpriced", "--store", str(sample_store),
+                                              "--base-url", server.openai_base_url, "--k", "1", "--limit", "2",
+                                              "--no-stage0", "--conditions", "C1"])
+            assert result.exit_code == 0, result.output
+            said.append(next(line for line in result.stderr.splitlines() if line.startswith("run ")))
+    assert "1 requests, 0 cache hits" in said[0] and "0 requests, 1 cache hits" in said[1]
+    for line in said:
+        assert line.endswith("cost $0.0000 (package prices of " + DEFAULT_PRICES.name.removeprefix("package prices of ")
+                             + "; openai/unpriced free on a server of one's own)")
 
 
 def _billed(server: LoopbackServer, prices: Path, *, batch: bool = False) -> float:

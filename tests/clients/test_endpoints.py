@@ -14,7 +14,8 @@ from oracleladder.clients import MemoryCache, make_client
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 
-PROBE = ["probe", "--student", "openai/m", "--limit", "2", "--k", "1", "--conditions", "C1_direct",
+# the sample's first family's reference answer is unusable: its C1 is skipped, two are asked
+PROBE = ["probe", "--student", "openai/m", "--limit", "3", "--k", "1", "--conditions", "C1_direct",
          "--no-stage0", "--max-tokens", "8", "--json"]
 
 

@@ -50,11 +50,26 @@ def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server)
     assert rerun["requests"] == 0 and rerun["cache_hits"] == first["requests"]
 
 
+def test_default_concurrency_is_what_the_server_runs_at_once(sample_store: Path, llama_server) -> None:
+    """llama-cpp-python's server answers one request at a time and says so nowhere but in what it is
+    (no /props): the run says it starts at 1, and no request waits in its queue past the timeout."""
+    result = CliRunner().invoke(app, ["probe", "--student", "openai/smollm2", "--base-url", llama_server.base_url,
+                                      "--limit", "3", "--k", "2", "--no-stage0", "--conditions", "C1",
+                                      "--max-tokens", "16", "--store", str(sample_store), "--json"])  # 1st skipped
+    assert result.exit_code == 0, result.output
+    said = (f"{llama_server.base_url} runs 1 request(s) at once (llama-cpp-python's server, by its "
+            "/openapi.json): --concurrency 1")
+    assert said in result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["timeouts"] == 0 and summary["requests"] == summary["successes"] == 4
+
+
 def test_the_cache_holds_at_a_new_port_and_with_a_replica(sample_store: Path, llama_server) -> None:
     """Issue 31: the same model at another port, then behind two replicas, answers from the cache (the
     servers' access logs count 0 new requests); --cache-tag says the weights changed, and asks again."""
     runner = CliRunner()
-    probe = ["probe", "--student", "openai/smollm2", "--limit", "2", "--k", "1", "--conditions", "C1", "--no-stage0",
+    # --limit 3: the sample's first family (an unusable reference answer) is skipped, two are asked
+    probe = ["probe", "--student", "openai/smollm2", "--limit", "3", "--k", "1", "--conditions", "C1", "--no-stage0",
              "--max-tokens", "4", "--concurrency", "1", "--store", str(sample_store), "--json"]
 
     def run(*args: str) -> dict:
@@ -88,7 +103,7 @@ def test_compile_learns_the_structured_mode_the_server_takes(tmp_path: Path, lla
     result = CliRunner().invoke(app, ["compile", str(problems), "--teacher", "openai/smollm2", "--base-url",
                                       llama_server.base_url, "--max-tokens", "48", "--max-attempts", "1",
                                       "--no-independent-solve", "--store", str(store), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # SmolLM2 compiles none in 48 tokens: a compile of nothing fails
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     served = llama_server.chat_statuses()[before:]
     rejected = served.count(500)

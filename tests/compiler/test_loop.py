@@ -68,7 +68,8 @@ def test_cli_compile_then_check(tmp_path: Path) -> None:
     problems.write_text(PROBLEM.model_dump_json() + "\n" + '{"pid": "broken", "problem": "no answer"}\n')
     store, out = tmp_path / "s.sqlite", tmp_path / "families.jsonl"
     runner = CliRunner()
-    result = runner.invoke(app, ["compile", str(problems), "--teacher", "openai/t", "--store", str(store)])
+    result = runner.invoke(app, ["compile", str(problems), "--teacher", "openai/t", "--base-url",
+                                 "http://127.0.0.1:9/v1", "--store", str(store)])
     assert result.exit_code == 2 and "problems.jsonl:2: no answer or solution field among ['pid', 'problem']" in result.output
 
     problems.write_text(PROBLEM.model_dump_json() + "\n")

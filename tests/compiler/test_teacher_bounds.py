@@ -19,8 +19,9 @@ def _milestone(type_: str, description: str, gold: str) -> dict:
 
 
 def _compile(tmp_path: Path, plan: dict, *args: str, pool: str | None = None) -> tuple[dict, int]:
-    """One compile attempt of PROBLEM (or ``pool``) with a teacher that always replies ``plan`` and
-    answers every other call (an independent solve) with its own count: the summary and the requests."""
+    """One compile attempt of PROBLEM (or ``pool``) with a teacher that always replies ``plan`` (which
+    fails) and answers every other call (an independent solve) with its own count: the summary and the
+    requests."""
     tmp_path.mkdir(exist_ok=True)
     if pool is None:
         path = tmp_path / "pool.jsonl"
@@ -35,8 +36,8 @@ def _compile(tmp_path: Path, plan: dict, *args: str, pool: str | None = None) ->
                                           server.openai_base_url, "--store", str(tmp_path / "s.sqlite"),
                                           "--max-attempts", "1", "--json", *args])
         requests = server.total
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output.splitlines()[-1]), requests
+    assert result.exit_code == 1, result.output  # no family: a compile that compiled nothing fails
+    return json.loads(result.stdout.splitlines()[-1]), requests
 
 
 def test_a_plan_of_ten_thousand_milestones_is_one_failed_attempt_and_no_solve(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_compile_skips_unusable_reference_answers_before_any_teacher_call(tmp_pa
                                           server.openai_base_url, "--store", str(tmp_path / "s.sqlite"),
                                           "--max-attempts", "1", "--json"])
         prompts = list(server.by_prompt)
-    summary = json.loads(result.output.splitlines()[-1])
+    summary = json.loads(result.stdout.splitlines()[-1])
     assert set(summary["failed_why"]) == {"ok", "nobox", "cut"}
     assert summary["failed_why"]["nobox"] == ["reference_answer: reference answer is empty"]
     assert "x_1=x_2=" in summary["failed_why"]["cut"][0] and "cut off" in summary["failed_why"]["cut"][0]

@@ -32,7 +32,7 @@ def test_a_csv_gold_reaches_the_teacher_with_its_digits_and_its_pid_with_its_zer
     pool.write_text("id,problem,answer\n" + "".join(f"{pid},Problem {pid}: find it.,{gold}\n"
                                                     for pid, gold in GOLDS.items()), encoding="utf-8")
     result, prompts, _ = _compile(pool, tmp_path)
-    summary = json.loads(result.output.splitlines()[-1])
+    summary = json.loads(result.stdout.splitlines()[-1])
     assert set(summary["failed_why"]) == set(GOLDS)  # pids as written: 007, not 7
     for pid, gold in GOLDS.items():  # NA is an answer unless the user says otherwise
         prompt = next(p for p in prompts if f"Problem {pid}:" in p)
@@ -44,7 +44,7 @@ def test_null_values_are_missing_only_when_named(tmp_path: Path) -> None:
     pool.write_text("id,problem,answer\na,Problem a: find it.,NA\nb,Problem b: find it.,null\n"
                     "c,Problem c: find it.,3\n", encoding="utf-8")
     result, prompts, _ = _compile(pool, tmp_path, "--null-values", "NA,null")
-    summary = json.loads(result.output.splitlines()[-1])
+    summary = json.loads(result.stdout.splitlines()[-1])
     assert summary["failed_why"]["a"] == summary["failed_why"]["b"] == ["reference_answer: reference answer is empty"]
     assert not any("Problem a:" in p or "Problem b:" in p for p in prompts)
     assert any("Problem c:" in p for p in prompts)
@@ -58,7 +58,7 @@ def test_a_csv_not_in_utf8_is_refused_in_one_line_and_read_with_its_encoding(tmp
     assert result.output.strip().count("\n") == 0 and "Traceback" not in result.output
     assert str(pool) in result.output and "--encoding" in result.output
     result, prompts, _ = _compile(pool, tmp_path, "--encoding", "latin-1")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # read, and compiled nothing: the teacher gives no plan
     assert any("Un café coûte 3 euros" in p for p in prompts) and not any("b'" in p for p in prompts)
 
 

@@ -48,7 +48,7 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
         result = runner.invoke(app, ["prim", "compile", "--teacher", TEACHER, "--kind", "teacher", "--json",
                                      "--base-url", server.openai_base_url, "--store", str(store)])
         assert result.exit_code == 0, result.output  # no reference solution yet: skipped, no call
-        assert json.loads(result.output.strip().splitlines()[-1])["failed_why"] == {
+        assert json.loads(result.stdout.strip().splitlines()[-1])["failed_why"] == {
             B: "prim_solution: no reference solution (`ladder prim import` one) for a curation primitive"}
         gold = next(x for x in (release_data / "prim_gold.jsonl").read_text().splitlines() if B in x)
         (tmp_path / "gold.jsonl").write_text(gold + "\n")
@@ -57,7 +57,7 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
             result = runner.invoke(app, ["prim", "compile", "--teacher", TEACHER, "--kind", kind, "--json",
                                          "--base-url", server.openai_base_url, "--store", str(store)])
             assert result.exit_code == 0, result.output
-            summary = json.loads(result.output.strip().splitlines()[-1])
+            summary = json.loads(result.stdout.strip().splitlines()[-1])
             assert (summary["compiled"], summary["failed_why"]) == (1, {})
 
     async def read():
@@ -88,12 +88,12 @@ def test_teacher_guidance_is_checked_reasked_and_stored(tmp_path: Path, release_
     with LoopbackServer(script=student) as server:
         estimate = runner.invoke(app, [*probe, "--base-url", server.openai_base_url, "--dry-run"])
         assert estimate.exit_code == 0, estimate.output
-        assert (json.loads(estimate.output)["calls"], json.loads(estimate.output)["jobs"], shown) == (2, 2, [])
+        assert (json.loads(estimate.stdout)["calls"], json.loads(estimate.stdout)["jobs"], shown) == (2, 2, [])
         result = runner.invoke(app, [*probe, "--base-url", server.openai_base_url])
         assert result.exit_code == 0, result.output
-        assert json.loads(result.output.strip().splitlines()[-1])["rollouts"] == 2
+        assert json.loads(result.stdout.strip().splitlines()[-1])["rollouts"] == 2
         estimate = runner.invoke(app, [*probe, "--base-url", server.openai_base_url, "--dry-run"])
-        assert json.loads(estimate.output)["calls"] == 0  # every answer is in the cache now
+        assert json.loads(estimate.stdout)["calls"] == 0  # every answer is in the cache now
     plan_prompt = next(s for s in shown if "a plan of the solution" in s)
     assert "1. Fix the first vertex by symmetry.\n2. Classify" in plan_prompt
     assert any("core_concept: Classify Q by its distance class from P." in s for s in shown)

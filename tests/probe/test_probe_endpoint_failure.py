@@ -20,5 +20,7 @@ def test_a_probe_stopped_by_its_endpoint_says_one_line(sample_store: Path) -> No
                                 capture_output=True, text=True, timeout=120)
         time.sleep(1.5)  # the server answers the hung calls before it stops
     assert result.returncode == 1
+    # the notes said at the start (the calls in flight, the families skipped), then the one error line, last
     lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("probe ")]
-    assert len(lines) == 1 and "wants a key (HTTP 401)" in lines[0], result.stderr
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0] == lines[-1] and "wants a key (HTTP 401)" in errors[0], result.stderr

@@ -66,7 +66,8 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
     with LoopbackServer(script=student) as server:
         for name in ("a", "b"):
             result = runner.invoke(app, ["probe", "--student", "openai/s", "--base-url", server.openai_base_url,
-                                         "--k", str(K), "--source", f"set-{name}", "--store", store, "--concurrency", "8"])
+                                         "--k", str(K), "--source", f"set-{name}", "--store", store, "--concurrency", "8",
+                                         "--include-unusable"])  # the sample's first family is one
             assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["compare", "--a", "set-a", "--b", "set-b", "--student", "openai/s",
                                  "--store", store, "--out", str(out)])

@@ -21,7 +21,7 @@ from .primitive import family_primitive, primitive_prompt
 from .prompts import condition_prompt, messages as student_messages, stage0_prompt
 from ...prompts import load
 from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
-from ...schemas.jsonl import InputError, OnDuplicate
+from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
 from ...validators import (answer_problem, check_family_in, independent_solve_check, reference_answer_problem,
                            render_errors)
@@ -63,9 +63,10 @@ async def roadmap_set(store: Store, name: str) -> list[Family]:
         raise InputError(str(exc)) from None
     families = await store.families(source=source, granularity=granularity)
     if not families:
-        known = ", ".join(await store.sources()) or "none"
-        raise InputError(f"{store.path} holds no families of roadmap set '{name}' (sources in the store: {known}); "
-                         "run `ladder import` or `ladder compile` first")
+        sources = await store.sources()
+        raise InputError(f"{store.path} holds no families of roadmap set '{name}'{did_you_mean(name, sources)} "
+                         f"(sources in the store: {', '.join(sources) or 'none'}); run `ladder import` or "
+                         "`ladder compile` first")
     return families
 
 

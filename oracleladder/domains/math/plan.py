@@ -56,12 +56,22 @@ class TeacherPlan(BaseModel):
 
 
 def plan_errors(plan: TeacherPlan) -> list[CheckResult]:
-    """Structural faults of the plan itself, before it becomes a family."""
-    n = sum(m.type is MilestoneType.INTEGRATE for m in plan.milestones)
-    if n == 1 and plan.milestones[-1].type is MilestoneType.INTEGRATE:
+    """Structural faults of the plan itself, before it becomes a family: what is wrong, where
+    (milestones numbered from 1), and what would be right."""
+    last = len(plan.milestones)
+    at = [i for i, m in enumerate(plan.milestones, 1) if m.type is MilestoneType.INTEGRATE]
+    if at == [last]:
         return []
-    return [CheckResult(check="plan", passed=False,
-                        reason=f"the plan has {n} INTEGRATE milestones; it needs exactly one, as the last milestone")]
+    if not at:
+        reason = (f"no milestone is INTEGRATE: make the last one (milestone {last}) the INTEGRATE step that "
+                  "combines the others into the final answer")
+    elif len(at) > 1:
+        reason = (f"milestones {', '.join(map(str, at))} are INTEGRATE: exactly one may be, the last (milestone "
+                  f"{last}); give the others another type")
+    else:
+        reason = (f"milestone {at[0]} of {last} is INTEGRATE: the INTEGRATE step must be the last milestone; "
+                  f"move it after milestone {last}")
+    return [CheckResult(check="plan", passed=False, reason=reason)]
 
 
 def teacher_messages(problem: MathProblem, granularity: Granularity) -> tuple[list[dict[str, str]], str]:

@@ -87,8 +87,8 @@ def test_probe_primitive_skips_and_counts_families_without_one(release_data: Pat
         summary = json.loads(runner.invoke(app, base + ["--primitive", "--primitive-fallback", "--json"]).output
                              .strip().splitlines()[-1])
         assert summary["without_primitive"] == 0  # every released family here has a KEY_MOVE milestone
-        code = runner.invoke(app, ["probe", "--student", "openai/s", "--domain", "code", "--primitive",
-                                   "--store", str(store)])
+        code = runner.invoke(app, ["probe", "--student", "openai/s", "--base-url", server.openai_base_url, "--domain",
+                                   "code", "--primitive", "--store", str(store)])
         assert code.exit_code == 2 and "has no condition C2-primitive" in code.output
 
 

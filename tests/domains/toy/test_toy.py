@@ -132,7 +132,7 @@ def test_toy_domain_through_the_cli(tmp_path: Path, arith: type[ArithDomain]) ->
         probed = json.loads(result.stdout)
         assert (probed["families"], probed["requests"], probed["failed_jobs"]) == (2, 20, [])
         result = runner.invoke(app, ["probe", "--domain", "arith", "--student", "openai/s", "--source", "openai/t",
-                                     "--conditions", "C2-random", "--store", store])
+                                     "--base-url", server.openai_base_url, "--conditions", "C2-random", "--store", store])
         assert result.exit_code == 2 and "the arith ladder has no condition C2-random" in result.output
     result = runner.invoke(app, ["report", "--domain", "arith", "--student", "openai/s", "--source", "openai/t",
                                  "--store", store, "--out", str(out)])
