@@ -378,7 +378,9 @@ class Reader:
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
                                    formats=counted.formats, settings=counted.settings, base=counted.base,
-                                   families=[f for f in counted.families if f.pid not in counted.ungradable],
+                                   # Tables 7, 8 and 48 read a roadmap's milestones: math families have them
+                                   families=[f for f in counted.families if f.pid not in counted.ungradable]
+                                   if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
                                    benchmarks=counted.benchmarks)
         if html:

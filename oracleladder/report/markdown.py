@@ -299,8 +299,8 @@ def milestone_types(r: ReportTables) -> list[str]:
     """Tables 7 and 48 of the set, Table 8 per student; one line where the set's families were not given."""
     m = r.milestone_types
     if m is None:
-        return ["Tables 7, 8 and 48 (milestone types and answer schemas) need the set's families; none were given.",
-                ""]
+        return ["Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones; none were "
+                "given (a code set has none).", ""]
     if not m.milestones:
         return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set's {m.families} families have no "
                 "milestone.", ""]

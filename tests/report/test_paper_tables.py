@@ -117,7 +117,7 @@ def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None
     md = (tmp_path / "report.md").read_text()
     assert "| NUMBER | 1 | 14.3% |" in md and "| not stated | 5 | 71.4% |" in md
     write_report({"C": C}, tmp_path)  # no families: one line, no zeros
-    assert "Tables 7, 8 and 48 (milestone types and answer schemas) need the set's families" in \
+    assert "Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones" in \
         (tmp_path / "report.md").read_text()
 
 
