@@ -94,8 +94,9 @@ def _write(path: Path, sql: str, params: tuple) -> None:
 
 
 def _probe(store: Path, url: str, *more: str) -> subprocess.Popen:
+    # --include-unusable: every one of the six families' 102 calls, the first's unusable reference included
     return ladder("probe", "--student", "openai/student", "--k", "2", "--limit", "6", "--store", str(store),
-                  "--base-url", url, "--json", *more, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                  "--base-url", url, "--json", "--include-unusable", *more, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _summary(proc: subprocess.Popen) -> dict:

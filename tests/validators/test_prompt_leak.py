@@ -68,7 +68,7 @@ def test_ladder_import_refuses_a_leaking_family_at_its_line(sample, tmp_path: Pa
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{path}:{line}: pid {families[line - 1].pid}" in result.output and "[prompt_leak]" in result.output
     result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "out.jsonl"), "--store", str(store)])
-    assert result.exit_code == 0 and (tmp_path / "out.jsonl").read_text() == ""  # nothing imported
+    assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()  # nothing imported: nothing to export
     result = CliRunner().invoke(app, ["import", str(_write(tmp_path / "clean.jsonl", sample)), "--store", str(store)])
     assert result.exit_code == 0 and f"imported {len(sample)} families" in result.output
 
@@ -98,8 +98,8 @@ def test_compile_fails_a_plan_whose_description_states_the_answer(tmp_path: Path
         result = CliRunner().invoke(app, ["compile", str(pool), "--teacher", "openai/t", "--base-url",
                                           server.openai_base_url, "--store", str(tmp_path / "s.sqlite"),
                                           "--max-attempts", "1", "--no-independent-solve", "--json"])
-    summary = json.loads(result.output.splitlines()[-1])
-    assert summary["compiled"] == 0, summary  # it compiled, and its Stage 0 and C2 prompts gave 195 away
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert result.exit_code == 1 and summary["compiled"] == 0, summary  # it compiled, and its Stage 0 and C2 prompts gave 195 away
     (reason,) = summary["failed_why"]["p"]
     assert reason.startswith("prompt_leak: ") and "'195'" in reason
 
