@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..clients import load_prices
-from ..experiment import ProbeEstimate
+from ..experiment import PrimAnswersResult, PrimScoreResult, ProbeEstimate
 from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
@@ -132,19 +132,24 @@ def score(
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
                                                             max_tokens=max_tokens), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
-        say(f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} unreadable, scored 0), "
-            f"{result.missing} missing (no readable judge reply), {result.without_gold} without a gold primitive; "
-            f"correct at tau {result.tau}: {correct}")
-    say_budget(result.budget_stop)
-    if result.missing:
-        raise typer.Exit(EXIT_INCOMPLETE)
+    correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
+    _judged(result, as_json, f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} "
+                             f"unreadable, scored 0), {result.missing} missing (no readable judge reply), "
+                             f"{result.without_gold} without a gold primitive; correct at tau {result.tau}: {correct}")
 
 
 app.command()(score)
+
+
+def _judged(result: PrimScoreResult | PrimAnswersResult, as_json: bool, summary: str) -> None:
+    """A judge's run said (or its JSON), then exit 3 where a reply was not the JSON asked for."""
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(summary)
+    say_budget(result.budget_stop)
+    if result.missing:
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @with_endpoint_options
@@ -163,14 +168,9 @@ def answers(
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens),
                             endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read correct, "
-            f"{result.missing} missing (no readable judge reply); `ladder prim report --answer-judge {judge}` counts them")
-    say_budget(result.budget_stop)
-    if result.missing:
-        raise typer.Exit(EXIT_INCOMPLETE)
+    _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read "
+                             f"correct, {result.missing} missing (no readable judge reply); `ladder prim report "
+                             f"--answer-judge {judge}` counts them")
 
 
 app.command()(answers)
