@@ -6,6 +6,7 @@ at once. Messages never contain API keys: every message is passed through :func:
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import os
 import re
@@ -115,6 +116,11 @@ class BadRequestError(PermanentError):
     status = 400
 
 
+class FunctionFailed(PermanentError):
+    """A Python function as a model (``clients.function``) raised, or returned no text: a failed
+    call, never an answer."""
+
+
 class BudgetReached(ProviderError):
     """A call refused before it is sent: spend plus the calls in flight could pass --max-cost."""
 
@@ -187,6 +193,18 @@ def sdk_error(sdk: Any, e: Exception, name: str) -> ProviderError:
     if isinstance(e, sdk.APIConnectionError):
         return ConnectionDropped(f"connection failed: {type(e).__name__}")
     return MalformedResponse(f"malformed body: {type(e).__name__}")
+
+
+def function_error(e: Exception, name: str) -> ProviderError:
+    """The error for an exception the model function ``name`` raised: a timeout or a dropped
+    connection (a function that asks a server of its own) is retried as a provider's is; any other
+    exception is a failed call."""
+    message = f"{name} raised {type(e).__name__}: {excerpt(str(e), 300)}"
+    if isinstance(e, (TimeoutError, asyncio.TimeoutError)):
+        return RequestTimeout(message)
+    if isinstance(e, ConnectionError):
+        return ConnectionDropped(message)
+    return FunctionFailed(message)
 
 
 def excerpt(text: str, n: int = 200) -> str:

@@ -1,8 +1,8 @@
 """A provider and its endpoint: which provider a model string names, the endpoint a call key names,
 the key an endpoint gets, and how many requests its server runs at once (``server_capacity``).
 
-The wires (``openai_api``, ``anthropic_api``, ``compatible``, and the embedded ``local``) speak to an
-endpoint; ``runner.make_provider`` picks one. API keys are held only by the wire objects: never
+The wires (``openai_api``, ``anthropic_api``, ``compatible``, the embedded ``local``, and ``function``,
+a Python function as a model) speak to an endpoint; ``runner.make_provider`` picks one. API keys are held only by the wire objects: never
 logged, never put in a ChatRequest.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
 
-KNOWN_PROVIDERS = ["openai", "anthropic", "local"]
+KNOWN_PROVIDERS = ["openai", "anthropic", "local", "python"]
 API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 DEFAULT_TIMEOUT_S = 120.0

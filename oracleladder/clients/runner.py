@@ -28,6 +28,7 @@ from .errors import (
     endpoint_failure,
 )
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
+from .function import FunctionProvider, ModelFunction
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
@@ -327,9 +328,10 @@ def make_provider(
     base_url: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     transport: str = "auto",
+    function: ModelFunction | None = None,
     **local_kwargs: Any,
 ) -> Provider:
-    """Build the provider named ``provider`` ("openai", "anthropic", "local").
+    """Build the provider named ``provider`` ("openai", "anthropic", "local", "python": ``function``).
 
     OpenAI transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
     the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
@@ -346,6 +348,11 @@ def make_provider(
         return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "local":  # llama.cpp loads with the model, on the first request
         return LocalProvider(**local_kwargs)
+    if provider == "python":
+        if function is None:
+            raise ConfigurationError("a python/ model is a Python function, given through the Python API "
+                                     "(Experiment.probe(student=fn, name=...))")
+        return FunctionProvider(function)
     raise UnknownProvider(provider, KNOWN_PROVIDERS)
 
 
@@ -359,6 +366,7 @@ def make_client(
     cache: CallCache | None = None,
     transport: str = "auto",
     timeout: float = DEFAULT_TIMEOUT_S,
+    function: ModelFunction | None = None,
     **client_kwargs: Any,
 ) -> Client:
     """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
@@ -368,12 +376,13 @@ def make_client(
     ``start_concurrency`` (likewise): the calls in flight to start at, growing to ``concurrency``
     while calls are answered (limits.Concurrency); default ``concurrency``.
     ``model_name``: the name the requests carry (a server's served name), instead of the part of
-    ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key."""
+    ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key.
+    ``function``: a python/ model's function (clients.function)."""
     provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
     start = client_kwargs.pop("start_concurrency", None)
     providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
-                               timeout=timeout, transport=transport) for url in urls]
+                               timeout=timeout, transport=transport, function=function) for url in urls]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
     if len(providers) == 1:
         return Client(providers[0], cache=cache, start_concurrency=start, **names, **client_kwargs)

@@ -79,8 +79,9 @@ MODES: dict[str, Mode] = {
     "md_json": Mode("the schema in the prompt, the JSON in a ```json block", None),
 }
 STRUCTURED_MODES: dict[str, str] = {name: mode.description for name, mode in MODES.items()}
-# Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt.
-PROMPT_ONLY = {"anthropic"}
+# Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt (a
+# Python function gets the messages, and would drop a response_format).
+PROMPT_ONLY = {"anthropic", "python"}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
 

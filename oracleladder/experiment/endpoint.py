@@ -15,6 +15,7 @@ from .. import clients
 from ..clients import DEFAULT_PRICES, Client, ConfigurationError, PriceTable
 from ..clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, make_batch_client
 from ..clients.errors import explain
+from ..clients.function import ModelFunction
 from ..clients.limits import DEFAULT_MAX_COOLDOWN_S
 from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, resolve_key, server_capacity
 from ..store import Store
@@ -49,7 +50,8 @@ class Endpoint:
     (the key names the model, not the server's address). ``batch``: the calls go through the
     provider's batch API (no rate limits: every call waits in a batch), polled first after
     ``batch_poll`` seconds, submitted once none has come for ``batch_quiet``, cancelled when not ended
-    ``batch_deadline`` seconds after its creation (None: the provider's window and an hour)."""
+    ``batch_deadline`` seconds after its creation (None: the provider's window and an hour).
+    ``function``: a python/NAME model's Python function (clients.function; `as_endpoint` makes one)."""
 
     model: str
     base_urls: Sequence[str] | None = None
@@ -69,6 +71,7 @@ class Endpoint:
     batch_poll: float = DEFAULT_POLL_S
     batch_quiet: float = DEFAULT_QUIET_S
     batch_deadline: float | None = None
+    function: ModelFunction | None = None
     notes: tuple[str, ...] = field(default=(), init=False)  # what was made of the base URLs given
 
     def __post_init__(self) -> None:
@@ -79,6 +82,11 @@ class Endpoint:
             provider = parse_model(self.model)[0]
         except ConfigurationError as exc:
             raise EndpointError(str(exc)) from None
+        if (provider == "python") != (self.function is not None):
+            raise EndpointError(f"{self.model}: a python/NAME model is a Python function, given through the "
+                                "Python API (Experiment.probe(student=fn, name=NAME)), and a function is no other model")
+        if self.function is not None and (self.base_urls or self.batch):
+            raise EndpointError(f"{self.model} is a Python function: it has no base URL and no batch API")
         urls, notes = list(self.base_urls or []), []
         if not urls and provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
             urls = [os.environ["OPENAI_BASE_URL"]]
@@ -97,7 +105,7 @@ class Endpoint:
         provider = parse_model(self.model)[0]
         for url in self.base_urls or [None]:
             try:
-                resolve_key(provider, None, url, self.api_key_env) if provider != "local" else None
+                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python") else None
             except ConfigurationError as exc:
                 raise EndpointError(str(exc)) from None
 
@@ -109,9 +117,22 @@ class Endpoint:
                        key_env=key_env_for(provider, base_url, self.api_key_env))
 
 
-def as_endpoint(model: str | Endpoint) -> Endpoint:
-    """A bare model string is an Endpoint with the defaults."""
-    return model if isinstance(model, Endpoint) else Endpoint(model)
+def as_endpoint(model: str | Endpoint | ModelFunction, *, name: str | None = None,
+                version: str | None = None) -> Endpoint:
+    """A bare model string is an Endpoint with the defaults; a Python function is the model
+    python/NAME, its calls keyed by ``name`` and ``version`` (the toolkit cannot see its code change:
+    a new version makes new calls)."""
+    if isinstance(model, (str, Endpoint)):
+        if name is not None or version is not None:
+            raise ExperimentError("name= and version= name a Python function as a model, not a model string "
+                                  "or an Endpoint")
+        return model if isinstance(model, Endpoint) else Endpoint(model)
+    if not callable(model):
+        raise ExperimentError(f"a model is a model string, an Endpoint or a Python function, not {type(model).__name__}")
+    if not name:
+        raise ExperimentError("a Python function as a model needs a name (name=...): its calls and results "
+                              "are filed under python/NAME")
+    return Endpoint(f"python/{name}", function=model, cache_tag=version)
 
 
 def _base_url(url: str, provider: str) -> tuple[str, str | None]:
@@ -177,7 +198,7 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
         else:
             client = clients.make_client(  # read when called: a test may stand one in
                 endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=ceiling,
-                start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, **options)
+                start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, function=endpoint.function, **options)
     except ConfigurationError as exc:
         raise EndpointError(str(exc)) from exc
     if endpoint.base_urls and not endpoint.model_name:
@@ -190,12 +211,15 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
 
 def _prices(endpoint: Endpoint) -> PriceTable:
     """The endpoint's price table, where a model without a price served by one's own server (a
-    loopback or private address) costs nothing: a run and its cached rerun both say so."""
+    loopback or private address) or run by a Python function costs nothing: a run and its cached
+    rerun both say so."""
     provider, name = parse_model(endpoint.model)
     model = f"{provider}/{name}"
-    if model in endpoint.prices.models or not endpoint.base_urls or not all(map(_own_server, endpoint.base_urls)):
+    own = endpoint.function is not None or bool(endpoint.base_urls and all(map(_own_server, endpoint.base_urls)))
+    if model in endpoint.prices.models or not own:
         return endpoint.prices
-    return PriceTable(f"{endpoint.prices.name}; {model} free on a server of one's own",
+    where = "a Python function" if endpoint.function is not None else "a server of one's own"
+    return PriceTable(f"{endpoint.prices.name}; {model} free on {where}",
                       {**endpoint.prices.models, model: (0.0, 0.0, 0.0, 0.0)})
 
 

@@ -18,6 +18,7 @@ from ..audit.judge import ask_judge, draw, key_path, write_sheet
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
+from ..clients.function import ModelFunction
 from ..compiler.loop import Compiler
 from ..compiler.workers import BUDGET_CHECK
 from ..construction.screen import DIRECT, RULES, screen as screen_families
@@ -137,21 +138,22 @@ class Experiment(PrimStages, Reader):
 
     # ------------------------------------------------------------------ compile
 
-    async def compile(self, problems: str | os.PathLike[str], teacher: str | Endpoint, *,
-                      granularity: str = "default", domain: str = "math", max_attempts: int = 3,
+    async def compile(self, problems: str | os.PathLike[str], teacher: str | Endpoint | ModelFunction, *,
+                      name: str | None = None, version: str | None = None, granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
                       fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
                       encoding: str | None = None, dry_run: bool = False,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
         ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
-        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run."""
+        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run.
+        A Python function as the teacher is the model python/``name`` at ``version`` (`as_endpoint`)."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
                                               fields=tuple(fields or ()), null_values=tuple(null_values),
                                               encoding=encoding))
-        endpoint, store = as_endpoint(teacher), self.store
+        endpoint, store = as_endpoint(teacher, name=name, version=version), self.store
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
         if not pool:
@@ -217,7 +219,8 @@ class Experiment(PrimStages, Reader):
 
     # ------------------------------------------------------------------ probe
 
-    async def probe(self, student: str | Endpoint, *, k: int = 8, conditions: Sequence[str] | None = None,
+    async def probe(self, student: str | Endpoint | ModelFunction, *, name: str | None = None,
+                    version: str | None = None, k: int = 8, conditions: Sequence[str] | None = None,
                     stage0: bool = True, max_tokens: int = 4096, temperature: float = 1.0, seed: int = 0,
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
@@ -231,8 +234,9 @@ class Experiment(PrimStages, Reader):
         The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
-        estimate, and no run."""
-        endpoint = as_endpoint(student)
+        estimate, and no run. A Python function as the student is the model python/``name`` at
+        ``version`` (`as_endpoint`: its calls keyed by both)."""
+        endpoint = as_endpoint(student, name=name, version=version)
         ladder = self.domain(domain)
         default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
         try:
