@@ -15,7 +15,7 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 # environment variables that hold keys: their values are scrubbed even when not the key in use
-KEY_ENV_VARS: set[str] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+KEY_ENV_VARS: set[str] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
 _secrets: set[str] = set()
 # key-shaped text: OpenAI/Anthropic keys (sk-..., sk-proj-..., sk-ant-...), bearer tokens, and long
 # tokens mixing letters and digits (gateways' own keys); error text loses nothing useful by it
@@ -116,6 +116,11 @@ class BadRequestError(PermanentError):
     status = 400
 
 
+class ContentRefused(PermanentError):
+    """The provider would not answer: its safety filter blocked the prompt or the reply (Gemini's
+    finish reason SAFETY, ...). The same request is refused again: a failed call, never an answer."""
+
+
 class FunctionFailed(PermanentError):
     """A Python function as a model (``clients.function``) raised, or returned no text: a failed
     call, never an answer."""
@@ -195,6 +200,23 @@ def sdk_error(sdk: Any, e: Exception, name: str) -> ProviderError:
     return MalformedResponse(f"malformed body: {type(e).__name__}")
 
 
+def genai_error(sdk_errors: Any, e: Exception, name: str) -> ProviderError:
+    """The error for an exception of Google's SDK (``sdk_errors``: ``google.genai.errors``), its HTTP
+    layer's (httpx2: known by its class names, as the other SDKs' are) or a body it cannot read."""
+    if isinstance(e, sdk_errors.APIError):
+        headers = getattr(e.response, "headers", None) or {}
+        ra = parse_retry_after(headers.get("retry-after"))
+        return classify_status(e.code, f"{name} HTTP {e.code}: {excerpt(str(e), 300)}", ra, body=str(e))
+    kinds = {c.__name__ for c in type(e).__mro__}
+    if kinds & set(_CONNECT_ERRORS):
+        return CannotConnect("cannot connect")
+    if "TimeoutException" in kinds:
+        return RequestTimeout("request timed out")
+    if "TransportError" in kinds:
+        return ConnectionDropped(f"connection failed: {type(e).__name__}")
+    return MalformedResponse(f"malformed body: {type(e).__name__}")
+
+
 def function_error(e: Exception, name: str) -> ProviderError:
     """The error for an exception the model function ``name`` raised: a timeout or a dropped
     connection (a function that asks a server of its own) is retried as a provider's is; any other
@@ -234,6 +256,9 @@ def explain(error: BaseException, *, provider: str, base_url: str | None, key_en
                     f"that with --api-key-env NAME")
         return f"{where} refused the key in {key_env} (HTTP {status}): set {key_env} to a key it accepts"
     if status == 404 and base_url:
+        if provider == "google":
+            return (f"{where}: {' '.join(str(error).split())} (does this server speak Gemini's generateContent, "
+                    f"and serve this model?)")
         if provider == "anthropic":
             return (f"{where}/v1/messages not found (HTTP 404): this server does not speak the Anthropic "
                     f"format; for an OpenAI-compatible server use openai/MODEL")

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
 
-KNOWN_PROVIDERS = ["openai", "anthropic", "local", "python"]
-API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+KNOWN_PROVIDERS = ["openai", "anthropic", "google", "local", "python"]
+API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
+# a provider's other variable, read when its own is not set (Google's SDK reads both)
+API_KEY_ENV_ALSO = {"google": "GOOGLE_API_KEY"}
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                     "google": "https://generativelanguage.googleapis.com"}
 DEFAULT_TIMEOUT_S = 120.0
 
 
@@ -68,7 +71,7 @@ def endpoint_of(provider: str, base_url: str | None) -> str | None:
 
 def resolve_key(provider: str, api_key: str | None, base_url: str | None, api_key_env: str | None) -> str | None:
     """This endpoint's key: ``api_key``, else the variable ``api_key_env`` names, else the
-    provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY), but only for the provider's own
+    provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY), but only for the provider's own
     host: a key is never handed to another server unless the user names it for that server.
     None: send no key at all (an OpenAI-compatible server that needs none)."""
     if api_key:
@@ -91,7 +94,8 @@ def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) ->
         return api_key_env
     if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS[provider]).hostname:
         return None
-    return API_KEY_ENV.get(provider)
+    env, also = API_KEY_ENV.get(provider), API_KEY_ENV_ALSO.get(provider)
+    return also if also and env and not os.environ.get(env) and os.environ.get(also) else env
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .errors import (
 )
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .function import FunctionProvider, ModelFunction
+from .google_api import GoogleProvider
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
@@ -331,7 +332,7 @@ def make_provider(
     function: ModelFunction | None = None,
     **local_kwargs: Any,
 ) -> Provider:
-    """Build the provider named ``provider`` ("openai", "anthropic", "local", "python": ``function``).
+    """Build the provider named ``provider`` ("openai", "anthropic", "google", "local", "python": ``function``).
 
     OpenAI transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
     the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
@@ -346,6 +347,8 @@ def make_provider(
         return cls(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
         return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    if provider == "google":
+        return GoogleProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "local":  # llama.cpp loads with the model, on the first request
         return LocalProvider(**local_kwargs)
     if provider == "python":

@@ -82,6 +82,9 @@ STRUCTURED_MODES: dict[str, str] = {name: mode.description for name, mode in MOD
 # Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt (a
 # Python function gets the messages, and would drop a response_format).
 PROMPT_ONLY = {"anthropic", "python"}
+# Providers whose wire takes some of the modes only: Gemini's takes the schema as its response_schema
+# (google_api.generate_args), and has no OpenAI tools.
+ONLY_MODES = {"google": ("json_schema", "md_json")}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
 
@@ -170,12 +173,10 @@ class Modes:
     def __init__(self, mode: str, provider: str) -> None:
         if mode != "auto" and mode not in MODES:
             raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(MODES))
-        if provider in PROMPT_ONLY and mode not in ("auto", "md_json"):  # its wire would drop the schema
-            raise ConfigurationError(f"{provider} takes structured mode md_json (or auto), not {mode}")
-        if mode != "auto":
-            self.left = [mode]
-        else:
-            self.left = ["md_json"] if provider in PROMPT_ONLY else list(MODES)
+        taken = ["md_json"] if provider in PROMPT_ONLY else list(ONLY_MODES.get(provider, MODES))
+        if mode not in ("auto", *taken):  # its wire would drop the schema
+            raise ConfigurationError(f"{provider} takes structured mode {' or '.join(taken)} (or auto), not {mode}")
+        self.left = [mode] if mode != "auto" else taken
 
     @property
     def current(self) -> str:

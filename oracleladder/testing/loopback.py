@@ -1,6 +1,6 @@
 """A real aiohttp HTTP server on 127.0.0.1 speaking the OpenAI chat-completions
-(``POST /v1/chat/completions``) and Anthropic messages (``POST /v1/messages``) wire formats, for tests
-and benchmarks. Answers come from a script; latency and faults are injectable; requests are counted.
+(``POST /v1/chat/completions``), Anthropic messages (``POST /v1/messages``) and Gemini generateContent
+(``POST /v1beta/models/{model}:generateContent``, and ``/v1/...``) wire formats, for tests and benchmarks. Answers come from a script; latency and faults are injectable; requests are counted.
 
 Use it three ways:
 
@@ -89,6 +89,11 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
                 return "".join(p.get("text", "") for p in c if isinstance(p, dict))
             return str(c)
     return ""
+
+
+def _text(parts: list[dict[str, Any]] | None) -> str:
+    """The text of a Gemini content's parts."""
+    return "".join(p.get("text", "") for p in parts or [])
 
 
 def _ntok(s: str | None) -> int:
@@ -202,6 +207,10 @@ class LoopbackServer:
     def anthropic_base_url(self) -> str:
         return self.url
 
+    @property
+    def google_base_url(self) -> str:
+        return self.url
+
     # ------------------------------------------------------------------ answering
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None:
         s = self.script
@@ -237,10 +246,12 @@ class LoopbackServer:
             self.faulted += 1
             return None, web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
         self.by_body[hashlib.sha1(raw).hexdigest()] += 1
-        self.credentials.append(request.headers.get("Authorization") or request.headers.get("x-api-key"))
+        self.credentials.append(request.headers.get("Authorization") or request.headers.get("x-api-key")
+                                or request.headers.get("x-goog-api-key") or None)
         self.by_prompt[_last_user(body.get("messages") or [])] += 1
         if self.api_key is not None:
-            got = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
+            got = (request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
+                   or request.headers.get("Authorization", "").removeprefix("Bearer "))
             if got != self.api_key:
                 self.faulted += 1
                 self.by_kind["401"] += 1
@@ -389,6 +400,35 @@ class LoopbackServer:
             "stop_sequence": None,
         }, {"input_tokens": pin, "output_tokens": pout})
 
+    async def _generate(self, request: web.Request) -> web.StreamResponse:
+        body, err = await self._common(request, "google")
+        if err is not None:
+            return err
+        assert body is not None
+        system = body.get("systemInstruction") or {}
+        messages = [{"role": "system", "content": _text(system.get("parts"))}] if system else []
+        messages += [{"role": "assistant" if c.get("role") == "model" else "user", "content": _text(c.get("parts"))}
+                     for c in body.get("contents") or []]
+        text = self._answer(messages, body)
+        if isinstance(text, web.Response):
+            return text
+        self.ok_by_prompt[_last_user(messages)] += 1
+        self.bill(messages, text)
+        return web.json_response(self._generated(messages, request.match_info["model"], text))
+
+    def _generated(self, messages: list[dict[str, Any]], model: str, text: str | None) -> dict[str, Any]:
+        """The generateContent reply answering ``messages`` (its system instruction among them) with ``text``."""
+        pin, pout = self.count(messages, text)
+        reply: dict[str, Any] = {
+            "candidates": [{"content": {"role": "model", "parts": [] if text is None else [{"text": text}]},
+                            "finishReason": {"stop": "STOP", "length": "MAX_TOKENS"}.get(
+                                self.finish_reason, self.finish_reason.upper()), "index": 0}],
+            "modelVersion": model, "responseId": f"gen-loop{self.total}"}
+        if self.usage:
+            reply["usageMetadata"] = {"promptTokenCount": pin, "candidatesTokenCount": pout,
+                                      "totalTokenCount": pin + pout}
+        return reply
+
     @web.middleware
     async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.method != "POST" or request.path == "/reset":
@@ -418,6 +458,7 @@ class LoopbackServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post(r"/{version:v1|v1beta}/models/{model:[^/:]+}:generateContent", self._generate)
         self.batches.add_routes(app)
         app.router.add_get("/props", self._props)
         app.router.add_get("/stats", self._stats)
@@ -487,7 +528,7 @@ class LoopbackServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description="OpenAI/Anthropic wire-format loopback server")
+    ap = argparse.ArgumentParser(description="OpenAI/Anthropic/Gemini wire-format loopback server")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--p429", type=float, default=0.0)
