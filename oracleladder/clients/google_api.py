@@ -27,11 +27,8 @@ from .wire import answer
 if TYPE_CHECKING:
     import httpx2
     from google import genai
-    from google.genai import errors as genai_errors, types as genai_types
-else:  # an optional extra, loaded by the first google/ client
+else:  # an optional extra, loaded by the first google/ client (its package loads its errors and types)
     genai = lazy_module("google.genai")
-    genai_errors = lazy_module("google.genai.errors")
-    genai_types = lazy_module("google.genai.types")
     httpx2 = lazy_module("httpx2")  # the SDK's HTTP layer
 
 INSTALL_HINT = "pip install 'oracleladder[google]'"
@@ -102,21 +99,21 @@ class GoogleProvider:
         if not key:  # the SDK takes a missing key from GEMINI_API_KEY itself: it gets a placeholder, sent empty
             options["headers"] = {"x-goog-api-key": ""}
         try:
-            self._client = genai.Client(api_key=key or "no-key", http_options=genai_types.HttpOptions(**options))
+            self._client = genai.Client(api_key=key or "no-key", http_options=genai.types.HttpOptions(**options))
         except ImportError:
             raise ConfigurationError(f"google/ models need the google-genai SDK: {INSTALL_HINT}") from None
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         args = generate_args(request)
         try:
-            config = genai_types.GenerateContentConfig(**args.pop("config"))
+            config = genai.types.GenerateContentConfig(**args.pop("config"))
         except ValidationError as e:  # a parameter Gemini has no field for
             raise BadRequestError(f"google: not a generation config: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
         t0 = time.perf_counter()
         try:
             response = await self._client.aio.models.generate_content(**args, config=config)
-        except (genai_errors.APIError, httpx2.HTTPError, ValueError) as e:  # ValueError: a body it cannot read
-            raise genai_error(genai_errors, e, self.name) from None
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:  # ValueError: a body it cannot read
+            raise genai_error(genai.errors, e, self.name) from None
         return answer(content_result(response, time.perf_counter() - t0), self.name)
 
     async def aclose(self) -> None:

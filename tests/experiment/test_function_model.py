@@ -17,6 +17,8 @@ from oracleladder.experiment import EndpointError, ExperimentError, ProbeResult
 from tests.experiment.readme import answer
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
 
+pytestmark = pytest.mark.integration  # each experiment starts its verifier pool
+
 
 class Student:
     """A deterministic student (the README example's answers), counting its calls and their params."""
