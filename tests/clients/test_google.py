@@ -11,7 +11,8 @@ import pytest
 from google import genai
 from google.genai import types
 
-from oracleladder.clients import AuthenticationError, BadRequestError, MemoryCache, make_client
+from oracleladder.clients import AuthenticationError, BadRequestError, ConfigurationError, MemoryCache, make_client
+from oracleladder.clients.batch import make_batch_client
 from oracleladder.clients import providers
 from oracleladder.clients.errors import ContentRefused
 from oracleladder.domains.math.plan import TeacherPlan
@@ -72,9 +73,11 @@ async def test_a_structured_call_sends_the_schema_once_as_instructor_s_genai_mod
     assert "schema" not in json.dumps(ours["contents"]).lower()
 
 
-async def test_only_the_modes_gemini_takes() -> None:
-    with pytest.raises(Exception, match="google takes structured mode json_schema or md_json"):
+async def test_only_the_modes_gemini_takes_and_no_batch_api() -> None:
+    with pytest.raises(ConfigurationError, match="google takes structured mode json_schema or md_json"):
         make_client(MODEL, base_url="http://127.0.0.1:9", structured="tools")
+    with pytest.raises(ConfigurationError, match="--batch: google has no batch API"):
+        make_batch_client(MODEL, cache=MemoryCache())
 
 
 async def test_a_safety_block_is_a_failed_call_never_an_answer_nor_retried() -> None:
