@@ -188,6 +188,7 @@ class Experiment(PrimStages, Reader):
             run_id=run.id, compiled=sum(o.ok for o in outcomes), failed=len(failed),
             infrastructure_failures=len(infra_failed),
             attempts_per_family=dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
+            budget_raised=sum(o.budget_raised for o in outcomes),
             failed_checks=dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
             failed_why=failed, infrastructure_failed_why=infra_failed, usage=client.usage,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
