@@ -89,8 +89,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
 @with_endpoint_options
 def judge(
     judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
-    student: Annotated[Optional[str], typer.Option("--student", help="The student whose rejected rollouts to sample.")] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Rejected rollouts to sample, stratified by rejection reason.")] = 40,
+    student: Annotated[Optional[str], typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
@@ -101,9 +101,11 @@ def judge(
     as_json: JsonOpt = False,
     run: RunPick = None,
 ) -> None:
-    """Judge audit of the grader (paper Appendix V.1): a seeded sample of rejected rollouts,
-    stratified by rejection reason, graded by an LLM judge; the cases it accepts go to a
-    grader-blind sheet for a person to label (correct, malformed_reference, incorrect, undecidable).
+    """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of graded
+    rollouts, stratified by the verifier's verdict (accepted, or its rejection reason), graded by an
+    LLM judge: the paired grades (Table 46) and by answer schema (Table 45), the rule-of-three bound
+    where a cell is empty; the rejected cases the judge accepts go to a grader-blind sheet for a
+    person to label (correct, malformed_reference, incorrect, undecidable).
     `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run. The
     student's rollouts at one setting (`--run ID` picks it where there are several)."""
     if read is not None:
@@ -123,10 +125,11 @@ def judge(
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        say(f"judged {result.sampled} rejected rollouts ({result.usage.requests} requests, "
-            f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts}, "
-            f"written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
+        say(f"judged {result.sampled} graded rollouts ({result.usage.requests} requests, "
+            f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts} the verifier "
+            f"rejected, written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
+        typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
     if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)

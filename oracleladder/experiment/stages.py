@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .. import workers
 from .._lazy import lazy_module
-from ..audit.judge import ask_judge, draw, key_path, write_sheet
+from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
@@ -399,12 +399,13 @@ class Experiment(PrimStages, Reader):
     async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
                           source: str = "release", n: int = 40, seed: int = 0,
                           max_tokens: int = 4096, choice: Choice = Choice()) -> JudgeAuditResult:
-        """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
-        rejected rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens`` is the
-        judge's), stratified by rejection reason, graded by the LLM
-        ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
-        audit.judge.key_path), which is never overwritten. ``failed`` counts the judge calls that
-        failed for good (a rerun asks them again)."""
+        """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of ``n`` of the
+        student's graded rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens``
+        is the judge's), stratified by the verifier's verdict (accepted, or its rejection reason), graded
+        by the LLM ``judge``: the paired grades (Tables 45, 46: ``paired``), and the rejected cases it
+        accepts in the grader-blind CSV ``sheet`` (its key beside it, audit.judge.key_path), which is
+        never overwritten. ``failed`` counts the judge calls that failed for good (a rerun asks them
+        again)."""
         sheet = Path(sheet)
         if sheet.exists():  # it may hold a person's labels
             raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
@@ -415,7 +416,7 @@ class Experiment(PrimStages, Reader):
         rollouts = [r for r in picked.rollouts if r.pid in by_pid]
         sizes, sample = draw(rollouts, n, seed)
         if not sample:
-            raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
+            raise ExperimentError(f"{store.path} holds no graded rollouts of student '{student}' on roadmap set "
                                   f"'{source}'")
         meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
@@ -423,8 +424,9 @@ class Experiment(PrimStages, Reader):
                            notify=self._notify) as (client, run):
             verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
             run.incomplete = any(v == "failed" for v, _ in verdicts)
-        cases = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
-        return JudgeAuditResult(run_id=run.id, sampled=len(sample), judge_accepts=cases,
+        key = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
+        return JudgeAuditResult(run_id=run.id, sampled=len(sample), judge_accepts=len(key["cases"]),
+                                paired=paired(key),
                                 failed=sum(v == "failed" for v, _ in verdicts),
                                 unreadable=sum(v == "unreadable" for v, _ in verdicts), usage=client.usage,
                                 batch_rows_submitted=client.batch_rows_submitted)
