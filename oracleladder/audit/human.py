@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
+from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
 from ..report.markdown import pct, table
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import read_rows, write_rows
+from ..schemas.sheets import SheetError, read_rows, write_rows
 
 if TYPE_CHECKING:
     from ..report import plots as _plots
@@ -51,10 +52,6 @@ COLUMNS = ("family", "problem", "reference_answer", "roadmap", "attempt_c1", "at
 GRADER_COLUMNS = ("student", "grader")  # only with show_grader
 LABEL_COLUMNS = ("category", "reason")
 KEY = "audit.key.json"
-
-
-class SheetError(ValueError):
-    """A rater's sheet, the key or a repairs file that cannot be read; the message names file and row."""
 
 
 # ------------------------------------------------------------------ statistics
@@ -147,9 +144,10 @@ def unrecovered(results: Iterable[FamilyResults]) -> list[str]:
     return [r.pid for r in results if parent_outcome(r.ladder) is Outcome.UNRECOVERED]
 
 
-def roadmap_text(family: Family) -> str:
-    """The tested milestones with their gold answers, numbered, one a paragraph."""
-    return "\n\n".join(f"{n}. {m.prompt}\nAnswer: {m.answer}" for n, (_, m) in enumerate(family.tested(), 1))
+def roadmap(family: Family) -> str:
+    """The roadmap with the milestone answers, as C3 shows it to the student."""
+    tested = [m for _, m in family.tested()]
+    return roadmap_text([description(m) for m in tested], [m.answer for m in tested])
 
 
 def _first(rollouts: Sequence[Rollout], target: str) -> Rollout | None:
@@ -183,7 +181,7 @@ def sheet_rows(families: Sequence[Family], rollouts: Sequence[Rollout], student:
         mine = by_pid.get(f.pid, [])
         attempts = [(a.response[-TAIL_CHARS:] if (a := _first(mine, t)) else "") for t in LADDER]
         grader = [student, _grader_note(f, mine)] if show_grader else []
-        rows.append([f.pid, f.parent_prompt, f.parent_answer, roadmap_text(f), *attempts, *grader,
+        rows.append([f.pid, f.parent_prompt, f.parent_answer, roadmap(f), *attempts, *grader,
                      *([""] * len(LABEL_COLUMNS))])
     return rows
 

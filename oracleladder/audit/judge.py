@@ -28,7 +28,7 @@ from ..ladder.contract import Domain
 from ..prompts import load
 from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import read_rows, write_rows
+from ..schemas.sheets import SheetError, read_rows, write_rows
 from ..schemas.types import GradeStatus
 from ..report.markdown import num, pct, table
 
@@ -49,10 +49,6 @@ ACCEPTED = "accepted"  # the stratum of the rollouts the verifier accepted
 # Table 46's cells: (cascade accepts, judge accepts) -> name
 CELLS = {(True, True): "both_accept", (False, False): "both_reject",
          (False, True): "judge_accepts_cascade_rejects", (True, False): "cascade_accepts_judge_rejects"}
-
-
-class SheetError(ValueError):
-    """A filled-in sheet or its key file that cannot be read; the message names file and line."""
 
 
 def stratum(rollout: Rollout) -> str:
