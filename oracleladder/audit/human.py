@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_module
 from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
+from ..prim.scoring import cohen_kappa
 from ..report.markdown import pct, table
 from ..schemas.models import Family, Rollout
 from ..schemas.sheets import SheetError, read_rows, write_rows
@@ -57,22 +58,10 @@ KEY = "audit.key.json"
 # ------------------------------------------------------------------ statistics
 
 
-def kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Cohen's kappa of two raters' labels of the same items: (p_o - p_e) / (1 - p_e), p_e from each
-    rater's own label shares; None where p_e is 1 (both raters gave one and the same label throughout)."""
-    if len(a) != len(b) or not a:
-        raise ValueError("kappa needs two label lists of the same, non-zero length")
-    n = len(a)
-    observed = sum(x == y for x, y in zip(a, b)) / n
-    ca, cb = Counter(a), Counter(b)
-    expected = sum(ca[c] * cb[c] for c in ca) / n ** 2
-    return None if expected == 1 else (observed - expected) / (1 - expected)
-
-
 def agreement(a: Sequence[str], b: Sequence[str]) -> dict:
     """Raw agreement (count and share) and Cohen's kappa of two label lists of the same items."""
     agree = sum(x == y for x, y in zip(a, b))
-    return {"n": len(a), "agree": agree, "raw": agree / len(a), "kappa": kappa(a, b)}
+    return {"n": len(a), "agree": agree, "raw": agree / len(a), "kappa": cohen_kappa(a, b)}
 
 
 def resolve(a: str, b: str, priority: Sequence[str] = CATEGORIES) -> str:
@@ -295,10 +284,6 @@ def read_audit(folder: Path, *, priority: Sequence[str] = CATEGORIES, repairs: P
 # ------------------------------------------------------------------ tables and Figure 9
 
 
-def _kappa(x: float | None) -> str:
-    return "undefined (one label throughout)" if x is None else f"{x:.2f}"
-
-
 def markdown(result: dict) -> list[str]:
     """Tables 39 and 40 with the agreement statistics and the bounds."""
     ag, n = result["agreement"], result["families"]
@@ -307,7 +292,7 @@ def markdown(result: dict) -> list[str]:
     rows = [[TABLE39[c][0], k, pct(k, n), *TABLE39[c][1:]] for c, k in result["table39"].items()]
     L = [f"## Human audit of {n} unrecovered families: {result['student']} (Table 39)", "",
          f"Raters {a} and {b} agree on {ag['agree']} of {ag['n']} ({pct(ag['raw'])}), Cohen's kappa "
-         f"{_kappa(ag['kappa'])}; the priority rule ({' > '.join(result['priority'])}) resolves the other "
+         f"{ag['kappa']:.2f}; the priority rule ({' > '.join(result['priority'])}) resolves the other "
          f"{ag['n'] - ag['agree']}: {resolved}.", "",
          *table(["Rater category", "Count", "%", "Repair action", "Leak-safe?"], rows + [["Total", n, pct(1.0), "", ""]]),
          ""]
@@ -316,7 +301,7 @@ def markdown(result: dict) -> list[str]:
         shares = "; ".join(f"{c} {pct(v['validation'][c], v['validation_n'])} vs {pct(v['primary'][c], v['primary_n'])}"
                            for c in CATEGORIES)
         L += [f"Validation pass on {v['n']} of the families: {v['agree']} agree with the resolved labels "
-              f"({pct(v['raw'])}), Cohen's kappa {_kappa(v['kappa'])}. Its shares against the primary labels': "
+              f"({pct(v['raw'])}), Cohen's kappa {v['kappa']:.2f}. Its shares against the primary labels': "
               f"{shares}.", ""]
     t = result["triage"]
     if t:

@@ -9,21 +9,16 @@ import pytest
 
 from oracleladder.audit.human import (BEYOND_CAPABILITY as BC, CATEGORIES, DECOMPOSITION_INCOMPLETE as DI,
                                       GENUINE_COMPOSITION as GC, NOT_STANDALONE as NS, VERIFIER_ARTIFACT as VA,
-                                      agreement, kappa, markdown, parse_priority, resolve, table39, triage,
+                                      agreement, markdown, parse_priority, resolve, table39, triage,
                                       write_figure)
 
 
-def test_kappa_by_hand() -> None:
+def test_agreement_and_kappa_by_hand() -> None:
     # 10 items, agree on 7; rater a: x 5, y 5; rater b: x 4, y 6. p_o = 0.7, p_e = (5*4 + 5*6) / 100 = 0.5
     a = ["x"] * 5 + ["y"] * 5
     b = ["x"] * 3 + ["y"] * 2 + ["x"] * 1 + ["y"] * 4
-    assert kappa(a, b) == pytest.approx((0.7 - 0.5) / (1 - 0.5))  # 0.4
-    assert kappa(a, a) == pytest.approx(1.0)
-    assert kappa(["x", "y"], ["y", "x"]) == pytest.approx(-1.0)  # p_o 0, p_e 0.5
-    assert kappa(["x"] * 3, ["x"] * 3) is None  # one label throughout: p_e = 1, kappa undefined
-    assert agreement(a, b) == {"n": 10, "agree": 7, "raw": 0.7, "kappa": pytest.approx(0.4)}
-    with pytest.raises(ValueError):
-        kappa(["x"], ["x", "y"])
+    assert agreement(a, b) == {"n": 10, "agree": 7, "raw": 0.7, "kappa": pytest.approx((0.7 - 0.5) / (1 - 0.5))}
+    assert agreement(["x", "y"], ["y", "x"])["kappa"] == pytest.approx(-1.0)  # p_o 0, p_e 0.5
 
 
 def test_the_priority_rule_favours_data_quality_and_takes_the_users_order() -> None:
