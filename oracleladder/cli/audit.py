@@ -140,33 +140,31 @@ def judge(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-async def _student_results(ex: Experiment, student: str, source: str, picked: Choice) -> tuple[list[Family], Picked]:
-    """A math roadmap set's families and the student's results on it at one setting."""
+async def _student_results(ex: Experiment, student: str, source: str,
+                           picked: Choice) -> tuple[list[Family], Picked, dict]:
+    """A math roadmap set's families, the student's results on it at one setting, and what a sheet's key
+    says of them."""
     families = await ex.roadmap_set(source)
     [group] = await ex.picked(student, source=source, choice=picked)
     if group.imported:
         fail(f"the results of student '{student}' on '{source}' at this setting are an imported panel: the audit "
              "reads attempts; pick a probed run (--run)")
-    return families, group
+    return families, group, {"student": student, "source": source, "settings": group.describe(),
+                             "runs": group.run_ids}
 
 
 async def _human_sheets(ex: Experiment, student: str, source: str, picked: Choice, folder: Path, sample: int | None,
                         seed: int, raters: list[str], validation: int, show_grader: bool) -> dict:
-    families, group = await _student_results(ex, student, source, picked)
+    families, group, meta = await _student_results(ex, student, source, picked)
     results = ex.domain("math").collect_results(families, group.rollouts,
                                                 use_corrections=bool(group.settings.use_corrections))
     pids = sorted(hum.unrecovered(results))
     if not pids:
         fail(f"student '{student}' has no unrecovered family on '{source}' at {group.describe()}")
     chosen = set(pids if sample is None or sample >= len(pids) else random.Random(seed).sample(pids, sample))
-    meta = {"student": student, "source": source, "settings": group.describe(), "runs": group.run_ids,
-            "unrecovered": len(pids)}
-    try:
-        return hum.write_sheets(folder, [f for f in families if f.pid in chosen],
-                                [r for r in group.rollouts if r.pid in chosen], raters=raters, validation=validation,
-                                seed=seed, show_grader=show_grader, meta=meta)
-    except FileExistsError as exc:
-        fail(str(exc))
+    return hum.write_sheets(folder, [f for f in families if f.pid in chosen],
+                            [r for r in group.rollouts if r.pid in chosen], raters=raters, validation=validation,
+                            seed=seed, show_grader=show_grader, meta={**meta, "unrecovered": len(pids)})
 
 
 @app.command("human")
@@ -214,8 +212,11 @@ def human(
     if len(set(names)) != 2 or "validation" in names:
         fail(f"--raters names two raters (not 'validation'); got {', '.join(names)}")
     existing(store)
-    key = run_experiment(store, lambda ex: _human_sheets(ex, student, source, picked, sheets, sample, seed, names,
-                                                          validation, show_grader), reading=True)
+    try:
+        key = run_experiment(store, lambda ex: _human_sheets(ex, student, source, picked, sheets, sample, seed, names,
+                                                              validation, show_grader), reading=True)
+    except FileExistsError as exc:  # the sheets may hold a person's labels
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(key))
         return
@@ -227,7 +228,7 @@ def human(
 
 async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: list[str], sheet: Path,
                         seed: int) -> int:
-    families, group = await _student_results(ex, student, source, picked)
+    families, group, meta = await _student_results(ex, student, source, picked)
     by_pid = {f.pid: f for f in families}
     unknown = [p for p in pids if p not in by_pid]
     if unknown:
@@ -235,11 +236,7 @@ async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choic
     rollouts = [r for r in group.rollouts if r.pid in set(pids)]
     if not rollouts:
         fail(f"student '{student}' has no attempt on those families at {group.describe()}")
-    meta = {"student": student, "source": source, "settings": group.describe(), "runs": group.run_ids}
-    try:
-        return rt.write_sheet(sheet, MathDomain(), by_pid, rollouts, seed=seed, meta=meta)
-    except FileExistsError as exc:
-        fail(str(exc))
+    return rt.write_sheet(sheet, MathDomain(), by_pid, rollouts, seed=seed, meta=meta)
 
 
 @app.command("retest")
@@ -270,7 +267,11 @@ def retest(
     if not (student and chosen and sheet):
         fail("ladder audit retest needs --student, --pids and --sheet (or --read SHEET)")
     existing(store)
-    n = run_experiment(store, lambda ex: _retest_sheet(ex, student, source, picked, chosen, sheet, seed), reading=True)
+    try:
+        n = run_experiment(store, lambda ex: _retest_sheet(ex, student, source, picked, chosen, sheet, seed),
+                           reading=True)
+    except FileExistsError as exc:  # the sheet may hold a person's verdicts
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps({"attempts": n, "sheet": str(sheet), "key": str(rt.key_path(sheet))}))
     else:

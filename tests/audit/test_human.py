@@ -48,14 +48,16 @@ def _rows(path: Path) -> list[dict]:
     return list(csv.DictReader(path.open(newline="", encoding="utf-8")))
 
 
-def _fill(path: Path, labels: dict[str, str]) -> None:
-    rows = _rows(path)
-    for row in rows:
-        row["category"] = labels[row["family"]]
+def _write(path: Path, rows: list[dict]) -> None:
+    """The sheet as a person saves it, with ``rows``."""
     with path.open("w", newline="", encoding="utf-8") as fh:
         out = csv.DictWriter(fh, fieldnames=list(rows[0]))
         out.writeheader()
         out.writerows(rows)
+
+
+def _fill(path: Path, labels: dict[str, str]) -> None:
+    _write(path, [{**row, "category": labels[row["family"]]} for row in _rows(path)])
 
 
 def _read(folder: Path, *more: str):
@@ -156,11 +158,7 @@ def test_an_unknown_category_or_a_missing_family_is_one_line_with_file_and_row(
     assert f"{a}:3: category 'Probably fine' is not one of Verifier_Artifact" in result.output
     assert len(result.output.strip().splitlines()) == 1
 
-    rows = _rows(a)[:2]
-    with a.open("w", newline="", encoding="utf-8") as fh:
-        out = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        out.writeheader()
-        out.writerows({**row, "category": "Not_Standalone"} for row in rows)
+    _write(a, [{**row, "category": "Not_Standalone"} for row in _rows(a)[:2]])
     result = _read(folder)
     assert result.exit_code == 2 and f"{a}: family '{families[2]}' has no row" in result.output
 
@@ -196,10 +194,7 @@ def test_the_retest_sheet_reads_back_into_hand_verdicts_apart(probed: tuple[Path
     # the person finds the first family's attempts right, the other's wrong
     for row in rows:
         row["correct"] = "yes" if row["family"] == chosen[0] else "no"
-    with sheet.open("w", newline="", encoding="utf-8") as fh:
-        out = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        out.writeheader()
-        out.writerows(rows)
+    _write(sheet, rows)
     read = CliRunner().invoke(app, ["audit", "retest", "--read", str(sheet), "--json"])
     assert read.exit_code == 0, read.output
     cells = {f["pid"]: f for f in json.loads(read.stdout)["families"]}
@@ -212,9 +207,6 @@ def test_the_retest_sheet_reads_back_into_hand_verdicts_apart(probed: tuple[Path
     assert f"| {chosen[0]} | C3 | 2 | 2 | 0 | 2 |" in text
 
     rows[1]["correct"] = "maybe"
-    with sheet.open("w", newline="", encoding="utf-8") as fh:
-        out = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        out.writeheader()
-        out.writerows(rows)
+    _write(sheet, rows)
     bad = CliRunner().invoke(app, ["audit", "retest", "--read", str(sheet)])
     assert bad.exit_code == 2 and f"{sheet}:3: correct 'maybe' is not yes or no" in bad.output
