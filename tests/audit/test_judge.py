@@ -148,6 +148,12 @@ def test_every_rejected_rollout_judged_gives_the_hand_derived_table(probed: Path
         # a rerun asks nothing again: every judge call is cached
         assert _audit(probed, judge, tmp_path / "again.csv", 100).exit_code == 0
         assert judge.total == 12
+        shown = CliRunner().invoke(app, ["audit", "judge", "--judge", JUDGE, "--student", STUDENT, "--n", "100",
+                                         "--sheet", str(tmp_path / "shown.csv"), "--store", str(probed),
+                                         "--base-url", judge.openai_base_url])
+    assert shown.exit_code == 0, shown.output
+    assert "| sample | 16 | 1 (6.2%) | 6 (37.5%) | 8 (50.0%) | 1 (6.2%) |" in shown.stdout
+    assert "| EXPR | 16 |" in shown.stdout
     # Table 46 by hand: of the 2 accepted, the judge accepts the sure one; of the 14 rejected, the 8 sure ones
     table46 = audit["paired"]["all"]
     assert (table46["n"], table46["both_accept"], table46["cascade_accepts_judge_rejects"],
