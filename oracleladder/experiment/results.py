@@ -143,7 +143,8 @@ class RegradeResult(Result):
 class JudgeAuditResult(Result):
     run_id: str
     sampled: int
-    judge_accepts: int  # cases written to the sheet
+    judge_accepts: int  # cases written to the sheet: rejected rollouts the judge accepts
+    paired: dict  # Tables 46 and 45 (audit.judge.paired)
     failed: int  # judge calls that failed for good (a rerun asks them again)
     unreadable: int
     usage: Usage
