@@ -20,7 +20,7 @@ from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge.")
+                  help="The paper's audits of a run: format, roadmap-match, judge, review.")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -129,4 +129,42 @@ def judge(
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
     if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@app.command("review")
+@with_endpoint_options
+def review(
+    reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
+    student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
+                                                                 "review (repeat for several).")],
+    source: SourceOpt = "release",
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each reviewer answer.")] = 4096,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: JsonOpt = False,
+    run: RunPick = None,
+) -> None:
+    """Automated rubric review (paper Appendix S.1, Table 42): an LLM reviewer labels each composition-gap
+    family of each student with the rubric (Verifier_Artifact, Beyond_Capability, Not_Standalone,
+    Decomposition_Incomplete, Genuine_Composition) and the verifier and format error flags, from the
+    problem, the roadmap, the student's attempts and the grader's verdicts. A reply that is not the JSON
+    asked for is asked again once, then left unreviewed. Prints Table 42: the families flagged as grading
+    errors, and the composition gap's share before and after removing them; `ladder report` shows it too.
+    Each student's results at one setting (`--run ID` picks it where there are several)."""
+    existing(store)
+    endpoint = make_endpoint(reviewer, endpoint_options)
+    result = run_experiment(store, lambda ex: ex.review_audit(endpoint, student, source=source, threshold=threshold,
+                                                              max_tokens=max_tokens, choice=Choice(run=run)),
+                            endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        say(f"reviewed {result.families} composition-gap families ({result.usage.requests} requests, "
+            f"{result.usage.cache_hits} from the cache): {result.labeled} labeled, {result.unreviewed} unreviewed "
+            f"(no readable reply after a re-ask), {result.failed} failed calls.")
+        typer.echo("\n".join([f"## Automated rubric review (Table 42), reviewer {reviewer}", "",
+                               *markdown.review_table(result.table)]))
+    if result.failed:  # those families are not reviewed; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)
