@@ -492,6 +492,7 @@ def leak_residual(r: ReportTables) -> list[str]:
     title = "## C3 leak residual (Appendix S)"
     if not r.leak_residual:
         return [title, "", "Not available: no student with C3 results on a math roadmap set.", ""]
+    without = [s for s in r.students if s not in r.leak_residual]
 
     def levels(w: LeakResidual) -> str:
         return ", ".join(f"{lv} {n}" for lv, n in sorted(w.by_level.items())) or NONE
@@ -501,8 +502,8 @@ def leak_residual(r: ReportTables) -> list[str]:
             *table(["Model", "Answers-Needed", "On a leaking family", "By leak level", "Families"],
                    [[s, w.c3_only, w.leaking, levels(w), ", ".join(w.pids) or NONE]
                     for s, w in r.leak_residual.items()]),
-            f"Across the panel: {sum(w.leaking for w in r.leak_residual.values())} C3-only solves on leaking "
-            "families.", ""]
+            "", f"Across the panel: {sum(w.leaking for w in r.leak_residual.values())} C3-only solves on leaking "
+            "families." + (f" Not available for {', '.join(without)}: C3 not run." if without else ""), ""]
 
 
 PLOTS = ["## Plots", "",

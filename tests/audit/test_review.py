@@ -6,6 +6,7 @@ command's output and in the report; a rerun asks nothing."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -69,8 +70,7 @@ def _reviewer(fams: list[Family], asked: Counter[str]):
                "I would rather not say.", _label("Genuine_Composition", False, False)]
 
     def script(messages: list[dict], body: dict) -> str:
-        text = messages[0]["content"] if messages[0]["role"] == "user" else messages[1]["content"]
-        i = next(i for i, f in enumerate(fams) if f.parent_prompt in text)
+        i = next(i for i, f in enumerate(fams) if f.parent_prompt in messages[0]["content"])
         asked[fams[i].pid] += 1
         return replies[i]
     return script
@@ -107,6 +107,9 @@ def test_review_gives_table_42_by_hand_and_a_rerun_asks_nothing(probed, tmp_path
     assert f"| {STUDENT} | 4 | 3 | 1 | 2 | 66.7% | 80.0% | 40.0% |" in again.stdout
     assert f"| {STUDENT} | 1 / 0 | 0 / 0 | 0 / 0 | 1 / 0 | 1 / 1 |" in again.stdout
     assert "3 labeled, 1 unreviewed" in again.stderr
+    with sqlite3.connect(store) as con:  # the unreadable family is stored unreviewed: no category
+        stored = dict(con.execute("SELECT pid, label FROM reviews").fetchall())
+    assert stored[fams[2].pid] is None and json.loads(stored[fams[0].pid])["category"] == "Verifier_Artifact"
 
     report = CliRunner().invoke(app, ["report", "--student", STUDENT, "--store", str(store),
                                       "--out", str(tmp_path / "out")])
