@@ -408,7 +408,7 @@ class Reader:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
             _site.write_site(out / "html", res, (out / "report.md").read_text(), counted.families, counted.results,
-                            records, figures_from=out)
+                            records, figures_from=out, reviews=counted.reviews)
         return res
 
     async def _compared(self, a: str, b: str, student: str, use_corrections: bool, allow_mixed_graders: bool,
