@@ -14,48 +14,16 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.schemas import Family, to_released
-from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
-from oracleladder.testing import LoopbackServer
-from oracleladder.validators import reference_answer_problem
-from oracleladder.verify import verify_inprocess
+from oracleladder.schemas import Family
+from oracleladder.testing import LoopbackServer, Refuse
+from tests.helpers.composition import STUDENT, WRONG, composition_gap_store
 
-STUDENT, REVIEWER = "openai/student", "openai/reviewer-model"
-WRONG = "\\boxed{987654321}"
-
-
-def _boxed(answer: str) -> str:
-    return f"\\boxed{{{answer}}}"
-
-
-def _gradable(f: Family) -> bool:
-    return (reference_answer_problem(f) is None and verify_inprocess(_boxed(f.parent_answer), f.parent_answer).accepted
-            and all(verify_inprocess(_boxed(m.answer), m.answer).accepted for _, m in f.tested()))
+REVIEWER = "openai/reviewer-model"
 
 
 @pytest.fixture
 def probed(tmp_path: Path, release_data: Path) -> tuple[Path, list[Family]]:
-    """Five released families probed (Stage 0, C1-C3, K = 2) by a student that solves every milestone;
-    it fails the parent at every rung on the first four (composition gap) and solves the fifth directly."""
-    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:5]
-    assert len(fams) == 5
-    path = tmp_path / "families.jsonl"
-    write_jsonl(path, (to_released(f) for f in fams))
-    store = tmp_path / "s.sqlite"
-    assert CliRunner().invoke(app, ["import", str(path), "--store", str(store)]).exit_code == 0
-    golds = {m.prompt: m.answer for f in fams for _, m in f.tested()}
-
-    def student(messages: list[dict], body: dict) -> str:
-        text = messages[-1]["content"]
-        if text in golds:
-            return _boxed(golds[text])
-        return _boxed(fams[4].parent_answer) if fams[4].parent_prompt in text else WRONG
-
-    with LoopbackServer(script=student) as server:
-        result = CliRunner().invoke(app, ["probe", "--student", STUDENT, "--k", "2", "--store", str(store),
-                                          "--base-url", server.openai_base_url])
-    assert result.exit_code == 0, result.output
-    return store, fams
+    return composition_gap_store(tmp_path, release_data)
 
 
 def _label(category: str, verifier: bool, fmt: bool) -> str:
@@ -142,3 +110,38 @@ def test_a_report_without_a_review_says_so(probed, tmp_path: Path) -> None:
                                     "--out", str(tmp_path / "out")]).exit_code == 0
     assert json.loads((tmp_path / "out" / "report.json").read_text())["review"] is None
     assert "Not run: `ladder audit review`" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_reviewer_call_failing_for_good_is_counted_not_stored_and_exits_3(probed) -> None:
+    store, fams = probed
+    asked: Counter[str] = Counter()
+    scripted = _reviewer(fams, asked)
+
+    def script(messages: list[dict], body: dict) -> str:
+        if fams[3].parent_prompt in messages[0]["content"]:
+            raise Refuse(400, "the maximum context length is 4096 tokens")
+        return scripted(messages, body)
+
+    with LoopbackServer(script=script) as server:
+        result = _review(store, server, "--json")
+    assert result.exit_code == 3, result.output
+    out = json.loads(result.stdout)
+    assert (out["labeled"], out["unreviewed"], out["failed"]) == (2, 1, 1)
+    assert out["table"][STUDENT]["unlabeled"] == 2  # the failed family is not reviewed: it stays in the gap
+    with sqlite3.connect(store) as con:
+        assert fams[3].pid not in {pid for (pid,) in con.execute("SELECT pid FROM reviews")}
+
+
+def test_a_batch_review_asks_through_the_batch_api_and_online_asks_nothing_again(probed) -> None:
+    store, fams = probed
+    asked: Counter[str] = Counter()
+    with LoopbackServer(script=_reviewer(fams, asked), batch_delay=0.2) as server:
+        batch = _review(store, server, "--json", "--batch", "--batch-poll", "0.1", "--batch-quiet", "0.3")
+        assert batch.exit_code == 0, batch.output
+        out = json.loads(batch.stdout)
+        # four questions, then the one re-ask: two rounds, no online call
+        assert out["batch_rows_submitted"] == 5 and server.total == 0
+        assert (out["labeled"], out["unreviewed"]) == (3, 1)
+        online = _review(store, server, "--json")
+        assert online.exit_code == 0 and server.total == 0
+    assert json.loads(online.stdout)["table"] == out["table"]

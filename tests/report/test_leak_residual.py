@@ -12,21 +12,10 @@ from oracleladder.cli import app
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
-from oracleladder.validators import family_leak_level, reference_answer_problem
-from oracleladder.verify import verify_inprocess
+from oracleladder.validators import family_leak_level
+from tests.helpers.composition import WRONG, boxed, gradable
 
 FULL, NO_C3 = "openai/full", "openai/no-c3"
-WRONG = "\\boxed{987654321}"
-
-
-def _boxed(answer: str) -> str:
-    return f"\\boxed{{{answer}}}"
-
-
-def _gradable(f: Family) -> bool:
-    return (reference_answer_problem(f) is None and family_leak_level(f) is None
-            and verify_inprocess(_boxed(f.parent_answer), f.parent_answer).accepted
-            and all(verify_inprocess(_boxed(m.answer), m.answer).accepted for _, m in f.tested()))
 
 
 def test_the_leak_residual_is_counted_by_hand(tmp_path: Path, release_data: Path) -> None:
@@ -34,7 +23,8 @@ def test_the_leak_residual_is_counted_by_hand(tmp_path: Path, release_data: Path
     student solves every milestone, fails C1 and C2 everywhere, and solves C3 on the first two: two
     C3-only solves, one of them on the leaking family. A second student probed without C3 has no
     residual."""
-    leaky, clean, unsolved = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if _gradable(f)][:3]
+    leaky, clean, unsolved = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
+                              if gradable(f) and family_leak_level(f) is None][:3]
     first = leaky.tested()[0][0]
     leaky.milestones[first] = leaky.milestones[first].model_copy(update={"answer": leaky.parent_answer})
     assert family_leak_level(leaky) == "strict"
@@ -49,9 +39,9 @@ def test_the_leak_residual_is_counted_by_hand(tmp_path: Path, release_data: Path
     def student(messages: list[dict], body: dict) -> str:
         text = messages[-1]["content"]
         if text in golds:
-            return _boxed(golds[text])
+            return boxed(golds[text])
         given = "The following sub-goals have been solved" in text  # C3: the roadmap with its gold answers
-        return next((_boxed(f.parent_answer) for f in (leaky, clean) if given and f.parent_prompt in text), WRONG)
+        return next((boxed(f.parent_answer) for f in (leaky, clean) if given and f.parent_prompt in text), WRONG)
 
     with LoopbackServer(script=student) as server:
         for name, more in ((FULL, []), (NO_C3, ["--conditions", "C1", "--conditions", "C2"])):

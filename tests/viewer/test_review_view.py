@@ -7,17 +7,15 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from selenium.webdriver.common.by import By
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.schemas.rubric import RubricLabel
 from oracleladder.store import Review, Store
-from tests.audit.test_review import STUDENT, probed  # noqa: F401 - probed: the fixture, used by name
+from tests.helpers.composition import STUDENT, composition_gap_store
 from tests.viewer.browser import errors, open_page
 
-pytestmark = pytest.mark.integration
 FLAGGED = "Flagged: grading error"
 
 
@@ -40,8 +38,8 @@ def _site(store: Path, out: Path) -> str:
     return (out / "html" / "index.html").as_uri()
 
 
-def test_the_taxonomy_switches_between_raw_and_corrected(browser, probed, tmp_path: Path) -> None:  # noqa: F811
-    store, fams = probed
+def test_the_taxonomy_switches_between_raw_and_corrected(browser, tmp_path: Path, release_data: Path) -> None:
+    store, fams = composition_gap_store(tmp_path, release_data)
     open_page(browser, _site(store, tmp_path / "before"))
     assert not browser.find_elements(By.ID, "taxonomy-view")  # no review: one view, no switch
     assert _segments(browser) == {"Direct": 1, "Composition-gap": 4}
