@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -10,7 +11,8 @@ import typer
 
 from ..audit import judge as jdg
 from ..audit import roadmap
-from ..experiment import Choice, Experiment
+from ..experiment import Choice, Endpoint, Experiment
+from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import pick
 from ..report import markdown
 from ..schemas.models import parse_roadmap_set
@@ -115,21 +117,15 @@ def judge(
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
-    existing(store)
-    endpoint = make_endpoint(judge_model, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                             max_tokens=max_tokens, choice=Choice(run=run)),
-                            endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
+    def said(result: JudgeAuditResult) -> None:
         say(f"judged {result.sampled} rejected rollouts ({result.usage.requests} requests, "
             f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts}, "
             f"written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
-    if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
-        raise typer.Exit(EXIT_INCOMPLETE)
+    _asked(store, judge_model, endpoint_options, as_json, said,
+           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
+                                               max_tokens=max_tokens, choice=Choice(run=run)))
 
 
 @app.command("review")
@@ -153,18 +149,27 @@ def review(
     asked for is asked again once, then left unreviewed. Prints Table 42: the families flagged as grading
     errors, and the composition gap's share before and after removing them; `ladder report` shows it too.
     Each student's results at one setting (`--run ID` picks it where there are several)."""
-    existing(store)
-    endpoint = make_endpoint(reviewer, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.review_audit(endpoint, student, source=source, threshold=threshold,
-                                                              max_tokens=max_tokens, choice=Choice(run=run)),
-                            endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
+    def said(result: ReviewAuditResult) -> None:
         say(f"reviewed {result.families} composition-gap families ({result.usage.requests} requests, "
             f"{result.usage.cache_hits} from the cache): {result.labeled} labeled, {result.unreviewed} unreviewed "
             f"(no readable reply after a re-ask), {result.failed} failed calls.")
         typer.echo("\n".join([f"## Automated rubric review (Table 42), reviewer {reviewer}", "",
                                *markdown.review_table(result.table)]))
-    if result.failed:  # those families are not reviewed; a rerun asks them again
+    _asked(store, reviewer, endpoint_options, as_json, said,
+           lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
+                                                max_tokens=max_tokens, choice=Choice(run=run)))
+
+
+def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: bool, said: Callable[[Any], None],
+           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]]) -> None:
+    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
+    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)."""
+    existing(store)
+    endpoint = make_endpoint(model, endpoint_options)
+    result = run_experiment(store, lambda ex: work(ex, endpoint), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        said(result)
+    if result.failed:
         raise typer.Exit(EXIT_INCOMPLETE)
