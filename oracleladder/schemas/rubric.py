@@ -21,7 +21,7 @@ CATEGORIES: tuple[str, ...] = get_args(Category)  # the priority order: the firs
 class RubricLabel(BaseModel):
     """One family labeled with the rubric."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True)
 
     category: Category = Field(description="The rubric category of the family.")
     verifier_error: bool = Field(description="The reference answer is corrupted, malformed, ambiguous or wrong, "
