@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -13,7 +14,8 @@ from ..audit import human as hum
 from ..audit import judge as jdg
 from ..audit import retest as rt
 from ..audit import roadmap
-from ..experiment import Choice, Experiment
+from ..experiment import Choice, Endpoint, Experiment
+from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
 from ..domains.math import MathDomain
@@ -25,7 +27,7 @@ from .common import (EXIT_INCOMPLETE, PidsOpt, SourceOpt, StoreOpt, existing, fa
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest.")
+                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest, review.")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -122,21 +124,62 @@ def judge(
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
-    existing(store)
-    endpoint = make_endpoint(judge_model, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                                             max_tokens=max_tokens, choice=Choice(run=run)),
-                            endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
+    def said(result: JudgeAuditResult) -> None:
         say(f"judged {result.sampled} graded rollouts ({result.usage.requests} requests, "
             f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts} the verifier "
             f"rejected, written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
-    if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
+    _asked(store, judge_model, endpoint_options, as_json, said,
+           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
+                                               max_tokens=max_tokens, choice=Choice(run=run)))
+
+
+@app.command("review")
+@with_endpoint_options
+def review(
+    reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
+    student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
+                                                                 "review (repeat for several).")],
+    source: SourceOpt = "release",
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each reviewer answer.")] = 4096,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: JsonOpt = False,
+    run: RunPick = None,
+) -> None:
+    """Automated rubric review (paper Appendix S.1, Table 42): an LLM reviewer labels each composition-gap
+    family of each student with the rubric (Verifier_Artifact, Beyond_Capability, Not_Standalone,
+    Decomposition_Incomplete, Genuine_Composition) and the verifier and format error flags, from the
+    problem, the roadmap, the student's attempts and the grader's verdicts. A reply that is not the JSON
+    asked for is asked again once, then left unreviewed. Prints Table 42: the families flagged as grading
+    errors, and the composition gap's share before and after removing them; `ladder report` shows it too.
+    Each student's results at one setting (`--run ID` picks it where there are several)."""
+    def said(result: ReviewAuditResult) -> None:
+        say(f"reviewed {result.families} composition-gap families ({result.usage.requests} requests, "
+            f"{result.usage.cache_hits} from the cache): {result.labeled} labeled, {result.unreviewed} unreviewed "
+            f"(no readable reply after a re-ask), {result.failed} failed calls.")
+        typer.echo("\n".join([f"## Automated rubric review (Table 42), reviewer {reviewer}", "",
+                               *markdown.review_table(result.table)]))
+    _asked(store, reviewer, endpoint_options, as_json, said,
+           lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
+                                                max_tokens=max_tokens, choice=Choice(run=run)))
+
+
+def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: bool, said: Callable[[Any], None],
+           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]]) -> None:
+    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
+    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)."""
+    existing(store)
+    endpoint = make_endpoint(model, endpoint_options)
+    result = run_experiment(store, lambda ex: work(ex, endpoint), endpoint)
+    if as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        said(result)
+    if result.failed:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

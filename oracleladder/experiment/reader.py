@@ -24,8 +24,10 @@ from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_fr
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, parse_roadmap_set, to_released
+from ..schemas.rubric import RubricLabel
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import CompileAttempt, RunRecord, Store
+from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
@@ -71,6 +73,11 @@ class Report:
     order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the columns' order)
     benchmark: str | None = None  # the plain benchmark probe whose pass@1 is Table 1's last column
     benchmarks: dict[str, float] = field(default_factory=dict)  # per column, that pass@1 (absent: none)
+    # per column with a stored review (`ladder audit review`), its labels by pid (None: unreviewed)
+    reviews: dict[str, dict[str, RubricLabel | None]] = field(default_factory=dict)
+    # the math set's C3-only families whose milestone gold restates the parent answer (pid -> leak level);
+    # None: not a math set
+    leaking: dict[str, str] | None = None
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
@@ -348,6 +355,8 @@ class Reader:
                    for label, p in picked.items()}
         # answers the verifier graded: which grader, and the format audit of their final answers
         graded = ladder.verifier
+        reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, source)}
+                   for label, p in picked.items()}
         return Report(
             source=source, domain=domain, tau=threshold, families=families, results=results,
             missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
@@ -355,7 +364,19 @@ class Reader:
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
             picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
-            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked))
+            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked),
+            reviews={label: labels for label, labels in reviews.items() if labels},
+            leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None)
+
+    @staticmethod
+    def _leaking(families: list[Family], results: dict[str, list[FamilyResults]], tau: int,
+                 use_corrections: bool) -> dict[str, str]:
+        """The leak level of each family some column solves at C3 only (Appendix S's leak residual): asked
+        of those alone, for the verifier's equivalence is slow."""
+        c3_only = {f.pid for fams in results.values() for f in fams
+                   if parent_outcome(f.ladder, tau) is Outcome.ANSWERS_NEEDED}
+        return {f.pid: level for f in families
+                if f.pid in c3_only and (level := family_leak_level(f, use_corrections)) is not None}
 
     async def _benchmarks(self, name: str, picked: dict[str, Picked]) -> dict[str, float]:
         """Per column, the pass@1 of its student's plain benchmark probe ``name`` at the column's settings
@@ -382,12 +403,13 @@ class Reader:
                                    families=[f for f in counted.families if f.pid not in counted.ungradable]
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks)
+                                   benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
             _site.write_site(out / "html", res, (out / "report.md").read_text(), counted.families, counted.results,
-                            records, figures_from=out, compile_attempts=await self._compile_attempts(counted.families))
+                            records, figures_from=out, reviews=counted.reviews,
+                            compile_attempts=await self._compile_attempts(counted.families))
         return res
 
     async def _compile_attempts(self, families: Sequence[Family]) -> dict[str, list[CompileAttempt]]:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from ..clients import ChatRequest, Client, Usage, prompt_bound
+from ..report.tables import ReviewRow
 
 
 class Result(BaseModel):
@@ -149,6 +150,19 @@ class JudgeAuditResult(Result):
     unreadable: int
     usage: Usage
     batch_rows_submitted: int | None
+
+
+class ReviewAuditResult(Result):
+    """`ladder audit review`: the reviewer on each composition-gap family of each student, and Table 42."""
+
+    run_id: str
+    families: int  # composition-gap families asked about (over the students)
+    labeled: int
+    unreviewed: int  # no reply in the JSON asked for, after its re-ask: in no category
+    failed: int  # calls that failed for good (a rerun asks them again)
+    usage: Usage
+    batch_rows_submitted: int | None
+    table: dict[str, ReviewRow]  # Table 42, per student
 
 
 class PrimProbeResult(Result):

@@ -1,5 +1,5 @@
 """`Experiment`: one experiment's store, read (`Reader`) and written by the stages the `ladder`
-commands run: import, compile, probe, screen, regrade, the judge audit, the batches.
+commands run: import, compile, probe, screen, regrade, the judge audit, the rubric review, the batches.
 
 Each stage that calls a model runs inside one lifecycle (`run.calling`: the endpoint's client, the
 run recorded around the work, the client closed) and returns a typed result (`results.py`)."""
@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .. import workers
 from .._lazy import lazy_module
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
+from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
@@ -27,12 +29,15 @@ from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..ladder.contract import HasPid
+from ..ladder.outcomes import Gap
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..prompts import load as load_prompt
+from ..report.tables import known_gap, review_row
+from ..runtime import gather_or_cancel
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
-from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Store
+from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, Store
 from ..verify import GRADERS
 from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
@@ -43,7 +48,7 @@ from .files import load_families
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
 from .results import (BenchmarkResult, CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult,
-                      ProbeEstimate, ProbeResult, RegradeResult, ScreenResult)
+                      ProbeEstimate, ProbeResult, RegradeResult, ReviewAuditResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
 from .selection import Choice
 
@@ -435,6 +440,49 @@ class Experiment(PrimStages, Reader):
                                 failed=sum(v == "failed" for v, _ in verdicts),
                                 unreadable=sum(v == "unreadable" for v, _ in verdicts), usage=client.usage,
                                 batch_rows_submitted=client.batch_rows_submitted)
+
+    async def review_audit(self, reviewer: str | Endpoint, students: Sequence[str], *, source: str = "release",
+                           threshold: int = 1, max_tokens: int = 4096, choice: Choice = Choice()) -> ReviewAuditResult:
+        """The automated rubric review (paper Appendix S.1, Table 42): the LLM ``reviewer`` labels each
+        composition-gap family (strict milestone test, ``threshold`` correct of K) of each student at one
+        setting (``choice``) on a math roadmap set; each label is stored (a later review of the student's
+        family replaces it), an unreadable reply as unreviewed, a call that failed for good not at all (a
+        rerun asks it again). Returns the counts and Table 42 of the students."""
+        endpoint, store, domain = as_endpoint(reviewer), self.store, MathDomain()
+        families = await self.roadmap_set(source)
+        by_pid = {f.pid: f for f in families}
+        results, todo = {}, []
+        for student in dict.fromkeys(students):
+            [picked] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
+            results[student] = [r for r in self._collected(domain, families, picked, False)
+                                if not domain.ungradable(by_pid[r.pid])]
+            gap = {r.pid for r in results[student] if known_gap(r, threshold) is Gap.COMPOSITION}
+            rollouts: dict[str, list[Rollout]] = {}
+            for r in picked.rollouts:
+                rollouts.setdefault(r.pid, []).append(r)
+            todo += [(student, by_pid[pid], rollouts.get(pid, [])) for pid in sorted(gap)]
+        if not todo:
+            raise ExperimentError(f"no composition-gap family of {', '.join(results)} on roadmap set '{source}' "
+                                  "(it needs Stage 0 and C1-C3 results)")
+        meta = {"reviewer": endpoint.model, "prompt": review_prompt(), "students": list(results), "source": source,
+                "threshold": threshold, "max_tokens": max_tokens, "families": len(todo)}
+        async with calling(store, endpoint, "audit-review", meta, concurrency=JUDGE_CONCURRENCY,
+                           notify=self._notify) as (client, run):
+            answers = await gather_or_cancel(*(ask_review(client, review_messages(f, rolls), max_tokens)
+                                               for _, f, rolls in todo))
+            for (student, f, _), a in zip(todo, answers):
+                if not a.failed:
+                    await store.put_review(Review(student=student, source=source, pid=f.pid, reviewer=endpoint.model,
+                                                  prompt=meta["prompt"], label=a.label, reason=a.reason,
+                                                  run_id=run.id), wait=False)
+            await store.flush()
+            run.incomplete = any(a.failed for a in answers)
+        table = {s: review_row(fams, {r.pid: r.label for r in await store.reviews(s, source)}, threshold)
+                 for s, fams in results.items()}
+        return ReviewAuditResult(run_id=run.id, families=len(todo), labeled=sum(a.label is not None for a in answers),
+                                 unreviewed=sum(a.label is None and not a.failed for a in answers),
+                                 failed=sum(a.failed for a in answers), usage=client.usage,
+                                 batch_rows_submitted=client.batch_rows_submitted, table=table)
 
     async def batches(self, *, cancel: bool = False,
                       api_key_env: str | None = None) -> tuple[list[BatchRecord], list[str]]:

@@ -11,7 +11,9 @@ from ..ladder.outcomes import Gap, Outcome
 from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
 from .palette import NOT_CLASSIFIED
 from .stats import Interval, Transitions
-from .tables import ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, FormatAudit, ReportTables, StudentReport
+from ..schemas.rubric import CATEGORIES
+from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, FormatAudit, LeakResidual, ReportTables,
+                     ReviewRow, StudentReport)
 
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
                  "C3_mismatched", "C3_gold_answers")
@@ -462,6 +464,48 @@ def ordering(r: ReportTables) -> list[str]:
             "Paired exact McNemar on any-probe solves:", "", *tests, ""]
 
 
+def review_table(rows: Mapping[str, ReviewRow]) -> list[str]:
+    """Table 42: each student's composition-gap families, those the review flags as a verifier or format
+    error, and the category's share of the student's families before and after removing them; then the
+    rubric categories of the labeled families, all / unflagged."""
+    main = table(["Model", "Composition-gap", "Labeled", "Unlabeled", "Flagged", "Flagged %", "Before", "After"],
+                 [[s, w.gap, w.labeled, w.unlabeled, w.flagged, pct(w.flagged_share), pct(w.before), pct(w.after)]
+                  for s, w in rows.items()])
+    cats = table(["Model", *CATEGORIES], [[s, *(f"{w.categories[c]} / {w.categories_unflagged[c]}" for c in CATEGORIES)]
+                                          for s, w in rows.items()])
+    return ["Flagged: labeled a verifier or format error; Flagged % is of the labeled families. Before and After: "
+            "the composition gap's share of the model's families with the flagged ones and without; an unlabeled "
+            "family (not reviewed, or no readable reply) stays in the category.", "", *main, "",
+            "Rubric categories of the labeled families (all / after removing the flagged ones):", "", *cats, ""]
+
+
+def review(r: ReportTables) -> list[str]:
+    title = "## Automated rubric review of the composition gap (Table 42)"
+    if r.review is None:
+        return [title, "", "Not run: `ladder audit review` labels each composition-gap family.", ""]
+    return [title, "", *review_table(r.review)]
+
+
+def leak_residual(r: ReportTables) -> list[str]:
+    """Appendix S's C3 leak residual: per student, the C3-only solves on families whose milestone gold
+    restates the parent answer."""
+    title = "## C3 leak residual (Appendix S)"
+    if not r.leak_residual:
+        return [title, "", "Not available: no student with C3 results on a math roadmap set.", ""]
+    without = [s for s in r.students if s not in r.leak_residual]
+
+    def levels(w: LeakResidual) -> str:
+        return ", ".join(f"{lv} {n}" for lv, n in sorted(w.by_level.items())) or NONE
+    return [title, "", "C3-only (Answers-Needed) families on which a tested milestone's gold answer restates the "
+            "parent answer (strict, trivial reformatting, or verifier-equivalent): solved only because C3 gives the "
+            "answer away.", "",
+            *table(["Model", "Answers-Needed", "On a leaking family", "By leak level", "Families"],
+                   [[s, w.c3_only, w.leaking, levels(w), ", ".join(w.pids) or NONE]
+                    for s, w in r.leak_residual.items()]),
+            "", f"Across the panel: {sum(w.leaking for w in r.leak_residual.values())} C3-only solves on leaking "
+            "families." + (f" Not available for {', '.join(without)}: C3 not run." if without else ""), ""]
+
+
 PLOTS = ["## Plots", "",
          "- `taxonomy.png`: reasoning-gap taxonomy per student (Figure 4), stacked bottom to top in the order "
          "of the taxonomy table above.",
@@ -487,7 +531,7 @@ def report_md(r: ReportTables) -> str:
     formats = _formats(r)
     L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
     L += summary(r) + conditions(r) + taxonomy(r) + stage0_fingerprint(r) + threshold_sweep(r) + recovery_by_tau(r)
-    L += contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r)
+    L += review(r) + leak_residual(r) + contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r)
     if r.pairs:
         L += change(r) + transitions(r) + ordering(r)
     else:

@@ -30,8 +30,13 @@ FIGURES = {"taxonomy.png": "Reasoning-gap taxonomy (Figure 4)",
            "trajectory.png": "Outcomes across checkpoints (Figure 7)"}
 NOT_CLASSIFIED = "Not classified"  # no five-way label: Stage 0 or a C1-C3 run it needs is missing
 NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 run it depends on is missing
+# a composition-gap family the rubric review labels a verifier or format error (Table 42): the HTML
+# report's corrected taxonomy takes it out of Composition-gap
+FLAGGED = "Flagged: grading error"
+FLAGGED_COLOR = "#f4a6a6"  # Composition-gap's red, faded: the share the review takes out of it
 
 
 def colors() -> dict[str, str]:
     """Every label's colour by its name, as the HTML report reads them."""
-    return {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()}}
+    return {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()},
+            FLAGGED: FLAGGED_COLOR}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults
 from ..schemas.models import Family
+from ..schemas.rubric import RubricLabel
 from .markdown import report_md
 from .tables import (N_RESAMPLES, SEED, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts, report_tables,
                      student_tables)
@@ -44,7 +45,9 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  base: str | None = None, families: Sequence[Family] | None = None,
                  budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
                  order: Sequence[str] | None = None, benchmark: str | None = None,
-                 benchmarks: Mapping[str, float] | None = None) -> dict:
+                 benchmarks: Mapping[str, float] | None = None,
+                 reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
+                 leaking: Mapping[str, str] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -58,11 +61,13 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     so); ``budgets``, per student probed at two --max-tokens, its two columns with their budgets, the lower
     first (Tables 15 and 22); ``order``, the columns as checkpoints left to right in Figure 7 (default: as
     given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
-    settings (Table 1's last column)."""
+    settings (Table 1's last column); ``reviews``, per student, its automated review's labels by pid (None:
+    unreviewed; Table 42); ``leaking``, the set's families whose milestone gold restates the parent answer
+    (pid -> leak level; the leak residual, "not available" without it)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks)
+                           budgets, order, benchmark, benchmarks, reviews, leaking)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes, milestone_test,
                                parent_outcome, solved)
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family
+from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
 from .stats import Interval, McNemar, Rank, Transitions, benjamini_hochberg, bootstrap_ci, bootstrap_order, \
@@ -309,6 +310,37 @@ class BudgetChange(Frozen):
     composition_high: int | None
 
 
+class ReviewRow(Frozen):
+    """Table 42, one student: its composition-gap families (strict milestone test) and the automated
+    rubric review of them (`ladder audit review`). ``labeled``: those with a label; ``unlabeled``: not
+    reviewed, or no readable reply (kept in the category, as the paper keeps them); ``flagged``: labeled
+    a verifier or format error (``flagged_share``: of the labeled). ``before`` and ``after``: the
+    category's share of the student's families, with the flagged ones and without. ``categories``: the
+    labeled families by rubric category; ``categories_unflagged``: the same after removing the flagged."""
+
+    families: int
+    gap: int
+    labeled: int
+    unlabeled: int
+    flagged: int
+    flagged_share: float | None
+    before: float | None
+    after: float | None
+    categories: dict[str, int]
+    categories_unflagged: dict[str, int]
+
+
+class LeakResidual(Frozen):
+    """Appendix S's C3 leak residual, one student: its C3-only (Answers-Needed) solves on families where a
+    tested milestone's gold answer restates the parent answer (`validators.family_leak_level`), by leak
+    level; ``pids``: those families."""
+
+    c3_only: int
+    leaking: int  # of them, on a leaking family
+    by_level: dict[str, int]
+    pids: list[str]
+
+
 class Meta(Frozen):
     tau: int
     seed: int
@@ -334,6 +366,10 @@ class ReportTables(Frozen):
     milestone_types: MilestoneTypes | None = None  # Tables 7 and 48 (None: the set's families not given)
     types_by_outcome: dict[str, dict[str, TypesByOutcome]] = {}  # Table 8, per student and outcome
     budgets: dict[str, BudgetChange] = {}  # Tables 15 and 22, per student probed at two budgets
+    # Table 42, per student with a stored review (None: no review of any student: not run)
+    review: dict[str, ReviewRow] | None = None
+    # Appendix S's leak residual, per student whose C3 was run (None: the set's leaks not known)
+    leak_residual: dict[str, LeakResidual] | None = None
 
     def pair(self, a: str, b: str) -> Pair:
         """The pair of students ``a`` and ``b`` (in either order: read a's side as a)."""
@@ -651,6 +687,30 @@ def budget_change(low: list[FamilyResults], high: list[FamilyResults], names: tu
         composition_low=composition(fl) if s0 else None, composition_high=composition(fh) if s0 else None)
 
 
+def review_row(fams: list[FamilyResults], labels: Mapping[str, RubricLabel | None], tau: int = 1) -> ReviewRow:
+    """Table 42 of one student's results and its review's labels by pid (None: unreviewed)."""
+    gap = [f.pid for f in fams if known_gap(f, tau) is Gap.COMPOSITION]
+    got = [label for p in gap if (label := labels.get(p)) is not None]
+    flagged = sum(label.flagged for label in got)
+    n = len(fams)
+    return ReviewRow(
+        families=n, gap=len(gap), labeled=len(got), unlabeled=len(gap) - len(got), flagged=flagged,
+        flagged_share=_share(flagged, len(got)), before=_share(len(gap), n), after=_share(len(gap) - flagged, n),
+        categories={c: sum(label.category == c for label in got) for c in CATEGORIES},
+        categories_unflagged={c: sum(label.category == c and not label.flagged for label in got) for c in CATEGORIES})
+
+
+def leak_residual(fams: list[FamilyResults], leaking: Mapping[str, str], tau: int = 1) -> LeakResidual | None:
+    """The leak residual of one student's results, given the set's leaking families (pid -> leak level);
+    None where C3 was not run."""
+    if not any(_ran(f, LADDER[2]) for f in fams):
+        return None
+    c3_only = [f.pid for f in fams if known_outcome(f, tau) is Outcome.ANSWERS_NEEDED]
+    hit = [p for p in c3_only if p in leaking]
+    return LeakResidual(c3_only=len(c3_only), leaking=len(hit), pids=hit,
+                        by_level=dict(Counter(leaking[p] for p in hit)))
+
+
 def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
     """Per family: its outcome, milestone-test results and gaps as the tables count them, and n_correct of k
     per condition and per tested milestone."""
@@ -682,7 +742,9 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            families: Sequence[Family] | None = None,
            budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
            order: Sequence[str] | None = None, benchmark: str | None = None,
-           benchmarks: Mapping[str, float] | None = None) -> ReportTables:
+           benchmarks: Mapping[str, float] | None = None,
+           reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
+           leaking: Mapping[str, str] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
     benchmarks = benchmarks or {}
@@ -702,4 +764,8 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
         milestone_types=None if families is None else milestone_types(families),
         types_by_outcome={} if families is None else {s: types_by_outcome(f, families, tau) for s, f in students.items()},
         budgets={s: budget_change(students[lo], students[hi], (lo, hi), (mlo, mhi), tau)
-                 for s, ((lo, mlo), (hi, mhi)) in budgets.items()})
+                 for s, ((lo, mlo), (hi, mhi)) in budgets.items()},
+        review={s: review_row(students[s], labels, tau) for s, labels in reviews.items() if s in students}
+        if reviews else None,
+        leak_residual=None if leaking is None else
+        {s: row for s, f in students.items() if (row := leak_residual(f, leaking, tau)) is not None})

@@ -3,6 +3,7 @@
 from .batches import BatchRecord
 from .panels import PanelCell
 from .primitives import AnswerVerdict, PrimScore
+from .reviews import Review
 from .schema import MIGRATIONS, SCHEMA_VERSION
 from .sqlite import (
     DEFAULT_STORE,
@@ -30,6 +31,7 @@ __all__ = [
     "PanelCell",
     "PrimitiveAttempt",
     "PrimScore",
+    "Review",
     "RunRecord",
     "ScreenVerdict",
     "Store",

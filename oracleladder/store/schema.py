@@ -581,6 +581,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
     ),
+    # v17 (branch review): the automated rubric review (`ladder audit review`, reviews.py), one label per
+    # student and family of a roadmap set; label NULL: unreviewed (no readable reply after its re-ask).
+    (
+        """
+        CREATE TABLE reviews (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            reviewer   TEXT NOT NULL,
+            prompt     TEXT NOT NULL,
+            label      TEXT,
+            reason     TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

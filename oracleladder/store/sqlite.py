@@ -39,6 +39,7 @@ from .rollouts import RolloutsTable
 from .rows import COMPRESS_FROM
 from .runs import RunRecord, RunsTable, mark_interrupted
 from .schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS
+from .reviews import ReviewsTable
 from .screen import ScreenTable, ScreenVerdict
 
 DEFAULT_STORE = Path("ladder.sqlite")
@@ -68,7 +69,8 @@ class _Opening:
 
 
 class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTable, ReportsTable, RunsTable,
-            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PanelsTable, PrimitivesTable):
+            RolloutsTable, FailedJobsTable, ScreenTable, BatchTable, MetaTable, PanelsTable, PrimitivesTable,
+            ReviewsTable):
     """One experiment's SQLite file. Open with ``await Store.open(path)``."""
 
     # ---------------------------------------------------------------- opening and closing

@@ -26,9 +26,10 @@ from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, paren
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
 from ..report.markdown import cut_off_warnings
-from ..report.palette import FIGURES, NOT_CLASSIFIED, NOT_DETERMINED, colors
+from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, NOT_DETERMINED, colors
 from ..report.tables import FormatAudit, known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
+from ..schemas.rubric import RubricLabel
 from ..schemas.types import GradeStatus
 from ..store.attempts import CompileAttempt
 from ..store.sqlite import FailedJob, RunRecord, Store
@@ -107,14 +108,27 @@ def _problem(fam: Family) -> dict:
             "answer_corrected": fam.parent_answer_corrected, "correction_note": fam.correction_note}
 
 
+def _reviewed(labels: dict, review: Mapping[str, RubricLabel | None], pid: str) -> dict:
+    """A family's labels with its rubric review (Table 42): ``review``, the reviewer's label (None: none, or
+    no readable reply), and ``gap_corrected``, the gap with a flagged composition-gap family as FLAGGED."""
+    label = review.get(pid)
+    flagged = label is not None and label.flagged and labels["gap"] == Gap.COMPOSITION.value
+    return labels | {"review": None if label is None else label.model_dump(),
+                     "gap_corrected": FLAGGED if flagged else labels["gap"]}
+
+
 def _roadmap(fam: Family, counted: dict[str, dict[str, FamilyResults]],
-             every: dict[str, dict[str, dict[str, list[dict]]]], tau: int) -> dict:
-    """A family's roadmap with each student's labels (and the verdict reasons of its attempts) and attempts
-    on it; ``counted`` and ``every`` are the students' results and attempts by pid."""
+             every: dict[str, dict[str, dict[str, list[dict]]]], tau: int,
+             reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None) -> dict:
+    """A family's roadmap with each student's labels (and the verdict reasons of its attempts, and its
+    review where ``reviews`` has one) and attempts on it; ``counted`` and ``every`` are the students'
+    results and attempts by pid."""
     labels = {s: _rule(c.get(fam.pid), tau) for s, c in counted.items()}
     attempts = {s: every[s].get(fam.pid, {}) for s in counted}
     for s in counted:
         labels[s]["reasons"] = sorted({a["category"] for rolls in attempts[s].values() for a in rolls})
+        if reviews is not None:
+            labels[s] = _reviewed(labels[s], reviews.get(s, {}), fam.pid)
     return {"milestones": [_milestone(m, i) for i, m in enumerate(fam.milestones)],
             "integrate": _milestone(fam.integrate, None) if fam.integrate else None,
             "labels": labels, "attempts": attempts}
@@ -170,6 +184,7 @@ def _shared(students: list[str], markdown: str) -> dict:
         "gaps": [g.value for g in Gap], "outcomes": [o.value for o in Outcome],
         "colors": colors(),
         "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
+        "flagged": FLAGGED, "composition": Gap.COMPOSITION.value,
         "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
 
 
@@ -193,11 +208,13 @@ def _warnings(report: dict) -> list[str]:
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
                results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords],
                figures_from: Path | None = None,
+               reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
                compile_attempts: Mapping[str, Sequence[CompileAttempt]] | None = None) -> Path:
     """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
     the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
     the report are left out here too); ``records`` the stored attempts of each student; ``figures_from``,
     the folder of the report's PNG figures (`palette.FIGURES`), each copied into the site as a panel;
+    ``reviews``, per student, its rubric review's labels by pid (the taxonomy chart's corrected view);
     ``compile_attempts``, the teacher's attempts at each family by pid (none for imported families)."""
     out = _scaffold(out_dir)
     figures = []
@@ -212,7 +229,7 @@ def write_site(out_dir: str | Path, report: dict, report_md: str, families: list
     every = {s: _attempts(records[s]) for s in results}
     index = []
     for n, fam in enumerate(f for f in families if f.pid in in_report):
-        page = _problem(fam) | _roadmap(fam, counted, every, tau) | {
+        page = _problem(fam) | _roadmap(fam, counted, every, tau, reviews) | {
             "compile": [_compile_attempt(a) for a in (compile_attempts or {}).get(fam.pid, ())]}
         _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, page)
         index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt,

@@ -266,7 +266,7 @@ def _options(*command: str) -> dict:
     return {flag: p for p in found.params if p.param_type_name == "option" for flag in p.opts}
 
 
-@pytest.mark.parametrize("command", [("audit", "judge"), ("reanchor",)])
+@pytest.mark.parametrize("command", [("audit", "judge"), ("audit", "review"), ("reanchor",)])
 def test_every_command_calling_a_model_takes_the_endpoint_options_of_probe(command: tuple[str, ...]) -> None:
     probe, other = _options("probe"), _options(*command)
     help_text = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "240"}).output

@@ -14,6 +14,7 @@ const FILTER = { student: "", gap: "", outcome: "", reason: "", type: "", schema
                  change: "", gap_a: "", gap_b: "", outcome_a: "", outcome_b: "",   // these five: compare
                  place: "", ladder_gap: "" };                                       // these two: PRIM
 const PICKED = [];             // the students shown side by side on family pages
+let TAXONOMY = "raw";          // the taxonomy's view: "raw", or "corrected" (Table 42: flagged families out of the gap)
 let shown = [];                // family numbers of the list as last filtered (for n / p)
 const CUT = "truncated";       // the verdict reason of a wrong answer cut off at the token budget (site.py)
 const HATCH = "repeating-linear-gradient(45deg, transparent 0 4px, rgba(255,255,255,.75) 4px 7px)";
@@ -185,7 +186,7 @@ function matches(f) {
   if (FILTER.schema && !f.schemas.includes(FILTER.schema)) return false;
   return who.some((s) => {
     const l = f.labels[s];
-    return (!FILTER.gap || l.gap === FILTER.gap) && (!FILTER.outcome || l.outcome === FILTER.outcome)
+    return (!FILTER.gap || gapOf(l) === FILTER.gap) && (!FILTER.outcome || l.outcome === FILTER.outcome)
       && (!FILTER.reason || l.reasons.includes(FILTER.reason));
   });
 }
@@ -195,9 +196,34 @@ function cutOff(s, kind) {
   const out = {};
   for (const f of OV.families) {
     const l = f.labels[s];
-    if (l && l.reasons && l.reasons.includes(CUT)) out[l[kind]] = (out[l[kind]] || 0) + 1;
+    if (!l || !l.reasons || !l.reasons.includes(CUT)) continue;
+    const key = kind === "gap" ? gapOf(l) : l[kind];
+    out[key] = (out[key] || 0) + 1;
   }
   return out;
+}
+
+// a family's gap in the taxonomy's view (the corrected one moves a flagged composition-gap family out)
+function gapOf(l) { return TAXONOMY === "corrected" ? l.gap_corrected : l.gap; }
+
+function gapKeys() { return OV.gaps.concat(TAXONOMY === "corrected" ? [OV.flagged] : []); }
+
+// a student's families in a gap, in the taxonomy's view: Table 42's flagged count taken out of Composition-gap
+function gapCount(r, k, s) {
+  if (k === OV.not_classified) return r.taxonomy_not_classified;
+  const row = TAXONOMY === "corrected" ? OV.report.review[s] : null;
+  if (k === OV.flagged) return row ? row.flagged : 0;
+  return row && k === OV.composition ? r.taxonomy[k] - row.flagged : r.taxonomy[k];
+}
+
+// the switch between the raw taxonomy and the corrected one, where a rubric review ran (else nothing)
+function taxonomyView() {
+  if (!OV.report.review) return null;
+  const views = [["raw", "Raw taxonomy"], ["corrected", "Grading errors removed (Table 42)"]];
+  return el("fieldset", { class: "view", id: "taxonomy-view" }, el("legend", { text: "Taxonomy" }),
+    views.map(([v, text]) => el("label", {}, el("input", {
+      type: "radio", name: "taxonomy-view", value: v, checked: TAXONOMY === v,
+      onchange: () => { TAXONOMY = v; FILTER.gap = ""; renderOverview(); } }), " ", text)));
 }
 
 function chart(id, title, kind, keys, countOf, extra) {
@@ -206,7 +232,7 @@ function chart(id, title, kind, keys, countOf, extra) {
     const denom = Math.max(r.n, 1);
     const cut = cutOff(s, kind);
     const segs = keys.concat([extra]).map((key) => {
-      const count = countOf(r, key);
+      const count = countOf(r, key, s);
       if (!count) return null;
       const share = (100 * count) / denom;
       const color = OV.colors[key];
@@ -325,15 +351,17 @@ function renderOverview() {
       el("ul", {}, OV.warnings.map((w) => el("li", { text: w })))) : null,
     el("h2", { text: "Provenance" }), provenance(),
     el("h2", { text: "Charts (click a segment to list its families)" }),
-    chart("taxonomy-chart", "Reasoning-gap taxonomy (strict milestone test)", "gap", OV.gaps,
-          (r, k) => (k === OV.not_classified ? r.taxonomy_not_classified : r.taxonomy[k]), OV.not_classified),
+    taxonomyView(),
+    chart("taxonomy-chart", "Reasoning-gap taxonomy (strict milestone test"
+          + (TAXONOMY === "corrected" ? "; grading errors flagged by the review removed)" : ")"), "gap", gapKeys(),
+          gapCount, OV.not_classified),
     chart("outcome-chart", "Parent-probe outcome fingerprint", "outcome", OV.outcomes,
           (r, k) => (k === OV.not_determined ? r.outcome_undetermined : r.outcomes_known[k]), OV.not_determined),
     ...((OV.figures || []).length ? [el("h2", { id: "figures", text: "Figures" }), figures()] : []),
     el("h2", { id: "families", text: "Families" }),
     el("div", { class: "filters", role: "search" },
       select("Student", "student", students()),
-      select("Gap", "gap", OV.gaps.concat([OV.not_classified])),
+      select("Gap", "gap", gapKeys().concat([OV.not_classified])),
       select("Outcome", "outcome", OV.outcomes.concat([OV.not_determined])),
       select("Verdict reason", "reason", uniq(all.flatMap((f) => Object.values(f.labels).flatMap((l) => l.reasons)))),
       select("Milestone type", "type", uniq(all.flatMap((f) => f.types))),
@@ -360,7 +388,8 @@ function renderList() {
       el("td", { text: String(f.n + 1) }),
       el("td", {}, el("a", { href: `#/family/${f.n}`, text: f.pid })),
       problemCell(f),
-      who.map((s) => el("td", {}, chip(f.labels[s].gap), " ", el("span", { class: "muted", text: f.labels[s].outcome })))))));
+      who.map((s) => el("td", {}, chip(gapOf(f.labels[s])), " ",
+                        el("span", { class: "muted", text: f.labels[s].outcome })))))));
 }
 
 // ------------------------------------------------------------------ family page
@@ -432,6 +461,9 @@ function studentColumn(page, s) {
     el("p", {}, "Taxonomy (strict): ", chip(l.gap), " · fraction test: ", chip(l.gap_fraction),
        " · outcome: ", chip(l.outcome)),
     el("p", { class: "rule", text: `Rule: ${l.rule}.` }),
+    l.review ? el("p", { class: "review", text: `Rubric review: ${l.review.category}`
+      + (l.review.verifier_error ? ", verifier error" : "") + (l.review.format_error ? ", format error" : "")
+      + `. ${l.review.evidence}` }) : null,
     el("h3", { text: "Stage 0 (milestones alone)" }),
     ms.length ? ms.map((m) => targetBlock({ id: `m${m.i}`, label: `m${m.i} ${m.type}` }, att[`m${m.i}`]))
       : el("p", { class: "muted", text: "not run" }),

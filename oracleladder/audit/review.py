@@ -1,0 +1,81 @@
+"""The automated rubric review of the composition gap (paper Appendix S.1, Table 42).
+
+An LLM reviewer (prompt ``prompts/audit_review.txt``) reads each composition-gap family of a student:
+the problem and its reference answer, the roadmap with its golds, the student's Stage 0 attempts and
+its attempts at the parent (the grader's verdict and extracted answer of each, and the end of each
+parent response), and labels it with the rubric (`schemas.rubric.RubricLabel`: a category, the
+verifier and format error flags, the evidence). Every call goes through the cached client at
+temperature 0, as a structured call; a reply that is not the JSON asked for is re-asked once with the
+reply shown back, and failing that the family is unreviewed, never a category. Table 42
+(`report.tables.review_row`) removes the flagged families from the category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..clients import Client, ProviderError
+from ..clients.errors import endpoint_failure
+from ..clients.structured import StructuredOutputError
+from ..domains.math.prompts import description
+from ..prompts import load
+from ..schemas.models import CONDITION_NAMES, Family, Rollout
+from ..schemas.rubric import RubricLabel
+
+PROMPT = "audit_review"
+TAIL_CHARS = 1_500  # what the reviewer reads of each parent attempt: its end, where the answer is
+LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
+
+
+@dataclass
+class Reviewed:
+    """The reviewer on one family: its label (None: unreviewed, or the call failed), and why not."""
+
+    label: RubricLabel | None
+    reason: str = ""
+    failed: bool = False  # the call failed for good: nothing is stored, a rerun asks again
+
+
+def prompt_version() -> str:
+    return f"{PROMPT}@{load(PROMPT).version}"
+
+
+def _verdict(r: Rollout) -> str:
+    return f"{r.verdict.label.value} ({r.verdict.reason}); extracted: {r.verdict.extracted or 'nothing'}"
+
+
+def review_messages(family: Family, rollouts: Sequence[Rollout]) -> list[dict[str, str]]:
+    """What the reviewer reads of one family and one student's attempts on it."""
+    by_target: dict[str, list[Rollout]] = {}
+    for r in sorted(rollouts, key=lambda r: (r.target, r.k)):
+        by_target.setdefault(r.target, []).append(r)
+    tested = family.tested()
+    roadmap = "\n".join(f"m{i}: {description(m)}\n    gold answer: {m.answer}" for i, m in tested)
+    stage0 = "\n".join(f"m{i}, attempt {r.k + 1}: {_verdict(r)}" for i, _ in tested
+                       for r in by_target.get(f"m{i}", [])) or "(none stored)"
+    parent = "\n".join(f"{CONDITION_NAMES[c]}, attempt {r.k + 1}: {_verdict(r)}\n    end of the response: "
+                       f"<<<{r.response[-TAIL_CHARS:]}>>>" for c in LADDER for r in by_target.get(c, [])) \
+        or "(none stored)"
+    prompt = load(PROMPT).render(problem=family.parent_prompt, reference=family.parent_answer, roadmap=roadmap,
+                                 milestone_attempts=stage0, parent_attempts=parent)
+    return [{"role": "user", "content": prompt}]
+
+
+async def ask_review(client: Client, messages: list[dict[str, str]], max_tokens: int) -> Reviewed:
+    """The reviewer's label of one family, asked once more (its reply and what is wrong with it shown
+    back) when the reply is not the JSON asked for. A failure of the endpoint itself (no connection, a
+    refused key) would fail every call the same way: it propagates."""
+    request = client.request(messages, temperature=0.0, max_tokens=max_tokens)
+    why = ""
+    for _ in range(2):
+        try:
+            return Reviewed(await client.structured(request, RubricLabel))
+        except StructuredOutputError as exc:
+            why = exc.describe()
+            request = client.request(exc.request.messages + exc.reask(), temperature=0.0, max_tokens=max_tokens)
+        except ProviderError as exc:
+            if endpoint_failure(exc):
+                raise
+            return Reviewed(None, f"reviewer call failed: {type(exc).__name__}", failed=True)
+    return Reviewed(None, f"not the JSON asked for, twice: {why}")
