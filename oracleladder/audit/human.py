@@ -27,6 +27,7 @@ from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
 from ..prim.scoring import cohen_kappa
 from ..report.markdown import pct, table
 from ..schemas.models import Family, Rollout
+from ..schemas.rubric import CATEGORIES
 from ..schemas.sheets import SheetError, read_rows, write_rows
 
 if TYPE_CHECKING:
@@ -34,11 +35,9 @@ if TYPE_CHECKING:
 else:  # matplotlib: loaded when Figure 9 is drawn
     _plots = lazy_module("oracleladder.report.plots")
 
-# The rubric's categories in the paper's priority order (Appendix S): a disagreement resolves to the
-# first of the two labels here, favouring data-quality explanations over a composition failure.
-VERIFIER_ARTIFACT, BEYOND_CAPABILITY, NOT_STANDALONE = "Verifier_Artifact", "Beyond_Capability", "Not_Standalone"
-DECOMPOSITION_INCOMPLETE, GENUINE_COMPOSITION = "Decomposition_Incomplete", "Genuine_Composition"
-CATEGORIES = (VERIFIER_ARTIFACT, BEYOND_CAPABILITY, NOT_STANDALONE, DECOMPOSITION_INCOMPLETE, GENUINE_COMPOSITION)
+# The rubric's categories in the paper's priority order (schemas.rubric, shared with the LLM review): a
+# disagreement resolves to the first of the two labels, favouring data-quality explanations.
+VERIFIER_ARTIFACT, BEYOND_CAPABILITY, NOT_STANDALONE, DECOMPOSITION_INCOMPLETE, GENUINE_COMPOSITION = CATEGORIES
 # Table 39's rows: the category as the paper names it, its repair action and whether that repair is leak-safe
 TABLE39 = {DECOMPOSITION_INCOMPLETE: ("Decomposition incomplete", "Regenerate, leak-safe filter", "Yes"),
            VERIFIER_ARTIFACT: ("Verifier artifact (bad canonical)", "Re-solve + replace canonical", "Yes"),
