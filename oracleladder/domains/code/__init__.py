@@ -152,12 +152,17 @@ def _messages(user: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": user}]
 
 
+def direct_prompt(problem: CodeProblem) -> list[dict[str, str]]:
+    """C1: the statement only (a raw problem's direct prompt too)."""
+    return _messages(load("code_c1").render(statement=problem.statement.strip(), interface=student_interface(problem)))
+
+
 def condition_prompt(family: CodeFamily, condition: Condition) -> list[dict[str, str]]:
     p, packet = family.problem, family.packet
     statement, iface = p.statement.strip(), student_interface(p)
     if condition == "C1_direct":
-        user = load("code_c1").render(statement=statement, interface=iface)
-    elif condition == "C2_descriptions":
+        return direct_prompt(p)
+    if condition == "C2_descriptions":
         user = load("code_c2").render(statement=statement, roadmap=packet.roadmap().strip(), interface=iface)
     elif condition == "C3_gold_answers":
         user = load("code_c3").render(statement=statement, plan=packet.plan.strip(),
@@ -306,7 +311,16 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
             ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
         )
 
+    # ------------------------------------------------------------------ the raw screen
 
-__all__ = ["CODE_CONDITIONS", "CodeDomain", "CodeFamily", "condition_prompt", "extract_code", "grade_helper",
+    def direct_messages(self, problem: CodeProblem) -> list[dict[str, str]]:
+        return direct_prompt(problem)
+
+    async def grade_direct(self, problem: CodeProblem, response: str, config: ProbeConfig) -> Verdict:
+        return await self._in_sandbox(grade_program, problem, extract_code(response), max_cases=self.max_cases,
+                                      timeout_s=self.timeout_s)
+
+
+__all__ = ["CODE_CONDITIONS", "CodeDomain", "CodeFamily", "condition_prompt", "direct_prompt", "extract_code", "grade_helper",
            "grade_program", "helper_prompt", "interface", "load_code_families", "load_packets", "read_code_problems",
            "render_code_errors", "scrub", "student_interface", "teacher_messages"]

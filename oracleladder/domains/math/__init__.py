@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_module
-from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+from .plan import Granularity, TeacherPlan, parent_prompt, plan_errors, teacher_messages, to_family
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from .primitive import family_primitive, primitive_prompt
 from .prompts import condition_prompt, messages as student_messages, stage0_prompt
@@ -188,6 +188,17 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     def ungradable(self, family: Family, use_corrections: bool = False) -> str | None:
         return reference_answer_problem(family, use_corrections)
+
+    # ------------------------------------------------------------------ the raw screen
+
+    def direct_messages(self, problem: MathProblem) -> list[dict[str, str]]:
+        family = Family(pid=problem.pid, parent_prompt=parent_prompt(problem.problem), parent_answer=problem.answer,
+                        milestones=[])
+        return condition_prompt(family, "C1_direct", [])[0]
+
+    async def grade_direct(self, problem: MathProblem, response: str, config: ProbeConfig) -> Verdict:
+        return await verify.grade(self.worker_pool(), response, problem.answer, grader=config.grader,
+                                  problem=parent_prompt(problem.problem))
 
 
 __all__ = ["MathDomain", "collect_results", "roadmap_set", "target_gold"]
