@@ -179,7 +179,6 @@ def known_grader(grader: str) -> str:
 FieldOpt = Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")]
 NullValuesOpt = Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")]
 EncodingOpt = Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")]
-DomainOpt = Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")]
 
 
 def null_texts(null_values: str | None) -> list[str]:

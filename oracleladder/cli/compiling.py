@@ -13,7 +13,7 @@ from ..clients import load_prices
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
+from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
                      OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt, console, existing, fail, make_endpoint,
                      null_texts, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
@@ -24,7 +24,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
-    domain: DomainOpt = "math",
+    domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
@@ -39,15 +39,16 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     field: FieldOpt = None,
     null_values: NullValuesOpt = None,
     encoding: EncodingOpt = None,
+    teacher_prompt: Annotated[str, typer.Option("--teacher-prompt", help="toolkit (default): the toolkit's teacher prompt, Appendix U's rules plus ANSWER FORMAT, NO-LEAK and PRIMITIVE sections (and the granularity's); paper: Appendix U's prompt as published, nothing added (math, default granularity; the paper publishes no code teacher prompt). Its name and hash go in each family's provenance, the report header and `compare`.")] = "toolkit",
     screened: Annotated[Optional[str], typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if primitives_only:
-        if problems is not None or domain != "math" or dry_run or screened is not None:
-            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run "
-                 "or --set")
+        if problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit":
+            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, "
+                 "--set or --teacher-prompt")
         # online calls: --primitives-only has never taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
@@ -61,7 +62,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     result = run_experiment(store, lambda ex: ex.compile(
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
-        null_values=null_texts(null_values), encoding=encoding, screened=screened, dry_run=dry_run,
+        null_values=null_texts(null_values), encoding=encoding, screened=screened, teacher_prompt=teacher_prompt,
+        dry_run=dry_run,
         progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))

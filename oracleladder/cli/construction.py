@@ -16,7 +16,7 @@ from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DomainOpt, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, SourceOpt,
+from .common import (EXIT_INCOMPLETE, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, SourceOpt,
                      StoreOpt, console, existing, fail, listed, make_endpoint, null_texts, run_experiment, say,
                      with_endpoint_options)
 from .display import bar, print_failed_jobs
@@ -31,7 +31,7 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
     pool: Annotated[Optional[Path], typer.Argument(help="A raw pool, screened before any compile (Appendix N, the code pilot), read as `ladder compile` reads it: math, a JSONL, CSV or Parquet pool (see --field); code, humaneval[:N] or a JSONL of stdin/stdout problems. Only --rule direct-only; `ladder compile POOL --set NAME` compiles the survivors. Without it: the compiled families of --source.")] = None,
-    domain: DomainOpt = "math",
+    domain: Annotated[str, typer.Option(help="With POOL: math, code, or another registered domain (docs/domains.md).")] = "math",
     source: SourceOpt = "release",
     set_name: Annotated[Optional[str], typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
     k: KOpt = 8,

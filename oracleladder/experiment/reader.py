@@ -24,7 +24,7 @@ from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
-from ..schemas import Family, Rollout, parse_roadmap_set, to_released
+from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
 from ..validators.atomicity import atomicity_problem
@@ -426,6 +426,7 @@ class Reader:
         result = _compare.compare(families_a, families_b, results_a, results_b,
                                   is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
         result["settings"] = {a: picked_a.describe(), b: picked_b.describe()}
+        result["teacher_prompts"] = {a: teacher_prompts(families_a), b: teacher_prompts(families_b)}
         return result, (families_a, families_b), (results_a, results_b), (picked_a, picked_b)
 
     async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,

@@ -141,18 +141,26 @@ class Experiment(PrimStages, Reader):
                       granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
                       fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
-                      encoding: str | None = None, screened: str | None = None, dry_run: bool = False,
+                      encoding: str | None = None, screened: str | None = None, teacher_prompt: str = "toolkit",
+                      dry_run: bool = False,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
         ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
-        is not UTF-8; ``screened``: a raw screen's set (`screen_pool`), whose survivors alone are compiled.
-        With ``dry_run``, the calls it would make and their estimate, and no run."""
+        is not UTF-8; ``screened``: a raw screen's set (`screen_pool`), whose survivors alone are compiled;
+        ``teacher_prompt``: the toolkit's, or ``paper`` (Appendix U as published; math). With ``dry_run``, the calls it would make and their estimate, and no run."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
                                               fields=tuple(fields or ()), null_values=tuple(null_values),
-                                              encoding=encoding))
+                                              encoding=encoding, teacher_prompt=teacher_prompt))
         endpoint, store = as_endpoint(teacher), self.store
+        if domain == "math":  # a teacher's set is compiled under one prompt: the other's would replace it family by family
+            stored = {f.provenance.teacher_prompt or "toolkit"
+                      for f in await store.families(source=endpoint.model, granularity=granularity)}
+            if stored - {teacher_prompt}:
+                raise ExperimentError(f"{store.path} holds families of {endpoint.model} compiled with the "
+                                      f"{', '.join(sorted(stored))} teacher prompt; compile with --teacher-prompt "
+                                      f"{teacher_prompt} into another --store")
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
         if not pool:
@@ -169,7 +177,7 @@ class Experiment(PrimStages, Reader):
             return CompileEstimate.of(client, firsts, problems=len(pool), unusable=len(pool) - len(usable))
         self._grading(ladder)
         config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
-                  "problems": str(problems_path)}
+                  "problems": str(problems_path), "teacher_prompt": teacher_prompt}
         async with calling(store, endpoint, "compile", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):
             with ladder, (progress or no_progress)(f"compile with {endpoint.model}", len(pool), client) as advance:

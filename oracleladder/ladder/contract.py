@@ -66,6 +66,7 @@ class Settings:
     fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
     null_values: tuple[str, ...] = ()  # a pool's cell texts that mean "missing" (none unless named)
     encoding: str | None = None  # a CSV pool's encoding, when it is not UTF-8
+    teacher_prompt: str = "toolkit"  # the teacher's prompt: the toolkit's, or the paper's as published
 
 
 @dataclass(frozen=True)

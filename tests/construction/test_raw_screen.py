@@ -104,8 +104,6 @@ def test_a_raw_math_pool_is_screened_before_the_teacher_is_paid(tmp_path: Path) 
     dropped = {d["pid"]: (d["stage"], d["cause"]) for d in funnel["dropped"]}
     assert dropped == {"easy-1": ("raw screen", "solved_directly"), "easy-2": ("raw screen", "solved_directly"),
                        "refused": ("raw screen", "incomplete"), "blank": ("reference answer", "reference_answer")}
-    table = _run(["funnel", "--set", "n", "--source", "openai/teacher", "--store", store])
-    assert "raw screen" in table and "solved_directly 2, incomplete 1" in table
     # before any compile, the survivors wait for it
     waiting = _json(["funnel", "--set", "n", "--json", "--store", store])
     assert (waiting["compiled"], waiting["final"]) == (0, 0)

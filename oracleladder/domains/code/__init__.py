@@ -39,7 +39,7 @@ from ...schemas.jsonl import InputError, OnDuplicate
 from ...schemas.types import Label
 from ...store import Store
 from ...validators import render_failures
-from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 
 T = TypeVar("T")
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
@@ -244,6 +244,13 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
             self._gate = asyncio.Semaphore(max(1, self.sandbox_workers))
         async with self._gate:
             return await asyncio.to_thread(fn, *args, **kwargs)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CodeDomain:
+        if settings.teacher_prompt != "toolkit":  # Appendix O describes the pilot's teacher, not its prompt
+            raise InputError("the paper publishes no code teacher prompt (Appendix O gives none): "
+                             "--teacher-prompt paper is for --domain math")
+        return cls()
 
     # ------------------------------------------------------------------ compile
 
