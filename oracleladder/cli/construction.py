@@ -12,7 +12,8 @@ from rich.console import Console
 
 from .._lazy import lazy_module
 from ..construction.funnel import into_report
-from ..construction.screen import STRUCTURAL
+from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
+from ..validators.reference import CHECK as REFERENCE_CHECK
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
@@ -52,40 +53,35 @@ def screen(
         fail("--domain, --field, --null-values and --encoding are for a raw POOL; a compiled set is math only")
     endpoint = make_endpoint(anchor, endpoint_options)
     if pool is not None:
-        raw = run_experiment(store, lambda ex: ex.screen_pool(
+        result = run_experiment(store, lambda ex: ex.screen_pool(
             pool, endpoint, domain=domain, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
             temperature=temperature, grader=grader, fields=field or (), null_values=null_texts(null_values),
             encoding=encoding, progress=bar), endpoint)
-        if as_json:
-            typer.echo(json.dumps(raw.flat()))
-        else:
-            v = raw.verdicts
-            say(f"set '{raw.set_name}' (raw {domain} pool): kept {v.get('kept', 0)} of {sum(v.values())} for "
-                f"compile; unusable reference answer {v.get('reference_answer', 0)}, solved directly "
-                f"{v.get('solved_directly', 0)}, unscreened {v.get('incomplete', 0)}; {raw.usage.requests} "
-                f"requests, {raw.usage.cache_hits} cache hits")
-        _incomplete(raw, anchor, None)
-        return
-    result = run_experiment(store, lambda ex: ex.screen(
-        endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,
-        grader=grader, progress=bar), endpoint)
+    else:
+        result = run_experiment(store, lambda ex: ex.screen(
+            endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
+            temperature=temperature, grader=grader, progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        v = result.verdicts
-        say(f"set '{result.set_name}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
-            f"{v.get('reference_answer', 0)}, solved directly "
-            f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
-            f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
-            f"{result.usage.requests} requests, {result.usage.cache_hits} cache hits")
-    _incomplete(result, anchor, source)
-
-
-def _incomplete(result: ScreenResult, anchor: str, source: str | None) -> None:
-    """The screen's failed jobs and ungraded answers, and exit 3 when it has any."""
-    print_failed_jobs(result.failed_jobs, result.ungraded, anchor, source)
+        say(_screened(result, None if pool is None else domain))
+    # a raw pool's ungraded answers are graded again by a rerun (it has no roadmap set to regrade)
+    print_failed_jobs(result.failed_jobs, result.ungraded, anchor, source if pool is None else None)
     if result.failed_jobs or result.ungraded:
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _screened(result: ScreenResult, raw: str | None) -> str:
+    """The screen's verdicts in one line (``raw``: the domain of a raw pool's screen)."""
+    v = result.verdicts
+    causes = ([("unscreened", INCOMPLETE)] if raw else
+              [("a milestone never solved", MILESTONE_UNSOLVED), ("fewer than 2 tested milestones", STRUCTURAL),
+               ("incomplete", INCOMPLETE)])
+    counts = [("unusable reference answer", REFERENCE_CHECK), ("solved directly", SOLVED_DIRECTLY), *causes]
+    return (f"set '{result.set_name}'{f' (raw {raw} pool)' if raw else ''}: kept {v.get(KEPT, 0)} of "
+            f"{sum(v.values())}{' for compile' if raw else ''}; "
+            + ", ".join(f"{what} {v.get(verdict, 0)}" for what, verdict in counts)
+            + f"; {result.usage.requests} requests, {result.usage.cache_hits} cache hits")
 
 
 def funnel(

@@ -88,8 +88,11 @@ def test_a_raw_math_pool_is_screened_before_the_teacher_is_paid(tmp_path: Path) 
         assert anchor.total == 6 * 4  # the blank reference answer is never asked
         # a rerun asks only the refused calls again
         before = anchor.total
-        _run(screen, 3)
+        said = " ".join(_run([a for a in screen if a != "--json"], 3).split())
         assert anchor.total - before == 4
+        assert ("set 'n' (raw math pool): kept 3 of 7 for compile; unusable reference answer 1, solved directly 2, "
+                "unscreened 1;") in said
+        assert "pid refused target C1_direct" in said
 
         compiled = _json(["compile", str(pool), "--teacher", "openai/teacher", "--set", "n", "--json",
                                     "--base-url", teacher.openai_base_url, "--store", store])
