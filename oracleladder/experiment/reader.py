@@ -200,6 +200,9 @@ class Reader:
         if teacher is not None:
             raise ExperimentError("--set and --teacher exclude each other (a set has its own source)")
         verdicts = await self.set_verdicts(set_name)
+        if verdicts[0].source.startswith(RAW):
+            raise ExperimentError(f"set '{set_name}' is a raw pool's screen, before any compile: its families are "
+                                  "the roadmap set compiled from its survivors (give --teacher TEACHER)")
         return final_set(await self.roadmap_set(verdicts[0].source), verdicts)
 
     async def export(self, out: str | os.PathLike[str], *, teacher: str | None = None,

@@ -216,6 +216,8 @@ class Experiment(PrimStages, Reader):
         if not survivors:
             raise ExperimentError(f"none of the pool's {len(pool)} problems survived the screen of set '{set_name}' "
                                   f"({len(kept)} kept there): nothing to compile")
+        self._notify(f"compiling the {len(survivors)} of {len(pool)} problems that survived the screen of set "
+                     f"'{set_name}' (the others are not sent to the teacher)")
         return survivors
 
     async def compile_primitives(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,

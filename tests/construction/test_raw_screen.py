@@ -107,6 +107,8 @@ def test_a_raw_math_pool_is_screened_before_the_teacher_is_paid(tmp_path: Path) 
     dropped = {d["pid"]: (d["stage"], d["cause"]) for d in funnel["dropped"]}
     assert dropped == {"easy-1": ("raw screen", "solved_directly"), "easy-2": ("raw screen", "solved_directly"),
                        "refused": ("raw screen", "incomplete"), "blank": ("reference answer", "reference_answer")}
+    refused = _run(["export", "--set", "n", "--out", str(tmp_path / "n.jsonl"), "--store", store], 2)
+    assert "a raw pool's screen, before any compile" in refused
     # before any compile, the survivors wait for it
     waiting = _json(["funnel", "--set", "n", "--json", "--store", store])
     assert (waiting["compiled"], waiting["final"]) == (0, 0)
@@ -168,3 +170,32 @@ def test_a_raw_code_pool_is_screened_in_the_sandbox_before_the_teacher_is_paid(t
     assert (funnel["candidates"], funnel["passed_raw_screen"], funnel["compiled"], funnel["final"]) == (3, 1, 1, 1)
     assert {d["pid"]: d["stage"] for d in funnel["dropped"]} == {"HumanEval/1": "raw screen",
                                                                  "HumanEval/2": "raw screen"}
+
+
+# a LiveCodeBench-style stdin/stdout pool (our field names): sum two numbers, and reverse a word
+STDIO = [{"pid": "sum", "statement": "Read two integers a and b on one line; print a + b.",
+          "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "-5 5\n", "output": "0\n"}]},
+         {"pid": "rev", "statement": "Read a word; print it reversed.",
+          "tests": [{"input": "abc\n", "output": "cba\n"}, {"input": "x\n", "output": "x\n"}]}]
+
+
+def _stdio_anchor(messages: list[dict], body: dict) -> str:
+    """A right program for the sum, and one that prints the word unchanged (it passes the second test only)."""
+    if "a + b" in messages[-1]["content"]:
+        return "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    return "```python\nprint(input())\n```"
+
+
+@pytest.mark.timeout(180)
+def test_a_stdin_stdout_pool_is_screened_by_running_its_tests(tmp_path: Path) -> None:
+    pool = tmp_path / "lcb.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in STDIO), encoding="utf-8")
+    store = str(tmp_path / "code.sqlite")
+    with LoopbackServer(script=_stdio_anchor) as anchor:
+        screened = _json(["screen", str(pool), "--domain", "code", "--anchor", "openai/anchor", "--rule",
+                          "direct-only", "--k", "2", "--set", "lcb", "--json", "--base-url", anchor.openai_base_url,
+                          "--store", store])
+    assert screened["verdicts"] == {"solved_directly": 1, "kept": 1}
+    funnel = _json(["funnel", "--set", "lcb", "--json", "--store", store])
+    assert {d["pid"]: (d["stage"], d["cause"]) for d in funnel["dropped"]} == {
+        "sum": ("raw screen", "solved_directly"), "rev": ("compile", "not_compiled")}
