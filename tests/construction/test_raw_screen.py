@@ -96,6 +96,12 @@ def test_a_raw_math_pool_is_screened_before_the_teacher_is_paid(tmp_path: Path) 
 
         compiled = _json(["compile", str(pool), "--teacher", "openai/teacher", "--set", "n", "--json",
                                     "--base-url", teacher.openai_base_url, "--store", store])
+        # the raw screen's direct attempts are the compiled families' C1 calls: a screen of the compiled set
+        # at the same settings asks only the milestones (3 families, 2 tested milestones, K = 4)
+        before = anchor.total
+        _run(["screen", "--anchor", "openai/anchor", "--source", "openai/teacher", "--rule", "direct-only", "--k",
+              "4", "--set", "m", "--base-url", anchor.openai_base_url, "--store", store])
+        assert anchor.total - before == 3 * 2 * 4
     assert compiled["compiled"] == 3
     # the teacher never saw a problem the anchor solved, left unscreened or could not grade
     assert set(asked) == {"hard-1", "hard-2", "hard-3"}
