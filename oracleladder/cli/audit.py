@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from ..audit import human as hum
 from ..audit import judge as jdg
+from ..audit import retest as rt
 from ..audit import roadmap
 from ..experiment import Choice, Experiment
-from ..experiment.selection import pick
+from ..experiment.selection import Picked, pick
 from ..report import markdown
-from ..schemas.models import parse_roadmap_set
+from ..domains.math import MathDomain
+from ..schemas.models import Family, parse_roadmap_set
+from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE, Store
-from .common import (EXIT_INCOMPLETE, SourceOpt, StoreOpt, existing, fail, make_endpoint, run_experiment, say,
-                     with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, PidsOpt, SourceOpt, StoreOpt, existing, fail, listed, make_endpoint, pids_given,
+                     run_experiment, say, with_endpoint_options)
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge.")
+                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest.")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -89,8 +94,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
 @with_endpoint_options
 def judge(
     judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
-    student: Annotated[Optional[str], typer.Option("--student", help="The student whose rejected rollouts to sample.")] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Rejected rollouts to sample, stratified by rejection reason.")] = 40,
+    student: Annotated[Optional[str], typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
@@ -101,9 +106,11 @@ def judge(
     as_json: JsonOpt = False,
     run: RunPick = None,
 ) -> None:
-    """Judge audit of the grader (paper Appendix V.1): a seeded sample of rejected rollouts,
-    stratified by rejection reason, graded by an LLM judge; the cases it accepts go to a
-    grader-blind sheet for a person to label (correct, malformed_reference, incorrect, undecidable).
+    """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of graded
+    rollouts, stratified by the verifier's verdict (accepted, or its rejection reason), graded by an
+    LLM judge: the paired grades (Table 46) and by answer schema (Table 45), the rule-of-three bound
+    where a cell is empty; the rejected cases the judge accepts go to a grader-blind sheet for a
+    person to label (correct, malformed_reference, incorrect, undecidable).
     `--read SHEET` turns the filled-in sheet into the result table, projected to the whole run. The
     student's rollouts at one setting (`--run ID` picks it where there are several)."""
     if read is not None:
@@ -123,10 +130,150 @@ def judge(
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        say(f"judged {result.sampled} rejected rollouts ({result.usage.requests} requests, "
-            f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts}, "
-            f"written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
+        say(f"judged {result.sampled} graded rollouts ({result.usage.requests} requests, "
+            f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts} the verifier "
+            f"rejected, written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
+        typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
     if result.failed:  # those rollouts count as judged by no one; a rerun asks them again
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+async def _student_results(ex: Experiment, student: str, source: str,
+                           picked: Choice) -> tuple[list[Family], Picked, dict]:
+    """A math roadmap set's families, the student's results on it at one setting, and what a sheet's key
+    says of them."""
+    families = await ex.roadmap_set(source)
+    [group] = await ex.picked(student, source=source, choice=picked)
+    if group.imported:
+        fail(f"the results of student '{student}' on '{source}' at this setting are an imported panel: the audit "
+             "reads attempts; pick a probed run (--run)")
+    return families, group, {"student": student, "source": source, "settings": group.describe(),
+                             "runs": group.run_ids}
+
+
+async def _human_sheets(ex: Experiment, student: str, source: str, picked: Choice, folder: Path, sample: int | None,
+                        seed: int, raters: list[str], validation: int, show_grader: bool) -> dict:
+    families, group, meta = await _student_results(ex, student, source, picked)
+    results = ex.domain("math").collect_results(families, group.rollouts,
+                                                use_corrections=bool(group.settings.use_corrections))
+    pids = sorted(hum.unrecovered(results))
+    if not pids:
+        fail(f"student '{student}' has no unrecovered family on '{source}' at {group.describe()}")
+    chosen = set(pids if sample is None or sample >= len(pids) else random.Random(seed).sample(pids, sample))
+    return hum.write_sheets(folder, [f for f in families if f.pid in chosen],
+                            [r for r in group.rollouts if r.pid in chosen], raters=raters, validation=validation,
+                            seed=seed, show_grader=show_grader, meta={**meta, "unrecovered": len(pids)})
+
+
+@app.command("human")
+@with_choice()
+def human(
+    student: Annotated[Optional[str], typer.Option("--student", help="The student whose unrecovered families to audit.")] = None,
+    sheets: Annotated[Optional[Path], typer.Option("--sheets", help="Folder to write: a grader-blind sheet per rater (rater-NAME.csv), the validation sheet and the key (audit.key.json).")] = None,
+    read: Annotated[Optional[Path], typer.Option("--read", help="A folder of filled-in sheets: print agreement, kappa and Tables 39 and 40.")] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="Audit a seeded sample of N unrecovered families (default: all).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of each rater's order.")] = 0,
+    raters: Annotated[Optional[list[str]], typer.Option("--raters", help="The two raters' names (comma list or repeat; default a,b).")] = None,
+    validation: Annotated[int, typer.Option("--validation", min=0, help="Also write a validation sheet of a second, seeded sample of N of the families.")] = 0,
+    show_grader: Annotated[bool, typer.Option("--show-grader", help="Show the student's name and the verifier's verdicts in the sheets (they are blind by default).")] = False,
+    priority: Annotated[Optional[str], typer.Option("--priority", help="The order that resolves a disagreement, all five categories as a comma list (default the paper's: Verifier_Artifact, Beyond_Capability, Not_Standalone, Decomposition_Incomplete, Genuine_Composition).")] = None,
+    repairs: Annotated[Optional[Path], typer.Option("--repairs", help="A CSV of each repaired family's outcome (columns family, outcome: unlocked, unrecovered or not_applicable): Table 40 and the bounds.")] = None,
+    figure: Annotated[Optional[Path], typer.Option("--figure", help="With --repairs: write Figure 9 (the triage) to this PNG.")] = None,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: JsonOpt = False,
+    picked: Choice = Choice(),
+) -> None:
+    """Human audit of unrecovered families (paper Appendix S): grader-blind sheets for two raters (each
+    in its own order) and an optional validation sheet; `--read FOLDER` checks the filled-in sheets and
+    gives the raw agreement and Cohen's kappa, the labels resolved by the priority rule (Table 39), the
+    validation pass, and with `--repairs` the post-repair triage, its bounds (Table 40) and Figure 9.
+    The student's results at one setting (--max-tokens, --run, ...)."""
+    if read is not None:
+        try:
+            order = hum.CATEGORIES if priority is None else hum.parse_priority(priority)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--priority") from None
+        if figure is not None and repairs is None:
+            fail("--figure draws Table 40's triage: give --repairs too")
+        try:
+            result = hum.read_audit(read, priority=order, repairs=repairs)
+        except SheetError as exc:
+            fail(str(exc))
+        if figure is not None:
+            hum.write_figure(result["triage"], figure)
+        typer.echo(json.dumps(result) if as_json else "\n".join(hum.markdown(result)))
+        return
+    if not (student and sheets):
+        fail("ladder audit human needs --student and --sheets (or --read FOLDER)")
+    names = listed(raters) or ["a", "b"]
+    if len(set(names)) != 2 or "validation" in names:
+        fail(f"--raters names two raters (not 'validation'); got {', '.join(names)}")
+    existing(store)
+    try:
+        key = run_experiment(store, lambda ex: _human_sheets(ex, student, source, picked, sheets, sample, seed, names,
+                                                              validation, show_grader), reading=True)
+    except FileExistsError as exc:  # the sheets may hold a person's labels
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(key))
+        return
+    checked = f", a validation sheet of {len(key['validation']['families'])}" if key["validation"] else ""
+    say(f"{len(key['families'])} of the {key['unrecovered']} unrecovered families of {student} written to "
+        f"{sheets}: a sheet per rater ({', '.join(key['raters'].values())}){checked}. Each rater writes one of "
+        f"{', '.join(hum.CATEGORIES)} in the category column, then run `ladder audit human --read {sheets}`.")
+
+
+async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: list[str], sheet: Path,
+                        seed: int) -> int:
+    families, group, meta = await _student_results(ex, student, source, picked)
+    by_pid = {f.pid: f for f in families}
+    unknown = [p for p in pids if p not in by_pid]
+    if unknown:
+        fail(f"roadmap set '{source}' holds no family {', '.join(unknown)}")
+    rollouts = [r for r in group.rollouts if r.pid in set(pids)]
+    if not rollouts:
+        fail(f"student '{student}' has no attempt on those families at {group.describe()}")
+    return rt.write_sheet(sheet, MathDomain(), by_pid, rollouts, seed=seed, meta=meta)
+
+
+@app.command("retest")
+@with_choice()
+def retest(
+    student: Annotated[Optional[str], typer.Option("--student", help="The student whose attempts to grade by hand.")] = None,
+    pids: PidsOpt = None,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: every attempt of the families, to grade by hand (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Optional[Path], typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sheet's order.")] = 0,
+    source: SourceOpt = "release",
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: JsonOpt = False,
+    picked: Choice = Choice(),
+) -> None:
+    """The raw-output retest graded by hand (paper Table 43): every attempt of the chosen families at one
+    setting (e.g. the run of `ladder probe --pids ... --no-system-prompt --temperature 0.7`; --run picks
+    it) on a sheet, without the verifier's verdicts; `--read SHEET` keeps the person's verdicts apart and
+    shows them beside the verifier's, per family and condition."""
+    if read is not None:
+        try:
+            result = rt.read_sheet(read)
+        except SheetError as exc:
+            fail(str(exc))
+        typer.echo(json.dumps(result) if as_json else "\n".join(rt.markdown(result)))
+        return
+    chosen = pids_given(pids)
+    if not (student and chosen and sheet):
+        fail("ladder audit retest needs --student, --pids and --sheet (or --read SHEET)")
+    existing(store)
+    try:
+        n = run_experiment(store, lambda ex: _retest_sheet(ex, student, source, picked, chosen, sheet, seed),
+                           reading=True)
+    except FileExistsError as exc:  # the sheet may hold a person's verdicts
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps({"attempts": n, "sheet": str(sheet), "key": str(rt.key_path(sheet))}))
+    else:
+        say(f"{n} attempts written to {sheet} (key: {rt.key_path(sheet)}); write yes or no in the correct column, "
+            f"then run `ladder audit retest --read {sheet}`.")

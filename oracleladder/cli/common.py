@@ -56,6 +56,26 @@ def listed(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+def pids_given(value: str | None) -> list[str] | None:
+    """``--pids FILE|LIST``: the pids of a file (one a line, or comma-separated; ``#`` starts a comment)
+    or of a comma list; None when the option is not given."""
+    if value is None:
+        return None
+    path = Path(value)
+    if path.is_file():
+        text = "\n".join(line.split("#")[0] for line in path.read_text(encoding="utf-8").splitlines())
+    else:
+        text = value
+    pids = [p for p in text.replace(",", " ").split() if p]
+    if not pids:
+        raise typer.BadParameter(f"'{value}' names no pid")
+    return pids
+
+
+PidsOpt = Annotated[Optional[str], typer.Option("--pids", metavar="FILE|LIST", help=(
+    "Only these families: a comma list of pids, or a file of pids (one a line, or comma-separated)."))]
+
+
 def positive(value: float | None) -> float | None:
     if value is not None and value <= 0:
         raise typer.BadParameter(f"{value:g} is not greater than 0")

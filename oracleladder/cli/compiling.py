@@ -89,6 +89,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
 def _say_compiled(result: CompileResult) -> None:
     console.print(f"compiled {result.compiled}, failed {result.failed}, infrastructure failures "
                   f"{result.infrastructure_failures}; attempts per family {result.attempts_per_family}; "
+                  + (f"{result.budget_raised} cut-off replies asked again at twice --max-tokens; "
+                     if result.budget_raised else "") +
                   f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}"
                   f"{timeouts_said(result.usage)}", soft_wrap=True, highlight=False, markup=False)
     for pid, errs in result.failed_why.items():

@@ -300,7 +300,7 @@ class Client:
             try:
                 reply = await self.complete(shape.request(request, mode))
             except BadRequestError as e:
-                where = f"{self.provider.name}/{self.model} at " + (self.provider.endpoint or "the provider's API")
+                where = f"{self.name} at " + (self.provider.endpoint or "the provider's API")
                 if not self._modes.rejects(mode, e, where):
                     raise
                 continue

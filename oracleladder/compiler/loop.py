@@ -6,9 +6,11 @@ This loop is the only re-ask loop: each teacher call is one attempt (one structu
 model call), stored with its plan and errors, so a failed problem can be read afterwards, and a
 resumed run replays cached teacher calls instead of paying for them again. A reply that is not a valid
 plan (not JSON, not the schema) is a failed attempt, re-asked with the reply and its validation
-errors. A teacher answer that yields nothing to re-ask about (cut off at max_tokens, or a reply the
-client could not read), or a plan the checks cannot digest, is stored as a failed attempt with the
-reason; the problem ends failed and the run goes on. A provider error (on the teacher call or a
+errors. A reply cut off at its token budget is asked again once at twice the budget while attempts
+remain (the cut-off attempt stored, and counted in ``budget_raised``). A teacher answer that yields
+nothing to re-ask about (cut off again, or a reply the client could not read), or a plan the checks
+cannot digest, is stored as a failed attempt with the reason; the problem ends failed and the run goes
+on. A provider error (on the teacher call or a
 confirming call), or a check the grader could not finish, ends the attempt as an infrastructure failure
 (check "provider" or "grader"): stored with its reason, never shown to the teacher (the plan was not at
 fault), and compiled again by a rerun, since failed calls are not cached.
@@ -37,16 +39,22 @@ class CompileOutcome(Outcome):
     family: Any  # the accepted family (the domain's type), or None
     attempts: int
     errors: list[CheckResult] = field(default_factory=list)  # the last attempt's failures
+    budget_raised: bool = False  # a reply cut off at the token budget was asked again at twice it
 
     @property
     def ok(self) -> bool:
         return self.family is not None
 
 
+def cut_off(exc: BaseException) -> bool:
+    """Whether ``exc`` is a teacher reply cut off by its token budget."""
+    return isinstance(exc, StructuredOutputError) and exc.truncated
+
+
 def invalid_reply(exc: BaseException) -> tuple[str, str] | None:
     """The reply and what is wrong with it, when ``exc`` says the teacher's reply is not a valid
     plan; None for anything else (a provider error, a reply cut off by its token budget)."""
-    if not isinstance(exc, StructuredOutputError) or exc.truncated:
+    if not isinstance(exc, StructuredOutputError) or cut_off(exc):
         return None
     return exc.raw, exc.describe()
 
@@ -69,9 +77,11 @@ class Compiler:
         await self.domain.store_attempt(self.store, problem, self.source, attempt, plan=plan,
                                         errors=[e.model_dump(mode="json") for e in errors], passed=not errors)
 
-    async def _failed(self, problem: BaseModel, attempt: int, plan: Any, error: CheckResult) -> CompileOutcome:
+    async def _failed(self, problem: BaseModel, attempt: int, plan: Any, error: CheckResult, *,
+                      budget_raised: bool = False) -> CompileOutcome:
         await self._stored(problem, attempt, plan, [error])
-        return CompileOutcome(problem.pid, None, attempt + 1, [error])  # type: ignore[attr-defined]
+        return CompileOutcome(problem.pid, None, attempt + 1, [error],  # type: ignore[attr-defined]
+                              budget_raised=budget_raised)
 
     async def compile(self, problem: BaseModel) -> CompileOutcome:
         domain, pid = self.domain, problem.pid  # type: ignore[attr-defined]
@@ -81,14 +91,22 @@ class Compiler:
             return await self._failed(problem, 0, None, unusable)
         messages, version = domain.teacher_messages(problem)
         errors: list[CheckResult] = []
+        budget, raised = self.max_tokens, False
         for index in range(self.max_attempts):
-            request = self.client.request(messages, temperature=0.0, max_tokens=self.max_tokens)
+            request = self.client.request(messages, temperature=0.0, max_tokens=budget)
             try:
                 reply = await self.client.structured(request, domain.response_model)
             except Exception as exc:  # noqa: BLE001 - no plan: a reply to re-ask about, else nothing to re-ask
+                if cut_off(exc) and not raised and index + 1 < self.max_attempts:
+                    raised = True  # once: a plan that needs more than twice the budget is a budget to raise
+                    await self._stored(problem, index, None, [CheckResult(
+                        check="teacher", passed=False,
+                        reason=f"the reply was cut off at --max-tokens {budget}; asked again at {2 * budget}")])
+                    budget *= 2
+                    continue
                 invalid = invalid_reply(exc)
                 if invalid is None:  # cut off, or a provider failure: the same request gets the same answer
-                    return await self._failed(problem, index, None, teacher_failure(exc, self.max_tokens))
+                    return await self._failed(problem, index, None, teacher_failure(exc, budget), budget_raised=raised)
                 raw, what = invalid
                 errors = [CheckResult(check="teacher", passed=False,
                                       reason=f"the reply is not a valid {domain.response_model.__name__}: {what}"[:2000])]
@@ -97,7 +115,7 @@ class Compiler:
                             {"role": "user", "content": load("teacher_invalid").render(errors=what)}]
                 continue
             attempt = Attempt(index=index, source=self.source, version=version, client=self.client,
-                              max_tokens=self.max_tokens)
+                              max_tokens=budget)
             stage = f"{domain.check_stage} failed"
             try:
                 checked = await domain.check(reply, problem, attempt)
@@ -108,18 +126,19 @@ class Compiler:
                 # a call the provider failed, or a check the grader could not finish, ends the attempt as
                 # an infrastructure failure, never shown to the teacher
                 error = infrastructure_failure(stage, exc) or failure("compiler", stage, exc)
-                return await self._failed(problem, index, domain.stored_plan(reply, version), error)
+                return await self._failed(problem, index, domain.stored_plan(reply, version), error,
+                                          budget_raised=raised)
             errors = checked.errors
             await domain.keep(self.store, checked, self.source, attempt=index, version=version)
             await self._stored(problem, index, domain.stored_plan(reply, version), errors)
             if not errors:
-                return CompileOutcome(pid, checked.family, index + 1)
+                return CompileOutcome(pid, checked.family, index + 1, budget_raised=raised)
             messages = [
                 *messages,
                 {"role": "assistant", "content": reply.model_dump_json()},
                 {"role": "user", "content": domain.reask(checked)},
             ]
-        return CompileOutcome(pid, None, self.max_attempts, errors)
+        return CompileOutcome(pid, None, self.max_attempts, errors, budget_raised=raised)
 
     async def compile_all(
         self,

@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -183,9 +184,16 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     if endpoint.base_urls and not endpoint.model_name:
         name = await client.use_served_model()
         if name is not None:
-            notify(f"{endpoint.base_urls[0]} serves one model, {name}: the requests carry that name "
-                   "(--model-name NAME to choose)")
+            notify(f"{endpoint.base_urls[0]} serves one model, {_shown(name)}: the requests for {endpoint.model} "
+                   "carry that name (--model-name NAME to choose)")
     return client
+
+
+def _shown(served: str) -> str:
+    """A served model's name as a message shows it: a weights file's path (llama-cpp-python and vLLM
+    serve the path they loaded, when given no other name) by its file name."""
+    path = PurePath(served)
+    return f"the file {path.name}" if served.startswith(("/", "~", ".")) or path.suffix == ".gguf" else served
 
 
 def _prices(endpoint: Endpoint) -> PriceTable:

@@ -409,8 +409,17 @@ class Reader:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
             _site.write_site(out / "html", res, (out / "report.md").read_text(), counted.families, counted.results,
-                            records, figures_from=out)
+                            records, figures_from=out, compile_attempts=await self._compile_attempts(counted.families))
         return res
+
+    async def _compile_attempts(self, families: Sequence[Family]) -> dict[str, list[CompileAttempt]]:
+        """The teacher's attempts at each family (of its granularity), by pid, for the family pages."""
+        out: dict[str, list[CompileAttempt]] = {}
+        for source in sorted({f.provenance.source for f in families}):
+            for a in await self.store.compile_attempts(None, source):
+                out.setdefault(a.pid, []).append(a)
+        grains = {f.pid: f.provenance.granularity for f in families}
+        return {pid: [a for a in found if a.granularity == grains.get(pid)] for pid, found in out.items()}
 
     async def _compared(self, a: str, b: str, student: str, use_corrections: bool, allow_mixed_graders: bool,
                         choice: Choice) -> tuple[dict, tuple[list, list], tuple[list, list], tuple[Picked, Picked]]:

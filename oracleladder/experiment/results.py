@@ -71,6 +71,7 @@ class CompileResult(Result):
     failed: int  # problems whose every attempt failed a check
     infrastructure_failures: int  # problems a provider or grader failure left unfinished (a rerun retries)
     attempts_per_family: dict[int, int]  # attempts a compiled family took -> how many families
+    budget_raised: int  # problems whose teacher reply was cut off and asked again at twice --max-tokens
     failed_checks: dict[str, int]
     failed_why: dict[str, list[str]]  # pid -> "check: reason" of its last attempt's failures
     infrastructure_failed_why: dict[str, str]
@@ -142,7 +143,8 @@ class RegradeResult(Result):
 class JudgeAuditResult(Result):
     run_id: str
     sampled: int
-    judge_accepts: int  # cases written to the sheet
+    judge_accepts: int  # cases written to the sheet: rejected rollouts the judge accepts
+    paired: dict  # Tables 46 and 45 (audit.judge.paired)
     failed: int  # judge calls that failed for good (a rerun asks them again)
     unreadable: int
     usage: Usage

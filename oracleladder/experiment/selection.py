@@ -2,7 +2,7 @@
 
 A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
-sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), and
+sampling parameters, a grammar), whether the student's system prompt was sent, the grader and the reference answers (``--use-corrections``), and
 whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
 a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
 ``--k N`` reads the first N of each. The prompts' versions are not in a run's config: a changed prompt
@@ -39,6 +39,7 @@ class RunSettings:
     grader: str | None = None
     use_corrections: bool | None = None
     params: str = ""  # the request-body fields (extra_body) as JSON
+    system_prompt: bool = True  # False: the requests left the student's system message out (probe --no-system-prompt)
     provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
 
     @classmethod
@@ -52,14 +53,16 @@ class RunSettings:
                        provenance=IMPORTED)
         return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
-                   params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "")
+                   params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "",
+                   system_prompt=c.get("system_prompt", True))
 
     def items(self) -> dict[str, object]:
-        """The settings worth stating (no empty request parameters, no default reference answers or
-        provenance)."""
+        """The settings worth stating (no empty request parameters, no default reference answers, system
+        prompt or provenance)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in out.items() if not (k == "params" and not v)
-                and not (k == "use_corrections" and not v) and not (k == "provenance" and v == "rollouts")}
+                and not (k == "use_corrections" and not v) and not (k == "system_prompt" and v)
+                and not (k == "provenance" and v == "rollouts")}
 
     def describe(self, k: int | None) -> str:
         """One line: "K = 8, max_tokens = 256, temperature = 1.0, grader = strict" ("?" where unknown)."""

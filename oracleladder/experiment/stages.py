@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .. import workers
 from .._lazy import lazy_module
-from ..audit.judge import ask_judge, draw, key_path, write_sheet
+from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..clients import Client
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
@@ -25,6 +25,7 @@ from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
+from ..ladder.contract import HasPid
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_jobs, run_probe, uncached_calls
 from ..prompts import load as load_prompt
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
@@ -53,6 +54,17 @@ else:  # pyarrow behind it: loaded by a benchmark probe, not by `ladder --help`
 GRANULARITIES = ("coarse", "default", "fine")
 
 D = TypeVar("D", bound=CompileDomain)  # a domain, handed the run's worker pool
+F = TypeVar("F", bound=HasPid)  # a family of any domain
+
+
+def chosen_families(families: Sequence[F], pids: Sequence[str], source: str) -> list[F]:
+    """The families of ``pids``, in the set's order; a pid the set does not hold is refused."""
+    have = {f.pid for f in families}
+    unknown = [p for p in dict.fromkeys(pids) if p not in have]
+    if unknown:
+        raise ExperimentError(f"roadmap set '{source}' holds no family {', '.join(unknown)}")
+    wanted = set(pids)
+    return [f for f in families if f.pid in wanted]
 
 
 def writable(path: Path) -> bool:
@@ -199,6 +211,7 @@ class Experiment(PrimStages, Reader):
             run_id=run.id, compiled=sum(o.ok for o in outcomes), failed=len(failed),
             infrastructure_failures=len(infra_failed),
             attempts_per_family=dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),
+            budget_raised=sum(o.budget_raised for o in outcomes),
             failed_checks=dict(Counter(e.split(":")[0] for errs in failed.values() for e in errs)),
             failed_why=failed, infrastructure_failed_why=infra_failed, usage=client.usage,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
@@ -249,12 +262,15 @@ class Experiment(PrimStages, Reader):
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
                     primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
+                    system_prompt: bool = True, pids: Sequence[str] | None = None,
                     progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
         default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
         on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
         others). ``limit``: probe the first N families; the controls still draw from the whole set.
+        ``pids``: probe only these families (before ``limit``). ``system_prompt`` False leaves the
+        student's system message out of every request (the paper's raw-output retest, Table 43).
         The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
@@ -275,11 +291,11 @@ class Experiment(PrimStages, Reader):
         try:
             config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                                  temperature=temperature, seed=seed, use_corrections=use_corrections,
-                                 grader=grader, primitive_fallback=primitive_fallback)
+                                 grader=grader, primitive_fallback=primitive_fallback, system_prompt=system_prompt)
         except ValueError as exc:  # an unknown grader
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)
-        families = donors[:limit]
+        families = donors[:limit] if pids is None else chosen_families(donors, pids, source)[:limit]
         if ("C2_primitive_random" in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
@@ -305,8 +321,9 @@ class Experiment(PrimStages, Reader):
         failed: list[FailedJob] = []
         # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
         extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
+        picked = {"pids": [f.pid for f in families]} if pids is not None else {}
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
-                                                           "families": len(families), **extra},
+                                                           "families": len(families), **picked, **extra},
                            concurrency=CONCURRENCY, notify=self._notify) as (client, run):
             say_skipped()
             jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
@@ -473,12 +490,13 @@ class Experiment(PrimStages, Reader):
     async def judge_audit(self, judge: str | Endpoint, student: str, sheet: str | os.PathLike[str], *,
                           source: str = "release", n: int = 40, seed: int = 0,
                           max_tokens: int = 4096, choice: Choice = Choice()) -> JudgeAuditResult:
-        """Judge audit of the grader (paper Appendix V.1): a seeded sample of ``n`` of the student's
-        rejected rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens`` is the
-        judge's), stratified by rejection reason, graded by the LLM
-        ``judge``; the cases it accepts go to the grader-blind CSV ``sheet`` (its key beside it,
-        audit.judge.key_path), which is never overwritten. ``failed`` counts the judge calls that
-        failed for good (a rerun asks them again)."""
+        """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of ``n`` of the
+        student's graded rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens``
+        is the judge's), stratified by the verifier's verdict (accepted, or its rejection reason), graded
+        by the LLM ``judge``: the paired grades (Tables 45, 46: ``paired``), and the rejected cases it
+        accepts in the grader-blind CSV ``sheet`` (its key beside it, audit.judge.key_path), which is
+        never overwritten. ``failed`` counts the judge calls that failed for good (a rerun asks them
+        again)."""
         sheet = Path(sheet)
         if sheet.exists():  # it may hold a person's labels
             raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
@@ -489,7 +507,7 @@ class Experiment(PrimStages, Reader):
         rollouts = [r for r in picked.rollouts if r.pid in by_pid]
         sizes, sample = draw(rollouts, n, seed)
         if not sample:
-            raise ExperimentError(f"{store.path} holds no rejected rollouts of student '{student}' on roadmap set "
+            raise ExperimentError(f"{store.path} holds no graded rollouts of student '{student}' on roadmap set "
                                   f"'{source}'")
         meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
@@ -497,8 +515,9 @@ class Experiment(PrimStages, Reader):
                            notify=self._notify) as (client, run):
             verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
             run.incomplete = any(v == "failed" for v, _ in verdicts)
-        cases = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
-        return JudgeAuditResult(run_id=run.id, sampled=len(sample), judge_accepts=cases,
+        key = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
+        return JudgeAuditResult(run_id=run.id, sampled=len(sample), judge_accepts=len(key["cases"]),
+                                paired=paired(key),
                                 failed=sum(v == "failed" for v, _ in verdicts),
                                 unreadable=sum(v == "unreadable" for v, _ in verdicts), usage=client.usage,
                                 batch_rows_submitted=client.batch_rows_submitted)

@@ -104,6 +104,7 @@ class ProbeConfig:
     use_corrections: bool = False  # grade against corrected reference answers (math)
     grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
     primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
+    system_prompt: bool = True  # False: the student's system message left out of every request (the raw retest)
 
     def __post_init__(self) -> None:
         grader_name(self.grader)  # an unknown grader is refused here, before a run is stored

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..clients import BudgetReached, ChatRequest, Client, ProviderError
@@ -27,8 +28,13 @@ def job_request(client: Client, job: Job, *, temperature: float, max_tokens: int
 
 
 def asked_jobs(jobs: Sequence[J], config: ProbeConfig, skip_parents: Collection[str]) -> list[J]:
-    """``jobs`` but the parent jobs (its conditions') of the families ``skip_parents`` names."""
-    return [j for j in jobs if j.pid not in skip_parents or j.target not in config.conditions]
+    """``jobs`` as asked: without the parent jobs (its conditions') of the families ``skip_parents``
+    names, and without their system message where ``config.system_prompt`` is off (another request,
+    so another call key)."""
+    kept = [j for j in jobs if j.pid not in skip_parents or j.target not in config.conditions]
+    if config.system_prompt:
+        return kept
+    return [replace(j, messages=[m for m in j.messages if m["role"] != "system"]) for j in kept]
 
 
 async def uncached_calls(jobs: Sequence[Job], *, client: Client, store: Store, temperature: float,

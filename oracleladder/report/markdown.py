@@ -114,7 +114,7 @@ def header(r: ReportTables) -> list[str]:
             " Token budget: " + "; ".join(f"{s}: {budget(a)}" for s, a in formats.items()) + ".")
          + constrained(formats), ""]
     cut = cut_off_warnings(formats)
-    return L + [f"**Warning:** {w}" for w in cut] + ([""] if cut else [])
+    return L + [f"- **Warning:** {w}" for w in cut] + ([""] if cut else [])  # a list: one warning a line
 
 
 def at(r: ReportTables, names: Sequence[str] | None = None) -> list[str]:

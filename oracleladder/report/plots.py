@@ -246,3 +246,40 @@ def write_plots(r: ReportTables, out: Path) -> None:
     assert set(figures) <= set(FIGURES)  # each figure has its title in the HTML report
     for name, figure in figures.items():
         figure(r)[0].savefig(out / name, dpi=110, bbox_inches="tight")
+
+
+# Figure 9's segments, left to right: the triage's mutually exclusive categories (audit.human.triage)
+# (the leak-safe repairs next to the composition-related ones: the upper bound spans both)
+TRIAGE_SEGMENTS = (("verifier_repaired", "Artifact: verifier repair unlocked", "#9ecae1", False),
+                   ("verifier_not_applicable", "Artifact: verifier artifact, repair not applicable", "#c6dbef", False),
+                   ("decomposition_repaired", "Artifact: leak-safe decomposition repair unlocked", "#6baed6", False),
+                   ("genuine_composition", "Rater-confirmed composition failure", "#d62728", True),
+                   ("decomposition_unrecovered", "Unrecovered after leak-safe decomposition repair", "#ff9896", False),
+                   ("verifier_unrecovered", "Unrecovered after verifier repair", "#f7b6d2", False),
+                   ("beyond_capability", "Beyond capability", "#8c8c8c", True),
+                   ("not_standalone", "Not standalone", "#c7c7c7", False))
+
+
+def triage_figure(t: dict) -> tuple[Figure, Axes, Legend, list[tuple[str | None, list[int]]]]:
+    """Figure 9: the audited families' post-repair triage as one stacked bar (% of the families, counts
+    in the segments), the middle and pessimistic upper bounds on composition-related failures marked."""
+    fig, ax = _figure(figsize=(8.5, 2.6))
+    n = t["total"]
+    segments: list[Segment] = [(key, label, {"color": color}, dark, [t[key]])
+                               for key, label, color, dark in TRIAGE_SEGMENTS]
+    handles, labels, drawn = _stack(ax, True, np.array([0.0]), np.array([n], float), segments)
+    scale = 100 / max(n, 1)
+    end = scale * (t["artifact"] + t["composition_or_unresolved"])  # both bounds end where the composition-related do
+    for y, name, value in ((0.4, "after repair", t["bounds"]["middle"]),
+                           (0.6, "pessimistic upper bound", t["bounds"]["upper"])):
+        ax.annotate("", xy=(end - scale * value, y), xytext=(end, y),
+                    arrowprops={"arrowstyle": "<->", "color": "black", "lw": 0.8})
+        ax.text(end - scale * value / 2, y + 0.03, f"{name}: {value}/{n}", ha="center", va="bottom", fontsize=7.5)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.5, 0.85)
+    ax.set_yticks([0.0], [f"audited\n(n={n})"], fontsize=8.5)
+    ax.set_xlabel("% of the audited unrecovered families (numbers in bars: family counts)", fontsize=8.5)
+    ax.set_title("Post-repair triage of the unrecovered families (Figure 9)", fontsize=10)
+    legend = ax.legend(handles, labels, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, legend, drawn

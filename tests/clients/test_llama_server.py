@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -40,7 +42,10 @@ def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server)
     assert first["families"] == 3 and first["failures"] == 0
     assert len(served) == first["requests"] > 0 and set(served) == {200}
     gguf = str(llama_server.model_path)  # the one model it lists, the name the requests carry
-    assert f"serves one model, {gguf}" in result.output
+    # a message names the weights by their file, not by the path the server loaded them from
+    assert f"serves one model, the file {Path(gguf).name}: the requests for openai/smollm2 carry that name" \
+        in result.output
+    assert gguf not in result.output
     assert {c.model for c in asyncio.run(_calls(store))} == {gguf}
 
     result = runner.invoke(app, probe)
@@ -208,3 +213,50 @@ async def test_the_schema_reaches_the_real_server_once_per_mode(llama_server) ->
                      ("md_json", 200)]
     for body, _ in proxy.chats:
         assert json.dumps(body).count(MARK) == 1, body
+
+
+def test_a_killed_llama_server_ends_the_probe_with_exit_3_and_a_restarted_one_completes_it(
+        sample_store: Path, llama_server, quick_retries: None) -> None:
+    """Issue 31: llama-cpp-python's server SIGKILLed mid-probe (a crash, an OOM kill). The run keeps every
+    answer that came back, names the jobs left, exits 3 and says how to resume; the server started again
+    on its port is asked exactly the missing jobs (its access log counts them)."""
+    server = LlamaServer(llama_server.model_path).start()
+    probe = ["probe", "--student", "openai/smollm2", "--base-url", server.base_url, "--limit", "3", "--k", "2",
+             "--no-stage0", "--conditions", "C1,C2", "--max-tokens", "8", "--concurrency", "1",
+             "--store", str(sample_store)]
+    jobs = 2 * 2 * 2  # families x conditions x k: the sample's first family (unusable reference) is skipped
+
+    def kill_after_three() -> None:
+        while len(server.chat_statuses()) < 3:
+            time.sleep(0.02)
+        server.kill()
+
+    killer = threading.Thread(target=kill_after_three)
+    killer.start()
+    try:
+        result = CliRunner().invoke(app, probe)
+    finally:
+        killer.join()
+        server.stop()
+    answered = server.chat_statuses().count(200)
+    assert result.exit_code == 3, result.output
+    assert 3 <= answered < jobs
+    assert asyncio.run(_rollouts(str(sample_store))) == answered  # every answer that came back is kept
+    left = jobs - answered
+    assert f"{left} jobs failed (no answer; rerun the same command to ask them again)" in result.stderr
+    assert "done_with_failures; rerun the same command to resume" in result.stderr
+    assert "Traceback" not in result.output
+
+    with LlamaServer(llama_server.model_path, port=server.port) as back:
+        rerun = CliRunner().invoke(app, [*probe, "--json"])
+        assert rerun.exit_code == 0, rerun.output
+        assert back.chat_statuses() == [200] * left  # only what was missing is asked
+    assert asyncio.run(_rollouts(str(sample_store))) == jobs
+
+
+async def _rollouts(store: str) -> int:
+    s = await Store.open(Path(store))
+    try:
+        return len(await s.rollouts())
+    finally:
+        await s.close()

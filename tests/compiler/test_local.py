@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,8 @@ def test_local_teacher_compiles_or_records_why_not(release_data: Path, tmp_path:
             assert all(str(e.get("reason", "")).strip() for e in last.errors), (pid, last.errors)
             for e in last.errors:  # a plan cut off by the budget says which budget, and what to do
                 if "IncompleteOutputException" in e["reason"]:
-                    assert "cut off at --max-tokens 256: raise it" in e["reason"], e["reason"]
+                    # at the budget given, or at twice it once the cut-off reply was asked again
+                    assert re.search(r"cut off at --max-tokens (256|512): raise it", e["reason"]), e["reason"]
             assert pid in summary["failed_why"] and summary["failed_why"][pid], pid
         assert [a.attempt for a in attempts] == list(range(len(attempts))) and len(attempts) <= 2
     assert sum(valid for valid, _ in outcomes.values()) == summary["compiled"]

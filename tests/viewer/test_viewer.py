@@ -569,3 +569,81 @@ def test_a_megabyte_of_unclosed_math_openers_renders_in_seconds(browser, tmp_pat
         shown = browser.execute_script("return document.querySelector(arguments[0]).textContent", f"{block} .response")
         assert len(shown) >= len(text) // 2  # the text is there, as text (Markdown reads \[ as [)
     assert _errors(browser) == []
+
+
+def _cut_off_families(store: Path, student: str) -> set[str]:
+    """The families with a wrong answer of the student cut off at the token budget, read from the store."""
+    con = sqlite3.connect(store)
+    try:
+        return {pid for (pid,) in con.execute(
+            "SELECT DISTINCT r.pid FROM rollouts_named r JOIN calls c ON c.key = r.call_key WHERE r.student = ? "
+            "AND c.finish_reason IN ('length', 'max_tokens') AND r.label != 'ACCEPT' AND r.status != 'ungraded'",
+            (student,))}
+    finally:
+        con.close()
+
+
+def test_the_overview_lists_its_cut_off_warnings_first_and_hatches_the_families_they_touch(browser, site) -> None:
+    store, out, report = site
+    _open(browser, (out / "html" / "index.html").as_uri())
+    warned = [line.removeprefix("- **Warning:** ") for line in (out / "report.md").read_text().splitlines()
+              if line.startswith("- **Warning:** ")]
+    assert warned  # about 10% of the synthetic answers are cut off: some condition passes 10%
+    banner = browser.find_element(By.ID, "cut-off-banner")
+    assert [li.text for li in banner.find_elements(By.TAG_NAME, "li")] == warned
+    # the banner comes before the charts, not below them
+    first = browser.execute_script("return [...document.querySelectorAll('#main > *')].map(e => e.id || e.tagName)")
+    assert first.index("cut-off-banner") < first.index("taxonomy-chart")
+    index = {f["pid"]: f["labels"] for f in json.loads(re.sub(
+        r"^ladderOverview\((.*)\);\s*$", r"\1", (out / "html" / "data" / "overview.js").read_text(), flags=re.S))["families"]}
+    for student in (A, B):
+        cut = _cut_off_families(store, student) & set(index)  # of the families the report keeps
+        assert cut
+        for chart, kind in (("taxonomy-chart", "gap"), ("outcome-chart", "outcome")):
+            for seg in browser.find_elements(By.CSS_SELECTOR, f'#{chart} .seg[data-student="{student}"]'):
+                value = seg.get_attribute("data-value")
+                expected = sum(1 for pid in cut if index[pid][student][kind] == value)
+                assert int(seg.get_attribute("data-cut")) == expected, (student, value)
+                assert ("cut off at the token budget" in seg.get_attribute("title")) == (expected > 0)
+    assert _errors(browser) == []
+
+
+def test_the_family_list_typesets_the_problems_latex(browser, site) -> None:
+    _, out, _ = site
+    _open(browser, (out / "html" / "index.html").as_uri())
+    with_math = [c for c in browser.find_elements(By.CSS_SELECTOR, "#family-list td.problem .clamp")
+                 if "$" in c.get_attribute("data-problem")]
+    assert with_math
+    browser.execute_script("arguments[0].scrollIntoView()", with_math[0])
+    WebDriverWait(browser, 10).until(lambda d: with_math[0].find_elements(By.CSS_SELECTOR, ".katex"))
+    assert _errors(browser) == []
+
+
+def test_a_family_page_lists_the_teachers_compile_attempts(browser, tmp_path: Path, release_data: Path) -> None:
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
+                if reference_answer_problem(f) is None][:2]
+    store = _import(tmp_path, families)
+    fill(store, families, {A: 0.5}, k=1, grade=False)
+    pid = families[0].pid
+    plan = {"milestones": [{"type": "COMPUTE", "description": "the area", "canonical_answer": "12"}]}
+
+    async def attempts() -> None:
+        async with Store.open(store) as s:
+            await s.put_compile_attempt(pid, "release", 0, plan=plan, passed=False,
+                                        errors=[{"check": "leak", "milestone": 0, "reason": "gives away the answer"}])
+            await s.put_compile_attempt(pid, "release", 1, plan=plan, errors=[], passed=True)
+
+    asyncio.run(attempts())
+    out = tmp_path / "report"
+    _report(store, out, [A])
+    _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{_numbers(out)[pid]}")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".compile-attempts"))
+    items = browser.find_elements(By.CSS_SELECTOR, ".compile-attempts > li")
+    assert [i.get_attribute("data-passed") for i in items] == ["false", "true"]
+    assert "attempt 1: failed" in items[0].text and "[leak] milestone 1: gives away the answer" in items[0].text
+    assert "COMPUTE" in items[1].text and "12" in items[1].text
+    # a family with no attempts (imported) has no such section
+    _open(browser, (out / "html" / "index.html").as_uri() + f"#/family/{_numbers(out)[families[1].pid]}")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
+    assert not browser.find_elements(By.CSS_SELECTOR, ".compile-attempts")
+    assert _errors(browser) == []

@@ -15,6 +15,8 @@ const FILTER = { student: "", gap: "", outcome: "", reason: "", type: "", schema
                  place: "", ladder_gap: "" };                                       // these two: PRIM
 const PICKED = [];             // the students shown side by side on family pages
 let shown = [];                // family numbers of the list as last filtered (for n / p)
+const CUT = "truncated";       // the verdict reason of a wrong answer cut off at the token budget (site.py)
+const HATCH = "repeating-linear-gradient(45deg, transparent 0 4px, rgba(255,255,255,.75) 4px 7px)";
 
 window.ladderOverview = (data) => { OV = data; };
 window.ladderFamily = (n, page) => {
@@ -188,23 +190,38 @@ function matches(f) {
   });
 }
 
+// the families of a student whose verdicts rest on answers cut off at the token budget, by label
+function cutOff(s, kind) {
+  const out = {};
+  for (const f of OV.families) {
+    const l = f.labels[s];
+    if (l && l.reasons && l.reasons.includes(CUT)) out[l[kind]] = (out[l[kind]] || 0) + 1;
+  }
+  return out;
+}
+
 function chart(id, title, kind, keys, countOf, extra) {
   const rows = students().map((s) => {
     const r = OV.report.students[s];
     const denom = Math.max(r.n, 1);
+    const cut = cutOff(s, kind);
     const segs = keys.concat([extra]).map((key) => {
       const count = countOf(r, key);
       if (!count) return null;
       const share = (100 * count) / denom;
       const color = OV.colors[key];
       const pressed = FILTER.student === s && FILTER[kind] === key;
+      const c = Math.min(cut[key] || 0, count);
+      const because = c ? `; ${c} of them rest on answers cut off at the token budget (hatched)` : "";
       return el("button", {
         class: "seg" + (color ? (isLight(color) ? " light" : "") : " hatched"),
-        style: `width:${share}%;` + (color ? `background:${color}` : ""),
-        "data-student": s, "data-kind": kind, "data-value": key, "data-count": count,
+        // the right-hand part of a segment is hatched in proportion to its families resting on cut-off answers
+        style: `width:${share}%;` + (color ? `background-color:${color};` : "")
+          + (c && color ? `background-image:${HATCH};background-size:${(100 * c) / count}% 100%;` : ""),
+        "data-student": s, "data-kind": kind, "data-value": key, "data-count": count, "data-cut": c,
         "aria-pressed": pressed ? "true" : "false",
-        "aria-label": `${s}: ${key}, ${count} families (${share.toFixed(1)}%): list them`,
-        title: `${key}: ${count} families (${share.toFixed(1)}%)`,
+        "aria-label": `${s}: ${key}, ${count} families (${share.toFixed(1)}%)${because}: list them`,
+        title: `${key}: ${count} families (${share.toFixed(1)}%)${because}`,
         text: share >= 4.5 ? String(count) : "",
         onclick: () => pickSegment(s, kind, key),
       });
@@ -212,9 +229,12 @@ function chart(id, title, kind, keys, countOf, extra) {
     return el("div", { class: "bar-row" }, el("div", { class: "bar-name", text: `${s} (n=${r.n})`, title: r.settings || "" }),
               el("div", { class: "bar", role: "group", "aria-label": `${title}: ${s}` }, segs));
   });
+  const anyCut = students().some((s) => Object.keys(cutOff(s, kind)).length);
   const legend = el("div", { class: "legend" }, keys.concat([extra]).map((k) =>
     el("span", {}, el("span", { class: "swatch" + (OV.colors[k] ? "" : " hatched"),
-                                style: OV.colors[k] ? `background:${OV.colors[k]}` : null }), k)));
+                                style: OV.colors[k] ? `background:${OV.colors[k]}` : null }), k)),
+    anyCut ? el("span", {}, el("span", { class: "swatch", style: `background-color:#777;background-image:${HATCH}` }),
+                "white stripes: families whose verdicts rest on answers cut off at the token budget") : null);
   return el("section", { class: "chart", id }, el("h3", { text: title }), rows, legend);
 }
 
@@ -274,8 +294,21 @@ function clearButton() {
     onclick: () => { Object.keys(FILTER).forEach((k) => { FILTER[k] = ""; }); renderOverview(); } });
 }
 
+// a problem in the list: its first lines, its LaTeX typeset once the row scrolls into view (typesetting
+// hundreds of problems up front would hold back the first paint)
+const TYPESET = "IntersectionObserver" in window ? new IntersectionObserver((seen) => {
+  for (const e of seen) {
+    if (!e.isIntersecting) continue;
+    TYPESET.unobserve(e.target);
+    renderText(e.target, e.target.dataset.problem);
+  }
+}) : null;
+
 function problemCell(f) {
-  return el("td", { class: "problem", text: f.problem.length > 220 ? f.problem.slice(0, 220) + "…" : f.problem });
+  const d = el("div", { class: "clamp md", text: f.problem });
+  d.dataset.problem = f.problem;
+  if (TYPESET) TYPESET.observe(d); else renderText(d, f.problem);
+  return el("td", { class: "problem" }, d);
 }
 
 function renderOverview() {
@@ -287,6 +320,9 @@ function renderOverview() {
   const main = document.getElementById("main");
   main.replaceChildren(
     el("h1", { text: "Diagnosis report" }),
+    (OV.warnings || []).length ? el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
+      el("strong", { text: "Answers cut off at the token budget: the charts partly measure the budget, not the student." }),
+      el("ul", {}, OV.warnings.map((w) => el("li", { text: w })))) : null,
     el("h2", { text: "Provenance" }), provenance(),
     el("h2", { text: "Charts (click a segment to list its families)" }),
     chart("taxonomy-chart", "Reasoning-gap taxonomy (strict milestone test)", "gap", OV.gaps,
@@ -419,6 +455,20 @@ function problemHead(page) {
                                page.correction_note ? ` (${page.correction_note})` : "") : null];
 }
 
+// the teacher's attempts at compiling the family (`ladder attempts`): each plan and the errors it got
+function compileAttempts(found) {
+  if (!found.length) return [];
+  return [el("h2", { text: "Compile attempts" }), el("ol", { class: "compile-attempts" }, found.map((a) =>
+    el("li", { "data-passed": String(a.passed) },
+      el("strong", { text: `${a.teacher}${a.granularity ? ` (${a.granularity})` : ""}, attempt ${a.attempt + 1}: `
+                           + (a.passed ? "passed" : "failed") }),
+      a.milestones.length ? el("ol", {}, a.milestones.map((m) =>
+        el("li", {}, `${m.type}: `, m.description ? text(m.description) : "", " → ", tex(String(m.answer ?? ""))))) : null,
+      a.errors.length ? el("ul", { class: "errors" }, a.errors.map((e) =>
+        el("li", { text: `[${e.check ?? "error"}] ${e.milestone === null || e.milestone === undefined ? "plan"
+                                                     : `milestone ${e.milestone + 1}`}: ${e.reason}` }))) : null)))];
+}
+
 function renderFamily(n, page) {
   const f = OV.families[n];
   document.title = `${page.pid} · OracleLadder report`;
@@ -438,7 +488,8 @@ function renderFamily(n, page) {
     ...problemHead(page),
     el("h2", { text: "Roadmap" }), roadmap(page),
     who.length > 2 ? pickers : null,
-    el("div", { class: "columns" }, PICKED.map((s) => studentColumn(page, s)))].filter(Boolean));
+    el("div", { class: "columns" }, PICKED.map((s) => studentColumn(page, s))),
+    ...compileAttempts(page.compile || [])].filter(Boolean));
   performance.mark("ladder-family");
 }
 
