@@ -41,6 +41,19 @@ def test_the_funnel_table_counts_each_step_and_says_why() -> None:
     assert "│ candidates                    │ 5        │         │" in unscreened[4]
 
 
+def test_a_raw_pools_funnel_has_the_raw_screen_before_compile_and_no_later_screen() -> None:
+    fates = ([Fate(pid=f"k{i}", stage=None, cause="kept", reason="") for i in range(2)]
+             + [Fate(pid="r", stage="reference answer", cause="reference_answer", reason="no answer")]
+             + [Fate(pid=f"s{i}", stage="raw screen", cause=c, reason="")
+                for i, c in enumerate(["solved_directly", "solved_directly", "incomplete"])]
+             + [Fate(pid="c", stage="compile", cause="leak", reason="")])
+    lines = _text(console.funnel_table(funnel("n", "openai/teacher", fates, raw=True)))
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    assert rows == [["candidates", "7", "", ""], ["valid reference answer", "6", "1", "unusable reference answer"],
+                    ["passed the raw screen (before compile)", "3", "3", "solved_directly 2, incomplete 1"],
+                    ["compiled", "2", "1", "leak 1"], ["structural filter (final set)", "2", "0", ""]]
+
+
 def test_the_reanchor_tables_and_their_summary() -> None:
     t = reanchor({"a": {"b": 3, "c": 1, "d": 5}, "b": {"a": 2, "c": 4, "d": 1}, "c": {"a": 2, "b": 2, "d": 6}},
                  {"a": 10, "b": 12, "c": 9})

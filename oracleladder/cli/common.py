@@ -196,6 +196,16 @@ def known_grader(grader: str) -> str:
         fail(str(exc))
 
 
+FieldOpt = Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")]
+NullValuesOpt = Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")]
+EncodingOpt = Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")]
+
+
+def null_texts(null_values: str | None) -> list[str]:
+    """--null-values' comma-separated texts."""
+    return [v for v in (null_values or "").split(",") if v]
+
+
 GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]

@@ -13,8 +13,9 @@ from ..clients import load_prices
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt,
-                     console, existing, fail, make_endpoint, run_experiment, say, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
+                     OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt, console, existing, fail, make_endpoint,
+                     null_texts, run_experiment, say, with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
@@ -35,16 +36,19 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
-    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")] = None,
-    null_values: Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")] = None,
-    encoding: Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")] = None,
+    field: FieldOpt = None,
+    null_values: NullValuesOpt = None,
+    encoding: EncodingOpt = None,
+    teacher_prompt: Annotated[str, typer.Option("--teacher-prompt", help="toolkit (default): the toolkit's teacher prompt, Appendix U's rules plus ANSWER FORMAT, NO-LEAK and PRIMITIVE sections (and the granularity's); paper: Appendix U's prompt as published, nothing added (math, default granularity; the paper publishes no code teacher prompt). Its name and hash go in each family's provenance, the report header and `compare`.")] = "toolkit",
+    screened: Annotated[Optional[str], typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
     if primitives_only:
-        if problems is not None or domain != "math" or dry_run:
-            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run")
+        if problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit":
+            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, "
+                 "--set or --teacher-prompt")
         # online calls: --primitives-only has never taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
@@ -58,7 +62,8 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     result = run_experiment(store, lambda ex: ex.compile(
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
-        null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
+        null_values=null_texts(null_values), encoding=encoding, screened=screened, teacher_prompt=teacher_prompt,
+        dry_run=dry_run,
         progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))

@@ -12,12 +12,14 @@ from rich.console import Console
 
 from .._lazy import lazy_module
 from ..construction.funnel import into_report
-from ..construction.screen import STRUCTURAL
-from ..experiment import ProbeResult
+from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
+from ..validators.reference import CHECK as REFERENCE_CHECK
+from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, listed,
-                     make_endpoint, run_experiment, say, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, SourceOpt,
+                     StoreOpt, console, existing, fail, listed, make_endpoint, null_texts, run_experiment, say,
+                     with_endpoint_options)
 from .display import bar, print_failed_jobs
 
 if TYPE_CHECKING:
@@ -29,39 +31,62 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
 @with_endpoint_options
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
+    pool: Annotated[Optional[Path], typer.Argument(help="A raw pool, screened before any compile (Appendix N, the code pilot), read as `ladder compile` reads it: math, a JSONL, CSV or Parquet pool (see --field); code, humaneval[:N] or a JSONL of stdin/stdout problems. Only --rule direct-only; `ladder compile POOL --set NAME` compiles the survivors. Without it: the compiled families of --source.")] = None,
+    domain: Annotated[str, typer.Option(help="With POOL: math, code, or another registered domain (docs/domains.md).")] = "math",
     source: SourceOpt = "release",
     set_name: Annotated[Optional[str], typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each anchor answer (the paper's construction budget: 4096).")] = 4096,
-    rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured).")] = "default",
+    rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured; the only rule for a raw POOL, which has no roadmaps).")] = "default",
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (a later probe at the same settings reuses the screen's rollouts).")] = 1.0,
     grader: GraderOpt = "strict",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    field: FieldOpt = None,
+    null_values: NullValuesOpt = None,
+    encoding: EncodingOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
+    """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set;
+    with POOL, which raw problems are worth compiling (0 of K direct attempts solved)."""
+    if pool is None and (domain != "math" or field or null_values or encoding):
+        fail("--domain, --field, --null-values and --encoding are for a raw POOL; a compiled set is math only")
     endpoint = make_endpoint(anchor, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.screen(
-        endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,
-        grader=grader, progress=bar), endpoint)
+    if pool is not None:
+        result = run_experiment(store, lambda ex: ex.screen_pool(
+            pool, endpoint, domain=domain, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
+            temperature=temperature, grader=grader, fields=field or (), null_values=null_texts(null_values),
+            encoding=encoding, progress=bar), endpoint)
+    else:
+        result = run_experiment(store, lambda ex: ex.screen(
+            endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
+            temperature=temperature, grader=grader, progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        v = result.verdicts
-        say(f"set '{result.set_name}': kept {v.get('kept', 0)} of {sum(v.values())}; unusable reference answer "
-            f"{v.get('reference_answer', 0)}, solved directly "
-            f"{v.get('solved_directly', 0)}, a milestone never solved {v.get('milestone_unsolved', 0)}, "
-            f"fewer than 2 tested milestones {v.get(STRUCTURAL, 0)}, incomplete {v.get('incomplete', 0)}; "
-            f"{result.usage.requests} requests, {result.usage.cache_hits} cache hits")
-    print_failed_jobs(result.failed_jobs, result.ungraded, anchor, source)
+        say(_screened(result, None if pool is None else domain))
+    # a raw pool's ungraded answers are graded again by a rerun (it has no roadmap set to regrade)
+    print_failed_jobs(result.failed_jobs, result.ungraded, anchor, source if pool is None else None)
     if result.failed_jobs or result.ungraded:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
+def _screened(result: ScreenResult, raw: str | None) -> str:
+    """The screen's verdicts in one line (``raw``: the domain of a raw pool's screen)."""
+    v = result.verdicts
+    causes = ([("unscreened", INCOMPLETE)] if raw else
+              [("a milestone never solved", MILESTONE_UNSOLVED), ("fewer than 2 tested milestones", STRUCTURAL),
+               ("incomplete", INCOMPLETE)])
+    counts = [("unusable reference answer", REFERENCE_CHECK), ("solved directly", SOLVED_DIRECTLY), *causes]
+    return (f"set '{result.set_name}'{f' (raw {raw} pool)' if raw else ''}: kept {v.get(KEPT, 0)} of "
+            f"{sum(v.values())}{' for compile' if raw else ''}; "
+            + ", ".join(f"{what} {v.get(verdict, 0)}" for what, verdict in counts)
+            + f"; {result.usage.requests} requests, {result.usage.cache_hits} cache hits")
+
+
 def funnel(
     set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen.")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen. With the --set of a raw pool's screen: the roadmap set compiled from its survivors.")] = None,
     dropped: Annotated[bool, typer.Option("--dropped", help="Also list every dropped problem with its stage and reason.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
     store: StoreOpt = DEFAULT_STORE,

@@ -138,8 +138,9 @@ def say_budget(budget_stop: str | None) -> None:
             "--max-cost) to resume (stored calls are not asked again)")
 
 
-def print_failed_jobs(failed: list[JobFailure], ungraded: int, student: str, source: str) -> None:
-    """The jobs a run could not finish, grouped by reason, and what to do about them."""
+def print_failed_jobs(failed: list[JobFailure], ungraded: int, student: str, source: str | None) -> None:
+    """The jobs a run could not finish, grouped by reason, and what to do about them (``source`` None: a
+    raw pool's screen, whose answers a rerun grades again)."""
     by_reason: dict[str, list[JobFailure]] = {}
     for job in failed:
         by_reason.setdefault(job.reason, []).append(job)
@@ -152,5 +153,7 @@ def print_failed_jobs(failed: list[JobFailure], ungraded: int, student: str, sou
         if len(jobs) > 20:
             say(f"    ... and {len(jobs) - 20} more (`ladder report` counts them per condition)")
     if ungraded:
-        say(f"{ungraded} answers could not be graded (kept, in no table): "
-            f"`ladder regrade --student {student} --source {source}` grades them again without a call")
+        again = ("rerun the same command: it grades every answer again (stored calls are not asked again)"
+                 if source is None else
+                 f"`ladder regrade --student {student} --source {source}` grades them again without a call")
+        say(f"{ungraded} answers could not be graded (kept, in no table): {again}")

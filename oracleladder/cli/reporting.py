@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from .. import demo as _demo
+from .._lazy import lazy_module
 from ..experiment import Choice, Experiment, Report
 from ..report import console as terminal
 from ..schemas.sheets import write_rows
@@ -18,6 +19,11 @@ from ..viewer.serve import serve
 from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
 from .display import bar
 from .selecting import with_choice
+
+if TYPE_CHECKING:
+    from ..report import compare as _compare
+else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --help`
+    _compare = lazy_module("oracleladder.report.compare")
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
                   use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None,
@@ -150,9 +156,10 @@ def view(
 
 
 def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
-                   allow_mixed_graders: bool, html: bool, picked: Choice) -> None:
-    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too)."""
-    run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
+                   allow_mixed_graders: bool, html: bool, picked: Choice) -> dict:
+    """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too);
+    returns the comparison."""
+    return run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
                                                      allow_mixed_graders=allow_mixed_graders, html=html,
                                                      choice=picked), reading=True)
 
@@ -188,7 +195,10 @@ def compare(
             f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None
-    _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html, picked)
+    compared = _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html, picked)
+    warning = _compare.prompt_warning(compared)
+    if warning:
+        say(f"warning: {warning}")
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
 

@@ -1,6 +1,8 @@
 """The construction funnel (paper, Appendix B: 2,000 -> 1,024 -> 731 -> 354), read from the store.
 
-candidates -> valid reference answer -> compiled -> passed the screen -> structural filter -> final set.
+candidates -> valid reference answer -> compiled -> passed the screen -> structural filter -> final set;
+for a raw pool screened before compile (`ladder screen POOL`): candidates -> valid reference answer ->
+passed the raw screen -> compiled -> structural filter -> final set.
 Every candidate has one fate, the stage where it left and why (the compile attempt's or the screen's
 stored reason), so a dropped problem can always be listed with its reason.
 """
@@ -17,10 +19,11 @@ from ..schemas import Family
 from ..schemas.jsonl import InputError
 from ..store import CompileAttempt, ScreenVerdict
 from ..validators.reference import CHECK as REFERENCE_CHECK
-from .screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
+from .screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL, structural_milestones
 
-# the stage a problem was dropped at, in funnel order
-REFERENCE, COMPILE, SCREEN, FILTER = "reference answer", "compile", "screen", "structural filter"
+# the stage a problem was dropped at, in funnel order (a raw pool's screen comes before compile)
+REFERENCE, RAW_SCREEN, COMPILE, SCREEN, FILTER = ("reference answer", "raw screen", "compile", "screen",
+                                                  "structural filter")
 
 
 class Fate(BaseModel):
@@ -35,6 +38,8 @@ class Funnel(BaseModel):
     source: str
     candidates: int
     valid_reference: int
+    passed_raw_screen: int | None  # None: no raw screen (the set's families were screened once compiled)
+    raw_screen_failures: dict[str, int]  # solved_directly, incomplete (unscreened)
     compiled: int
     compile_failures: dict[str, int]  # by the failing check of the last attempt
     passed_screen: int
@@ -59,13 +64,37 @@ def fate(pid: str, attempts: Sequence[CompileAttempt], family: Family | None, ve
     return Fate(pid=pid, stage=stage, cause=verdict.verdict, reason=verdict.reason)
 
 
-def funnel(set_name: str, source: str, fates: Sequence[Fate]) -> Funnel:
+def after_raw_screen(verdict: ScreenVerdict, attempts: Sequence[CompileAttempt] | None,
+                     family: Family | None) -> Fate:
+    """The fate of a raw pool's problem (`ladder screen POOL`): dropped by the screen, else by its compile
+    (``attempts`` None: no teacher named, so not compiled here), else by the structural filter (a math
+    family; a code packet has no such filter)."""
+    pid = verdict.pid
+    if verdict.verdict != KEPT:
+        stage = REFERENCE if verdict.verdict == REFERENCE_CHECK else RAW_SCREEN
+        return Fate(pid=pid, stage=stage, cause=verdict.verdict, reason=verdict.reason)
+    if attempts is None:
+        return Fate(pid=pid, stage=COMPILE, cause="not_compiled",
+                    reason=f"passed the raw screen; `ladder compile POOL --set {verdict.set_name}` compiles it "
+                           "(then name its teacher here with --source)")
+    if not any(a.passed for a in attempts):
+        return fate(pid, attempts, None, None)
+    if family is not None and len(structural_milestones(family)) < 2:
+        return Fate(pid=pid, stage=FILTER, cause=STRUCTURAL,
+                    reason=f"{len(structural_milestones(family))} tested non-INTEGRATE milestone(s) after the leak "
+                           "rule; the set needs at least 2")
+    return Fate(pid=pid, stage=None, cause=KEPT, reason=verdict.reason)
+
+
+def funnel(set_name: str, source: str, fates: Sequence[Fate], *, raw: bool = False) -> Funnel:
     at = Counter(f.stage for f in fates)
     n = len(fates)
     return Funnel(
         set_name=set_name, source=source, candidates=n,
         valid_reference=n - at[REFERENCE],
-        compiled=n - at[REFERENCE] - at[COMPILE],
+        passed_raw_screen=n - at[REFERENCE] - at[RAW_SCREEN] if raw else None,
+        raw_screen_failures=dict(Counter(f.cause for f in fates if f.stage == RAW_SCREEN)),
+        compiled=n - at[REFERENCE] - at[RAW_SCREEN] - at[COMPILE],
         compile_failures=dict(Counter(f.cause for f in fates if f.stage == COMPILE)),
         passed_screen=at[FILTER] + at[None],
         screen_failures=dict(Counter(f.cause for f in fates if f.stage == SCREEN)),

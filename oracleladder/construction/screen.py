@@ -5,6 +5,9 @@ every tested non-INTEGRATE milestone in at least one of K Stage 0 attempts. ``di
 anchor fails all K direct attempts; the milestone test is only measured. The structural filter then keeps
 families with at least two tested non-INTEGRATE milestones after the leak rule (Appendix T).
 
+A raw pool (`ladder screen POOL`) is screened before any compile, under ``direct-only`` only (the
+default rule needs roadmaps): a problem the anchor solves directly is never sent to the teacher.
+
 A verdict reads only the rollouts of the screen's own probe run (its K, budget and grader), so rollouts of
 the same anchor at other settings never mix in. A job without a graded answer (a failed call, a grading
 failure) makes the family ``incomplete``: a machinery failure is neither a pass nor a fail of the anchor.
@@ -23,6 +26,7 @@ from ..validators.reference import CHECK as REFERENCE_CHECK, answer_problem
 Rule = Literal["default", "direct-only"]
 RULES: tuple[str, ...] = ("default", "direct-only")
 DIRECT = "C1_direct"
+RAW = "pool:"  # a raw screen's source prefix: the pool was screened before any compile
 # verdicts, in funnel order; only KEPT families enter the set. A compiled family's reference answer was
 # checked before its teacher call; an imported one's is checked here.
 KEPT, INCOMPLETE, SOLVED_DIRECTLY, MILESTONE_UNSOLVED, STRUCTURAL = (
@@ -61,6 +65,25 @@ def judge(family: Family, results: FamilyResults, k: int, rule: Rule) -> tuple[s
                             "the set needs at least 2"), 0, rates
     return KEPT, f"anchor fails all {k} direct attempts" + (
         " and solves every tested milestone alone" if rule == "default" else ""), 0, rates
+
+
+def raw_source(domain: str) -> str:
+    """The source a raw screen's verdicts and rollouts are filed under: the pool's domain."""
+    return RAW + domain
+
+
+def judge_direct(unusable: str | None, direct: Sequence[bool], k: int, anchor: str) -> tuple[str, str, int]:
+    """(verdict, reason, correct attempts) of a raw problem under ``direct-only``: kept when the anchor
+    fails all K direct attempts. An attempt without a graded answer leaves it unscreened (incomplete),
+    never solved nor unsolved, so it is not compiled."""
+    if unusable:
+        return REFERENCE_CHECK, unusable, 0
+    if len(direct) < k:
+        return (INCOMPLETE, f"{k - len(direct)} of {k} direct attempts have no graded answer (failed calls or "
+                            "grading failures): unscreened, so not compiled; rerun `ladder screen`", sum(direct))
+    if any(direct):
+        return SOLVED_DIRECTLY, f"{anchor} solved it directly in {sum(direct)} of {k} attempts", sum(direct)
+    return KEPT, f"{anchor} fails all {k} direct attempts", 0
 
 
 def screen(families: Sequence[Family], results: Sequence[FamilyResults], *, set_name: str, anchor: str,

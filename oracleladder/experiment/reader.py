@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
 from ..audit import format as fmt
-from ..construction.funnel import Funnel, fate, final_set, funnel as build_funnel
+from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, funnel as build_funnel
+from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
-from ..schemas import Family, Rollout, parse_roadmap_set, to_released
+from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.rubric import RubricLabel
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
-from ..store import CompileAttempt, RunRecord, Store
+from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
 from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
@@ -206,6 +207,9 @@ class Reader:
         if teacher is not None:
             raise ExperimentError("--set and --teacher exclude each other (a set has its own source)")
         verdicts = await self.set_verdicts(set_name)
+        if verdicts[0].source.startswith(RAW):
+            raise ExperimentError(f"set '{set_name}' is a raw pool's screen, before any compile: its families are "
+                                  "the roadmap set compiled from its survivors (give --teacher TEACHER)")
         return final_set(await self.roadmap_set(verdicts[0].source), verdicts)
 
     async def export(self, out: str | os.PathLike[str], *, teacher: str | None = None,
@@ -222,21 +226,24 @@ class Reader:
 
     async def funnel(self, *, set_name: str | None = None, source: str | None = None) -> Funnel:
         """The construction funnel of a screened set (default: the store's only set), or with ``source``
-        the compile steps of a teacher's roadmap set before any screen."""
+        the compile steps of a teacher's roadmap set before any screen. A raw pool's screen (`screen_pool`)
+        comes before compile: ``source`` then names the roadmap set compiled from its survivors (none: the
+        survivors are not compiled yet)."""
         store = self.store
-        if set_name is not None and source is not None:
-            raise ExperimentError("--set and --source exclude each other (a set has its own source)")
-        if source is not None:  # before any screen: the compile steps, compiled families "not screened"
-            verdicts, name = {}, source
-        else:
-            if set_name is None:  # the store's only set
-                sets = await store.screen_sets()
-                if len(sets) != 1:
-                    raise ExperimentError(f"{store.path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'});"
-                                          " name one with --set, or give --source for the compile steps alone")
-                set_name = sets[0]
-            verdicts = {v.pid: v for v in await self.set_verdicts(set_name)}
-            name = next(iter(verdicts.values())).source
+        if set_name is None and source is None:  # the store's only set
+            sets = await store.screen_sets()
+            if len(sets) != 1:
+                raise ExperimentError(f"{store.path} holds {len(sets)} screened sets ({', '.join(sets) or 'none'});"
+                                      " name one with --set, or give --source for the compile steps alone")
+            set_name = sets[0]
+        verdicts = {v.pid: v for v in await self.set_verdicts(set_name)} if set_name is not None else {}
+        screened = next(iter(verdicts.values())).source if verdicts else None
+        if screened is not None and screened.startswith(RAW):
+            return await self._raw_funnel(set_name or "", list(verdicts.values()), source)
+        if screened is not None and source is not None:
+            raise ExperimentError("--set and --source exclude each other (a set has its own source), except for the "
+                                  "set of a raw pool's screen (--source: the teacher that compiled its survivors)")
+        name = screened or source or ""  # before any screen: the compile steps, compiled families "not screened"
         teacher, granularity = parse_roadmap_set(name)
         families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
         fates = []
@@ -248,6 +255,21 @@ class Reader:
         seen = {f.pid for f in fates}
         fates += [fate(pid, [], family, verdicts.get(pid)) for pid, family in families.items() if pid not in seen]
         return build_funnel(set_name or "", name, fates)
+
+    async def _raw_funnel(self, set_name: str, verdicts: Sequence[ScreenVerdict], roadmaps: str | None) -> Funnel:
+        """The funnel of a raw pool's screen: every screened problem's fate, through the compile of
+        ``roadmaps`` (a teacher's roadmap set) when given."""
+        if roadmaps is None:
+            return build_funnel(set_name, verdicts[0].source, [after_raw_screen(v, None, None) for v in verdicts],
+                                raw=True)
+        try:
+            teacher, granularity = parse_roadmap_set(roadmaps)
+        except ValueError as exc:
+            raise ExperimentError(str(exc)) from None
+        families = {f.pid: f for f in await self.store.families(source=teacher, granularity=granularity)}
+        fates = [after_raw_screen(v, await self.store.compile_attempts(v.pid, teacher, granularity=granularity),
+                                  families.get(v.pid)) for v in verdicts]
+        return build_funnel(set_name, roadmaps, fates, raw=True)
 
     async def gap_counts(self, anchors: Sequence[str], models: Sequence[str], *, source: str = "release",
                          k: int = 8, max_tokens: int = 4096, temperature: float | None = None,
@@ -438,6 +460,7 @@ class Reader:
         result = _compare.compare(families_a, families_b, results_a, results_b,
                                   is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
         result["settings"] = {a: picked_a.describe(), b: picked_b.describe()}
+        result["teacher_prompts"] = {a: teacher_prompts(families_a), b: teacher_prompts(families_b)}
         return result, (families_a, families_b), (results_a, results_b), (picked_a, picked_b)
 
     async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,

@@ -23,21 +23,21 @@ from ..clients.errors import endpoint_failure
 from ..clients.function import ModelFunction
 from ..compiler.loop import Compiler
 from ..compiler.workers import BUDGET_CHECK
-from ..construction.screen import DIRECT, RULES, screen as screen_families
+from ..construction.screen import DIRECT, KEPT, RULES, judge_direct, raw_source, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
-from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
+from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_jobs, run_probe, uncached_calls
 from ..prompts import load as load_prompt
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
-from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, Store
+from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
 from ..verify import GRADERS
 from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
@@ -159,22 +159,34 @@ class Experiment(PrimStages, Reader):
                       name: str | None = None, version: str | None = None, granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
                       fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
-                      encoding: str | None = None, dry_run: bool = False,
+                      encoding: str | None = None, screened: str | None = None, teacher_prompt: str = "toolkit",
+                      dry_run: bool = False,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
         ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
-        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run.
-        A Python function as the teacher is the model python/``name`` at ``version`` (`as_endpoint`)."""
+        is not UTF-8; ``screened``: a raw screen's set (`screen_pool`), whose survivors alone are compiled;
+        ``teacher_prompt``: the toolkit's, or ``paper`` (Appendix U as published; math). With ``dry_run``,
+        the calls it would make and their estimate, and no run. A Python function as the teacher is the
+        model python/``name`` at ``version`` (`as_endpoint`)."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
                                               fields=tuple(fields or ()), null_values=tuple(null_values),
-                                              encoding=encoding))
+                                              encoding=encoding, teacher_prompt=teacher_prompt))
         endpoint, store = as_endpoint(teacher, name=name, version=version), self.store
+        if domain == "math":  # a teacher's set is compiled under one prompt: the other's would replace it family by family
+            stored = {f.provenance.teacher_prompt or "toolkit"
+                      for f in await store.families(source=endpoint.model, granularity=granularity)}
+            if stored - {teacher_prompt}:
+                raise ExperimentError(f"{store.path} holds families of {endpoint.model} compiled with the "
+                                      f"{', '.join(sorted(stored))} teacher prompt; compile with --teacher-prompt "
+                                      f"{teacher_prompt} into another --store")
         problems_path = Path(problems)
         pool = ladder.read_problems(problems_path, on_duplicate)
         if not pool:
             raise ExperimentError(f"{problems_path}: no problems to compile (an empty pool)")
+        if screened is not None:
+            pool = await self._survivors(screened, domain, pool)
         if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
             usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
@@ -185,7 +197,7 @@ class Experiment(PrimStages, Reader):
             return CompileEstimate.of(client, firsts, problems=len(pool), unusable=len(pool) - len(usable))
         self._grading(ladder)
         config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
-                  "problems": str(problems_path)}
+                  "problems": str(problems_path), "teacher_prompt": teacher_prompt}
         async with calling(store, endpoint, "compile", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):
             with ladder, (progress or no_progress)(f"compile with {endpoint.model}", len(pool), client) as advance:
@@ -212,6 +224,22 @@ class Experiment(PrimStages, Reader):
             failed_why=failed, infrastructure_failed_why=infra_failed, usage=client.usage,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
             not_compiled_for_budget=sum(o.infrastructure_failure for o in outcomes) - len(infra_failed))
+
+    async def _survivors(self, set_name: str, domain: str, pool: list) -> list:
+        """The problems of ``pool`` kept by the raw screen ``set_name`` of the ``domain`` pool; refused when
+        the set is not such a screen, or keeps none of them."""
+        verdicts = await self.set_verdicts(set_name)
+        if verdicts[0].source != raw_source(domain):
+            raise ExperimentError(f"set '{set_name}' is a screen of {verdicts[0].source}, not of a raw {domain} pool "
+                                  f"(`ladder screen POOL --domain {domain} --set {set_name}`)")
+        kept = {v.pid for v in verdicts if v.verdict == KEPT}
+        survivors = [p for p in pool if p.pid in kept]
+        if not survivors:
+            raise ExperimentError(f"none of the pool's {len(pool)} problems survived the screen of set '{set_name}' "
+                                  f"({len(kept)} kept there): nothing to compile")
+        self._notify(f"compiling the {len(survivors)} of {len(pool)} problems that survived the screen of set "
+                     f"'{set_name}' (the others are not sent to the teacher)")
+        return survivors
 
     async def compile_primitives(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,
                                  max_tokens: int = 4096, progress: Progress | None = None) -> PrimitivesResult:
@@ -353,6 +381,69 @@ class Experiment(PrimStages, Reader):
             await self.store.put_screen_verdict(verdict, wait=False)
         await self.store.flush()
         return ScreenResult(**dict(probed), set_name=set_name, verdicts=dict(Counter(v.verdict for v in verdicts)))
+
+    async def screen_pool(self, problems: str | os.PathLike[str], anchor: str | Endpoint, *, domain: str = "math",
+                          set_name: str | None = None, k: int = 8, max_tokens: int = 4096, rule: str = "direct-only",
+                          temperature: float = 1.0, grader: str = "strict", fields: Sequence[str] = (),
+                          null_values: Sequence[str] = (), encoding: str | None = None,
+                          on_duplicate: OnDuplicate = "error", progress: Progress | None = None) -> ScreenResult:
+        """The raw screen (Appendix N, the code pilot): each problem of a pool asked directly K times by the
+        anchor, before any teacher call, graded by the domain's grader; a problem it solves once is dropped.
+        Ordinary cached rollouts (filed under ``pool:DOMAIN``); each problem's verdict stored in the set
+        (default name: the anchor), which `compile(screened=SET)` compiles the survivors of."""
+        if rule != "direct-only":
+            raise ExperimentError(f"the {rule} rule needs roadmaps (the milestone test): a raw pool is screened "
+                                  "with --rule direct-only, or compile it and screen the set")
+        endpoint, path = as_endpoint(anchor), Path(problems)
+        set_name = set_name or endpoint.model
+        ladder = self.domain(domain, Settings(fields=tuple(fields), null_values=tuple(null_values), encoding=encoding))
+        pool = ladder.read_problems(path, on_duplicate)
+        if not pool:
+            raise ExperimentError(f"{path}: no problems to screen (an empty pool)")
+        try:
+            config = ProbeConfig(student=endpoint.model, k=k, conditions=(DIRECT,), stage0=False,
+                                 max_tokens=max_tokens, temperature=temperature, grader=grader)
+        except ValueError as exc:  # an unknown grader
+            raise ExperimentError(str(exc)) from None
+        unusable = {p.pid: why.reason for p in pool if (why := ladder.unusable(p)) is not None}
+        jobs = [Job(p, DIRECT, i, ladder.direct_messages(p)) for p in pool if p.pid not in unusable for i in range(k)]
+        source, failed = raw_source(domain), []
+        self._grading(ladder)
+        async with calling(self.store, endpoint, "screen-pool", {**config.__dict__, "problems": str(path),
+                                                                 "domain": domain, "set": set_name},
+                           concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+            for problem in pool:  # the funnel's candidates
+                await ladder.store_problem(self.store, problem)
+            with ladder, (progress or no_progress)(f"screen {endpoint.model}", len(jobs), client) as advance:
+                def fail(job: FailedJob) -> None:
+                    failed.append(job)
+                    advance(job)
+
+                await run_jobs(jobs, lambda job, text: ladder.grade_direct(job.family, text, config), client=client,
+                               store=self.store, run_id=run.id, student=endpoint.model, source=lambda _: source,
+                               temperature=temperature, max_tokens=max_tokens, on_done=advance, on_failed=fail,
+                               workers=len(jobs) if client.batch else None)  # in batch mode every job waits at once
+            ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
+            run.incomplete = bool(failed or ungraded)
+        graded: dict[str, list[bool]] = {p.pid: [] for p in pool}
+        for r in await self.store.rollouts(student=endpoint.model, run_id=run.id):
+            if r.verdict.graded:
+                graded[r.pid].append(r.verdict.accepted)
+        verdicts: Counter[str] = Counter()
+        for problem in pool:
+            verdict, reason, direct = judge_direct(unusable.get(problem.pid), graded[problem.pid], k, endpoint.model)
+            verdicts[verdict] += 1
+            await self.store.put_screen_verdict(ScreenVerdict(
+                set_name=set_name, pid=problem.pid, source=source, anchor=endpoint.model, rule=rule, k=k,
+                max_tokens=max_tokens, verdict=verdict, reason=reason, direct=direct, stage0={}, run_id=run.id),
+                wait=False)
+        await self.store.flush()
+        return ScreenResult(
+            run_id=run.id, families=len(pool), usage=client.usage, ungraded=ungraded, without_primitive=0,
+            budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
+            failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
+            endpoint_lost=None if client.lost is None else " ".join(str(client.lost).split()),
+            unusable=len(unusable), set_name=set_name, verdicts=dict(verdicts))
 
     async def benchmark(self, student: str | Endpoint, problems: str | os.PathLike[str], *, name: str | None = None,
                         k: int = 8, max_tokens: int = 4096, temperature: float = 1.0, grader: str = "strict",

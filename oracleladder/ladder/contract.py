@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, BeforeValidator
 
 from ..schemas import CheckResult, Condition, FamilyReport, Rollout, Verdict
-from ..schemas.jsonl import OnDuplicate
+from ..schemas.jsonl import InputError, OnDuplicate
 from ..store import Store
 from ..verify import grader_name
 from ..workers import WorkerPool
@@ -66,6 +66,7 @@ class Settings:
     fields: tuple[str, ...] = ()  # a pool's columns, NAME=COLUMN
     null_values: tuple[str, ...] = ()  # a pool's cell texts that mean "missing" (none unless named)
     encoding: str | None = None  # a CSV pool's encoding, when it is not UTF-8
+    teacher_prompt: str = "toolkit"  # the teacher's prompt: the toolkit's, or the paper's as published
 
 
 @dataclass(frozen=True)
@@ -260,3 +261,15 @@ class Domain(CompileDomain[P, F, R]):
     def ungradable(self, family: F, use_corrections: bool = False) -> str | None:
         """Why no answer of ``family`` can be graded (the report lists it apart), or None."""
         return None
+
+    # ------------------------------------------------------------------ the raw screen
+
+    def direct_messages(self, problem: P) -> list[dict[str, str]]:
+        """A raw problem asked directly, as its compiled family's C1 asks it (so a later screen of the
+        compiled set reuses the calls): the raw screen's prompt (`ladder screen POOL`)."""
+        raise InputError(f"the {self.name} domain cannot screen raw problems: compile them, then screen the set")
+
+    async def grade_direct(self, problem: P, response: str, config: ProbeConfig) -> Verdict:
+        """The verdict on a direct answer to a raw problem (ungraded, never an exception, when grading
+        itself failed); a domain with `direct_messages` has it."""
+        raise NotImplementedError

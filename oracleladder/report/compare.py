@@ -116,6 +116,18 @@ class Comparison(Frozen):
     stage0: Sides[MilestonesSolved]
     five_way: FiveWay
     settings: dict[str, str] = {}  # per roadmap set, the settings of the student's results on it
+    teacher_prompts: dict[str, list[str]] = {}  # per roadmap set, the teacher prompts it was compiled with
+
+
+def prompt_warning(c: Comparison | dict) -> str | None:
+    """One line when the two sets were compiled with different teacher prompts (a difference between them
+    could be the prompt's), else None."""
+    prompts = (c.teacher_prompts if isinstance(c, Comparison) else c.get("teacher_prompts", {}))
+    said = {name: ", ".join(p) or "not stated (imported)" for name, p in prompts.items()}
+    if len(set(said.values())) < 2:
+        return None
+    return ("the two sets were compiled with different teacher prompts (" + "; ".join(
+        f"{name}: {p}" for name, p in said.items()) + "): a difference between them may be the prompt's")
 
 
 def _all_milestones(f: Family) -> list[Milestone]:
@@ -238,6 +250,9 @@ def _title(c: Comparison, name_a: str, name_b: str, student: str | None) -> list
          f"{c.n} families common to both roadmap sets and both result sets; K = {c.k}.", ""]
     if c.settings:
         L += ["At: " + "; ".join(f"{name}: {at}" for name, at in c.settings.items()) + ".", ""]
+    warning = prompt_warning(c)
+    if warning:
+        L += [f"**Warning:** {warning}.", ""]
     if c.dropped.a_only or c.dropped.b_only:
         L += [f"Left out: {len(c.dropped.a_only)} families only in {name_a} (or without results), "
               f"{len(c.dropped.b_only)} only in {name_b}.", ""]

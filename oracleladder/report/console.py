@@ -25,8 +25,13 @@ def funnel_table(f: Funnel) -> Table:
                          else f"funnel of roadmaps {f.source}, not screened"))
     compile_why = ", ".join(f"{c} {n}" for c, n in sorted(f.compile_failures.items(), key=lambda x: -x[1]))
     screen_why = ", ".join(f"{c} {f.screen_failures[c]}" for c in SCREEN_CAUSES if f.screen_failures.get(c))
+    raw_why = ", ".join(f"{c} {f.raw_screen_failures[c]}" for c in SCREEN_CAUSES if f.raw_screen_failures.get(c))
+    raw = [] if f.passed_raw_screen is None else [("passed the raw screen (before compile)", f.passed_raw_screen,
+                                                   raw_why)]
+    # a raw pool's set is screened before compile: no screen of its compiled families
+    screened = [] if raw else [("passed the screen", f.passed_screen, screen_why)]
     steps = [("candidates", f.candidates, ""), ("valid reference answer", f.valid_reference, "unusable reference answer"),
-             ("compiled", f.compiled, compile_why), ("passed the screen", f.passed_screen, screen_why),
+             *raw, ("compiled", f.compiled, compile_why), *screened,
              ("structural filter (final set)", f.final, "fewer than 2 tested milestones after the leak rule")]
     before = f.candidates
     for step, n, why in steps:

@@ -108,6 +108,7 @@ def header(r: ReportTables) -> list[str]:
                    for s, t in r.students.items())
     L = ["# OracleLadder diagnosis report", "",
          (f"Roadmap set: {meta.roadmap_set}. " if meta.roadmap_set else "")
+         + (f"Teacher prompt: {', '.join(meta.teacher_prompts)}. " if meta.teacher_prompts else "")
          + f"Students: {ks}. Success threshold tau = {meta.tau} correct of K per condition. "
          f"Bootstrap: {meta.n_resamples} family-level resamples, seed {meta.seed}."
          + ("" if not meta.graders else " Graded by: " + "; ".join(f"{s}: {g}" for s, g in meta.graders.items()) + ".")

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes, milestone_test,
                                parent_outcome, solved)
-from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family
+from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family, teacher_prompts
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
@@ -353,6 +353,7 @@ class Meta(Frozen):
     base: str | None = None  # the student the change tables (Tables 18, 38) read the others against
     order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the report's columns)
     benchmark: str | None = None  # the plain benchmark whose pass@1 is Table 1's last column
+    teacher_prompts: list[str] = []  # the teacher prompts (name and hash) the set was compiled with
 
 
 class ReportTables(Frozen):
@@ -753,7 +754,8 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
-                  base=base, order=None if order is None else list(order), benchmark=benchmark),
+                  base=base, order=None if order is None else list(order), benchmark=benchmark,
+                  teacher_prompts=teacher_prompts(families or [])),
         students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau))

@@ -18,6 +18,7 @@ from .models import (
     Verdict,
     parse_condition,
     parse_roadmap_set,
+    teacher_prompts,
     to_released,
 )
 from .types import AnswerSchema, GradeStatus, Label, MilestoneType
@@ -44,5 +45,6 @@ __all__ = [
     "Verdict",
     "parse_condition",
     "parse_roadmap_set",
+    "teacher_prompts",
     "to_released",
 ]

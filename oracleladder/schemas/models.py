@@ -8,6 +8,7 @@ only by our own exports.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,6 +69,12 @@ class Provenance(BaseModel):
     prompt_hash: str | None = None
     granularity: Literal["coarse", "default", "fine"] | None = None
     attempts: int | None = None
+    teacher_prompt: str | None = None  # the teacher prompt's name (toolkit, paper); None: not compiled here
+
+    @property
+    def prompt_label(self) -> str | None:
+        """The teacher prompt's name and hash, e.g. "paper (1a2b3c4d5e6f-...)"; None when not compiled here."""
+        return None if self.teacher_prompt is None else f"{self.teacher_prompt} ({self.prompt_hash})"
 
     @property
     def roadmap_set(self) -> str:
@@ -139,6 +146,11 @@ RELEASED_FAMILY_FIELDS = (
     "milestone_gold_invalid",
 )
 RELEASED_MILESTONE_FIELDS = ("prompt", "answer", "note", "type", "pre_train_phat")
+
+
+def teacher_prompts(families: Sequence[Family]) -> list[str]:
+    """The teacher prompts (name and hash) the families were compiled with; none for imported ones."""
+    return sorted({label for f in families if (label := f.provenance.prompt_label) is not None})
 
 
 def to_released(family: Family) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from ...schemas.jsonl import InputError, OnDuplicate
 from ...schemas.types import Label
 from ...store import Store
 from ...validators import render_failures
-from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 
 T = TypeVar("T")
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")
@@ -152,12 +152,17 @@ def _messages(user: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": user}]
 
 
+def direct_prompt(problem: CodeProblem) -> list[dict[str, str]]:
+    """C1: the statement only (a raw problem's direct prompt too)."""
+    return _messages(load("code_c1").render(statement=problem.statement.strip(), interface=student_interface(problem)))
+
+
 def condition_prompt(family: CodeFamily, condition: Condition) -> list[dict[str, str]]:
     p, packet = family.problem, family.packet
     statement, iface = p.statement.strip(), student_interface(p)
     if condition == "C1_direct":
-        user = load("code_c1").render(statement=statement, interface=iface)
-    elif condition == "C2_descriptions":
+        return direct_prompt(p)
+    if condition == "C2_descriptions":
         user = load("code_c2").render(statement=statement, roadmap=packet.roadmap().strip(), interface=iface)
     elif condition == "C3_gold_answers":
         user = load("code_c3").render(statement=statement, plan=packet.plan.strip(),
@@ -240,6 +245,13 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
         async with self._gate:
             return await asyncio.to_thread(fn, *args, **kwargs)
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CodeDomain:
+        if settings.teacher_prompt != "toolkit":  # Appendix O describes the pilot's teacher, not its prompt
+            raise InputError("the paper publishes no code teacher prompt (Appendix O gives none): "
+                             "--teacher-prompt paper is for --domain math")
+        return cls()
+
     # ------------------------------------------------------------------ compile
 
     def read_problems(self, path: Path, on_duplicate: OnDuplicate) -> list[CodeProblem]:
@@ -306,7 +318,16 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
             ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
         )
 
+    # ------------------------------------------------------------------ the raw screen
 
-__all__ = ["CODE_CONDITIONS", "CodeDomain", "CodeFamily", "condition_prompt", "extract_code", "grade_helper",
+    def direct_messages(self, problem: CodeProblem) -> list[dict[str, str]]:
+        return direct_prompt(problem)
+
+    async def grade_direct(self, problem: CodeProblem, response: str, config: ProbeConfig) -> Verdict:
+        return await self._in_sandbox(grade_program, problem, extract_code(response), max_cases=self.max_cases,
+                                      timeout_s=self.timeout_s)
+
+
+__all__ = ["CODE_CONDITIONS", "CodeDomain", "CodeFamily", "condition_prompt", "direct_prompt", "extract_code", "grade_helper",
            "grade_program", "helper_prompt", "interface", "load_code_families", "load_packets", "read_code_problems",
            "render_code_errors", "scrub", "student_interface", "teacher_messages"]

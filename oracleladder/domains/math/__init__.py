@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._lazy import lazy_module
-from .plan import Granularity, TeacherPlan, plan_errors, teacher_messages, to_family
+from .plan import (TEACHER_PROMPTS, Granularity, TeacherPlan, TeacherPrompt, parent_prompt, plan_errors,
+                   teacher_messages, to_family)
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from .primitive import family_primitive, primitive_prompt
 from .prompts import condition_prompt, messages as student_messages, stage0_prompt
@@ -83,18 +84,25 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     def __init__(self, pool: WorkerPool | None = None, *, granularity: Granularity = "default",
                  independent_solve: bool = True, fields: Sequence[str] = (), null_values: Sequence[str] = (),
-                 encoding: str | None = None) -> None:
+                 encoding: str | None = None, teacher_prompt: TeacherPrompt = "toolkit") -> None:
+        if teacher_prompt not in TEACHER_PROMPTS:
+            raise InputError(f"unknown teacher prompt '{teacher_prompt}'; known: {', '.join(TEACHER_PROMPTS)}")
+        if teacher_prompt == "paper" and granularity != "default":
+            raise InputError("the paper's teacher prompt (Appendix U) has no granularity section: "
+                             "--teacher-prompt paper compiles at the default granularity only")
         self.pool = pool
         self.granularity = granularity
         self.independent_solve = independent_solve
         self.fields = tuple(fields)
         self.null_values = tuple(null_values)
         self.encoding = encoding
+        self.teacher_prompt = teacher_prompt
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MathDomain:
         return cls(granularity=settings.granularity, independent_solve=settings.independent_solve,  # type: ignore[arg-type]
-                   fields=settings.fields, null_values=settings.null_values, encoding=settings.encoding)
+                   fields=settings.fields, null_values=settings.null_values, encoding=settings.encoding,
+                   teacher_prompt=settings.teacher_prompt)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ compile
 
@@ -107,11 +115,11 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         return None if why is None else CheckResult(check=REFERENCE_CHECK, passed=False, reason=why)
 
     def teacher_messages(self, problem: MathProblem) -> tuple[list[dict[str, str]], str]:
-        return teacher_messages(problem, self.granularity)  # type: ignore[arg-type]
+        return teacher_messages(problem, self.granularity, self.teacher_prompt)  # type: ignore[arg-type]
 
     async def check(self, reply: TeacherPlan, problem: MathProblem, attempt: Attempt) -> Checked[Family]:
         provenance = Provenance(source=attempt.source, prompt_hash=attempt.version, granularity=self.granularity,
-                                attempts=attempt.index + 1)
+                                attempts=attempt.index + 1, teacher_prompt=self.teacher_prompt)
         family = to_family(reply, problem, provenance)
         structural = plan_errors(reply)
         report = (FamilyReport(pid=problem.pid, checks=structural) if structural
@@ -188,6 +196,17 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     def ungradable(self, family: Family, use_corrections: bool = False) -> str | None:
         return reference_answer_problem(family, use_corrections)
+
+    # ------------------------------------------------------------------ the raw screen
+
+    def direct_messages(self, problem: MathProblem) -> list[dict[str, str]]:
+        family = Family(pid=problem.pid, parent_prompt=parent_prompt(problem.problem), parent_answer=problem.answer,
+                        milestones=[])
+        return condition_prompt(family, "C1_direct", [])[0]
+
+    async def grade_direct(self, problem: MathProblem, response: str, config: ProbeConfig) -> Verdict:
+        return await verify.grade(self.worker_pool(), response, problem.answer, grader=config.grader,
+                                  problem=parent_prompt(problem.problem))
 
 
 __all__ = ["MathDomain", "collect_results", "roadmap_set", "target_gold"]

@@ -74,13 +74,25 @@ def plan_errors(plan: TeacherPlan) -> list[CheckResult]:
     return [CheckResult(check="plan", passed=False, reason=reason)]
 
 
-def teacher_messages(problem: MathProblem, granularity: Granularity) -> tuple[list[dict[str, str]], str]:
-    """The first-attempt messages and the prompt version (hash of both templates as rendered)."""
-    system = load("teacher_math").render(granularity=load(f"granularity_{granularity}").text)
+TeacherPrompt = Literal["toolkit", "paper"]
+TEACHER_PROMPTS: tuple[str, ...] = ("toolkit", "paper")
+PAPER_PROMPT = "teacher_math_paper"  # Appendix U's text, copied as published
+
+
+def teacher_messages(problem: MathProblem, granularity: Granularity,
+                     prompt: TeacherPrompt = "toolkit") -> tuple[list[dict[str, str]], str]:
+    """The first-attempt messages and the prompt version (hash of the templates as rendered). ``prompt``:
+    the toolkit's system prompt (Appendix U's rules with ANSWER FORMAT, NO-LEAK and PRIMITIVE sections
+    and the granularity's), or ``paper``: Appendix U's as published, nothing added (default granularity)."""
+    if prompt == "paper":
+        system, names = load(PAPER_PROMPT).text, (PAPER_PROMPT, "teacher_user")
+    else:
+        system = load("teacher_math").render(granularity=load(f"granularity_{granularity}").text)
+        names = ("teacher_math", f"granularity_{granularity}", "teacher_user")
     solution = f"\nReference solution:\n{problem.solution}\n" if problem.solution else ""
     user = load("teacher_user").render(problem=problem.problem, answer=problem.answer, solution=solution)
-    version = "-".join(load(n).version for n in ("teacher_math", f"granularity_{granularity}", "teacher_user"))
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}], version
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}], "-".join(
+        load(n).version for n in names)
 
 
 def student_prompt(problem_text: str, planned: PlannedMilestone) -> str:
