@@ -66,7 +66,7 @@ async def test_a_release_panel_reports_beside_a_probed_student(tmp_path: Path) -
         assert t["outcome_undetermined"] == t["n"] - t["outcomes_known"]["Direct"]
         # the anchor screen kept families whose every tested milestone it solved: all pass the milestone test
         assert t["stage0"]["pass_strict"] == t["n"] and t["k"] == 8
-        assert report.settings[QWEN] == ("K = 8, max_tokens = 4096, temperature = 1.0, grader = paper, "
+        assert report.settings[QWEN] == ("K = 8, max_tokens = 4096, temperature = 1.0, grader = paper, prompts = unknown, "
                                          "provenance = imported panel")
         written = await ex.write_report(report, tmp_path / "report")
         assert written["students"][QWEN]["settings"].endswith("provenance = imported panel")
