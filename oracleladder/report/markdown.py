@@ -335,9 +335,16 @@ def budgets(r: ReportTables) -> list[str]:
                              [b.pass_low, b.pass_high, b.pass_flipped, b.composition_low, b.composition_high]))
     spell = "; ".join(f"{s}: {b.max_tokens[0]} against {b.max_tokens[1]}" for s, b in r.budgets.items())
     low, high = "lower", "higher"  # each student's two budgets are named in the line above the table
+    moves = []
+    for s, b in r.budgets.items():
+        m = b.transitions
+        moves += [f"Outcome transitions of {s} from max_tokens {b.max_tokens[0]} (rows) to {b.max_tokens[1]} "
+                  "(columns):", "", *at(r, (b.low, b.high)),
+                  *_transitions(m, str(b.max_tokens[0]), str(b.max_tokens[1])), "",
+                  f"Same outcome: {m.same} of {m.n}.", ""]
     return [f"## Outcomes at two budgets (Table 22, tau = {r.meta.tau})", "", *at(r), f"max_tokens: {spell}.", "",
             *table(["Model", "Common families"] + [f"{k} ({low})" for k in keys] + [f"{k} ({high})" for k in keys],
-                   rows22), "",
+                   rows22), "", *moves,
             "## Stage 0 at two budgets (Table 15)", "", *at(r),
             *table(["Model", f"Pass ({low})", f"Pass ({high})", "Pass flipped", f"Comp. gap ({low})",
                     f"Comp. gap ({high})"], rows15), "",

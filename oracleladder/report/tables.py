@@ -9,7 +9,8 @@ ordering of every pair (Table 13), the outcome and five-way label transitions (T
 in counts (Table 18) of each student against a base. Also: the fingerprint of the families that pass the
 milestone test (Table 14), per-condition recovery over tau (Table 28), Benjamini-Hochberg over the planned
 contrasts, the set's milestone types and answer schemas and each student's types by outcome state (Tables 7,
-48 and 8, given the set's families), and a student at two budgets (Tables 22 and 15). Per student and family, its labels and counts
+48 and 8, given the set's families), and a student at two budgets (Tables 22 and 15, with the transitions
+of each family's outcome from one budget to the other). Per student and family, its labels and counts
 (`family_rows`: report.json's "families", `Report.to_pandas`). Conditions that were not run are "not
 run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
@@ -293,8 +294,9 @@ class TypesByOutcome(Frozen):
 
 class BudgetChange(Frozen):
     """Tables 15 and 22: one student at two --max-tokens (two report columns, ``low`` and ``high``) on
-    their common families: outcome counts at each, and the strict milestone-test passes, the families
-    whose pass flips, and the Composition-gap counts (None where either has no Stage 0 verdicts)."""
+    their common families: outcome counts at each and each family's outcome at the lower against the
+    higher (``transitions``), and the strict milestone-test passes, the families whose pass flips, and
+    the Composition-gap counts (None where either has no Stage 0 verdicts)."""
 
     low: str
     high: str
@@ -302,6 +304,7 @@ class BudgetChange(Frozen):
     n_common: int
     outcomes_low: dict[str, int]
     outcomes_high: dict[str, int]
+    transitions: Transitions  # counts[a][b]: families with outcome a at the lower budget and b at the higher
     pass_low: int | None
     pass_high: int | None
     pass_flipped: int | None
@@ -534,6 +537,12 @@ def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -
     return transition_matrix(la, lb, labels=labels)
 
 
+def _outcome_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -> Transitions:
+    """Each family's parent-probe outcome in ``a`` against the same family's in ``b`` (paired by position)."""
+    return transition_matrix([parent_outcome(f.ladder, tau) for f in a], [parent_outcome(f.ladder, tau) for f in b],
+                             labels=[o.value for o in ladder_outcomes(primitive_ran(a) or primitive_ran(b))])
+
+
 def _ordering(a: list[bool], b: list[bool], n_resamples: int, seed: int) -> Ordering:
     return Ordering(a_gt_b=bootstrap_order(a, b, n_resamples, seed) if a else None,
                     b_gt_a=bootstrap_order(b, a, n_resamples, seed) if a else None, n_resamples=n_resamples, seed=seed)
@@ -549,9 +558,7 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *, names:
     any_a = [x is not Outcome.UNRECOVERED for x in oa]
     any_b = [x is not Outcome.UNRECOVERED for x in ob]
     return Pair(
-        a=names[0], b=names[1], n_common=len(common),
-        outcome_transitions=transition_matrix(
-            oa, ob, labels=[o.value for o in ladder_outcomes(primitive_ran(common) or primitive_ran(fb))]),
+        a=names[0], b=names[1], n_common=len(common), outcome_transitions=_outcome_transitions(common, fb, tau),
         gap_transitions=_gap_transitions(common, fb, tau),
         order_any_probe=_ordering(any_a, any_b, n_resamples, seed),
         order_direct=_ordering([x is Outcome.DIRECT for x in oa], [x is Outcome.DIRECT for x in ob], n_resamples, seed),
@@ -645,6 +652,7 @@ def budget_change(low: list[FamilyResults], high: list[FamilyResults], names: tu
     return BudgetChange(
         low=names[0], high=names[1], max_tokens=max_tokens, n_common=len(pids),
         outcomes_low=_counts(fl, tau, ran), outcomes_high=_counts(fh, tau, ran),
+        transitions=_outcome_transitions(fl, fh, tau),
         pass_low=_passes(fl) if s0 else None, pass_high=_passes(fh) if s0 else None,
         pass_flipped=sum(milestone_test(a.stage0, "strict") != milestone_test(b.stage0, "strict")
                          for a, b in zip(fl, fh)) if s0 else None,

@@ -80,6 +80,13 @@ async def test_two_budgets_are_refused_together_and_read_apart(tmp_path: Path) -
         {"Direct": 3, "Roadmap-Needed": 0, "Answers-Needed": 1, "Any probe": 4},
         {"Direct": 5, "Roadmap-Needed": 0, "Answers-Needed": 0, "Any probe": 5})
     assert f"| {S} | 5 | 3 | 0 | 1 | 4 | 5 | 0 | 0 | 5 |" in md
+    # Table 22's transitions, by hand: at 512 every family is Direct, from Direct (3), Answers-Needed (1) and
+    # Unrecovered (1) at 256
+    moved = written["budgets"][S]["transitions"]
+    assert {a: row["Direct"] for a, row in moved["counts"].items()} == {
+        "Direct": 3, "Roadmap-Needed": 0, "Answers-Needed": 1, "Unrecovered": 1}
+    assert (moved["n"], moved["same"], moved["col_totals"]["Direct"]) == (5, 3, 5)
+    assert "| Unrecovered | 1 | 0 | 0 | 0 | 1 |" in md and "Same outcome: 3 of 5." in md
 
 
 async def test_a_run_from_before_prompts_were_recorded_is_its_own_group(tmp_path: Path) -> None:
@@ -141,3 +148,5 @@ async def test_the_html_report_has_each_figure_and_new_table_with_its_settings(t
                   "Stage 0 milestone solvability and fingerprint (Table 14", "(Table 28)", "(Table 8, tau = 1)"):
         part = tables.split(title)[1]
         assert at in part.split("</h2>")[1].split("<h2>")[0], title  # its settings under its title
+    moves = tables.split(f"Outcome transitions of {S} from max_tokens 256 (rows) to 512 (columns):")[1]
+    assert at in moves.split("<table>")[0] and "Same outcome: 3 of 5." in moves  # the HTML has Table 22's matrix
