@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
-from ..audit import format as fmt
+from ..audit import format as fmt, roadmap
 from ..construction.funnel import Funnel, fate, final_set, funnel as build_funnel
 from ..domains import get_domain
 from ..ladder import Domain, Settings
@@ -38,7 +38,7 @@ BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are fil
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
     from ..report import compare as _compare, report as _report, tables as _tables
-    from ..report.tables import FormatAudit
+    from ..report.tables import Containment, FormatAudit
     from ..viewer import site as _site
     import pandas
 else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
@@ -71,6 +71,8 @@ class Report:
     order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the columns' order)
     benchmark: str | None = None  # the plain benchmark probe whose pass@1 is Table 1's last column
     benchmarks: dict[str, float] = field(default_factory=dict)  # per column, that pass@1 (absent: none)
+    # per column with C1 attempts to read, the milestone answers in them (Tables 36, 37; absent: none)
+    containment: dict[str, Containment] = field(default_factory=dict)
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
@@ -327,13 +329,14 @@ class Reader:
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
                      use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
                      base: str | None = None, order: Sequence[str] | None = None,
-                     benchmark: str | None = None) -> Report:
+                     benchmark: str | None = None, against: str | None = None) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
         (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
         to right in Figure 7 (each column once; default: as picked); ``benchmark``, a plain benchmark probe's
-        name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column."""
+        name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column; ``against``, a second
+        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts."""
         ladder = self.domain(domain)
         families = await self.domain_families(ladder, source)
         picked = {p.label: p for name in dict.fromkeys(students)
@@ -346,8 +349,11 @@ class Reader:
         ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
         results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
-        # answers the verifier graded: which grader, and the format audit of their final answers
+        # answers the verifier graded: which grader, the format audit of their final answers, and (their
+        # milestones' golds being text) the milestone answers in their unaided attempts
         graded = ladder.verifier
+        gradable = [f for f in families if f.pid not in ungradable]
+        other = None if against is None else await self.domain_families(ladder, against)
         return Report(
             source=source, domain=domain, tau=threshold, families=families, results=results,
             missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
@@ -355,7 +361,9 @@ class Reader:
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
             picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
-            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked))
+            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked),
+            containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
+                         if graded and any(r.target == roadmap.C1 for r in p.rollouts)})
 
     async def _benchmarks(self, name: str, picked: dict[str, Picked]) -> dict[str, float]:
         """Per column, the pass@1 of its student's plain benchmark probe ``name`` at the column's settings
@@ -382,7 +390,7 @@ class Reader:
                                    families=[f for f in counted.families if f.pid not in counted.ungradable]
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks)
+                                   benchmarks=counted.benchmarks, containment=counted.containment)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

@@ -15,8 +15,8 @@ from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults
 from ..schemas.models import Family
 from .markdown import report_md
-from .tables import (N_RESAMPLES, SEED, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts, report_tables,
-                     student_tables)
+from .tables import (N_RESAMPLES, SEED, Containment, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts,
+                     report_tables, student_tables)
 
 if TYPE_CHECKING:
     from . import plots as _plots
@@ -44,7 +44,8 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  base: str | None = None, families: Sequence[Family] | None = None,
                  budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
                  order: Sequence[str] | None = None, benchmark: str | None = None,
-                 benchmarks: Mapping[str, float] | None = None) -> dict:
+                 benchmarks: Mapping[str, float] | None = None,
+                 containment: Mapping[str, Containment] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -58,11 +59,13 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     so); ``budgets``, per student probed at two --max-tokens, its two columns with their budgets, the lower
     first (Tables 15 and 22); ``order``, the columns as checkpoints left to right in Figure 7 (default: as
     given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
-    settings (Table 1's last column)."""
+    settings (Table 1's last column); ``containment``, per student with unaided attempts to read, the
+    milestone answers in them (`oracleladder.audit.roadmap.roadmap_match`: Tables 36 and 37; one line says
+    which students have none)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks)
+                           budgets, order, benchmark, benchmarks, containment)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))
