@@ -137,8 +137,9 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
         mine = [f for f in fams if f.pid in other]
         theirs = [other[f.pid] for f in mine]
         versus = Against(families=len(mine), by_length={
-            _length_key(n): Versus(own=(a := _own(mine, attempts, _short(n))), other=(b := _own(theirs, attempts, _short(n))),
-                                   ratio=_ratio(a, b)) for n in LENGTHS})
+            _length_key(n): Versus(own=(a := _own(mine, attempts, _short(n))),
+                                   other=(b := _own(theirs, attempts, _short(n))), ratio=_ratio(a, b))
+            for n in LENGTHS})
     return Containment(
         families=len(fams), attempts=sum(len(attempts[f.pid]) for f in fams), golds=sum(map(len, golds.values())),
         novel_golds=sum(novel for gs in golds.values() for _, novel in gs),

@@ -370,7 +370,8 @@ class Reader:
         (none where there is none)."""
         out = {}
         for label, p in picked.items():
-            same = [g for g in await self.result_groups(p.student, BENCHMARK + name) if g.settings.pools_with(p.settings)]
+            same = [g for g in await self.result_groups(p.student, BENCHMARK + name)
+                    if g.settings.pools_with(p.settings)]
             if same:
                 _, pass1, _ = benchmark_scores(same[0].rollouts, same[0].k or 0)
                 if pass1 is not None:

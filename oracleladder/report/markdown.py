@@ -381,13 +381,14 @@ def by_length(results: Mapping[str, Containment], above: Sequence[str] = ()) -> 
     this set's rate to that set's."""
     keys = list(next(iter(results.values())).by_length)
     L = ["## By gold length (Table 37)", "", *above, "Own pairs whose gold has at most that many characters.", "",
-         *table(["Model", *map(_length, keys)], [[s] + [share(r.by_length[k]) for k in keys] for s, r in results.items()]),
-         ""]
+         *table(["Model", *map(_length, keys)],
+                [[s] + [share(r.by_length[k]) for k in keys] for s, r in results.items()]), ""]
     versus = {s: r.against for s, r in results.items() if r.against is not None}
     if versus:
         L += ["Own rate of this set's golds over the other set's, on the same attempts of the families both have:", "",
               *table(["Model", "Families", *map(_length, keys)],
-                     [[s, v.families] + [num(v.by_length[k].ratio, "{:.2f}") for k in keys] for s, v in versus.items()]),
+                     [[s, v.families] + [num(v.by_length[k].ratio, "{:.2f}") for k in keys]
+                      for s, v in versus.items()]),
               ""]
     return L
 

@@ -152,5 +152,5 @@ def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
     assert alone["conditions"]["C1_direct"]["rollouts"] == 2 and alone["conditions"]["C2_descriptions"] is None
     assert alone["settings"].endswith(f"prompts = {new} student_system@{v1['student_system']}")
     before = read("--prompt", old)[S]
-    assert before["conditions"]["C1_direct"]["rollouts"] == 2 and before["conditions"]["C2_descriptions"]["rollouts"] == 2
+    assert [before["conditions"][c]["rollouts"] for c in ("C1_direct", "C2_descriptions")] == [2, 2]
     assert list(read("--by-run")) == [f"{S}@prompts={old}", f"{S}@prompts={new}"]

@@ -94,8 +94,9 @@ async def test_a_run_from_before_prompts_were_recorded_is_its_own_group(tmp_path
     async with Experiment(two_budgets(tmp_path, {"prompts": {"c1_direct": "aaaaaaaaaaaa"}})) as ex:
         with pytest.raises(ExperimentError) as refused:
             await ex.report([S])
-        assert "prompts=unknown (K = 2" in str(refused.value) and "prompts=c1_direct@aaaaaaaaaaaa (K = 2" in str(refused.value)
-        assert "pick one with --prompt unknown or --prompt c1_direct@aaaaaaaaaaaa" in str(refused.value)
+        message = str(refused.value)
+        assert "prompts=unknown (K = 2" in message and "prompts=c1_direct@aaaaaaaaaaaa (K = 2" in message
+        assert "pick one with --prompt unknown or --prompt c1_direct@aaaaaaaaaaaa" in message
         old = await ex.report([S], choice=Choice(prompt="unknown"))
         assert old.summary(S)["outcomes"] == AT_256 and old.settings[S].endswith("prompts = unknown")
         new = await ex.report([S], choice=Choice(prompt="c1_direct@aaaaaaaaaaaa"))
