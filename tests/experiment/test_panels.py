@@ -42,7 +42,8 @@ async def test_export_then_import_gives_the_same_counts(tmp_path: Path) -> None:
         written = await ex.write_report(after, tmp_path / "report")
     for table in ("outcomes", "taxonomy", "taxonomy_fraction", "stage0", "conditions", "threshold_sweep"):
         assert after.summary(S)[table] == before.summary(S)[table], table
-    assert after.settings == {S: "K = 2, max_tokens = 256, temperature = ?, grader = ?, provenance = imported panel"}
+    assert after.settings == {S: "K = 2, max_tokens = 256, temperature = ?, grader = ?, prompts = unknown, "
+                                 "provenance = imported panel"}
     assert written["students"][S]["format"] is None  # no rollouts, so no format audit
     assert after.picked[S].rollouts == [] and after.to_pandas("rollout").empty
 
