@@ -15,7 +15,8 @@ from fractions import Fraction
 
 from ..verify.normalize import normalize, strip_thousands
 from ..schemas.models import Family, Rollout
-from ..report.markdown import NONE, num, pct, table
+from ..report.markdown import by_length, num, share, solved_alone as solved_alone_md, table
+from ..report.tables import Against, Containment, Rates, Share, SolvedAlone, Versus
 
 C1 = "C1_direct"
 LENGTHS = (None, 25, 15)  # Table 37's columns: every gold, then golds of at most that many characters
@@ -58,18 +59,18 @@ def contains(text: str, gold: str) -> bool:
     return bool(g) and g in _squash(text)
 
 
-def _rate(hits: int, pairs: int) -> dict:
-    return {"hits": hits, "pairs": pairs, "rate": hits / pairs if pairs else None}
+def _rate(hits: int, pairs: int) -> Share:
+    return Share(hits=hits, pairs=pairs, rate=hits / pairs if pairs else None)
 
 
-def _ratio(own: dict, control: dict) -> float | None:
-    return own["rate"] / control["rate"] if own["rate"] is not None and control["rate"] else None
+def _ratio(own: Share, control: Share) -> float | None:
+    return own.rate / control.rate if own.rate is not None and control.rate else None
 
 
 Keep = Callable[[str, int, str], bool]  # whether a pair's milestone counts: by pid, index and gold
 
 
-def _own(fams: Sequence[Family], attempts: dict[str, list[str]], keep: Keep) -> dict:
+def _own(fams: Sequence[Family], attempts: dict[str, list[str]], keep: Keep) -> Share:
     """Own hits and pairs of the tested milestones ``keep`` keeps against their family's attempts."""
     hits = pairs = 0
     for f in fams:
@@ -88,7 +89,8 @@ def _length_key(limit: int | None) -> str:
     return "all" if limit is None else f"<={limit}"
 
 
-def solved_alone(fams: Sequence[Family], attempts: dict[str, list[str]], rollouts: Sequence[Rollout]) -> dict | None:
+def solved_alone(fams: Sequence[Family], attempts: dict[str, list[str]],
+                 rollouts: Sequence[Rollout]) -> SolvedAlone | None:
     """Table 36: own rates of the milestones the student solves alone (>= 1 accepted of its graded Stage 0
     rollouts) and of those it does not; None without graded Stage 0 rollouts on these families."""
     verdicts: dict[tuple[str, int], bool] = {}
@@ -98,12 +100,12 @@ def solved_alone(fams: Sequence[Family], attempts: dict[str, list[str]], rollout
             verdicts[key] = verdicts.get(key, False) or r.verdict.accepted
     if not any((f.pid, i) in verdicts for f in fams for i, _ in f.tested()):
         return None
-    return {"solved": _own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is True),
-            "not_solved": _own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is False)}
+    return SolvedAlone(solved=_own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is True),
+                       not_solved=_own(fams, attempts, lambda pid, i, gold: verdicts.get((pid, i)) is False))
 
 
 def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
-                  against: Sequence[Family] | None = None) -> dict:
+                  against: Sequence[Family] | None = None) -> Containment:
     """Own, control and statement-novel rates of one student (Table 35), with the counts behind
     each share; the own rates split by whether the student solves the milestone alone (Table 36) and
     by gold length (Table 37), and with ``against`` (a second roadmap set) the ratio of this set's own
@@ -129,54 +131,35 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
                     counts[key][1] += len(attempts[other.pid])
     own, control = _rate(*counts["own"]), _rate(*counts["control"])
     n_own, n_control = _rate(*counts["novel_own"]), _rate(*counts["novel_control"])
-    out = {"families": len(fams), "attempts": sum(len(attempts[f.pid]) for f in fams),
-           "golds": sum(map(len, golds.values())),
-           "novel_golds": sum(novel for gs in golds.values() for _, novel in gs),
-           "all": {"own": own, "control": control, "ratio": _ratio(own, control)},
-           "novel": {"own": n_own, "control": n_control, "ratio": _ratio(n_own, n_control)},
-           "solved_alone": solved_alone(fams, attempts, rollouts),
-           "by_length": {_length_key(n): _own(fams, attempts, _short(n)) for n in LENGTHS}}
+    versus = None
     if against is not None:
         other = {f.pid: f for f in against if f.pid in attempts}
         mine = [f for f in fams if f.pid in other]
         theirs = [other[f.pid] for f in mine]
-        out["against"] = {"families": len(mine), "by_length": {
-            _length_key(n): {"own": (a := _own(mine, attempts, _short(n))), "other": (b := _own(theirs, attempts, _short(n))),
-                             "ratio": _ratio(a, b)} for n in LENGTHS}}
-    return out
+        versus = Against(families=len(mine), by_length={
+            _length_key(n): Versus(own=(a := _own(mine, attempts, _short(n))),
+                                   other=(b := _own(theirs, attempts, _short(n))), ratio=_ratio(a, b))
+            for n in LENGTHS})
+    return Containment(
+        families=len(fams), attempts=sum(len(attempts[f.pid]) for f in fams), golds=sum(map(len, golds.values())),
+        novel_golds=sum(novel for gs in golds.values() for _, novel in gs),
+        all=Rates(own=own, control=control, ratio=_ratio(own, control)),
+        novel=Rates(own=n_own, control=n_control, ratio=_ratio(n_own, n_control)),
+        solved_alone=solved_alone(fams, attempts, rollouts),
+        by_length={_length_key(n): _own(fams, attempts, _short(n)) for n in LENGTHS}, against=versus)
 
 
-def _share(x: dict) -> str:
-    return NONE if x["rate"] is None else f"{pct(x['rate'])} ({x['hits']}/{x['pairs']})"
-
-
-def markdown(results: dict[str, dict]) -> list[str]:
-    """Table 35's layout: per student, own, control and ratio over all golds and novel golds."""
-    rows = [[s, r["families"], r["attempts"], f"{r['novel_golds']}/{r['golds']}",
-             _share(r["all"]["own"]), _share(r["all"]["control"]), num(r["all"]["ratio"], "{:.1f}x"),
-             _share(r["novel"]["own"]), _share(r["novel"]["control"]), num(r["novel"]["ratio"], "{:.1f}x")]
+def markdown(results: dict[str, Containment]) -> list[str]:
+    """Table 35's layout: per student, own, control and ratio over all golds and novel golds; then Tables 36
+    and 37 as the report has them."""
+    rows = [[s, r.families, r.attempts, f"{r.novel_golds}/{r.golds}",
+             share(r.all.own), share(r.all.control), num(r.all.ratio, "{:.1f}x"),
+             share(r.novel.own), share(r.novel.control), num(r.novel.ratio, "{:.1f}x")]
             for s, r in results.items()]
     header = ["Model", "Families", "C1 attempts", "Novel golds", "Own", "Control", "Ratio",
               "Own (novel)", "Control (novel)", "Ratio (novel)"]
-    L = ["## Milestone answers in the unaided (C1) attempts (Table 35)", "",
-         "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
-         "the same golds against the attempts on every other family. Novel: golds the problem statement "
-         "does not contain.", "",
-         *table(header, rows), ""]
-    alone = {s: r["solved_alone"] for s, r in results.items() if r["solved_alone"] is not None}
-    L += ["## By whether the student solves the milestone alone (Table 36)", "",
-          "Own pairs, split by the milestone's Stage 0 result (>= 1 of K accepted).", "",
-          *table(["Model", "Solved alone", "Not solved alone"],
-                 [[s, _share(a["solved"]), _share(a["not_solved"])] for s, a in alone.items()]), ""] if alone else []
-    L += [f"- {s}: no Stage 0 verdicts on these families: Table 36 needs them." for s in results if s not in alone]
-    keys = [_length_key(n) for n in LENGTHS]
-    names = ["All lengths"] + [f"<= {n} characters" for n in LENGTHS[1:]]
-    L += ["", "## By gold length (Table 37)", "", "Own pairs whose gold has at most that many characters.", "",
-          *table(["Model", *names], [[s] + [_share(r["by_length"][k]) for k in keys] for s, r in results.items()]), ""]
-    versus = {s: r["against"] for s, r in results.items() if "against" in r}
-    if versus:
-        L += ["Own rate of this set's golds over the other set's, on the same attempts of the families both have:", "",
-              *table(["Model", "Families", *names], [[s, v["families"]] + [num(v["by_length"][k]["ratio"], "{:.2f}")
-                                                                          for k in keys] for s, v in versus.items()]),
-              ""]
-    return L
+    return ["## Milestone answers in the unaided (C1) attempts (Table 35)", "",
+            "Share of (milestone gold, attempt) pairs whose attempt contains the gold (hits/pairs). Control: "
+            "the same golds against the attempts on every other family. Novel: golds the problem statement "
+            "does not contain.", "",
+            *table(header, rows), "", *solved_alone_md(results), *by_length(results)]

@@ -63,7 +63,8 @@ async def _families(store: Store, source: str) -> list:
     return families
 
 
-async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice, against: str | None) -> dict:
+async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
+                   against: str | None) -> roadmap.Containment:
     families = await _families(ex.store, source)
     found = await ex.result_groups(student, families[0].provenance.roadmap_set)
     rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
@@ -89,7 +90,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     existing(store)
     results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked, against), reading=True)
                for s in student}
-    typer.echo(json.dumps(results) if as_json else "\n".join(roadmap.markdown(results)))
+    typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
+               else "\n".join(roadmap.markdown(results)))
 
 
 @app.command("judge")

@@ -27,13 +27,14 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
 
 def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
                   use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None,
-                  order: list[str] | None = None, benchmark: str | None = None) -> Report:
+                  order: list[str] | None = None, benchmark: str | None = None, against: str | None = None) -> Report:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
     async def write(ex: Experiment) -> Report:
         if html:
             ex.check_html(domain)
         report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
-                                 domain=domain, choice=picked, base=base, order=order, benchmark=benchmark)
+                                 domain=domain, choice=picked, base=base, order=order, benchmark=benchmark,
+                                 against=against)
         await ex.write_report(report, out, html=html)
         return report
 
@@ -61,13 +62,16 @@ def report(
     benchmark: Annotated[Optional[str], typer.Option("--benchmark", help="A plain benchmark probe's name (`ladder "
                                                      "benchmark --name`): its pass@1 at each column's settings is "
                                                      "Table 1's MATH score.")] = None,
+    against: Annotated[Optional[str], typer.Option("--against", help="A second roadmap set of the same problems: "
+                                                   "Table 37's ratio of the two sets' golds in the same unaided "
+                                                   "attempts.")] = None,
     picked: Choice = Choice(),
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for any number of students, each at one
     setting (--max-tokens, --run, ...; --by-run: each setting side by side)."""
     existing(store)
     written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base,
-                            order, benchmark)
+                            order, benchmark, against)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):

@@ -23,6 +23,9 @@ PICK_OPTIONS: dict[str, tuple[Any, Any]] = {
         "--temperature", help="Read the results made at this temperature (where a student has several).")], None),
     "grader": (Annotated[Optional[str], typer.Option(
         "--grader", help="Read the results graded by this grader (where a student has several).")], None),
+    "prompt": (Annotated[Optional[str], typer.Option(
+        "--prompt", metavar="NAME@VERSION", help="Read the results made with this version of a prompt template "
+        "(as the settings line spells it; `unknown`: runs recorded before runs said).")], None),
     "run": (RunPick, None),
     "k": (Annotated[Optional[int], typer.Option(
         "--k", min=1, help="Read the first K samples per condition and milestone (default: all).")], None),

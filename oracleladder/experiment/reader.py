@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
-from ..audit import format as fmt
+from ..audit import format as fmt, roadmap
 from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, funnel as build_funnel
 from ..construction.screen import RAW
 from ..domains import get_domain
@@ -41,7 +41,7 @@ BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are fil
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
     from ..report import compare as _compare, report as _report, tables as _tables
-    from ..report.tables import FormatAudit
+    from ..report.tables import Containment, FormatAudit
     from ..viewer import site as _site
     import pandas
 else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
@@ -79,6 +79,8 @@ class Report:
     # the math set's C3-only families whose milestone gold restates the parent answer (pid -> leak level);
     # None: not a math set
     leaking: dict[str, str] | None = None
+    # per column with C1 attempts to read, the milestone answers in them (Tables 36, 37; absent: none)
+    containment: dict[str, Containment] = field(default_factory=dict)
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
@@ -356,13 +358,14 @@ class Reader:
     async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
                      use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
                      base: str | None = None, order: Sequence[str] | None = None,
-                     benchmark: str | None = None) -> Report:
+                     benchmark: str | None = None, against: str | None = None) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
         (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
         to right in Figure 7 (each column once; default: as picked); ``benchmark``, a plain benchmark probe's
-        name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column."""
+        name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column; ``against``, a second
+        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts."""
         ladder = self.domain(domain)
         families = await self.domain_families(ladder, source)
         picked = {p.label: p for name in dict.fromkeys(students)
@@ -375,10 +378,13 @@ class Reader:
         ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
         results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
-        # answers the verifier graded: which grader, and the format audit of their final answers
+        # answers the verifier graded: which grader, the format audit of their final answers, and (their
+        # milestones' golds being text) the milestone answers in their unaided attempts
         graded = ladder.verifier
         reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, source)}
                    for label, p in picked.items()}
+        gradable = [f for f in families if f.pid not in ungradable]
+        other = None if against is None else await self.domain_families(ladder, against)
         return Report(
             source=source, domain=domain, tau=threshold, families=families, results=results,
             missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
@@ -388,7 +394,9 @@ class Reader:
             picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
             benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked),
             reviews={label: labels for label, labels in reviews.items() if labels},
-            leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None)
+            leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None,
+            containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
+                         if graded and any(r.target == roadmap.C1 for r in p.rollouts)})
 
     @staticmethod
     def _leaking(families: list[Family], results: dict[str, list[FamilyResults]], tau: int,
@@ -405,7 +413,8 @@ class Reader:
         (none where there is none)."""
         out = {}
         for label, p in picked.items():
-            same = [g for g in await self.result_groups(p.student, BENCHMARK + name) if g.settings == p.settings]
+            same = [g for g in await self.result_groups(p.student, BENCHMARK + name)
+                    if g.settings.pools_with(p.settings)]
             if same:
                 _, pass1, _ = benchmark_scores(same[0].rollouts, same[0].k or 0)
                 if pass1 is not None:
@@ -425,7 +434,8 @@ class Reader:
                                    families=[f for f in counted.families if f.pid not in counted.ungradable]
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking)
+                                   benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
+                                   containment=counted.containment)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

@@ -2,11 +2,15 @@
 
 A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
-sampling parameters, a grammar), whether the student's system prompt was sent, the grader and the reference answers (``--use-corrections``), and
+sampling parameters, a grammar), whether the student's system prompt was sent, the grader and the
+reference answers (``--use-corrections``), the versions of the prompt templates the run sent, and
 whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
 a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
-``--k N`` reads the first N of each. The prompts' versions are not in a run's config: a changed prompt
-makes new calls, whose verdicts replace the old ones sample by sample (the store keeps both).
+``--k N`` reads the first N of each.
+
+Prompts: a run records the versions of the templates it sent (`Domain.student_prompts`), and two runs
+pool when they sent the same version of every template both sent (a probe of C1, then one of
+--primitive); a run recorded before runs said is "unknown", a value of its own.
 
 Where more than one group is left after the user's choice, a reader stops with one line naming the
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from ..ladder import ProbeConfig
 from ..schemas.models import Rollout
@@ -25,8 +29,40 @@ from .errors import ExperimentError
 
 PANEL_RUN = "panel-import"  # the kind of the run an imported panel is filed under
 IMPORTED = "imported panel"
-# the option that picks a group by each setting (the others: --run)
+# the option that picks a group by each setting (prompts: --prompt NAME@VERSION; the others: --run)
 _OPTIONS = {"max_tokens": "--max-tokens", "temperature": "--temperature", "grader": "--grader"}
+UNKNOWN = "unknown"  # the prompts of a run recorded before runs said which it sent
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The versions of the prompt templates a group's runs sent, as (name, version) pairs; ``versions``
+    None where they were recorded before runs said (UNKNOWN: one value, equal to itself)."""
+
+    versions: tuple[tuple[str, str], ...] | None = None
+
+    @classmethod
+    def recorded(cls, config: Mapping[str, object]) -> Prompts:
+        sent = config.get("prompts")
+        return cls(None if not isinstance(sent, dict) else tuple(sorted(sent.items())))
+
+    def agrees(self, other: Prompts) -> bool:
+        """Whether results made under both may pool: both unknown, or no template sent in two versions."""
+        if self.versions is None or other.versions is None:
+            return self.versions is other.versions
+        mine = dict(self.versions)
+        return all(mine.get(n, v) == v for n, v in other.versions)
+
+    def merged(self, other: Prompts) -> Prompts:
+        return self if self.versions is None or other.versions is None else \
+            Prompts(tuple(sorted(dict(self.versions + other.versions).items())))
+
+    def spelled(self) -> set[str]:
+        """Each template as the --prompt option takes it, NAME@VERSION (UNKNOWN for none)."""
+        return {UNKNOWN} if self.versions is None else {f"{n}@{v}" for n, v in self.versions}
+
+    def __str__(self) -> str:
+        return UNKNOWN if self.versions is None else " ".join(f"{n}@{v}" for n, v in self.versions)
 
 
 @dataclass(frozen=True)
@@ -40,6 +76,7 @@ class RunSettings:
     use_corrections: bool | None = None
     params: str = ""  # the request-body fields (extra_body) as JSON
     system_prompt: bool = True  # False: the requests left the student's system message out (probe --no-system-prompt)
+    prompts: Prompts = Prompts()  # the versions of the templates sent (those of every run of the group)
     provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
 
     @classmethod
@@ -54,7 +91,11 @@ class RunSettings:
         return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
                    params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "",
-                   system_prompt=c.get("system_prompt", True))
+                   system_prompt=c.get("system_prompt", True), prompts=Prompts.recorded(c))
+
+    def pools_with(self, other: RunSettings) -> bool:
+        """Whether results made at ``other`` may pool with these: the same settings, prompts that agree."""
+        return replace(self, prompts=other.prompts) == other and self.prompts.agrees(other.prompts)
 
     def items(self) -> dict[str, object]:
         """The settings worth stating (no empty request parameters, no default reference answers, system
@@ -78,6 +119,7 @@ class Choice:
     max_tokens: int | None = None
     temperature: float | None = None
     grader: str | None = None
+    prompt: str | None = None  # NAME@VERSION of a template the group sent, or UNKNOWN
     run: str | None = None
     k: int | None = None
     by_run: bool = False
@@ -120,11 +162,24 @@ def matches(g: Picked, choice: Choice) -> bool:
     return ((choice.max_tokens is None or g.settings.max_tokens == choice.max_tokens)
             and (choice.temperature is None or g.settings.temperature == choice.temperature)
             and (choice.grader is None or g.settings.grader == choice.grader)
+            and (choice.prompt is None or choice.prompt in g.settings.prompts.spelled())
             and (choice.run is None or choice.run in g.run_ids))
 
 
-def _spell(g: Picked, differing: Sequence[str]) -> str:
-    return ",".join(f"{n}={getattr(g.settings, n)}" for n in differing) or "settings unknown"
+def _own_prompts(g: Picked, groups: Sequence[Picked]) -> list[str]:
+    """The templates of ``g`` as --prompt takes them that tell it from the other ``groups``: of a template each
+    other group sent in another version (or none recorded), or UNKNOWN; [] where none does."""
+    mine, others = g.settings.prompts, [o.settings.prompts for o in groups if o is not g]
+    if mine.versions is None:
+        return [UNKNOWN] if any(o.versions is not None for o in others) else []
+    return sorted(x for x in mine.spelled() if all(
+        o.versions is None or (x not in o.spelled() and x.split("@")[0] in dict(o.versions)) for o in others))
+
+
+def _spell(g: Picked, differing: Sequence[str], groups: Sequence[Picked]) -> str:
+    def value(n: str) -> object:
+        return "+".join(_own_prompts(g, groups)) or g.settings.prompts if n == "prompts" else getattr(g.settings, n)
+    return ",".join(f"{n}={value(n)}" for n in differing) or "settings unknown"
 
 
 def _named(groups: Sequence[Picked]) -> str:
@@ -133,30 +188,56 @@ def _named(groups: Sequence[Picked]) -> str:
 
     def runs(g: Picked) -> str:
         return ", ".join(g.run_ids[:3]) + (f" and {len(g.run_ids) - 3} more" if len(g.run_ids) > 3 else "")
-    return "; ".join(f"{_spell(g, differ)} (K = {g.k}, runs {runs(g)})" for g in groups)
+    return "; ".join(f"{_spell(g, differ, groups)} (K = {g.k}, runs {runs(g)})" for g in groups)
+
+
+def _way(g: Picked, first: str, groups: Sequence[Picked]) -> str:
+    """The option that picks ``g`` of ``groups`` by the first setting they differ in (else its run)."""
+    if first == "prompts" and (own := _own_prompts(g, groups)):
+        return f"--prompt {own[0]}"
+    return f"{_OPTIONS[first]} {getattr(g.settings, first)}" if first in _OPTIONS else f"--run {g.run_ids[0]}"
 
 
 def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob], cells: Sequence[PanelCell],
            runs: Mapping[str, RunRecord]) -> list[Picked]:
     """A student's rollouts, failed jobs and imported counts by the settings of their runs, in the order
     the runs were made."""
+    used = {x.run_id for x in [*rollouts, *failed, *cells]}
+    ids = [i for i in runs if i in used] + sorted(used - set(runs))  # in the order the runs were made
+    settled = _settled(ids, runs)
     by: dict[RunSettings, Picked] = {}
 
     def group_of(run_id: str) -> Picked:
-        s = RunSettings.of(runs.get(run_id))
+        s = settled[run_id]
         g = by.setdefault(s, Picked(student, student, s, []))
         if run_id not in g.run_ids:
             g.run_ids.append(run_id)
         return g
 
+    for run_id in ids:
+        group_of(run_id)
     for r in rollouts:
         group_of(r.run_id).rollouts.append(r)
     for j in failed:
         group_of(j.run_id).failed.append(j)
     for c in cells:
         group_of(c.run_id).cells.append(c)
-    order = list(runs)
-    return sorted(by.values(), key=lambda g: min(order.index(i) if i in order else len(order) for i in g.run_ids))
+    return list(by.values())
+
+
+def _settled(ids: Sequence[str], runs: Mapping[str, RunRecord]) -> dict[str, RunSettings]:
+    """Each run's settings, its prompts those of every run it pools with: in the order made, a run joins
+    the first group whose settings it pools with (`RunSettings.pools_with`), else starts one."""
+    found: list[tuple[RunSettings, list[str]]] = []
+    for run_id in ids:
+        s = RunSettings.of(runs.get(run_id))
+        i = next((i for i, (g, _) in enumerate(found) if g.pools_with(s)), None)
+        if i is None:
+            found.append((s, [run_id]))
+        else:
+            g, members = found[i]
+            found[i] = (replace(g, prompts=g.prompts.merged(s.prompts)), [*members, run_id])
+    return {run_id: s for s, members in found for run_id in members}
 
 
 def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list[Picked]:
@@ -168,8 +249,7 @@ def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list
                               f"the store has: {_named(found)}")
     if len(left) > 1 and not choice.by_run:
         first = next(iter(_differing(left)), "run")
-        ways = " or ".join(f"{_OPTIONS[first]} {getattr(g.settings, first)}" if first in _OPTIONS
-                           else f"--run {g.run_ids[0]}" for g in left)
+        ways = " or ".join(_way(g, first, left) for g in left)
         raise ExperimentError(f"student '{student}' has results on '{source}' at {len(left)} settings, which a "
                               f"report never pools: {_named(left)}; pick one with {ways}, or show them side by "
                               "side with --by-run")
@@ -177,7 +257,7 @@ def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list
         raise ExperimentError(f"--k {choice.k}: the imported panel of '{student}' holds counts of K = "
                               f"{max(c.k for g in left for c in g.cells)} attempts, not of their first {choice.k}")
     differ = _differing(left)
-    return [Picked(student, f"{student}@{_spell(g, differ)}" if len(left) > 1 else student, g.settings, g.run_ids,
+    return [Picked(student, f"{student}@{_spell(g, differ, left)}" if len(left) > 1 else student, g.settings, g.run_ids,
                    [r for r in g.rollouts if choice.k is None or r.k < choice.k],
                    [j for j in g.failed if choice.k is None or j.k < choice.k], g.cells)
             for g in left]

@@ -332,8 +332,11 @@ class Experiment(PrimStages, Reader):
         # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
         extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
         picked = {"pids": [f.pid for f in families]} if pids is not None else {}
+        # the prompts' versions too: a report never pools results made under two versions of one
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
-                                                           "families": len(families), **picked, **extra},
+                                                           "families": len(families),
+                                                           "prompts": ladder.student_prompts(config), **picked,
+                                                           **extra},
                            concurrency=CONCURRENCY, notify=self._notify) as (client, run):
             say_skipped()
             jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)

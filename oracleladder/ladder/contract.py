@@ -245,6 +245,11 @@ class Domain(CompileDomain[P, F, R]):
         ``conditions``), in a stable order; controls borrow from ``donors``."""
 
     @abstractmethod
+    def student_prompts(self, config: ProbeConfig) -> dict[str, str]:
+        """The prompt templates the jobs of ``config`` are written with, name -> version: a probe run
+        records them, and a report never pools results made under two versions of one."""
+
+    @abstractmethod
     async def grade(self, job: Job[F], response: str, config: ProbeConfig) -> Verdict:
         """The verdict on one answer (ungraded, never an exception, when grading itself failed)."""
 

@@ -12,8 +12,8 @@ from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
 from .palette import NOT_CLASSIFIED
 from .stats import Interval, Transitions
 from ..schemas.rubric import CATEGORIES
-from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, FormatAudit, LeakResidual, ReportTables,
-                     ReviewRow, StudentReport)
+from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, Containment, FormatAudit, LeakResidual,
+                     ReportTables, ReviewRow, Share, StudentReport)
 
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
                  "C3_mismatched", "C3_gold_answers")
@@ -338,14 +338,71 @@ def budgets(r: ReportTables) -> list[str]:
                              [b.pass_low, b.pass_high, b.pass_flipped, b.composition_low, b.composition_high]))
     spell = "; ".join(f"{s}: {b.max_tokens[0]} against {b.max_tokens[1]}" for s, b in r.budgets.items())
     low, high = "lower", "higher"  # each student's two budgets are named in the line above the table
+    moves = []
+    for s, b in r.budgets.items():
+        m = b.transitions
+        moves += [f"Outcome transitions of {s} from max_tokens {b.max_tokens[0]} (rows) to {b.max_tokens[1]} "
+                  "(columns):", "", *at(r, (b.low, b.high)),
+                  *_transitions(m, str(b.max_tokens[0]), str(b.max_tokens[1])), "",
+                  f"Same outcome: {m.same} of {m.n}.", ""]
     return [f"## Outcomes at two budgets (Table 22, tau = {r.meta.tau})", "", *at(r), f"max_tokens: {spell}.", "",
             *table(["Model", "Common families"] + [f"{k} ({low})" for k in keys] + [f"{k} ({high})" for k in keys],
-                   rows22), "",
+                   rows22), "", *moves,
             "## Stage 0 at two budgets (Table 15)", "", *at(r),
             *table(["Model", f"Pass ({low})", f"Pass ({high})", "Pass flipped", f"Comp. gap ({low})",
                     f"Comp. gap ({high})"], rows15), "",
             "Pass: families passing the strict milestone test; flipped: those passing at one budget only; "
             "Comp. gap: families passing it that no parent probe recovers. On the families both budgets have.", ""]
+
+
+def share(x: Share) -> str:
+    """A containment share with its counts: "60.0% (6/10)"."""
+    return NONE if x.rate is None else f"{pct(x.rate)} ({x.hits}/{x.pairs})"
+
+
+def solved_alone(results: Mapping[str, Containment], above: Sequence[str] = ()) -> list[str]:
+    """Table 36 of the students with Stage 0 verdicts (``above``: the lines under its title); one line for
+    each other."""
+    alone = {s: r.solved_alone for s, r in results.items() if r.solved_alone is not None}
+    L = ["## By whether the student solves the milestone alone (Table 36)", "", *above,
+         "Own pairs (milestone gold, unaided C1 attempt), split by the milestone's Stage 0 result (solved alone: "
+         ">= 1 of K accepted).", "",
+         *table(["Model", "Solved alone", "Not solved alone"],
+                [[s, share(a.solved), share(a.not_solved)] for s, a in alone.items()]), ""] if alone else []
+    lacking = [f"- {s}: Table 36 not available: no Stage 0 verdicts on these families." for s in results
+               if s not in alone]
+    return L + lacking + ([""] if lacking else [])
+
+
+def _length(key: str) -> str:
+    return "All lengths" if key == "all" else f"<= {key.removeprefix('<=')} characters"
+
+
+def by_length(results: Mapping[str, Containment], above: Sequence[str] = ()) -> list[str]:
+    """Table 37: each student's own rate by gold length, and with a second roadmap set (``against``) the ratio of
+    this set's rate to that set's."""
+    keys = list(next(iter(results.values())).by_length)
+    L = ["## By gold length (Table 37)", "", *above, "Own pairs whose gold has at most that many characters.", "",
+         *table(["Model", *map(_length, keys)],
+                [[s] + [share(r.by_length[k]) for k in keys] for s, r in results.items()]), ""]
+    versus = {s: r.against for s, r in results.items() if r.against is not None}
+    if versus:
+        L += ["Own rate of this set's golds over the other set's, on the same attempts of the families both have:", "",
+              *table(["Model", "Families", *map(_length, keys)],
+                     [[s, v.families] + [num(v.by_length[k].ratio, "{:.2f}") for k in keys]
+                      for s, v in versus.items()]),
+              ""]
+    return L
+
+
+def containment(r: ReportTables) -> list[str]:
+    """Tables 36 and 37 of the students with unaided attempts to read; one line for the others."""
+    have = {s: t.containment for s, t in r.students.items() if t.containment is not None}
+    lacking = [s for s in r.students if s not in have]
+    L = [f"Tables 36 and 37 (milestone answers in the unaided attempts) not available for {', '.join(lacking)}: "
+         "they read the text of C1 attempts on a math roadmap set, and there is none (an imported panel, C1 not "
+         "run, or a code set).", ""] if lacking else []
+    return L + (solved_alone(have, at(r, list(have))) + by_length(have, at(r, list(have))) if have else [])
 
 
 def _interval(i: Interval) -> str:
@@ -532,7 +589,7 @@ def report_md(r: ReportTables) -> str:
     formats = _formats(r)
     L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
     L += summary(r) + conditions(r) + taxonomy(r) + stage0_fingerprint(r) + threshold_sweep(r) + recovery_by_tau(r)
-    L += review(r) + leak_residual(r) + contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r)
+    L += review(r) + leak_residual(r) + contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r) + containment(r)
     if r.pairs:
         L += change(r) + transitions(r) + ordering(r)
     else:

@@ -16,8 +16,8 @@ from ..ladder.outcomes import FamilyResults
 from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from .markdown import report_md
-from .tables import (N_RESAMPLES, SEED, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts, report_tables,
-                     student_tables)
+from .tables import (N_RESAMPLES, SEED, Containment, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts,
+                     report_tables, student_tables)
 
 if TYPE_CHECKING:
     from . import plots as _plots
@@ -47,7 +47,8 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  order: Sequence[str] | None = None, benchmark: str | None = None,
                  benchmarks: Mapping[str, float] | None = None,
                  reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
-                 leaking: Mapping[str, str] | None = None) -> dict:
+                 leaking: Mapping[str, str] | None = None,
+                 containment: Mapping[str, Containment] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -63,11 +64,13 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
     settings (Table 1's last column); ``reviews``, per student, its automated review's labels by pid (None:
     unreviewed; Table 42); ``leaking``, the set's families whose milestone gold restates the parent answer
-    (pid -> leak level; the leak residual, "not available" without it)."""
+    (pid -> leak level; the leak residual, "not available" without it); ``containment``, per student with
+    unaided attempts to read, the milestone answers in them (`oracleladder.audit.roadmap.roadmap_match`:
+    Tables 36 and 37; one line says which students have none)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks, reviews, leaking)
+                           budgets, order, benchmark, benchmarks, reviews, leaking, containment)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

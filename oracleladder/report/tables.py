@@ -9,7 +9,10 @@ ordering of every pair (Table 13), the outcome and five-way label transitions (T
 in counts (Table 18) of each student against a base. Also: the fingerprint of the families that pass the
 milestone test (Table 14), per-condition recovery over tau (Table 28), Benjamini-Hochberg over the planned
 contrasts, the set's milestone types and answer schemas and each student's types by outcome state (Tables 7,
-48 and 8, given the set's families), and a student at two budgets (Tables 22 and 15). Per student and family, its labels and counts
+48 and 8, given the set's families), a student at two budgets (Tables 22 and 15, with the transitions
+of each family's outcome from one budget to the other), and the milestone answers in each student's unaided
+attempts by whether it solves the milestone alone and by gold length (Tables 36 and 37: `audit.roadmap`
+computes them from the attempts' text, and the report is given them). Per student and family, its labels and counts
 (`family_rows`: report.json's "families", `Report.to_pandas`). Conditions that were not run are "not
 run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
@@ -224,12 +227,66 @@ class FamilyRow(Frozen):
     milestones: dict[str, Count]  # "m<i>": the i-th milestone alone (Stage 0)
 
 
+class Share(Frozen):
+    """Containment: of ``pairs`` (milestone gold, unaided attempt), the ``hits`` whose attempt holds the gold."""
+
+    hits: int
+    pairs: int
+    rate: float | None  # None: no pair
+
+
+class Rates(Frozen):
+    """Table 35, one row half: the own rate, the cross-problem control's, and their ratio."""
+
+    own: Share
+    control: Share
+    ratio: float | None
+
+
+class SolvedAlone(Frozen):
+    """Table 36: own pairs of the milestones the student solves alone (>= 1 of K in Stage 0) and of the others."""
+
+    solved: Share
+    not_solved: Share
+
+
+class Versus(Frozen):
+    """Table 37, one length: this set's own rate and a second set's on the same attempts, and their ratio."""
+
+    own: Share
+    other: Share
+    ratio: float | None
+
+
+class Against(Frozen):
+    families: int  # the families both sets have
+    by_length: dict[str, Versus]
+
+
+class Containment(Frozen):
+    """Milestone answers in one student's unaided (C1) attempts (paper Appendix Q, `audit.roadmap`): Table 35
+    over all golds and statement-novel ones, Table 36 (None without Stage 0 verdicts), and Table 37: the own
+    rate by gold length ("all", "<=25", "<=15"), with ``against`` a second roadmap set's."""
+
+    families: int
+    attempts: int
+    golds: int
+    novel_golds: int
+    all: Rates
+    novel: Rates
+    solved_alone: SolvedAlone | None
+    by_length: dict[str, Share]
+    against: Against | None = None
+
+
 class StudentReport(StudentTables):
     """A student's tables with what they leave out (missing verdicts), its format audit, the settings
-    of the runs its results come from, and its per-family rows."""
+    of the runs its results come from, its per-family rows, and the containment of milestone answers in
+    its unaided attempts (None: no attempt text, e.g. an imported panel, or C1 not run)."""
 
     missing: Missing
     format: FormatAudit | None
+    containment: Containment | None = None
     settings: str | None = None  # "K = 8, max_tokens = 4096, ...": what every table of it was computed at
     families: list[FamilyRow] = []
 
@@ -294,8 +351,9 @@ class TypesByOutcome(Frozen):
 
 class BudgetChange(Frozen):
     """Tables 15 and 22: one student at two --max-tokens (two report columns, ``low`` and ``high``) on
-    their common families: outcome counts at each, and the strict milestone-test passes, the families
-    whose pass flips, and the Composition-gap counts (None where either has no Stage 0 verdicts)."""
+    their common families: outcome counts at each and each family's outcome at the lower against the
+    higher (``transitions``), and the strict milestone-test passes, the families whose pass flips, and
+    the Composition-gap counts (None where either has no Stage 0 verdicts)."""
 
     low: str
     high: str
@@ -303,6 +361,7 @@ class BudgetChange(Frozen):
     n_common: int
     outcomes_low: dict[str, int]
     outcomes_high: dict[str, int]
+    transitions: Transitions  # counts[a][b]: families with outcome a at the lower budget and b at the higher
     pass_low: int | None
     pass_high: int | None
     pass_flipped: int | None
@@ -571,6 +630,12 @@ def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -
     return transition_matrix(la, lb, labels=labels)
 
 
+def _outcome_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -> Transitions:
+    """Each family's parent-probe outcome in ``a`` against the same family's in ``b`` (paired by position)."""
+    return transition_matrix([parent_outcome(f.ladder, tau) for f in a], [parent_outcome(f.ladder, tau) for f in b],
+                             labels=[o.value for o in ladder_outcomes(primitive_ran(a) or primitive_ran(b))])
+
+
 def _ordering(a: list[bool], b: list[bool], n_resamples: int, seed: int) -> Ordering:
     return Ordering(a_gt_b=bootstrap_order(a, b, n_resamples, seed) if a else None,
                     b_gt_a=bootstrap_order(b, a, n_resamples, seed) if a else None, n_resamples=n_resamples, seed=seed)
@@ -586,9 +651,7 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *, names:
     any_a = [x is not Outcome.UNRECOVERED for x in oa]
     any_b = [x is not Outcome.UNRECOVERED for x in ob]
     return Pair(
-        a=names[0], b=names[1], n_common=len(common),
-        outcome_transitions=transition_matrix(
-            oa, ob, labels=[o.value for o in ladder_outcomes(primitive_ran(common) or primitive_ran(fb))]),
+        a=names[0], b=names[1], n_common=len(common), outcome_transitions=_outcome_transitions(common, fb, tau),
         gap_transitions=_gap_transitions(common, fb, tau),
         order_any_probe=_ordering(any_a, any_b, n_resamples, seed),
         order_direct=_ordering([x is Outcome.DIRECT for x in oa], [x is Outcome.DIRECT for x in ob], n_resamples, seed),
@@ -682,6 +745,7 @@ def budget_change(low: list[FamilyResults], high: list[FamilyResults], names: tu
     return BudgetChange(
         low=names[0], high=names[1], max_tokens=max_tokens, n_common=len(pids),
         outcomes_low=_counts(fl, tau, ran), outcomes_high=_counts(fh, tau, ran),
+        transitions=_outcome_transitions(fl, fh, tau),
         pass_low=_passes(fl) if s0 else None, pass_high=_passes(fh) if s0 else None,
         pass_flipped=sum(milestone_test(a.stage0, "strict") != milestone_test(b.stage0, "strict")
                          for a, b in zip(fl, fh)) if s0 else None,
@@ -745,10 +809,11 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            order: Sequence[str] | None = None, benchmark: str | None = None,
            benchmarks: Mapping[str, float] | None = None,
            reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
-           leaking: Mapping[str, str] | None = None) -> ReportTables:
+           leaking: Mapping[str, str] | None = None,
+           containment: Mapping[str, Containment] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
-    benchmarks = benchmarks or {}
+    benchmarks, containment = benchmarks or {}, containment or {}
     names = list(students)
     base = base if base is not None or len(names) < 2 else names[0]
     return ReportTables(
@@ -758,7 +823,8 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
                   teacher_prompts=teacher_prompts(families or [])),
         students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
-                                   settings=settings.get(s), families=family_rows(f, tau))
+                                   settings=settings.get(s), families=family_rows(f, tau),
+                                   containment=containment.get(s))
                   for s, f in students.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),

@@ -126,7 +126,7 @@ def test_without_stage0_table36_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     asyncio.run(_store(path))
     r = CliRunner().invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path)])
-    assert "- s: no Stage 0 verdicts on these families: Table 36 needs them." in r.stdout
+    assert "- s: Table 36 not available: no Stage 0 verdicts on these families." in r.stdout
     assert "Solved alone" not in r.stdout
 
 
@@ -157,3 +157,47 @@ def test_it_runs_on_a_real_run_of_the_embedded_model(tmp_path: Path) -> None:
     table = runner.invoke(app, ["audit", "roadmap-match", "--student", "local", "--store", store]).stdout
     print("\n" + table)
     assert f"| local | 2 | 4 | {r['novel_golds']}/{golds} |" in table
+
+
+async def _unaided_never(path: Path) -> None:
+    """A second student, t, with a C3 answer per family and no unaided (C1) attempt."""
+    async with Store.open(path) as store:
+        run_id = await store.start_run("probe", {"max_tokens": 64})
+        for f in FAMILIES:
+            await store.put_rollout(Rollout(run_id=run_id, student="t", pid=f.pid, target="C3_gold_answers", k=0,
+                                            call_key=f"t{f.pid}", response="\\boxed{0}",
+                                            verdict=Verdict(Label.ACCEPT, "equivalent")))
+
+
+def test_the_report_has_tables36_37_as_the_audit_computes_them(tmp_path: Path) -> None:
+    """Tables 36 and 37 in report.md, report.json and the HTML report (with --against, Table 37's ratio): the
+    hand-computed numbers above, the audit's own, with the settings line; one line for a student with no
+    unaided attempt."""
+    path, out = tmp_path / "s.sqlite", tmp_path / "report"
+    asyncio.run(_store(path, stage0=True))
+    asyncio.run(_unaided_never(path))
+    runner = CliRunner()
+    audit = json.loads(runner.invoke(app, ["audit", "roadmap-match", "--student", "s", "--store", str(path),
+                                           "--json", "--against", "other"]).stdout)["s"]
+    result = runner.invoke(app, ["report", "--student", "s", "--student", "t", "--store", str(path),
+                                 "--out", str(out), "--html", "--against", "other"])
+    assert result.exit_code == 0, result.output
+    written = json.loads((out / "report.json").read_text())["students"]
+    assert written["s"]["containment"] == audit and written["t"]["containment"] is None
+    assert audit["solved_alone"] == {"solved": {"hits": 2, "pairs": 4, "rate": 0.5},
+                                     "not_solved": {"hits": 3, "pairs": 4, "rate": 0.75}}
+    assert audit["by_length"] == {k: {"hits": 6, "pairs": 10, "rate": 0.6} for k in ("all", "<=25", "<=15")}
+    ratios = [audit["against"]["by_length"][k]["ratio"] for k in ("all", "<=25", "<=15")]
+    assert ratios == pytest.approx([2.5, 1.25, 1.25])
+    md = (out / "report.md").read_text()
+    at = "At: s: K = 2, max_tokens = 64, temperature = ?, grader = strict, prompts = unknown."
+    for title, row in (("(Table 36)", "| s | 50.0% (2/4) | 75.0% (3/4) |"),
+                       ("(Table 37)", "| s | 60.0% (6/10) | 60.0% (6/10) | 60.0% (6/10) |"),
+                       ("(Table 37)", "| s | 2 | 2.50 | 1.25 | 1.25 |")):
+        section = md.split(title)[1].split("\n## ")[0]
+        assert at in section and row in section and "| t |" not in section, title
+    assert ("Tables 36 and 37 (milestone answers in the unaided attempts) not available for t: they read the text "
+            "of C1 attempts") in md
+    overview = (out / "html" / "data" / "overview.js").read_text()
+    tables = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])["tables_html"]
+    assert "(Table 36)" in tables and "<td>50.0% (2/4)</td>" in tables and "not available for t" in tables

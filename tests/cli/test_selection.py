@@ -1,14 +1,21 @@
-"""Through the command line: one student probed at two budgets against the loopback server is never
-pooled (`ladder report` exits 2 naming both), `--max-tokens 256` reports that run alone, `--by-run`
-both side by side; and `ladder panels export` then `import` into a fresh store reports the same."""
+"""Through the command line: one student probed at two budgets, or under two versions of a prompt,
+against the loopback server is never pooled (`ladder report` exits 2 naming both), `--max-tokens 256`
+(`--prompt`, `--run`) reports one alone, `--by-run` both side by side; and `ladder panels export` then
+`import` into a fresh store reports the same."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
+from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from typer.testing import CliRunner
 
+from oracleladder import prompts
 from oracleladder.cli import app
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
@@ -47,7 +54,8 @@ def test_two_budgets_of_one_student(tmp_path: Path, release_data: Path) -> None:
     assert alone.exit_code == 0, alone.output
     at_256 = json.loads((tmp_path / "256" / "report.json").read_text())["students"][S]
     assert (at_256["k"], at_256["outcomes"]["Direct"], at_256["conditions"]["C1_direct"]["rollouts"]) == (1, 0, 2)
-    assert at_256["settings"] == "K = 1, max_tokens = 256, temperature = 1.0, grader = strict"
+    sent = f"c1_direct@{prompts.load('c1_direct').version} student_system@{prompts.load('student_system').version}"
+    assert at_256["settings"] == f"K = 1, max_tokens = 256, temperature = 1.0, grader = strict, prompts = {sent}"
 
     side = runner.invoke(app, [*report, "--by-run", "--out", str(tmp_path / "side")])
     assert side.exit_code == 0, side.output
@@ -82,3 +90,67 @@ def test_panels_export_then_import(tmp_path: Path, release_data: Path) -> None:
     for key in ("outcomes", "taxonomy", "taxonomy_fraction", "stage0", "families"):
         assert tables["imported"][key] == tables["probed"][key], key
     assert tables["imported"]["settings"].endswith("provenance = imported panel")
+
+
+def _recorded(store: str) -> list[tuple[str, dict]]:
+    """Each probe run's id and the prompt versions it recorded, in the order made."""
+    with sqlite3.connect(store) as con:
+        return [(i, json.loads(c)["prompts"]) for i, c in con.execute("SELECT id, config FROM runs ORDER BY rowid")]
+
+
+def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
+    families, store, runner = tmp_path / "f.jsonl", str(tmp_path / "s.sqlite"), CliRunner()
+    write_jsonl(families, (to_released(f) for f in fams))
+    assert runner.invoke(app, ["import", str(families), "--store", store]).exit_code == 0
+    v1 = {n: prompts.load(n).version for n in ("c1_direct", "c2_descriptions", "student_system")}
+    # the templates as prompts/ reads them, c1_direct changed: its version is another
+    changed = tmp_path / "prompts"
+    shutil.copytree(Path(str(resources.files(prompts))), changed)
+    (changed / "c1_direct.txt").write_text(prompts.load("c1_direct").text + "\nShow your work.\n")
+    v2 = prompts.Prompt("c1_direct", (changed / "c1_direct.txt").read_text()).version
+    report = ["report", "--student", S, "--store", store]
+
+    with LoopbackServer({"*": r"\boxed{3}"}) as server:
+        def probe(condition: str) -> None:
+            probed = runner.invoke(app, ["probe", "--student", S, "--base-url", server.openai_base_url, "--k", "1",
+                                         "--no-stage0", "--conditions", condition, "--store", store])
+            assert probed.exit_code == 0, probed.output
+
+        probe("C1")
+        probe("C2")  # the same versions of what both sent: one group of two runs
+        pooled = runner.invoke(app, [*report, "--out", str(tmp_path / "pooled")])
+        assert pooled.exit_code == 0, pooled.output
+        with monkeypatch.context() as m:
+            m.setattr(prompts, "resources", SimpleNamespace(files=lambda _: changed))
+            prompts.load.cache_clear()
+            probe("C1")
+        prompts.load.cache_clear()
+    (first, sent1), (second, sent2), (third, sent3) = _recorded(store)
+    assert sent1 == {"c1_direct": v1["c1_direct"], "student_system": v1["student_system"]}
+    assert sent2 == {"c2_descriptions": v1["c2_descriptions"], "student_system": v1["student_system"]}
+    assert sent3 == {"c1_direct": v2, "student_system": v1["student_system"]} and v2 != v1["c1_direct"]
+    at = json.loads((tmp_path / "pooled" / "report.json").read_text())["students"][S]["settings"]
+    assert at.endswith(f"prompts = c1_direct@{v1['c1_direct']} c2_descriptions@{v1['c2_descriptions']} "
+                       f"student_system@{v1['student_system']}")
+
+    refused = runner.invoke(app, [*report, "--out", str(tmp_path / "mixed")])
+    assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1
+    old, new = f"c1_direct@{v1['c1_direct']}", f"c1_direct@{v2}"
+    assert f"prompts={old} (K = 1, runs {first}, {second})" in refused.stderr
+    assert f"prompts={new} (K = 1, runs {third})" in refused.stderr
+    assert f"pick one with --prompt {old} or --prompt {new}" in refused.stderr
+
+    def read(*pick: str) -> dict:
+        out = tmp_path / "-".join(pick)
+        result = runner.invoke(app, [*report, *pick, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        return json.loads((out / "report.json").read_text())["students"]
+
+    alone = read("--run", third)[S]  # C1 of the new version alone: C2 was asked under the old
+    assert alone["conditions"]["C1_direct"]["rollouts"] == 2 and alone["conditions"]["C2_descriptions"] is None
+    assert alone["settings"].endswith(f"prompts = {new} student_system@{v1['student_system']}")
+    before = read("--prompt", old)[S]
+    assert [before["conditions"][c]["rollouts"] for c in ("C1_direct", "C2_descriptions")] == [2, 2]
+    assert list(read("--by-run")) == [f"{S}@prompts={old}", f"{S}@prompts={new}"]

@@ -42,7 +42,8 @@ async def test_export_then_import_gives_the_same_counts(tmp_path: Path) -> None:
         written = await ex.write_report(after, tmp_path / "report")
     for table in ("outcomes", "taxonomy", "taxonomy_fraction", "stage0", "conditions", "threshold_sweep"):
         assert after.summary(S)[table] == before.summary(S)[table], table
-    assert after.settings == {S: "K = 2, max_tokens = 256, temperature = ?, grader = ?, provenance = imported panel"}
+    assert after.settings == {S: "K = 2, max_tokens = 256, temperature = ?, grader = ?, prompts = unknown, "
+                                 "provenance = imported panel"}
     assert written["students"][S]["format"] is None  # no rollouts, so no format audit
     assert after.picked[S].rollouts == [] and after.to_pandas("rollout").empty
 
@@ -66,7 +67,7 @@ async def test_a_release_panel_reports_beside_a_probed_student(tmp_path: Path) -
         assert t["outcome_undetermined"] == t["n"] - t["outcomes_known"]["Direct"]
         # the anchor screen kept families whose every tested milestone it solved: all pass the milestone test
         assert t["stage0"]["pass_strict"] == t["n"] and t["k"] == 8
-        assert report.settings[QWEN] == ("K = 8, max_tokens = 4096, temperature = 1.0, grader = paper, "
+        assert report.settings[QWEN] == ("K = 8, max_tokens = 4096, temperature = 1.0, grader = paper, prompts = unknown, "
                                          "provenance = imported panel")
         written = await ex.write_report(report, tmp_path / "report")
         assert written["students"][QWEN]["settings"].endswith("provenance = imported panel")

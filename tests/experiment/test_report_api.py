@@ -45,7 +45,7 @@ async def test_repr_and_html(tmp_path: Path) -> None:
     assert repr(report) == f"<Report on 'release', tau = 1: {S} (5 families)>"
     html = report._repr_html_()
     assert len(html) < 2000 and "<table>" in html
-    assert f"<td>{S}</td><td>K = 2, max_tokens = 256, temperature = 1.0, grader = strict</td><td>5</td>" in html
+    assert f"<td>{S}</td><td>K = 2, max_tokens = 256, temperature = 1.0, grader = strict, prompts = unknown</td><td>5</td>" in html
     assert "<td>3</td><td>0</td><td>0</td><td>1</td><td>1</td>" in html  # Direct .. Unrecovered
 
 

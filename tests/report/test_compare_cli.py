@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.domains.math.prompts import condition_prompt, stage0_prompt
+from oracleladder.domains.math.prompts import condition_prompt, stage0_prompt, versions
 from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
@@ -81,6 +81,7 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
     assert agreement["both"]["same"] == 3
     assert "set-a" in (out / "compare.md").read_text()
     # the settings the student's results on each set were made at: one setting each, stated
-    at = f"K = {K}, max_tokens = 4096, temperature = 1.0, grader = strict"
+    sent = " ".join(f"{n}@{v}" for n, v in versions(CONDITIONS).items())  # every condition, Stage 0
+    at = f"K = {K}, max_tokens = 4096, temperature = 1.0, grader = strict, prompts = {sent}"
     assert data["settings"] == {"set-a": at, "set-b": at}
     assert f"At: set-a: {at}; set-b: {at}." in (out / "compare.md").read_text()

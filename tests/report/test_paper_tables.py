@@ -14,7 +14,8 @@ Direct/Roadmap-Needed/Answers-Needed/Unrecovered is 0/2/2/0 and of the passing o
 The same student at a higher budget (D): p1 Direct (C1 1 of 2) m0 [T,T]; p2 Roadmap-Needed m0 [T,F] (now
 passes: flipped); p3 Unrecovered with m0 [T,T], m1 [T,F] (now passes: flipped, a Composition-gap); p4
 Answers-Needed m0 [T,T]. Passes 2 -> 4, 2 flipped, Composition-gap 0 -> 1; outcomes 0/2/2 (any 4) -> 1/1/1
-(any 3)."""
+(any 3); per family, Roadmap-Needed -> Direct (p1), Roadmap-Needed -> Roadmap-Needed (p2), Answers-Needed ->
+Unrecovered (p3), Answers-Needed -> Answers-Needed (p4): 2 of 4 the same."""
 
 from __future__ import annotations
 
@@ -129,9 +130,19 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert b.outcomes_low == {"Direct": 0, "Roadmap-Needed": 2, "Answers-Needed": 2, "Any probe": 4}
     assert b.outcomes_high == {"Direct": 1, "Roadmap-Needed": 1, "Answers-Needed": 1, "Any probe": 3}
     assert (b.pass_low, b.pass_high, b.pass_flipped, b.composition_low, b.composition_high) == (2, 4, 2, 0, 1)
-    write_report(cols, tmp_path, budgets=budgets)
+    m = b.transitions
+    assert m.labels == ["Direct", "Roadmap-Needed", "Answers-Needed", "Unrecovered"]
+    assert {a: {c: n for c, n in row.items() if n} for a, row in m.counts.items() if any(row.values())} == {
+        "Roadmap-Needed": {"Direct": 1, "Roadmap-Needed": 1}, "Answers-Needed": {"Answers-Needed": 1, "Unrecovered": 1}}
+    assert (m.n, m.same) == (4, 2)
+    written = write_report(cols, tmp_path, budgets=budgets)
+    assert written["budgets"]["S"]["transitions"]["counts"]["Answers-Needed"]["Unrecovered"] == 1
     md = (tmp_path / "report.md").read_text()
     assert "| S | 4 | 0 | 2 | 2 | 4 | 1 | 1 | 1 | 3 |" in md and "| S | 2 | 4 | 2 | 0 | 1 |" in md
+    assert "Outcome transitions of S from max_tokens 256 (rows) to 512 (columns):" in md
+    assert "| 256 \\ 512 | Direct | Roadmap-Needed | Answers-Needed | Unrecovered | Row total |" in md
+    assert "| Roadmap-Needed | 1 | 1 | 0 | 0 | 2 |" in md and "| Answers-Needed | 0 | 0 | 1 | 1 | 2 |" in md
+    assert "| Column total | 1 | 1 | 1 | 1 | 4 |" in md and "Same outcome: 2 of 4." in md
     write_report(cols, tmp_path)
     assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
 

@@ -152,9 +152,14 @@ def _messages(user: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": user}]
 
 
+HELPER = "code_helper"  # Stage 0's template: one helper function to write
+TEMPLATES: dict[Condition, str] = {"C1_direct": "code_c1", "C2_descriptions": "code_c2", "C3_gold_answers": "code_c3"}
+
+
 def direct_prompt(problem: CodeProblem) -> list[dict[str, str]]:
     """C1: the statement only (a raw problem's direct prompt too)."""
-    return _messages(load("code_c1").render(statement=problem.statement.strip(), interface=student_interface(problem)))
+    return _messages(load(TEMPLATES["C1_direct"]).render(statement=problem.statement.strip(),
+                                                         interface=student_interface(problem)))
 
 
 def condition_prompt(family: CodeFamily, condition: Condition) -> list[dict[str, str]]:
@@ -163,9 +168,9 @@ def condition_prompt(family: CodeFamily, condition: Condition) -> list[dict[str,
     if condition == "C1_direct":
         return direct_prompt(p)
     if condition == "C2_descriptions":
-        user = load("code_c2").render(statement=statement, roadmap=packet.roadmap().strip(), interface=iface)
+        user = load(TEMPLATES[condition]).render(statement=statement, roadmap=packet.roadmap().strip(), interface=iface)
     elif condition == "C3_gold_answers":
-        user = load("code_c3").render(statement=statement, plan=packet.plan.strip(),
+        user = load(TEMPLATES[condition]).render(statement=statement, plan=packet.plan.strip(),
                                       helpers=packet.gold_helpers(), interface=iface)
     else:
         raise ValueError(f"the code ladder has no condition {condition!r} (only {', '.join(CODE_CONDITIONS)})")
@@ -182,7 +187,7 @@ def helper_prompt(packet: CodePacket, index: int, *, show_asserts: bool = False)
         sig = "def " + sig
     if not sig.endswith(":"):
         sig += ":"
-    return _messages(load("code_helper").render(signature=sig, docstring=h.docstring.strip(), tests=tests))
+    return _messages(load(HELPER).render(signature=sig, docstring=h.docstring.strip(), tests=tests))
 
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.S)
@@ -298,6 +303,10 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
                 msgs = condition_prompt(family, condition)
                 jobs += [Job(family, condition, k, msgs) for k in range(config.k)]
         return jobs
+
+    def student_prompts(self, config: ProbeConfig) -> dict[str, str]:
+        names = {TEMPLATES[c] for c in config.conditions or self.conditions} | ({HELPER} if config.stage0 else set())
+        return {n: load(n).version for n in sorted(names)}
 
     def grade_answer(self, family: CodeFamily, target: str, text: str) -> Verdict:
         """Grade a student's response to ``target`` ("m<i>": the helper test, else a condition)."""

@@ -19,7 +19,7 @@ from .plan import (TEACHER_PROMPTS, Granularity, TeacherPlan, TeacherPrompt, par
                    teacher_messages, to_family)
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from .primitive import family_primitive, primitive_prompt
-from .prompts import condition_prompt, messages as student_messages, stage0_prompt
+from .prompts import condition_prompt, messages as student_messages, stage0_prompt, versions as prompt_versions
 from ...prompts import load
 from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
 from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
@@ -181,6 +181,9 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
                                                use_corrections=config.use_corrections)
                 jobs += [Job(family, condition, k, msgs) for k in range(config.k)]
         return jobs
+
+    def student_prompts(self, config: ProbeConfig) -> dict[str, str]:
+        return prompt_versions(config.conditions or self.conditions, system=config.system_prompt)
 
     async def grade(self, job: Job[Family], response: str, config: ProbeConfig) -> Verdict:
         gold = target_gold(job.family, job.target, config.use_corrections)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ...prompts import load
 from ...schemas import Condition, Family, MilestoneType, Primitive
-from .prompts import description, messages, seeded_rng
+from .prompts import TEMPLATES, description, messages, seeded_rng
 
 
 C2P, C2P_RANDOM = "C2_primitive", "C2_primitive_random"
@@ -53,4 +53,4 @@ def primitive_prompt(family: Family, condition: Condition, pool: Sequence[Family
         text, borrowed = family_primitive(donor, fallback).text, [donor.pid]
     else:
         raise ValueError(f"not a primitive condition: {condition!r}")
-    return messages(load("c2_primitive").render(parent_prompt=family.parent_prompt, primitive=text)), borrowed
+    return messages(load(TEMPLATES[condition]).render(parent_prompt=family.parent_prompt, primitive=text)), borrowed

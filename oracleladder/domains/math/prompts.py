@@ -15,6 +15,13 @@ from collections.abc import Sequence
 from ...prompts import load
 from ...schemas import Condition, Family, Milestone
 
+SYSTEM = "student_system"  # every student message's system turn, Stage 0's too
+# each condition's user-turn template (a control is written with its matched condition's)
+TEMPLATES: dict[Condition, str] = {
+    "C1_direct": "c1_direct", "C2_descriptions": "c2_descriptions", "C3_gold_answers": "c3_gold_answers",
+    "C2_random": "c2_descriptions", "C2_generic": "c2_generic", "C3_mismatched": "c3_gold_answers",
+    "C2_primitive": "c2_primitive", "C2_primitive_random": "c2_primitive",
+}
 _MILESTONE_BODY = re.compile(r"\nMilestone:\n(.*?)\n\nOutput instruction:", re.S)
 
 
@@ -28,9 +35,17 @@ def description(milestone: Milestone) -> str:
 
 def messages(user: str) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": load("student_system").text.strip()},
+        {"role": "system", "content": load(SYSTEM).text.strip()},
         {"role": "user", "content": user},
     ]
+
+
+def versions(conditions: Sequence[Condition], *, system: bool = True) -> dict[str, str]:
+    """The templates the student messages of Stage 0 and ``conditions`` are written with, name -> version
+    (what a probe run records: a report never pools two versions); the system prompt's only where it
+    is sent (``system``: not under `probe --no-system-prompt`)."""
+    names = {*(TEMPLATES[c] for c in conditions), *((SYSTEM,) if system else ())}
+    return {n: load(n).version for n in sorted(names)}
 
 
 def stage0_prompt(milestone: Milestone) -> list[dict[str, str]]:
@@ -64,19 +79,19 @@ def condition_prompt(
     parent = family.parent_prompt
     borrowed: list[str] = []
     if condition == "C1_direct":
-        user = load("c1_direct").render(parent_prompt=parent)
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent)
     elif condition == "C2_descriptions":
-        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=roadmap_text(own))
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own))
     elif condition == "C3_gold_answers":
         golds = [m.answer for m in tested]
-        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
     elif condition == "C2_random":
         donor = seeded_rng(seed, family.pid, condition).choice(donor_pool(family, pool))
         borrowed = [donor.pid]
         foreign = [description(m) for _, m in donor.tested(use_corrections)]
-        user = load("c2_descriptions").render(parent_prompt=parent, subgoals=roadmap_text(foreign))
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(foreign))
     elif condition == "C2_generic":
-        user = load("c2_generic").render(parent_prompt=parent)
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent)
     elif condition == "C3_mismatched":
         rng = seeded_rng(seed, family.pid, condition)
         others = donor_pool(family, pool)
@@ -85,7 +100,7 @@ def condition_prompt(
             donor = rng.choice(others)
             answers.append(rng.choice([m for _, m in donor.tested(use_corrections)]).answer)
             borrowed.append(donor.pid)
-        user = load("c3_gold_answers").render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
+        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
     else:
         raise ValueError(f"unknown condition {condition!r}")
     return messages(user), borrowed

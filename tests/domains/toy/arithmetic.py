@@ -105,6 +105,9 @@ class ArithDomain(Domain[MathProblem, ArithFamily, ArithPlan]):
                 jobs += [Job(f, condition, k, _messages(f.problem.problem + hint[condition])) for k in range(config.k)]
         return jobs
 
+    def student_prompts(self, config: ProbeConfig) -> dict[str, str]:
+        return {}  # its student messages are written inline, with no template
+
     async def grade(self, job: Job[ArithFamily], response: str, config: ProbeConfig) -> Verdict:
         plan = job.family.plan
         gold = plan.steps[int(job.target[1:])].answer if job.target.startswith("m") else plan.answer
