@@ -71,6 +71,7 @@ def probe(
     primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
     include_unusable: Annotated[bool, typer.Option("--include-unusable", help="Also ask the parent jobs of the families whose reference answer is unusable (`ladder check`; the report leaves them out), which are skipped by default.")] = False,
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
+    keep_leaking: Annotated[bool, typer.Option("--keep-leaking", help="Keep the milestones whose gold leaks the reference answer in Stage 0, C2 and C3 (the leak rule drops them by default): to replicate a run that kept them.")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
@@ -80,7 +81,7 @@ def probe(
         endpoint, k=k, conditions=listed(conditions), stage0=stage0, max_tokens=max_tokens, temperature=temperature,
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
-        include_unusable=include_unusable, dry_run=dry_run,
+        include_unusable=include_unusable, dry_run=dry_run, keep_leaking=keep_leaking,
         progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))

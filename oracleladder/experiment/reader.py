@@ -291,7 +291,8 @@ class Reader:
             return results_from_rollouts([(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
                                          ((c.pid, c.target, i, i < c.n_correct) for c in picked.cells
                                           for i in range(c.k)))
-        return ladder.collect_results(families, picked.rollouts, use_corrections=use_corrections)
+        return ladder.collect_results(families, picked.rollouts, use_corrections=use_corrections,
+                                      keep_leaking=bool(picked.settings.keep_leaking))
 
     async def results(self, student: str, *, source: str = "release", use_corrections: bool = False,
                       domain: str = "math", choice: Choice = Choice()) -> tuple[list, list[FamilyResults], dict]:
@@ -382,7 +383,8 @@ class Reader:
                                    families=[f for f in counted.families if f.pid not in counted.ungradable]
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks)
+                                   benchmarks=counted.benchmarks,
+                                   kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking])
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from ..clients import ChatRequest, Client, Usage, prompt_bound
+from ..schemas import Correction
 
 
 class Result(BaseModel):
@@ -25,6 +26,15 @@ class Result(BaseModel):
             else:
                 out[name] = value
         return out
+
+
+class ImportResult(Result):
+    """Families imported, the corrections merged into them, and per family the milestones the leak
+    rule drops (`Family.leaking`)."""
+
+    families: int
+    corrections: list[Correction] = []
+    leaking: dict[str, list[int]] = {}
 
 
 E = TypeVar("E", bound="Estimate")

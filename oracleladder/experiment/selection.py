@@ -2,7 +2,7 @@
 
 A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
-sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), and
+sampling parameters, a grammar), the grader and the reference answers (``--use-corrections``), the milestones probed (``--keep-leaking``), and
 whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
 a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
 ``--k N`` reads the first N of each. The prompts' versions are not in a run's config: a changed prompt
@@ -38,6 +38,7 @@ class RunSettings:
     temperature: float | None = None
     grader: str | None = None
     use_corrections: bool | None = None
+    keep_leaking: bool | None = None  # the run kept the milestones the leak rule drops
     params: str = ""  # the request-body fields (extra_body) as JSON
     provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
 
@@ -52,6 +53,7 @@ class RunSettings:
                        provenance=IMPORTED)
         return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
+                   keep_leaking=bool(c.get("keep_leaking")),
                    params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "")
 
     def items(self) -> dict[str, object]:
@@ -59,7 +61,7 @@ class RunSettings:
         provenance)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in out.items() if not (k == "params" and not v)
-                and not (k == "use_corrections" and not v) and not (k == "provenance" and v == "rollouts")}
+                and not (k in ("use_corrections", "keep_leaking") and not v) and not (k == "provenance" and v == "rollouts")}
 
     def describe(self, k: int | None) -> str:
         """One line: "K = 8, max_tokens = 256, temperature = 1.0, grader = strict" ("?" where unknown)."""

@@ -37,10 +37,12 @@ from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endp
                        endpoint_client)
 from . import panels as _panels
 from .errors import ExperimentError
-from .files import load_families
+from ..validators.leak import leaking_milestones
+from .files import apply_corrections, load_families
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult,
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, JobFailure, JudgeAuditResult,
+                      PrimitivesResult,
                       ProbeEstimate, ProbeResult, RegradeResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
 from .selection import Choice
@@ -111,14 +113,20 @@ class Experiment(PrimStages, Reader):
                                      notify=self._notify)
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
-                              on_duplicate: OnDuplicate = "error") -> int:
-        """Import released-format families, filed under ``source``; returns how many. A file with a
-        family that shows students a gold (`validators.shown_leak`) imports nothing."""
+                              on_duplicate: OnDuplicate = "error",
+                              corrections: str | os.PathLike[str] | None = None) -> ImportResult:
+        """Import released-format families, filed under ``source``, with the release's ``corrections``
+        merged into them (`files.apply_corrections`), and the milestones the leak rule drops found
+        (`Family.leaking`). A file with a family that shows students a gold (`validators.shown_leak`), or
+        a correction that does not apply, imports nothing."""
         families = load_families(path, on_duplicate, refuse_leaks=True)
+        applied = [] if corrections is None else apply_corrections(families, corrections)
         for family in families:
             family.provenance.source = source
+            family.leaking = leaking_milestones(family)
             await self.store.put_family(family)
-        return len(families)
+        return ImportResult(families=len(families), corrections=applied,
+                            leaking={f.pid: f.leaking for f in families if f.leaking})
 
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
                             student: str | None = None, max_tokens: int | None = None,
@@ -222,7 +230,7 @@ class Experiment(PrimStages, Reader):
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
                     primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
-                    progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
+                    keep_leaking: bool = False, progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
         default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
@@ -230,6 +238,8 @@ class Experiment(PrimStages, Reader):
         others). ``limit``: probe the first N families; the controls still draw from the whole set.
         The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
+        The milestones the leak rule drops (`Family.leaking`) are in no Stage 0, C2 or C3 prompt unless
+        ``keep_leaking`` (to replicate a run that kept them).
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
         estimate, and no run."""
         endpoint = as_endpoint(student)
@@ -248,7 +258,7 @@ class Experiment(PrimStages, Reader):
         try:
             config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                                  temperature=temperature, seed=seed, use_corrections=use_corrections,
-                                 grader=grader, primitive_fallback=primitive_fallback)
+                                 grader=grader, primitive_fallback=primitive_fallback, keep_leaking=keep_leaking)
         except ValueError as exc:  # an unknown grader
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)

@@ -44,7 +44,7 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  base: str | None = None, families: Sequence[Family] | None = None,
                  budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
                  order: Sequence[str] | None = None, benchmark: str | None = None,
-                 benchmarks: Mapping[str, float] | None = None) -> dict:
+                 benchmarks: Mapping[str, float] | None = None, kept_leaking: Sequence[str] = ()) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -58,11 +58,12 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     so); ``budgets``, per student probed at two --max-tokens, its two columns with their budgets, the lower
     first (Tables 15 and 22); ``order``, the columns as checkpoints left to right in Figure 7 (default: as
     given); ``benchmarks``, per student, the pass@1 of its plain benchmark probe ``benchmark`` at the same
-    settings (Table 1's last column)."""
+    settings (Table 1's last column); ``kept_leaking``, the students probed with the milestones the leak
+    rule drops kept (``--keep-leaking``: the leak rule section names them)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks)
+                           budgets, order, benchmark, benchmarks, kept_leaking)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

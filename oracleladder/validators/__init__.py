@@ -57,7 +57,7 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     """
     ref = family.reference_answer(use_corrections)
     checks: list[CheckResult] = [check_reference_answer(family, use_corrections)]
-    for i, m in family.tested(use_corrections):
+    for i, m in family.tested(use_corrections, keep_leaking=True):
         atomic = check_atomicity(m, i)
         if parse_prose or atomic.passed:
             checks.append(check_schema(m, i))
@@ -83,7 +83,7 @@ async def check_family_in(pool: WorkerPool, family: Family, **options: Any) -> F
     """``check_family`` in a worker of ``pool``, with the pool's limit for each symbolic check it may
     run (schema, leak and prompt leak per milestone, one INTEGRATE); GradingFailed when it
     cannot end."""
-    limit = pool.timeout_s * (1 + 3 * len(family.tested()))
+    limit = pool.timeout_s * (1 + 3 * len(family.tested(keep_leaking=True)))
     what = "the plan's symbolic checks"
     try:
         return await pool.run("check_family", dict(family=family, **options), limit)
@@ -99,7 +99,7 @@ def shown_leak(family: Family) -> CheckResult | None:
     """The first failed check of a text a student is shown: a milestone's description or prompt that
     states a final answer (the reference answer, its correction, the INTEGRATE gold), or a primitive
     that states a gold; None when there is none."""
-    checks = [check_prompt_leak(m, family, i) for i, m in family.tested()]
+    checks = [check_prompt_leak(m, family, i) for i, m in family.tested(keep_leaking=True)]
     if family.primitive is not None:
         checks.append(check_primitive_leak(family.primitive.text, family))
     return next((c for c in checks if not c.passed), None)
@@ -108,7 +108,7 @@ def shown_leak(family: Family) -> CheckResult | None:
 def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:
     """The narrowest leak level reached by any tested milestone of the family (None if none leaks)."""
     ref = family.reference_answer(use_corrections)
-    levels = [leak_level(m.answer, ref) for _, m in family.tested(use_corrections)]
+    levels = [leak_level(m.answer, ref) for _, m in family.tested(use_corrections, keep_leaking=True)]
     hit = [lv for lv in levels if lv]
     return min(hit, key=_LEVEL_ORDER.index) if hit else None
 
@@ -117,7 +117,7 @@ def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
               use_corrections: bool = False) -> dict[str, Any]:
     """Totals over a set of families (reports in the same order as families)."""
     by_pid = {f.pid: f for f in families}
-    golds = [m.answer for f in families for _, m in f.tested(use_corrections)]
+    golds = [m.answer for f in families for _, m in f.tested(use_corrections, keep_leaking=True)]
     atomic = [c for r in reports for c in r.checks if c.check == "atomicity"]
     per_level = Counter()
     for f in families:

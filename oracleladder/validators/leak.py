@@ -89,6 +89,21 @@ def check_leak(m: Milestone, parent_answer: str, index: int | None = None) -> Ch
                               "the milestone must leave a real step before the parent answer")
 
 
+def leaking_milestones(family: Family) -> list[int]:
+    """The leak rule of Appendix N and P.1: the tested milestones whose gold restates the reference
+    answer or its correction (``leak_level``), which Stage 0, C2 and C3 leave out (`Family.leaking`)."""
+    refs = [a for a in (family.parent_answer, family.parent_answer_corrected) if a]
+    return [i for i, m in family.tested(keep_leaking=True)
+            if any(leak_level(m.answer, ref) is not None for ref in refs)]
+
+
+def with_leak_rule(family: Family) -> Family:
+    """``family`` with its ``leaking`` milestones found, where no one has found them yet."""
+    if family.leaking is None:
+        family.leaking = leaking_milestones(family)
+    return family
+
+
 def _pieces(text: str) -> list[str]:
     """The math pieces of a text: segments, boxed content, the sides of '=', math-looking tokens; in a
     fixed order (a set's order changes between processes, and the re-ask quoting a piece must not)."""
