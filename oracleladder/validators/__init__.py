@@ -5,6 +5,8 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``schema``                 -- gold parses under its declared/inferred answer schema (schema.py);
 * ``atomicity``              -- gold is one value/expression/equation/... without prose (atomicity.py);
 * ``leak``                   -- gold does not restate the parent answer (leak.py, ``leak_level``);
+* ``leak_transform``         -- nor a trivial transformation of it, nor one formatting step from it (leak.py,
+  ``transformation``: Appendix T's conditions 2 and 3 where a program decides them);
 * ``prompt_leak``            -- nor does the milestone's description or prompt, by the same rule
   (leak.py, ``stated_gold``): a student is shown them;
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
@@ -33,7 +35,7 @@ from ..workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, register
 from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
-from .leak import check_leak, check_prompt_leak, leak_level
+from .leak import check_leak, check_prompt_leak, check_transformation, leak_level
 from .primitive import check_leak as check_primitive_leak, check_primitive
 from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
@@ -62,7 +64,10 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
         if parse_prose or atomic.passed:
             checks.append(check_schema(m, i))
             checks.append(atomic)
-            checks.append(check_leak(m, ref, i))
+            leak = check_leak(m, ref, i)
+            checks.append(leak)
+            if leak.passed:  # a gold that restates the answer is not also a transformation of it
+                checks.append(check_transformation(m, ref, i))
         else:
             checks.append(atomic)
         checks.append(check_prompt_leak(m, family, i))
