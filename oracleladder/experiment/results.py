@@ -90,6 +90,19 @@ class CompileResult(Result):
     not_compiled_for_budget: int
 
 
+class IntegrateResult(Result):
+    """`compile --integrate-only`: the INTEGRATE steps written on a roadmap set's families."""
+
+    run_id: str
+    families: int
+    had_integrate: int
+    compiled: int
+    failed_why: dict[str, str]
+    infrastructure_failures: int
+    usage: Usage
+    budget_stop: str | None
+
+
 class PrimitivesResult(Result):
     run_id: str
     families: int

@@ -23,6 +23,7 @@ from ..compiler.workers import BUDGET_CHECK
 from ..construction.screen import DIRECT, RULES, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
+from ..domains.math.integrate_compile import IntegrateDomain
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
@@ -41,7 +42,8 @@ from ..validators.leak import leaking_milestones
 from .files import apply_corrections, load_families
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, JobFailure, JudgeAuditResult,
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, IntegrateResult, JobFailure,
+                      JudgeAuditResult,
                       PrimitivesResult,
                       ProbeEstimate, ProbeResult, RegradeResult, ScreenResult)
 from .run import Progress, calling, no_progress, recorded
@@ -205,20 +207,38 @@ class Experiment(PrimStages, Reader):
                                  max_tokens: int = 4096, progress: Progress | None = None) -> PrimitivesResult:
         """A primitive (the key idea, docs/primitive.md) for each family of the math roadmap set
         ``source`` that has none, from its problem and roadmap; every attempt stored."""
-        endpoint = as_endpoint(teacher)
         families = await self.roadmap_set(source)
         todo = [f for f in families if f.primitive is None]
+        return PrimitivesResult(**await self._fill(teacher, source, todo, PrimitiveDomain(), "primitives",
+                                                   max_attempts, max_tokens, progress),
+                                families=len(families), had_primitive=len(families) - len(todo))
+
+    async def compile_integrate(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,
+                                max_tokens: int = 4096, progress: Progress | None = None) -> IntegrateResult:
+        """The INTEGRATE step (Appendix B: released families have none) for each family of the math
+        roadmap set ``source`` that has none, from its problem and roadmap; its gold must equal the
+        reference answer by the verifier; every attempt stored."""
+        families = await self.roadmap_set(source)
+        todo = [f for f in families if f.integrate is None]
+        return IntegrateResult(**await self._fill(teacher, source, todo, IntegrateDomain(), "integrate",
+                                                  max_attempts, max_tokens, progress),
+                               families=len(families), had_integrate=len(families) - len(todo))
+
+    async def _fill(self, teacher: str | Endpoint, source: str, todo: list[Family], domain: CompileDomain,
+                    what: str, max_attempts: int, max_tokens: int, progress: Progress | None) -> dict:
+        """One part (``what``) of existing families written by a teacher in the compile loop: the run's
+        figures, as the result's fields."""
+        endpoint = as_endpoint(teacher)
         config = {"teacher": endpoint.model, "source": source, "max_attempts": max_attempts, "families": len(todo)}
-        async with calling(self.store, endpoint, "compile-primitives", config, concurrency=TEACHER_CONCURRENCY,
+        async with calling(self.store, endpoint, f"compile-{what}", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):
-            with (progress or no_progress)(f"primitives with {endpoint.model}", len(todo), client) as advance:
-                compiler = Compiler(client, self.store, self._grading(PrimitiveDomain()), max_attempts=max_attempts,
+            with (progress or no_progress)(f"{what} with {endpoint.model}", len(todo), client) as advance:
+                compiler = Compiler(client, self.store, self._grading(domain), max_attempts=max_attempts,
                                     max_tokens=max_tokens)
                 outcomes = await compiler.compile_all(todo, on_done=advance)
             run.incomplete = any(o.infrastructure_failure for o in outcomes)
-        return PrimitivesResult(
-            run_id=run.id, families=len(families), had_primitive=len(families) - len(todo),
-            compiled=sum(o.ok for o in outcomes),
+        return dict(
+            run_id=run.id, compiled=sum(o.ok for o in outcomes),
             failed_why={o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes if not o.ok and o.errors},
             infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
             budget_stop=client.budget_stop)

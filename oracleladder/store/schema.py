@@ -581,6 +581,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
     ),
+    # v17 (branch imported): `ladder compile --integrate-only`: each teacher attempt at a family's INTEGRATE
+    # step (its plan: description, answer schema, gold), its validator errors; the step goes on the family.
+    (
+        """
+        CREATE TABLE integrate_attempts (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            teacher     TEXT NOT NULL,
+            attempt     INTEGER NOT NULL,
+            plan        TEXT,
+            errors      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity, teacher, attempt)
+        )
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
