@@ -86,6 +86,7 @@ def funnel(
 def reanchor(
     counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
     anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
+    sets: Annotated[Optional[list[str]], typer.Option("--sets", help="Screened sets (`ladder screen --set`, one per anchor; repeat, or comma-separate): the families each keeps and how many of each other's (Table 29).")] = None,
     students: Annotated[Optional[list[str]], typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
     source: SourceOpt = "release",
     k: KOpt = 8,
@@ -96,12 +97,22 @@ def reanchor(
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6).
+    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6),
+    or with --sets the families each anchor's screen keeps (Appendix N, Table 29).
 
     With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
     is probed first (stored calls are not asked again), else only stored rollouts are read."""
-    if (counts is None) == (not anchors):
-        fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
+    if sum((counts is not None, bool(anchors), bool(sets))) != 1:
+        fail("give --counts FILE, --anchors (with --students and --source) to count from stored rollouts, or "
+             "--sets to cross the sets screens kept")
+    if sets:
+        existing(store)
+        across = run_experiment(store, lambda ex: ex.kept_across(listed(sets)), reading=True)
+        if as_json:
+            typer.echo(json.dumps(across.model_dump(mode="json")))
+        else:
+            console.print(terminal.kept_across_table(across))
+        return
     incomplete: list[str] = []
     if counts is not None:
         try:

@@ -192,6 +192,10 @@ class Reader:
                                   f"(sets: {', '.join(sets) or 'none'}); run `ladder screen` first")
         return verdicts
 
+    async def kept_across(self, sets: Sequence[str]) -> _reanchor.KeptAcross:
+        """Table 29: the families each screened set keeps, and how many of every other set's."""
+        return _reanchor.kept_across({s: await self.set_verdicts(s) for s in sets})
+
     async def families(self, *, teacher: str | None = None, set_name: str | None = None) -> list[Family]:
         """The store's families (of one source/teacher), or the final set of `screen(set_name=...)`."""
         if set_name is None:

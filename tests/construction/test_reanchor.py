@@ -163,3 +163,40 @@ def test_reanchor_reads_stage0_and_the_parent_probes_at_their_own_budgets(tmp_pa
     assert {a: strip(row) for a, row in strip(got["counts"]).items()} == COUNTS
     # every milestone solved at 512: the subsets are the families each anchor fails directly
     assert strip(json.loads(whole.output.splitlines()[-1])["subsets"]) == {"A": 3, "B": 3, "C": 4}
+
+
+# Table 29 on six families: which each of three anchors' screens keeps (by index), read by hand.
+KEPT_BY = {"gpt": {0, 1}, "qwen": {0, 1, 2, 3}, "llama": {0, 1, 2, 4, 5}}
+
+
+def test_reanchor_sets_crosses_the_families_each_anchors_screen_keeps(tmp_path):
+    import asyncio
+
+    from oracleladder.store import ScreenVerdict, Store
+
+    pids = [f"p{i}" for i in range(6)]
+
+    async def screened(path) -> None:
+        async with Store.open(path) as store:
+            for name, kept in KEPT_BY.items():
+                for i, pid in enumerate(pids):
+                    await store.put_screen_verdict(ScreenVerdict(
+                        set_name=name, pid=pid, source="openai/teacher", anchor=f"openai/{name}", rule="direct-only",
+                        k=4, max_tokens=16384, verdict="kept" if i in kept else "solved_directly", reason="",
+                        direct=0 if i in kept else 1, stage0={}, run_id="r"))
+
+    store = tmp_path / "s.sqlite"
+    asyncio.run(screened(store))
+    got = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,qwen", "--sets", "llama", "--json", "--store", str(store)])
+    assert got.exit_code == 0, got.output
+    table = json.loads(got.output)
+    assert table["kept"] == {"gpt": 2, "qwen": 4, "llama": 5} and table["screened"] == {"gpt": 6, "qwen": 6, "llama": 6}
+    assert table["both"] == {a: {b: len(KEPT_BY[a] & KEPT_BY[b]) for b in KEPT_BY} for a in KEPT_BY}
+    assert table["both"]["llama"]["qwen"] == 3 and table["anchors"]["gpt"] == "openai/gpt"
+    text = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,qwen,llama", "--store", str(store)], terminal_width=200)
+    assert text.exit_code == 0 and "openai/llama (llama)" in text.output and "5/6 (83.3%)" in text.output
+    assert "3/4" in text.output  # llama's screen keeps 3 of qwen's 4
+    unknown = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,nope", "--store", str(store)])
+    assert unknown.exit_code == 2 and "no screened set 'nope'" in unknown.output
+    both = CliRunner().invoke(app, ["reanchor", "--sets", "gpt", "--anchors", "openai/A", "--store", str(store)])
+    assert both.exit_code == 2
