@@ -12,14 +12,22 @@ from ..schemas.jsonl import InputError, OnDuplicate, read_jsonl, read_unique
 from ..validators import check_family, family_leak_level, shown_leak, summarize as summarize_checks
 
 
+def _refused(family: Family) -> str | None:
+    """Why ``family`` is not imported: a text it shows students states a gold (`shown_leak`); or None."""
+    leak = shown_leak(family)
+    if leak is None:
+        return None
+    where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
+    return (f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop the family "
+            "(`ladder check` runs every check)")
+
+
 def _unleaked(raw: dict) -> Family:
     """A released record to import; refused when a text it shows students states a gold (`shown_leak`)."""
     family = Family.model_validate(raw)
-    leak = shown_leak(family)
-    if leak is not None:
-        where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
-        raise ValueError(f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop "
-                         "the family (`ladder check` runs every check)")
+    why = _refused(family)
+    if why is not None:
+        raise ValueError(why)
     return family
 
 
@@ -59,6 +67,10 @@ def apply_corrections(families: list[Family], path: str | os.PathLike[str]) -> l
             invalid = set(family.milestone_gold_invalid or []) | set(_milestone_indices(c))
             family.milestone_gold_invalid = sorted(invalid)
             family.correction_note = family.correction_note or c.evidence
+    for pid in dict.fromkeys(c.pid for c in corrections):  # a corrected answer no prompt may state either
+        why = _refused(by_pid[pid])
+        if why is not None:
+            raise InputError(f"{path}: with its correction, {why}")
     return corrections
 
 

@@ -27,32 +27,29 @@ class CompileAttempt(BaseModel):
     created_at: str
 
 
-class PrimitiveAttempt(BaseModel):
+class FamilyPartAttempt(BaseModel):
+    """One teacher attempt at a part of a stored family, with the validator errors it got."""
+
+    pid: str
+    source: str  # the roadmap set of the family
+    granularity: str | None = None
+    teacher: str
+    attempt: int
+    errors: list[Any]
+    passed: bool
+    created_at: str
+
+
+class PrimitiveAttempt(FamilyPartAttempt):
     """One teacher attempt at a family's primitive (`ladder compile --primitives-only`)."""
 
-    pid: str
-    source: str  # the roadmap set of the family
-    granularity: str | None = None
-    teacher: str
-    attempt: int
     primitive: str | None = None  # None when the teacher gave no usable answer
-    errors: list[Any]
-    passed: bool
-    created_at: str
 
 
-class IntegrateAttempt(BaseModel):
+class IntegrateAttempt(FamilyPartAttempt):
     """One teacher attempt at a family's INTEGRATE step (`ladder compile --integrate-only`)."""
 
-    pid: str
-    source: str  # the roadmap set of the family
-    granularity: str | None = None
-    teacher: str
-    attempt: int
     plan: Any = None  # the step as the teacher wrote it; None when it gave no usable answer
-    errors: list[Any]
-    passed: bool
-    created_at: str
 
 
 _PUT_INTEGRATE = """

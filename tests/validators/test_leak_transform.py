@@ -86,4 +86,4 @@ async def test_the_compile_loop_reasks_the_teacher_with_the_transformation(tmp_p
     assert outcome.ok and outcome.attempts == 2
     [first] = [e for e in attempts[0].errors if e["check"] == CHECK_TRANSFORM]
     assert first["milestone"] == 1 and "sign flipped" in first["reason"]
-    assert f"Milestone 2" in reasks[0] and f"[{CHECK_TRANSFORM}]: {first['reason']}" in reasks[0]
+    assert "Milestone 2" in reasks[0] and f"[{CHECK_TRANSFORM}]: {first['reason']}" in reasks[0]

@@ -15,15 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from .plan import PlannedMilestone, problem_of, student_prompt
-from .primitive_compile import render_primitive_errors
+from .primitive_compile import FamilyPartDomain, render_primitive_errors
 from .prompts import description, roadmap_text
-from ...ladder.contract import Attempt, Checked, CompileDomain
+from ...ladder.contract import Attempt, Checked
 from ...prompts import load
 from ...schemas import AnswerSchema, Family, FamilyReport, Milestone, MilestoneType
 from ...store import Store
 from ...validators import check_family_in
 from ...validators.family import CHECK_INTEGRATE
-from ...workers import WorkerPool
 
 PROMPTS = ("teacher_integrate", "teacher_integrate_user")
 
@@ -45,16 +44,11 @@ def integrate_messages(family: Family) -> tuple[list[dict[str, str]], str]:
     return [{"role": "system", "content": load("teacher_integrate").text}, {"role": "user", "content": user}], version
 
 
-class IntegrateDomain(CompileDomain[Family, Family, IntegratePlan]):
-    """Existing families given an INTEGRATE step, checked in ``pool``. Not a `--domain`: it compiles
-    only, and the families it writes are probed by the math domain."""
+class IntegrateDomain(FamilyPartDomain[IntegratePlan]):
+    """Existing families given an INTEGRATE step."""
 
     response_model = IntegratePlan
     check_stage = "checking the INTEGRATE step"
-    uses_pool = True
-
-    def __init__(self, pool: WorkerPool | None = None) -> None:
-        self.pool = pool
 
     def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
         return integrate_messages(problem)
@@ -74,14 +68,6 @@ class IntegrateDomain(CompileDomain[Family, Family, IntegratePlan]):
 
     def stored_plan(self, reply: IntegratePlan, version: str) -> Any:
         return reply.model_dump(mode="json", exclude={"type"})
-
-    async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
-                   version: str) -> None:
-        if not checked.errors:
-            await store.put_family(checked.family)
-
-    async def store_problem(self, store: Store, problem: Family) -> None:
-        return None  # the family is its roadmap set's, stored already
 
     async def store_attempt(self, store: Store, problem: Family, source: str, attempt: int, *, plan: Any,
                             errors: list[dict[str, Any]], passed: bool) -> None:
