@@ -1,4 +1,4 @@
-"""`ladder compile` (and `--primitives-only`), `ladder check` and `ladder attempts`: families made by
+"""`ladder compile` (and `--primitives-only`, `--integrate-only`), `ladder check` and `ladder attempts`: families made by
 a teacher, every validator run on a file or a set of them, and a teacher's attempts."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import typer
 
 from ..clients import load_prices
 from ..domains import get_domain
-from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
+from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
                      OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt, console, existing, fail, make_endpoint,
@@ -42,20 +42,23 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher_prompt: Annotated[str, typer.Option("--teacher-prompt", help="toolkit (default): the toolkit's teacher prompt, Appendix U's rules plus ANSWER FORMAT, NO-LEAK and PRIMITIVE sections (and the granularity's); paper: Appendix U's prompt as published, nothing added (math, default granularity; the paper publishes no code teacher prompt). Its name and hash go in each family's provenance, the report header and `compare`.")] = "toolkit",
     screened: Annotated[Optional[str], typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
-    source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
+    integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
+    source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    if primitives_only:
-        if problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit":
-            fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, "
-                 "--set or --teacher-prompt")
-        # online calls: --primitives-only has never taken --batch
+    if primitives_only or integrate_only:
+        flag = "--primitives-only" if primitives_only else "--integrate-only"
+        if (problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit"
+                or (primitives_only and integrate_only)):
+            fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set or "
+                 "--teacher-prompt, not with the other of --primitives-only and --integrate-only")
+        # online calls: neither has ever taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
-        _primitives(store, endpoint, source, max_attempts, max_tokens, as_json)
+        _fill(store, endpoint, source, max_attempts, max_tokens, as_json, integrate_only)
         return
     if problems is None:
-        fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only)")
+        fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only, --integrate-only)")
     get_domain(domain)  # an unknown name fails here, before the store is touched
     endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
                              max_cost=max_cost)
@@ -102,16 +105,19 @@ def _say_compiled(result: CompileResult) -> None:
             "those problems again (stored calls are not asked again)")
 
 
-def _primitives(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_tokens: int,
-                as_json: bool) -> None:
-    """compile --primitives-only: the primitive of each family of ``source`` that has none."""
-    result: PrimitivesResult = run_experiment(store, lambda ex: ex.compile_primitives(
+def _fill(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_tokens: int, as_json: bool,
+          integrate: bool) -> None:
+    """compile --primitives-only or --integrate-only: the primitive or the INTEGRATE step of each family
+    of ``source`` that has none."""
+    result: PrimitivesResult | IntegrateResult = run_experiment(store, lambda ex: (
+        ex.compile_integrate if integrate else ex.compile_primitives)(
         endpoint, source=source, max_attempts=max_attempts, max_tokens=max_tokens, progress=bar), endpoint)
+    had = result.had_integrate if isinstance(result, IntegrateResult) else result.had_primitive
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        say(f"primitives: {result.compiled} written, {len(result.failed_why)} failed, "
-            f"{result.had_primitive} of {result.families} families already had one; "
+        say(f"{'INTEGRATE steps' if integrate else 'primitives'}: {result.compiled} written, "
+            f"{len(result.failed_why)} failed, {had} of {result.families} families already had one; "
             f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}")
         for pid, why in result.failed_why.items():
             say(f"  failed {pid}: {why}")

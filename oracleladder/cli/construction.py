@@ -111,21 +111,33 @@ def funnel(
 def reanchor(
     counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
     anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
+    sets: Annotated[Optional[list[str]], typer.Option("--sets", help="Screened sets (`ladder screen --set`, one per anchor; repeat, or comma-separate): the families each keeps and how many of each other's (Table 29).")] = None,
     students: Annotated[Optional[list[str]], typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
     source: SourceOpt = "release",
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
+    stage0_max_tokens: Annotated[Optional[int], typer.Option("--stage0-max-tokens", min=1, help="The budget of the Stage 0 rollouts read (and probed), C1-C3 staying at --max-tokens (Tables 5-6: the milestone test at the 4K screening budget); default --max-tokens.")] = None,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6).
+    """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6),
+    or with --sets the families each anchor's screen keeps (Appendix N, Table 29).
 
     With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
     is probed first (stored calls are not asked again), else only stored rollouts are read."""
-    if (counts is None) == (not anchors):
-        fail("give --counts FILE, or --anchors (with --students and --source) to count from stored rollouts")
+    if sum((counts is not None, bool(anchors), bool(sets))) != 1:
+        fail("give --counts FILE, --anchors (with --students and --source) to count from stored rollouts, or "
+             "--sets to cross the sets screens kept")
+    if sets:
+        existing(store)
+        across = run_experiment(store, lambda ex: ex.kept_across(listed(sets)), reading=True)
+        if as_json:
+            typer.echo(json.dumps(across.model_dump(mode="json")))
+        else:
+            console.print(terminal.kept_across_table(across))
+        return
     incomplete: list[str] = []
     if counts is not None:
         try:
@@ -138,15 +150,22 @@ def reanchor(
     else:
         anchor_names = listed(anchors)
         models = list(dict.fromkeys(anchor_names + listed(students)))
+        split = stage0_max_tokens not in (None, max_tokens)
+        # one probe where Stage 0 and C1-C3 share the budget; else Stage 0 (with C1, as a screen) at its own
+        probes = [(_reanchor.PARENT_PROBES, not split, max_tokens)] + (
+            [((_reanchor.PARENT_PROBES[0],), True, stage0_max_tokens)] if split else [])
         if endpoint_options["base_url"]:
             for model in models:
                 endpoint = make_endpoint(model, endpoint_options)
-                probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(
-                    endpoint, k=k, conditions=_reanchor.PARENT_PROBES, max_tokens=max_tokens,
-                    temperature=temperature, source=source, progress=bar), endpoint)
-                say(f"{model}: {probed.usage.requests} requests, {probed.usage.cache_hits} cache hits")
+                for conditions, stage0, budget in probes:
+                    probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(
+                        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=budget,
+                        temperature=temperature, source=source, progress=bar), endpoint)
+                    say(f"{model} at {budget} tokens: {probed.usage.requests} requests, "
+                        f"{probed.usage.cache_hits} cache hits")
         subsets, gaps, incomplete = run_experiment(store, lambda ex: ex.gap_counts(
-            anchor_names, models, source=source, k=k, max_tokens=max_tokens, temperature=temperature), reading=True)
+            anchor_names, models, source=source, k=k, max_tokens=max_tokens, temperature=temperature,
+            stage0_max_tokens=stage0_max_tokens), reading=True)
         table = _reanchor.reanchor(gaps, subsets)
     if as_json:
         typer.echo(json.dumps(table.model_dump(mode="json") | {"incomplete": incomplete}))

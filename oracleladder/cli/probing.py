@@ -74,6 +74,7 @@ def probe(
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
     pids: PidsOpt = None,
     no_system_prompt: Annotated[bool, typer.Option("--no-system-prompt", help="Leave the student's system message out of every request (the paper's raw-output retest, Table 43): other requests, other calls, and a setting of the run that reports never pool with the default.")] = False,
+    keep_leaking: Annotated[bool, typer.Option("--keep-leaking", help="Keep the milestones whose gold leaks the reference answer in Stage 0, C2 and C3 (the leak rule drops them by default): to replicate a run that kept them.")] = False,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
@@ -84,6 +85,7 @@ def probe(
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
         include_unusable=include_unusable, dry_run=dry_run, system_prompt=not no_system_prompt, pids=pids_given(pids),
+        keep_leaking=keep_leaking,
         progress=bar), endpoint, reading=dry_run)
     if as_json:
         typer.echo(json.dumps(result.flat()))

@@ -17,11 +17,22 @@ def import_(
     store: StoreOpt = DEFAULT_STORE,
     source: Annotated[str, typer.Option(help="Name the families are filed under.")] = "release",
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
+    corrections: Annotated[Optional[Path], typer.Option("--corrections", help="The release's corrections.jsonl, merged into the families' correction fields (parent_answer_corrected, correction_note, milestone_gold_invalid); each is listed.")] = None,
 ) -> None:
-    """Import released-format milestone families into the store."""
-    n = run_experiment(store, lambda ex: ex.import_families(families, source=source,
-                                                            on_duplicate=on_duplicate.value))
-    console.print(f"imported {n} families from {families} into {store} (source '{source}')")
+    """Import released-format milestone families into the store; the milestones whose gold leaks the
+    reference answer are listed (the leak rule leaves them out of Stage 0, C2 and C3)."""
+    result = run_experiment(store, lambda ex: ex.import_families(families, source=source,
+                                                                 on_duplicate=on_duplicate.value,
+                                                                 corrections=corrections))
+    for c in result.corrections:
+        change = (f"{c.original!r} -> {c.corrected!r}" if c.corrected is not None
+                  else f"golds {c.original!r} marked invalid")
+        say(f"corrected {c.pid} {c.field}: {change}")
+    for pid, leaking in result.leaking.items():
+        say(f"leak rule: {pid} milestone(s) {', '.join(f'm{i}' for i in leaking)} restate the reference answer: "
+            "left out of Stage 0, C2 and C3 (`ladder probe --keep-leaking` keeps them)")
+    say(f"imported {result.families} families from {families} into {store} (source '{source}')"
+                  + (f" with {len(result.corrections)} corrections" if result.corrections else ""))
 
 
 def export(

@@ -1,4 +1,5 @@
 """Re-anchoring (paper, Appendix B, Tables 3-6): does the model ranking depend on the screen's anchor?
+And which families does each anchor's screen keep (Appendix N, Table 29: ``kept_across``)?
 
 Each anchor's screen keeps a subset of families; within it every other model has a composition-gap count.
 Two anchors are compared by Kendall's tau (scipy's default, tau-b) between their counts on the models that
@@ -15,6 +16,8 @@ from scipy.stats import kendalltau
 
 from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
 from ..schemas import CONDITIONS
+from ..store import ScreenVerdict
+from .screen import KEPT
 
 PARENT_PROBES = CONDITIONS[:3]  # C1, C2, C3: a composition gap is Unrecovered under all three
 
@@ -63,6 +66,25 @@ def reanchor(counts: dict[str, dict[str, int]], subsets: dict[str, int] | None =
         positive=sum(1 for t in defined if t > 0),
         pairs=len(anchors) * (len(anchors) - 1) // 2,
     )
+
+
+class KeptAcross(BaseModel):
+    """Table 29: the sets several anchors' screens keep, side by side. ``both[a][b]``: the families kept
+    by a's screen and by b's (the diagonal: a's kept families)."""
+
+    sets: list[str]
+    anchors: dict[str, str]
+    screened: dict[str, int]
+    kept: dict[str, int]
+    both: dict[str, dict[str, int]]
+
+
+def kept_across(verdicts: Mapping[str, Sequence[ScreenVerdict]]) -> KeptAcross:
+    """The cross-tab of the families kept by each screened set (``{set: its verdicts}``)."""
+    kept = {s: {v.pid for v in vs if v.verdict == KEPT} for s, vs in verdicts.items()}
+    return KeptAcross(sets=list(verdicts), anchors={s: vs[0].anchor for s, vs in verdicts.items()},
+                      screened={s: len(vs) for s, vs in verdicts.items()}, kept={s: len(k) for s, k in kept.items()},
+                      both={a: {b: len(kept[a] & kept[b]) for b in kept} for a in kept})
 
 
 def gap_counts(results: Mapping[str, Sequence[FamilyResults]], anchors: Sequence[str], k: int,

@@ -26,7 +26,7 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, JobFailure, JudgeAuditResult, PrimAnswersResult,
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, ImportResult, IntegrateResult, JobFailure, JudgeAuditResult, PrimAnswersResult,
                       PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
                       ProbeResult, RegradeResult, Result, ScreenResult)
 from .selection import Choice
@@ -36,7 +36,7 @@ from .sync import SyncExperiment
 
 __all__ = [
     "BUDGET_STOPPED", "BenchmarkResult", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
-    "Estimate", "Experiment", "ExperimentError", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
+    "Estimate", "Experiment", "ExperimentError", "ImportResult", "IntegrateResult", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
     "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult",
     "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader", "RegradeResult", "Report", "Result",
     "START_CONCURRENCY", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",

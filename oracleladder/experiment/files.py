@@ -4,21 +4,30 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
-from ..schemas import Family
-from ..schemas.jsonl import OnDuplicate, read_unique
+from ..schemas import Correction, Family
+from ..schemas.jsonl import InputError, OnDuplicate, read_jsonl, read_unique
 from ..validators import check_family, family_leak_level, shown_leak, summarize as summarize_checks
+
+
+def _refused(family: Family) -> str | None:
+    """Why ``family`` is not imported: a text it shows students states a gold (`shown_leak`); or None."""
+    leak = shown_leak(family)
+    if leak is None:
+        return None
+    where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
+    return (f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop the family "
+            "(`ladder check` runs every check)")
 
 
 def _unleaked(raw: dict) -> Family:
     """A released record to import; refused when a text it shows students states a gold (`shown_leak`)."""
     family = Family.model_validate(raw)
-    leak = shown_leak(family)
-    if leak is not None:
-        where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
-        raise ValueError(f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop "
-                         "the family (`ladder check` runs every check)")
+    why = _refused(family)
+    if why is not None:
+        raise ValueError(why)
     return family
 
 
@@ -29,6 +38,64 @@ def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "err
     description or prompt, its primitive: `validators.shown_leak`) is an InputError at its line."""
     return read_unique(path, _unleaked if refuse_leaks else Family, on_duplicate,
                        key=lambda f: (f.pid, f.provenance.granularity))
+
+
+_MILESTONE_GOLDS = re.compile(r"milestones\[(\d+(?:\s*,\s*\d+)*)\]\.answer")
+
+
+def apply_corrections(families: list[Family], path: str | os.PathLike[str]) -> list[Correction]:
+    """Merge the release's corrections (``path``, corrections.jsonl) into the families' own correction
+    fields: a parent answer's into ``parent_answer_corrected`` (its evidence the ``correction_note``),
+    wrong milestone golds into ``milestone_gold_invalid`` (their evidence the note where no parent
+    answer is corrected). Returns the corrections, each applied; an InputError (nothing applied) for a
+    correction of a pid not in ``families``, of a field no record holds, or whose original is not the
+    record's."""
+    corrections = list(read_jsonl(path, Correction))
+    by_pid = {f.pid: f for f in families}
+    unknown = list(dict.fromkeys(c.pid for c in corrections if c.pid not in by_pid))
+    if unknown:
+        raise InputError(f"{path}: {len(unknown)} correction(s) name a pid not among the families imported: "
+                         f"{', '.join(unknown)}")
+    for c in corrections:
+        _check_original(by_pid[c.pid], c, path)
+    # a parent answer's evidence is the note, as in the release's records: it goes first
+    for c in sorted(corrections, key=lambda c: c.field != "parent_answer"):
+        family = by_pid[c.pid]
+        if c.field == "parent_answer":
+            family.parent_answer_corrected, family.correction_note = str(c.corrected), c.evidence
+        else:
+            invalid = set(family.milestone_gold_invalid or []) | set(_milestone_indices(c))
+            family.milestone_gold_invalid = sorted(invalid)
+            family.correction_note = family.correction_note or c.evidence
+    for pid in dict.fromkeys(c.pid for c in corrections):  # a corrected answer no prompt may state either
+        why = _refused(by_pid[pid])
+        if why is not None:
+            raise InputError(f"{path}: with its correction, {why}")
+    return corrections
+
+
+def _milestone_indices(c: Correction) -> list[int]:
+    match = _MILESTONE_GOLDS.fullmatch(c.field)
+    return [int(i) for i in match.group(1).split(",")] if match else []
+
+
+def _check_original(family: Family, c: Correction, path: str | os.PathLike[str]) -> None:
+    """An InputError unless ``c`` corrects a field of ``family`` as the record has it."""
+    where = f"{path}: the correction of {c.pid} {c.field}"
+    if c.field == "parent_answer":
+        if not isinstance(c.corrected, str) or c.original != family.parent_answer:
+            raise InputError(f"{where} must turn the record's {family.parent_answer!r} into one answer, "
+                             f"not {c.original!r} into {c.corrected!r}")
+        return
+    indices = _milestone_indices(c)
+    if not indices:
+        raise InputError(f"{where}: no record field is named so (parent_answer, or milestones[I,J].answer)")
+    if c.corrected is not None:
+        raise InputError(f"{where}: a record holds no corrected milestone gold, only the invalid ones "
+                         "(corrected: null)")
+    golds = [family.milestones[i].answer if i < len(family.milestones) else None for i in indices]
+    if (c.original if isinstance(c.original, list) else [c.original]) != golds:
+        raise InputError(f"{where}: the original golds {c.original!r} are not the record's {golds!r}")
 
 
 @dataclass

@@ -202,6 +202,10 @@ class Reader:
                                   f"(sets: {', '.join(sets) or 'none'}); run `ladder screen` first")
         return verdicts
 
+    async def kept_across(self, sets: Sequence[str]) -> _reanchor.KeptAcross:
+        """Table 29: the families each screened set keeps, and how many of every other set's."""
+        return _reanchor.kept_across({s: await self.set_verdicts(s) for s in sets})
+
     async def families(self, *, teacher: str | None = None, set_name: str | None = None) -> list[Family]:
         """The store's families (of one source/teacher), or the final set of `screen(set_name=...)`."""
         if set_name is None:
@@ -275,18 +279,28 @@ class Reader:
 
     async def gap_counts(self, anchors: Sequence[str], models: Sequence[str], *, source: str = "release",
                          k: int = 8, max_tokens: int = 4096, temperature: float | None = None,
+                         stage0_max_tokens: int | None = None,
                          ) -> tuple[dict[str, int], dict[str, dict[str, int]], list[str]]:
         """Each model's results on a set from its stored rollouts at max_tokens (and temperature), their
         first K samples (refused, as a report is, where more than one setting is left), then the per-anchor
-        subsets and composition-gap counts (reanchor.gap_counts)."""
+        subsets and composition-gap counts (reanchor.gap_counts). ``stage0_max_tokens``: Stage 0 read from
+        the rollouts at that budget instead, C1-C3 still at max_tokens (Tables 5 and 6: the milestone test
+        at the 4K screening budget, the parent probes at 16K)."""
         families, ladder = await self.roadmap_set(source), self.domain("math")
+
+        def at(groups: list[Picked], model: str, budget: int) -> list[FamilyResults]:
+            choice = Choice(max_tokens=budget, temperature=temperature, k=k)
+            found = [g for g in groups if matches(g, choice)]
+            return self._collected(ladder, families, pick(model, source, found, choice)[0], False) if found else []
+
         results = {}
-        choice = Choice(max_tokens=max_tokens, temperature=temperature, k=k)
         for model in models:  # a model with no results at these settings has none (the table says incomplete)
-            found = [g for g in await self.result_groups(model, families[0].provenance.roadmap_set)
-                     if matches(g, choice)]
-            results[model] = self._collected(ladder, families, pick(model, source, found, choice)[0], False) \
-                if found else []
+            groups = await self.result_groups(model, families[0].provenance.roadmap_set)
+            results[model] = at(groups, model, max_tokens)
+            if stage0_max_tokens not in (None, max_tokens):
+                stage0 = {r.pid: r.stage0 for r in at(groups, model, stage0_max_tokens)}
+                results[model] = [FamilyResults(r.pid, stage0=stage0.get(r.pid, {}), ladder=r.ladder)
+                                  for r in results[model]]
         return _reanchor.gap_counts(results, list(anchors), k)
 
     async def result_groups(self, student: str, rollout_source: str) -> list[Picked]:
@@ -322,7 +336,8 @@ class Reader:
             return results_from_rollouts([(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
                                          ((c.pid, c.target, i, i < c.n_correct) for c in picked.cells
                                           for i in range(c.k)))
-        return ladder.collect_results(families, picked.rollouts, use_corrections=use_corrections)
+        return ladder.collect_results(families, picked.rollouts, use_corrections=use_corrections,
+                                      keep_leaking=bool(picked.settings.keep_leaking))
 
     async def results(self, student: str, *, source: str = "release", use_corrections: bool = False,
                       domain: str = "math", choice: Choice = Choice()) -> tuple[list, list[FamilyResults], dict]:
@@ -435,7 +450,8 @@ class Reader:
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
                                    benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
-                                   containment=counted.containment)
+                                   containment=counted.containment,
+                                   kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking])
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})

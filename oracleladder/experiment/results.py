@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..clients import ChatRequest, Client, Usage, prompt_bound
 from ..report.tables import ReviewRow
+from ..schemas import Correction
 
 
 class Result(BaseModel):
@@ -26,6 +27,15 @@ class Result(BaseModel):
             else:
                 out[name] = value
         return out
+
+
+class ImportResult(Result):
+    """Families imported, the corrections merged into them, and per family the milestones the leak
+    rule drops (`Family.leaking`)."""
+
+    families: int
+    corrections: list[Correction] = []
+    leaking: dict[str, list[int]] = {}
 
 
 E = TypeVar("E", bound="Estimate")
@@ -80,6 +90,19 @@ class CompileResult(Result):
     budget_stop: str | None
     batch_rows_submitted: int | None
     not_compiled_for_budget: int
+
+
+class IntegrateResult(Result):
+    """`compile --integrate-only`: the INTEGRATE steps written on a roadmap set's families."""
+
+    run_id: str
+    families: int
+    had_integrate: int
+    compiled: int
+    failed_why: dict[str, str]
+    infrastructure_failures: int
+    usage: Usage
+    budget_stop: str | None
 
 
 class PrimitivesResult(Result):

@@ -3,7 +3,8 @@
 A student's rollouts (and imported panel counts) are grouped by the settings of the runs that made
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
 sampling parameters, a grammar), whether the student's system prompt was sent, the grader and the
-reference answers (``--use-corrections``), the versions of the prompt templates the run sent, and
+reference answers (``--use-corrections``), the milestones probed (``--keep-leaking``), the versions of
+the prompt templates the run sent, and
 whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
 a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
 ``--k N`` reads the first N of each.
@@ -74,6 +75,7 @@ class RunSettings:
     temperature: float | None = None
     grader: str | None = None
     use_corrections: bool | None = None
+    keep_leaking: bool | None = None  # the run kept the milestones the leak rule drops
     params: str = ""  # the request-body fields (extra_body) as JSON
     system_prompt: bool = True  # False: the requests left the student's system message out (probe --no-system-prompt)
     prompts: Prompts = Prompts()  # the versions of the templates sent (those of every run of the group)
@@ -90,6 +92,7 @@ class RunSettings:
                        provenance=IMPORTED)
         return cls(max_tokens=c.get("max_tokens"), temperature=c.get("temperature"),
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
+                   keep_leaking=bool(c.get("keep_leaking")),
                    params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "",
                    system_prompt=c.get("system_prompt", True), prompts=Prompts.recorded(c))
 
@@ -102,7 +105,7 @@ class RunSettings:
         prompt or provenance)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in out.items() if not (k == "params" and not v)
-                and not (k == "use_corrections" and not v) and not (k == "system_prompt" and v)
+                and not (k in ("use_corrections", "keep_leaking") and not v) and not (k == "system_prompt" and v)
                 and not (k == "provenance" and v == "rollouts")}
 
     def describe(self, k: int | None) -> str:

@@ -26,6 +26,7 @@ from ..compiler.workers import BUDGET_CHECK
 from ..construction.screen import DIRECT, KEPT, RULES, judge_direct, raw_source, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
+from ..domains.math.integrate_compile import IntegrateDomain
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import CompileDomain, Job, ProbeConfig, Settings
 from ..ladder.contract import HasPid
@@ -44,11 +45,13 @@ from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endp
                        endpoint_client)
 from . import panels as _panels
 from .errors import ExperimentError
-from .files import load_families
+from ..validators.leak import leaking_milestones
+from .files import apply_corrections, load_families
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, JobFailure, JudgeAuditResult, PrimitivesResult,
-                      ProbeEstimate, ProbeResult, RegradeResult, ReviewAuditResult, ScreenResult)
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, IntegrateResult, JobFailure,
+                      JudgeAuditResult, PrimitivesResult, ProbeEstimate, ProbeResult, RegradeResult, ReviewAuditResult,
+                      ScreenResult)
 from .run import Progress, calling, no_progress, recorded
 from .selection import Choice
 
@@ -129,14 +132,20 @@ class Experiment(PrimStages, Reader):
                                      notify=self._notify)
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
-                              on_duplicate: OnDuplicate = "error") -> int:
-        """Import released-format families, filed under ``source``; returns how many. A file with a
-        family that shows students a gold (`validators.shown_leak`) imports nothing."""
+                              on_duplicate: OnDuplicate = "error",
+                              corrections: str | os.PathLike[str] | None = None) -> ImportResult:
+        """Import released-format families, filed under ``source``, with the release's ``corrections``
+        merged into them (`files.apply_corrections`), and the milestones the leak rule drops found
+        (`Family.leaking`). A file with a family that shows students a gold (`validators.shown_leak`), or
+        a correction that does not apply, imports nothing."""
         families = load_families(path, on_duplicate, refuse_leaks=True)
+        applied = [] if corrections is None else apply_corrections(families, corrections)
         for family in families:
             family.provenance.source = source
+            family.leaking = leaking_milestones(family)
             await self.store.put_family(family)
-        return len(families)
+        return ImportResult(families=len(families), corrections=applied,
+                            leaking={f.pid: f.leaking for f in families if f.leaking})
 
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
                             student: str | None = None, max_tokens: int | None = None,
@@ -245,20 +254,38 @@ class Experiment(PrimStages, Reader):
                                  max_tokens: int = 4096, progress: Progress | None = None) -> PrimitivesResult:
         """A primitive (the key idea, docs/primitive.md) for each family of the math roadmap set
         ``source`` that has none, from its problem and roadmap; every attempt stored."""
-        endpoint = as_endpoint(teacher)
         families = await self.roadmap_set(source)
         todo = [f for f in families if f.primitive is None]
+        return PrimitivesResult(**await self._fill(teacher, source, todo, PrimitiveDomain(), "primitives",
+                                                   max_attempts, max_tokens, progress),
+                                families=len(families), had_primitive=len(families) - len(todo))
+
+    async def compile_integrate(self, teacher: str | Endpoint, *, source: str = "release", max_attempts: int = 3,
+                                max_tokens: int = 4096, progress: Progress | None = None) -> IntegrateResult:
+        """The INTEGRATE step (Appendix B: released families have none) for each family of the math
+        roadmap set ``source`` that has none, from its problem and roadmap; its gold must equal the
+        reference answer by the verifier; every attempt stored."""
+        families = await self.roadmap_set(source)
+        todo = [f for f in families if f.integrate is None]
+        return IntegrateResult(**await self._fill(teacher, source, todo, IntegrateDomain(), "integrate",
+                                                  max_attempts, max_tokens, progress),
+                               families=len(families), had_integrate=len(families) - len(todo))
+
+    async def _fill(self, teacher: str | Endpoint, source: str, todo: list[Family], domain: CompileDomain,
+                    what: str, max_attempts: int, max_tokens: int, progress: Progress | None) -> dict:
+        """One part (``what``) of existing families written by a teacher in the compile loop: the run's
+        figures, as the result's fields."""
+        endpoint = as_endpoint(teacher)
         config = {"teacher": endpoint.model, "source": source, "max_attempts": max_attempts, "families": len(todo)}
-        async with calling(self.store, endpoint, "compile-primitives", config, concurrency=TEACHER_CONCURRENCY,
+        async with calling(self.store, endpoint, f"compile-{what}", config, concurrency=TEACHER_CONCURRENCY,
                            notify=self._notify) as (client, run):
-            with (progress or no_progress)(f"primitives with {endpoint.model}", len(todo), client) as advance:
-                compiler = Compiler(client, self.store, self._grading(PrimitiveDomain()), max_attempts=max_attempts,
+            with (progress or no_progress)(f"{what} with {endpoint.model}", len(todo), client) as advance:
+                compiler = Compiler(client, self.store, self._grading(domain), max_attempts=max_attempts,
                                     max_tokens=max_tokens)
                 outcomes = await compiler.compile_all(todo, on_done=advance)
             run.incomplete = any(o.infrastructure_failure for o in outcomes)
-        return PrimitivesResult(
-            run_id=run.id, families=len(families), had_primitive=len(families) - len(todo),
-            compiled=sum(o.ok for o in outcomes),
+        return dict(
+            run_id=run.id, compiled=sum(o.ok for o in outcomes),
             failed_why={o.pid: f"{o.errors[0].check}: {o.errors[0].reason}" for o in outcomes if not o.ok and o.errors},
             infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
             budget_stop=client.budget_stop)
@@ -271,7 +298,7 @@ class Experiment(PrimStages, Reader):
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
                     primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
-                    system_prompt: bool = True, pids: Sequence[str] | None = None,
+                    system_prompt: bool = True, pids: Sequence[str] | None = None, keep_leaking: bool = False,
                     progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
@@ -282,6 +309,8 @@ class Experiment(PrimStages, Reader):
         student's system message out of every request (the paper's raw-output retest, Table 43).
         The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
+        The milestones the leak rule drops (`Family.leaking`) are in no Stage 0, C2 or C3 prompt unless
+        ``keep_leaking`` (to replicate a run that kept them).
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
         estimate, and no run. A Python function as the student is the model python/``name`` at
         ``version`` (`as_endpoint`: its calls keyed by both)."""
@@ -301,7 +330,8 @@ class Experiment(PrimStages, Reader):
         try:
             config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                                  temperature=temperature, seed=seed, use_corrections=use_corrections,
-                                 grader=grader, primitive_fallback=primitive_fallback, system_prompt=system_prompt)
+                                 grader=grader, primitive_fallback=primitive_fallback, system_prompt=system_prompt,
+                                 keep_leaking=keep_leaking)
         except ValueError as exc:  # an unknown grader
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)

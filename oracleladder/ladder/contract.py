@@ -105,6 +105,7 @@ class ProbeConfig:
     grader: str = "strict"  # the math verifier's: paper, strict or extended (oracleladder.verify.GRADERS)
     primitive_fallback: bool = False  # C2-primitive: a KEY_MOVE description where a family has no primitive
     system_prompt: bool = True  # False: the student's system message left out of every request (the raw retest)
+    keep_leaking: bool = False  # math: probe the milestones the leak rule drops too (`Family.leaking`)
 
     def __post_init__(self) -> None:
         grader_name(self.grader)  # an unknown grader is refused here, before a run is stored
@@ -117,6 +118,7 @@ class ProbeConfig:
         (strict when false or absent)."""
         c = config if isinstance(config, dict) else {}
         return cls(student=student, use_corrections=c.get("use_corrections", False),
+                   keep_leaking=bool(c.get("keep_leaking")),
                    grader="extended" if c.get("extended") else c.get("grader", "strict"))
 
 
@@ -255,8 +257,9 @@ class Domain(CompileDomain[P, F, R]):
 
     @abstractmethod
     def collect_results(self, families: Sequence[F], rollouts: Sequence[Rollout], *,
-                        use_corrections: bool = False) -> list[FamilyResults]:
-        """Per family, the K verdicts of each Stage 0 target and of each condition (graded rollouts only)."""
+                        use_corrections: bool = False, keep_leaking: bool = False) -> list[FamilyResults]:
+        """Per family, the K verdicts of each Stage 0 target and of each condition (graded rollouts only);
+        ``keep_leaking``: of a run that kept the milestones the leak rule drops."""
 
     def target_gold(self, family: F, target: str, use_corrections: bool = False) -> str | None:
         """The gold a rollout of ``target`` is graded against, as text (what an audit shows a judge

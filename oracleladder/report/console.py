@@ -15,7 +15,7 @@ from .tables import Missing
 
 if TYPE_CHECKING:  # SciPy is behind the re-anchoring module: only its table's type is read here
     from ..construction.funnel import Funnel
-    from ..construction.reanchor import ReanchorTable
+    from ..construction.reanchor import KeptAcross, ReanchorTable
 
 
 def funnel_table(f: Funnel) -> Table:
@@ -59,6 +59,15 @@ def tau_table(t: ReanchorTable) -> Table:
     for a in t.anchors:
         size = f" (n={t.subsets[a]})" if a in t.subsets else ""
         table.add_row(a + size, *(signed(t.tau[a][b]) if a != b else "1.00" for b in t.anchors))
+    return table
+
+
+def kept_across_table(t: KeptAcross) -> Table:
+    """Table 29: each anchor's screen, the families it keeps, and how many of each other set's it keeps too."""
+    table = Table("Anchor (set)", "Kept", *(f"of {s}'s" for s in t.sets), title="families kept under each anchor")
+    for a in t.sets:
+        share = f"{t.kept[a]}/{t.screened[a]} ({t.kept[a] / t.screened[a]:.1%})" if t.screened[a] else "0/0"
+        table.add_row(f"{t.anchors[a]} ({a})", share, *(f"{t.both[a][b]}/{t.kept[b]}" for b in t.sets))
     return table
 
 

@@ -159,6 +159,19 @@ def notes(r: ReportTables) -> list[str]:
     return L + ([""] if L else [])
 
 
+def leak_rule(r: ReportTables) -> list[str]:
+    """The milestones the leak rule dropped; nothing when it dropped none."""
+    rule = r.leak_rule
+    if rule is None or not rule.dropped:
+        return []
+    kept = (f" Probed with them kept (--keep-leaking): {', '.join(rule.kept_by)}; their Stage 0 and C2/C3 "
+            "include them." if rule.kept_by else "")
+    return ["## Leak rule", "",
+            f"{len(rule.dropped)} milestones restate the reference answer (the verifier accepts their gold as it: "
+            "Appendix N, P.1) and are in no Stage 0, C2 or C3 prompt." + kept, "",
+            *table(["Family", "Milestone", "Gold"], [[d.pid, d.target, d.gold] for d in rule.dropped]), ""]
+
+
 def missing_verdicts(r: ReportTables) -> list[str]:
     """Rollouts ungraded and jobs failed, per condition; nothing when none is missing."""
     if not any(t.missing.ungraded_total or t.missing.failed_total for t in r.students.values()):
@@ -587,7 +600,7 @@ PLOTS = ["## Plots", "",
 def report_md(r: ReportTables) -> str:
     """report.md: its tables in the paper's order (Tables 13, 18 and 38 for two or more students)."""
     formats = _formats(r)
-    L = header(r) + notes(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
+    L = header(r) + notes(r) + leak_rule(r) + missing_verdicts(r) + (format_audit(formats) if formats else [])
     L += summary(r) + conditions(r) + taxonomy(r) + stage0_fingerprint(r) + threshold_sweep(r) + recovery_by_tau(r)
     L += review(r) + leak_residual(r) + contrasts(r) + bootstrap(r) + milestone_types(r) + budgets(r) + containment(r)
     if r.pairs:

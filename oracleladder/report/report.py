@@ -48,7 +48,7 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  benchmarks: Mapping[str, float] | None = None,
                  reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
                  leaking: Mapping[str, str] | None = None,
-                 containment: Mapping[str, Containment] | None = None) -> dict:
+                 containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = ()) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -66,11 +66,12 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     unreviewed; Table 42); ``leaking``, the set's families whose milestone gold restates the parent answer
     (pid -> leak level; the leak residual, "not available" without it); ``containment``, per student with
     unaided attempts to read, the milestone answers in them (`oracleladder.audit.roadmap.roadmap_match`:
-    Tables 36 and 37; one line says which students have none)."""
+    Tables 36 and 37; one line says which students have none); ``kept_leaking``, the students probed with
+    the milestones the leak rule drops kept (``--keep-leaking``: the leak rule section names them)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks, reviews, leaking, containment)
+                           budgets, order, benchmark, benchmarks, reviews, leaking, containment, kept_leaking)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

@@ -398,6 +398,25 @@ class LeakResidual(Frozen):
     leaking: int  # of them, on a leaking family
     by_level: dict[str, int]
     pids: list[str]
+class LeakDrop(Frozen):
+    """A milestone the leak rule drops: its gold restates the reference answer (`Family.leaking`)."""
+
+    pid: str
+    target: str  # "m<i>", its Stage 0 target
+    gold: str
+
+
+class LeakRule(Frozen):
+    """The milestones the leak rule left out of Stage 0, C2 and C3 (Appendix N, P.1), and the columns
+    probed with them kept (``--keep-leaking``)."""
+
+    dropped: list[LeakDrop]
+    kept_by: list[str]
+
+
+def leak_rule(families: Sequence[Family], kept_by: Sequence[str]) -> LeakRule:
+    return LeakRule(dropped=[LeakDrop(pid=f.pid, target=f"m{i}", gold=f.milestones[i].answer)
+                             for f in families for i in f.leaking or []], kept_by=list(kept_by))
 
 
 class Meta(Frozen):
@@ -430,6 +449,7 @@ class ReportTables(Frozen):
     review: dict[str, ReviewRow] | None = None
     # Appendix S's leak residual, per student whose C3 was run (None: the set's leaks not known)
     leak_residual: dict[str, LeakResidual] | None = None
+    leak_rule: LeakRule | None = None  # None: the set's families not given
 
     def pair(self, a: str, b: str) -> Pair:
         """The pair of students ``a`` and ``b`` (in either order: read a's side as a)."""
@@ -810,7 +830,7 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            benchmarks: Mapping[str, float] | None = None,
            reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
            leaking: Mapping[str, str] | None = None,
-           containment: Mapping[str, Containment] | None = None) -> ReportTables:
+           containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = ()) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
     benchmarks, containment = benchmarks or {}, containment or {}
@@ -830,6 +850,7 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
         ranks=ranks(students, tau),
         changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base},
         milestone_types=None if families is None else milestone_types(families),
+        leak_rule=None if families is None else leak_rule(families, kept_leaking),
         types_by_outcome={} if families is None else {s: types_by_outcome(f, families, tau) for s, f in students.items()},
         budgets={s: budget_change(students[lo], students[hi], (lo, hi), (mlo, mhi), tau)
                  for s, ((lo, mlo), (hi, mhi)) in budgets.items()},

@@ -119,20 +119,38 @@ class Family(BaseModel):
     integrate: Milestone | None = None  # produced by the teacher, never shown to students
     provenance: Provenance = Field(default_factory=Provenance)
     primitive: Primitive | None = None  # not a released field: written by our compile and exports only
+    # Not a released field: the milestones the leak rule drops (Appendix N, P.1: a gold the verifier
+    # accepts as the reference answer or its correction), set where the family enters the store
+    # (`validators.leak.leaking_milestones`); None for a family stored before it was.
+    leaking: list[int] | None = None
 
     def reference_answer(self, use_corrections: bool = False) -> str:
         if use_corrections and self.parent_answer_corrected is not None:
             return self.parent_answer_corrected
         return self.parent_answer
 
-    def tested(self, use_corrections: bool = False) -> list[tuple[int, Milestone]]:
-        """Tested milestones with their index; corrections drop milestones whose gold is invalid."""
-        invalid = set(self.milestone_gold_invalid or []) if use_corrections else set()
+    def tested(self, use_corrections: bool = False, keep_leaking: bool = False) -> list[tuple[int, Milestone]]:
+        """Tested milestones with their index: the leak rule drops the ``leaking`` ones (unless
+        ``keep_leaking``: to replicate a run that kept them), corrections those whose gold is invalid."""
+        dropped = set(self.milestone_gold_invalid or []) if use_corrections else set()
+        dropped |= set() if keep_leaking else set(self.leaking or [])
         return [
             (i, m)
             for i, m in enumerate(self.milestones)
-            if m.type is not MilestoneType.INTEGRATE and i not in invalid
+            if m.type is not MilestoneType.INTEGRATE and i not in dropped
         ]
+
+
+class Correction(BaseModel):
+    """One record of the release's corrections.jsonl: a defective reference answer (``field``
+    "parent_answer", ``corrected`` the right one) or wrong milestone golds (``field``
+    "milestones[0,1,3].answer", ``corrected`` null: marked invalid), with the evidence."""
+
+    pid: str
+    field: str
+    original: str | list[str]
+    corrected: str | list[str] | None
+    evidence: str
 
 
 RELEASED_FAMILY_FIELDS = (

@@ -1,5 +1,5 @@
-"""``compile_attempts`` and ``primitive_attempts``: every teacher attempt at a roadmap, a packet or a
-family's primitive, with the errors it got."""
+"""``compile_attempts``, ``primitive_attempts`` and ``integrate_attempts``: every teacher attempt at a
+roadmap, a packet, a family's primitive or its INTEGRATE step, with the errors it got."""
 
 from __future__ import annotations
 
@@ -27,20 +27,36 @@ class CompileAttempt(BaseModel):
     created_at: str
 
 
-class PrimitiveAttempt(BaseModel):
-    """One teacher attempt at a family's primitive (`ladder compile --primitives-only`)."""
+class FamilyPartAttempt(BaseModel):
+    """One teacher attempt at a part of a stored family, with the validator errors it got."""
 
     pid: str
     source: str  # the roadmap set of the family
     granularity: str | None = None
     teacher: str
     attempt: int
-    primitive: str | None = None  # None when the teacher gave no usable answer
     errors: list[Any]
     passed: bool
     created_at: str
 
 
+class PrimitiveAttempt(FamilyPartAttempt):
+    """One teacher attempt at a family's primitive (`ladder compile --primitives-only`)."""
+
+    primitive: str | None = None  # None when the teacher gave no usable answer
+
+
+class IntegrateAttempt(FamilyPartAttempt):
+    """One teacher attempt at a family's INTEGRATE step (`ladder compile --integrate-only`)."""
+
+    plan: Any = None  # the step as the teacher wrote it; None when it gave no usable answer
+
+
+_PUT_INTEGRATE = """
+INSERT OR REPLACE INTO integrate_attempts
+    (pid, source, granularity, teacher, attempt, plan, errors, passed, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
 _PUT_PRIMITIVE = """
 INSERT OR REPLACE INTO primitive_attempts
     (pid, source, granularity, teacher, attempt, primitive, errors, passed, created_at)
@@ -84,6 +100,25 @@ class AttemptsTable(Core):
         params = (family.pid, family.provenance.source, gran(family.provenance.granularity), teacher,
                   int(attempt), primitive, to_json(list(errors)), int(bool(passed)), now())
         await self._submit(_PUT_PRIMITIVE, params, wait)
+
+    async def put_integrate_attempt(self, family: Family, teacher: str, attempt: int, *, plan: Any,
+                                    errors: Sequence[Any], passed: bool, wait: bool = True) -> None:
+        """One teacher attempt at ``family``'s INTEGRATE step, with the validator errors it got."""
+        params = (family.pid, family.provenance.source, gran(family.provenance.granularity), teacher,
+                  int(attempt), None if plan is None else to_json(plan), to_json(list(errors)),
+                  int(bool(passed)), now())
+        await self._submit(_PUT_INTEGRATE, params, wait)
+
+    async def integrate_attempts(self, pid: str | None = None) -> list[IntegrateAttempt]:
+        """INTEGRATE attempts (of one pid, or all) in order."""
+        sql, params = where({"pid": pid})
+        rows = await self._fetch("SELECT pid, source, granularity, teacher, attempt, plan, errors, passed, "
+                                 f"created_at FROM integrate_attempts{sql} ORDER BY rowid", params)
+        return [IntegrateAttempt(pid=r["pid"], source=r["source"], granularity=r["granularity"] or None,
+                                 teacher=r["teacher"], attempt=r["attempt"],
+                                 plan=None if r["plan"] is None else json.loads(r["plan"]),
+                                 errors=json.loads(r["errors"]), passed=bool(r["passed"]), created_at=r["created_at"])
+                for r in rows]
 
     async def primitive_attempts(self, pid: str | None = None) -> list[PrimitiveAttempt]:
         """Primitive attempts (of one pid, or all) in order."""

@@ -581,7 +581,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE TABLE claims (key BLOB PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
     ),
-    # v17 (branch review): the automated rubric review (`ladder audit review`, reviews.py), one label per
+    # v17: the automated rubric review (`ladder audit review`, reviews.py), one label per
     # student and family of a roadmap set; label NULL: unreviewed (no readable reply after its re-ask).
     (
         """
@@ -596,6 +596,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             run_id     TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (student, source, pid)
+        )
+        """,
+    ),
+    # v18: `ladder compile --integrate-only`: each teacher attempt at a family's INTEGRATE
+    # step (its plan: description, answer schema, gold), its validator errors; the step goes on the family.
+    (
+        """
+        CREATE TABLE integrate_attempts (
+            pid         TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            granularity TEXT NOT NULL DEFAULT '',
+            teacher     TEXT NOT NULL,
+            attempt     INTEGER NOT NULL,
+            plan        TEXT,
+            errors      TEXT NOT NULL,
+            passed      INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            PRIMARY KEY (pid, source, granularity, teacher, attempt)
         )
         """,
     ),

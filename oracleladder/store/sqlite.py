@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import aiosqlite
 
-from .attempts import AttemptsTable, CompileAttempt, PrimitiveAttempt
+from .attempts import AttemptsTable, CompileAttempt, IntegrateAttempt, PrimitiveAttempt
 from .batches import BatchTable
 from .calls import CallRecord
 from .claims import ClaimsTable
@@ -239,4 +239,4 @@ async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
 
 
 __all__ = ["COMPRESS_FROM", "DEFAULT_STORE", "CallRecord", "CompileAttempt", "FailedJob", "RunRecord",
-           "PrimitiveAttempt", "ScreenVerdict", "Store", "StoredPacket", "StoreError", "StoreVersionError"]
+           "IntegrateAttempt", "PrimitiveAttempt", "ScreenVerdict", "Store", "StoredPacket", "StoreError", "StoreVersionError"]

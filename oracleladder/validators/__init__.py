@@ -5,6 +5,8 @@ Each check is a small pure function returning CheckResult(s) whose reason a teac
 * ``schema``                 -- gold parses under its declared/inferred answer schema (schema.py);
 * ``atomicity``              -- gold is one value/expression/equation/... without prose (atomicity.py);
 * ``leak``                   -- gold does not restate the parent answer (leak.py, ``leak_level``);
+* ``leak_transform``         -- nor a trivial transformation of it, nor one formatting step from it (leak.py,
+  ``transformation``: Appendix T's conditions 2 and 3 where a program decides them);
 * ``prompt_leak``            -- nor does the milestone's description or prompt, by the same rule
   (leak.py, ``stated_gold``): a student is shown them;
 * ``standalone_reference``   -- milestone text does not point at other steps (standalone.py);
@@ -33,7 +35,7 @@ from ..workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, register
 from ._text import milestone_description
 from .atomicity import atomicity_problem, check_atomicity
 from .family import check_count, check_duplicates, check_integrate
-from .leak import check_leak, check_prompt_leak, leak_level
+from .leak import check_leak, check_prompt_leak, check_transformation, leak_level
 from .primitive import check_leak as check_primitive_leak, check_primitive
 from .reference import answer_problem, check_reference_answer, reference_answer_problem
 from .schema import check_schema
@@ -57,12 +59,15 @@ def check_family(family: Family, *, use_corrections: bool = False, parse_prose: 
     """
     ref = family.reference_answer(use_corrections)
     checks: list[CheckResult] = [check_reference_answer(family, use_corrections)]
-    for i, m in family.tested(use_corrections):
+    for i, m in family.tested(use_corrections, keep_leaking=True):
         atomic = check_atomicity(m, i)
         if parse_prose or atomic.passed:
             checks.append(check_schema(m, i))
             checks.append(atomic)
-            checks.append(check_leak(m, ref, i))
+            leak = check_leak(m, ref, i)
+            checks.append(leak)
+            if leak.passed:  # a gold that restates the answer is not also a transformation of it
+                checks.append(check_transformation(m, ref, i))
         else:
             checks.append(atomic)
         checks.append(check_prompt_leak(m, family, i))
@@ -83,7 +88,7 @@ async def check_family_in(pool: WorkerPool, family: Family, **options: Any) -> F
     """``check_family`` in a worker of ``pool``, with the pool's limit for each symbolic check it may
     run (schema, leak and prompt leak per milestone, one INTEGRATE); GradingFailed when it
     cannot end."""
-    limit = pool.timeout_s * (1 + 3 * len(family.tested()))
+    limit = pool.timeout_s * (1 + 3 * len(family.tested(keep_leaking=True)))
     what = "the plan's symbolic checks"
     try:
         return await pool.run("check_family", dict(family=family, **options), limit)
@@ -99,7 +104,7 @@ def shown_leak(family: Family) -> CheckResult | None:
     """The first failed check of a text a student is shown: a milestone's description or prompt that
     states a final answer (the reference answer, its correction, the INTEGRATE gold), or a primitive
     that states a gold; None when there is none."""
-    checks = [check_prompt_leak(m, family, i) for i, m in family.tested()]
+    checks = [check_prompt_leak(m, family, i) for i, m in family.tested(keep_leaking=True)]
     if family.primitive is not None:
         checks.append(check_primitive_leak(family.primitive.text, family))
     return next((c for c in checks if not c.passed), None)
@@ -108,7 +113,7 @@ def shown_leak(family: Family) -> CheckResult | None:
 def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:
     """The narrowest leak level reached by any tested milestone of the family (None if none leaks)."""
     ref = family.reference_answer(use_corrections)
-    levels = [leak_level(m.answer, ref) for _, m in family.tested(use_corrections)]
+    levels = [leak_level(m.answer, ref) for _, m in family.tested(use_corrections, keep_leaking=True)]
     hit = [lv for lv in levels if lv]
     return min(hit, key=_LEVEL_ORDER.index) if hit else None
 
@@ -117,7 +122,7 @@ def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
               use_corrections: bool = False) -> dict[str, Any]:
     """Totals over a set of families (reports in the same order as families)."""
     by_pid = {f.pid: f for f in families}
-    golds = [m.answer for f in families for _, m in f.tested(use_corrections)]
+    golds = [m.answer for f in families for _, m in f.tested(use_corrections, keep_leaking=True)]
     atomic = [c for r in reports for c in r.checks if c.check == "atomicity"]
     per_level = Counter()
     for f in families:

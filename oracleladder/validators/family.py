@@ -19,7 +19,7 @@ def _norm(s: str) -> str:
 
 
 def check_count(family: Family, use_corrections: bool = False) -> CheckResult:
-    n = len(family.tested(use_corrections))
+    n = len(family.tested(use_corrections, keep_leaking=True))
     if n < 2:
         return CheckResult(check=CHECK_COUNT, passed=False,
                            reason=f"only {n} tested non-INTEGRATE milestone(s); give at least 2")
@@ -30,7 +30,7 @@ def check_duplicates(family: Family, use_corrections: bool = False) -> list[Chec
     out: list[CheckResult] = []
     seen_d: dict[str, int] = {}
     seen_g: dict[str, int] = {}
-    for i, m in family.tested(use_corrections):
+    for i, m in family.tested(use_corrections, keep_leaking=True):
         d, g = _norm(milestone_description(m)), re.sub(r"\s+", "", m.answer)
         if d in seen_d:
             out.append(CheckResult(check=CHECK_DUP, passed=False, milestone=i,

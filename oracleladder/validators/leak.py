@@ -10,6 +10,14 @@ Levels, in increasing breadth (the paper's three criteria, cumulative):
 
 ``leak_level`` returns the narrowest level that holds, or None when the gold does not leak.
 
+Conditions (2) and (3) of Appendix T's leak-safe rule, where a program can decide them
+(``transformation``, the check ``leak_transform``): a gold that is the parent answer up to a trivial
+transformation -- its sign flipped, a unit factor (x100 or /100 where either side says percent; 180/pi
+either way where either side says degrees or holds pi), its case answers recombined (the same parts
+in another order or grouping: ``\{-1,1\}``, ``x=\pm 1``, ``1 or -1``) -- or the parent answer left one
+formatting step away: one side of an equation the gold states, or its decimal rounding (two places or more). Constants are
+read by the fast reader (``_fast.read``), exactly where they are rational.
+
 A text the student is shown states a gold (``stated_gold``) when one of its math pieces leaks it by
 the same rule: ``$...$``/``\(...\)``/``\[...\]`` segments, ``\boxed{}``, each side of an ``=``, and
 each token with a digit or a backslash; a longer gold is also looked for inside the text as written.
@@ -23,7 +31,9 @@ parser would spend 5-1000 ms on each, and a sub-goal may well quote an expressio
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 from typing import Literal
 
 from oracleladder import verify
@@ -33,6 +43,7 @@ from ._fast import clearly_not_equivalent, read
 from ._text import problem_text
 
 CHECK = "leak"
+CHECK_TRANSFORM = "leak_transform"
 CHECK_PROMPT = "prompt_leak"
 LeakLevel = Literal["strict", "trivial", "equivalent"]
 
@@ -87,6 +98,127 @@ def check_leak(m: Milestone, parent_answer: str, index: int | None = None) -> Ch
     return CheckResult(check=CHECK, passed=False, milestone=index,
                        reason=f"leak ({level}): gold {m.answer!r} {how} the parent answer {parent_answer!r}; "
                               "the milestone must leave a real step before the parent answer")
+
+
+_PERCENT = re.compile(r"%|percent", re.I)
+_ANGLE = re.compile(r"\\circ|°|degree|\\pi|radian", re.I)
+_CASE_WORD = re.compile(r"\\text\s*\{\s*(or|and)\s*\}|\\(?:cup|lor|vee)(?![A-Za-z])")
+_CASE_SEP = re.compile(r",|;|\s(?:or|and)\s")
+_PM = re.compile(r"\\pm\s*")
+
+
+def _const(text: str) -> Fraction | float | None:
+    """The value of a constant (an equation's right side: ``x=5``), or None."""
+    p = read(text)
+    v = p.value if p is not None and p.kind == "value" else p.rhs if p is not None and p.kind == "equation" else None
+    return v if isinstance(v, (Fraction, float)) and math.isfinite(float(v)) else None
+
+
+def _same(a: Fraction | float, b: Fraction | float) -> bool:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _factor(gold: str, answer: str) -> str | None:
+    """The trivial factor between two constants: a sign flip or a unit factor, said; None."""
+    g, a = _const(gold), _const(answer)
+    if g is None or a is None or a == 0 or _same(g, a):
+        return None
+    factors: list[tuple[Fraction | float, str]] = [(-1, "with its sign flipped")]
+    said = gold + " " + answer
+    if _PERCENT.search(said):
+        factors += [(100, "times 100 (a percent)"), (Fraction(1, 100), "divided by 100 (a percent)")]
+    if _ANGLE.search(said):
+        factors += [(180 / math.pi, "in degrees (times 180/pi)"), (math.pi / 180, "in radians (times pi/180)")]
+    for f, how in factors:
+        for sign, word in ((1, ""), (-1, ", sign flipped")):
+            if (f != -1 or sign == 1) and _same(g, a * f * sign):
+                return how + word
+    return None
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` cut at its separators outside brackets (a tuple's comma is no case)."""
+    text = _CASE_WORD.sub(" or ", _SIZING.sub("", text)).replace("\\{", " ").replace("\\}", " ")
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        sep = _CASE_SEP.match(text, i) if depth == 0 else None
+        if sep is not None and i >= start:
+            out.append(text[start:i])
+            start = sep.end()
+    return [*out, text[start:]]
+
+
+def _parts(text: str) -> list[str] | None:
+    """The case answers of a combined answer (its parts, ``\\pm`` spelled out), each normalized;
+    None for fewer than two."""
+    out: list[str] = []
+    for piece in _top_level(text):
+        p = _trivial(piece).split("=")[-1]  # x_1=3: the value
+        if not p:
+            continue
+        m = _PM.match(p)
+        out += [p[m.end():], "-" + p[m.end():]] if m else [p]
+    if len(out) < 2:
+        return None
+    return sorted(str(v) if (v := _const(p)) is not None else p for p in out)
+
+
+def _rounded(gold: str, answer: str) -> bool:
+    """The gold is a decimal (two places or more) the answer, a constant not written so, rounds to."""
+    m = re.fullmatch(r"-?\d+\.(\d{2,})", gold.strip())
+    a = _const(answer)
+    if m is None or a is None or re.fullmatch(r"-?\d+(?:\.\d+)?", answer.strip()):
+        return False
+    return abs(float(gold) - float(a)) <= 0.5 * 10 ** -len(m.group(1)) and float(gold) != float(a)
+
+
+def transformation(gold: str, answer: str) -> str | None:
+    """How ``gold`` is ``answer`` up to a trivial transformation or one formatting step (Appendix T,
+    conditions 2 and 3; the module doc says which), or None where none is found."""
+    if not gold.strip() or not answer.strip():
+        return None
+    how = _factor(gold, answer)
+    if how is not None:
+        return f"is the parent answer {how} (condition 2: a trivial transformation)"
+    cases = _parts(answer)
+    if cases is not None and cases == _parts(gold):
+        return "holds the parent answer's cases recombined (condition 2: a trivial transformation)"
+    sides = [s for s in gold.split("=") if s.strip()] if gold.count("=") == 1 else []
+    if any(leak_level(s, answer, equivalence=False) is not None for s in sides):
+        return ("states the parent answer as one side of an equation (condition 3: only a formatting step "
+                "is left)")
+    if _rounded(gold, answer):
+        return "is the parent answer rounded to a decimal (condition 3: only a formatting step is left)"
+    return None
+
+
+def check_transformation(m: Milestone, parent_answer: str, index: int | None = None) -> CheckResult:
+    how = transformation(m.answer, parent_answer)
+    if how is None:
+        return CheckResult(check=CHECK_TRANSFORM, passed=True, milestone=index,
+                           reason="gold is no trivial transformation of the parent answer")
+    return CheckResult(check=CHECK_TRANSFORM, passed=False, milestone=index,
+                       reason=f"leak (Appendix T): gold {m.answer!r} {how}, {parent_answer!r}; a student given it "
+                              "has the answer: the milestone must leave a real step before the parent answer")
+
+
+def leaking_milestones(family: Family) -> list[int]:
+    """The leak rule of Appendix N and P.1: the tested milestones whose gold restates the reference
+    answer or its correction (``leak_level``), which Stage 0, C2 and C3 leave out (`Family.leaking`)."""
+    refs = [a for a in (family.parent_answer, family.parent_answer_corrected) if a]
+    return [i for i, m in family.tested(keep_leaking=True)
+            if any(leak_level(m.answer, ref) is not None for ref in refs)]
+
+
+def with_leak_rule(family: Family) -> Family:
+    """``family`` with its ``leaking`` milestones found, where no one has found them yet."""
+    if family.leaking is None:
+        family.leaking = leaking_milestones(family)
+    return family
 
 
 def _pieces(text: str) -> list[str]:

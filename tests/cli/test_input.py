@@ -20,6 +20,7 @@ from oracleladder.schemas import Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store, StoreError
 from oracleladder.testing import LoopbackServer
+from oracleladder.validators.leak import with_leak_rule
 
 from tests.helpers import REPO
 
@@ -229,7 +230,8 @@ def test_limit_one_probes_one_family_with_controls_drawn_from_the_whole_set(samp
                                      "--store", str(sample_store), "--base-url", server.openai_base_url, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["families"] == 1
-    families = list(read_jsonl(release_data / "families_sample.jsonl", Family))
+    # as imported: the leak rule drops the milestones restating their answer (the first family's m1 among them)
+    families = [with_leak_rule(f) for f in read_jsonl(release_data / "families_sample.jsonl", Family)]
     # the same prompts as a probe of the whole set would send for that family
     expected = [condition_prompt(families[0], c, families)[0] for c in ("C2_random", "C3_mismatched")]
     assert sorted(map(json.dumps, seen)) == sorted(map(json.dumps, expected))

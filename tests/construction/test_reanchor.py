@@ -117,3 +117,86 @@ def test_reanchor_from_stored_rollouts_probes_only_what_is_missing(tmp_path, rel
         assert got["tau"] == reanchor({f"openai/{a}": {f"openai/{m}": n for m, n in row.items()}
                                       for a, row in COUNTS.items()}).tau
         assert got["incomplete"] == []
+
+
+def test_reanchor_reads_stage0_and_the_parent_probes_at_their_own_budgets(tmp_path, release_data):
+    """Tables 5-6: Stage 0 at the screening budget, C1-C3 at another. The scripted models solve every
+    milestone at 512 tokens but only S's at 256; the parents only at 512, as P says. Counts read with
+    --stage0-max-tokens 256 are S's (the hand-derived COUNTS), read at 512 alone they are not."""
+    from oracleladder.schemas import Family
+    from oracleladder.schemas.jsonl import read_jsonl
+    from oracleladder.testing import LoopbackServer
+    from oracleladder.validators import answer_problem
+
+    families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
+                if len(f.tested()) == 2 and not answer_problem(f.parent_answer)][:4]
+    sample = tmp_path / "four.jsonl"
+    sample.write_text("".join(f.model_dump_json() + "\n" for f in families))
+    problems = [f.parent_prompt.split("Problem:\n", 1)[1].strip() for f in families]
+    budgets: set[tuple[str, int]] = set()
+
+    def answer(messages, body):
+        prompt, model = messages[-1]["content"], body["model"]
+        budget = body.get("max_tokens") or body["max_completion_tokens"]
+        i = next(i for i, p in enumerate(problems) if p in prompt)
+        if "Milestone:" in prompt:
+            budgets.add(("stage0", budget))
+            gold = next(m.answer for m in families[i].milestones if m.prompt.strip() in prompt)
+            return f"\\boxed{{{gold}}}" if budget == 512 or S[model][i] == "1" else "no idea"
+        budgets.add(("parent", budget))
+        return f"\\boxed{{{families[i].parent_answer}}}" if budget == 512 and P[model][i] == "1" else "no idea"
+
+    store = str(tmp_path / "s.sqlite")
+    assert CliRunner().invoke(app, ["import", str(sample), "--store", store]).exit_code == 0
+    args = ["reanchor", "--anchors", "openai/A,openai/B,openai/C", "--students", "openai/D,openai/E", "--k", "1",
+            "--json", "--store", store, "--max-tokens", "512"]
+    with LoopbackServer(script=answer) as server:
+        split = CliRunner().invoke(app, [*args, "--stage0-max-tokens", "256", "--base-url", server.openai_base_url])
+        assert split.exit_code == 0, split.output
+        # C1-C3 at 512, Stage 0 (with C1, as a screen) at 256: 5 models x 4 families x (3 + 2 + 1)
+        assert server.total == 5 * 4 * 6 and budgets == {("parent", 512), ("stage0", 256), ("parent", 256)}
+        whole = CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url])  # Stage 0 at 512 too
+        assert whole.exit_code == 0, whole.output
+    strip = lambda d: {a.removeprefix("openai/"): v for a, v in d.items()}  # noqa: E731
+    got = json.loads(split.output.splitlines()[-1])
+    assert strip(got["subsets"]) == SUBSETS and got["incomplete"] == []
+    assert {a: strip(row) for a, row in strip(got["counts"]).items()} == COUNTS
+    # every milestone solved at 512: the subsets are the families each anchor fails directly
+    assert strip(json.loads(whole.output.splitlines()[-1])["subsets"]) == {"A": 3, "B": 3, "C": 4}
+
+
+# Table 29 on six families: which each of three anchors' screens keeps (by index), read by hand.
+KEPT_BY = {"gpt": {0, 1}, "qwen": {0, 1, 2, 3}, "llama": {0, 1, 2, 4, 5}}
+
+
+def test_reanchor_sets_crosses_the_families_each_anchors_screen_keeps(tmp_path):
+    import asyncio
+
+    from oracleladder.store import ScreenVerdict, Store
+
+    pids = [f"p{i}" for i in range(6)]
+
+    async def screened(path) -> None:
+        async with Store.open(path) as store:
+            for name, kept in KEPT_BY.items():
+                for i, pid in enumerate(pids):
+                    await store.put_screen_verdict(ScreenVerdict(
+                        set_name=name, pid=pid, source="openai/teacher", anchor=f"openai/{name}", rule="direct-only",
+                        k=4, max_tokens=16384, verdict="kept" if i in kept else "solved_directly", reason="",
+                        direct=0 if i in kept else 1, stage0={}, run_id="r"))
+
+    store = tmp_path / "s.sqlite"
+    asyncio.run(screened(store))
+    got = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,qwen", "--sets", "llama", "--json", "--store", str(store)])
+    assert got.exit_code == 0, got.output
+    table = json.loads(got.output)
+    assert table["kept"] == {"gpt": 2, "qwen": 4, "llama": 5} and table["screened"] == {"gpt": 6, "qwen": 6, "llama": 6}
+    assert table["both"] == {a: {b: len(KEPT_BY[a] & KEPT_BY[b]) for b in KEPT_BY} for a in KEPT_BY}
+    assert table["both"]["llama"]["qwen"] == 3 and table["anchors"]["gpt"] == "openai/gpt"
+    text = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,qwen,llama", "--store", str(store)], terminal_width=200)
+    assert text.exit_code == 0 and "openai/llama (llama)" in text.output and "5/6 (83.3%)" in text.output
+    assert "3/4" in text.output  # llama's screen keeps 3 of qwen's 4
+    unknown = CliRunner().invoke(app, ["reanchor", "--sets", "gpt,nope", "--store", str(store)])
+    assert unknown.exit_code == 2 and "no screened set 'nope'" in unknown.output
+    both = CliRunner().invoke(app, ["reanchor", "--sets", "gpt", "--anchors", "openai/A", "--store", str(store)])
+    assert both.exit_code == 2

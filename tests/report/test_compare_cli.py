@@ -15,6 +15,7 @@ from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
+from oracleladder.validators.leak import with_leak_rule
 
 K = 2
 # correct answers out of K per (set, family position, condition); Stage 0 is always solved
@@ -41,7 +42,9 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
         write_jsonl(files[name], (to_released(f) for f in fams))
 
     script: dict[str, tuple[str, int]] = {}
-    for name, fams in (("a", set_a), ("b", set_b)):
+    # the prompts of the sets as imported: the leak rule drops a milestone restating its family's answer
+    imported = {name: [with_leak_rule(f.model_copy(deep=True)) for f in fams] for name, fams in (("a", set_a), ("b", set_b))}
+    for name, fams in imported.items():
         for pos, family in enumerate(fams):
             for _, m in family.tested():
                 script[stage0_prompt(m)[1]["content"]] = (m.answer, K)

@@ -319,7 +319,7 @@ class CodeDomain(Domain[CodeProblem, CodeFamily, CodePacket]):
         return await self._in_sandbox(self.grade_answer, job.family, job.target, response)
 
     def collect_results(self, families: Sequence[CodeFamily], rollouts: Sequence[Rollout], *,
-                        use_corrections: bool = False) -> list[FamilyResults]:
+                        use_corrections: bool = False, keep_leaking: bool = False) -> list[FamilyResults]:
         """Per family, the K verdicts of each helper (Stage 0, "m<i>") and of each condition; an
         ungraded rollout (grading failed) is left out."""
         return results_from_rollouts(

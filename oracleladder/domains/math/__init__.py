@@ -26,6 +26,7 @@ from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
 from ...validators import (answer_problem, check_family_in, independent_solve_check, reference_answer_problem,
                            render_errors)
+from ...validators.leak import with_leak_rule
 from ...validators.reference import CHECK as REFERENCE_CHECK
 from ... import verify
 from ...verify import GradingFailed
@@ -46,11 +47,12 @@ def target_gold(family: Family, target: str, use_corrections: bool = False) -> s
 
 
 def collect_results(families: Sequence[Family], rollouts: Sequence[Rollout], *,
-                    use_corrections: bool = False) -> list[FamilyResults]:
-    """Per family, the K verdicts of each tested milestone (Stage 0) and of each condition; an
-    ungraded rollout (grading failed) says nothing about the student and is left out."""
+                    use_corrections: bool = False, keep_leaking: bool = False) -> list[FamilyResults]:
+    """Per family, the K verdicts of each tested milestone (Stage 0; after the leak rule unless
+    ``keep_leaking``) and of each condition; an ungraded rollout (grading failed) says nothing about
+    the student and is left out."""
     return results_from_rollouts(
-        [(f.pid, [i for i, _ in f.tested(use_corrections)]) for f in families],
+        [(f.pid, [i for i, _ in f.tested(use_corrections, keep_leaking)]) for f in families],
         ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded),
     )
 
@@ -62,7 +64,7 @@ async def roadmap_set(store: Store, name: str) -> list[Family]:
         source, granularity = parse_roadmap_set(name)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    families = await store.families(source=source, granularity=granularity)
+    families = [with_leak_rule(f) for f in await store.families(source=source, granularity=granularity)]
     if not families:
         sources = await store.sources()
         raise InputError(f"{store.path} holds no families of roadmap set '{name}'{did_you_mean(name, sources)} "
@@ -152,8 +154,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
                    version: str) -> None:
-        if not checked.errors:
-            await store.put_family(checked.family)
+        if not checked.errors:  # its leak check passed: no milestone for the leak rule to drop
+            await store.put_family(checked.family.model_copy(update={"leaking": []}))
 
     # ------------------------------------------------------------------ probe
 
@@ -167,7 +169,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         jobs: list[Job[Family]] = []
         for family in families:
             if config.stage0:
-                for index, milestone in family.tested(config.use_corrections):
+                for index, milestone in family.tested(config.use_corrections, config.keep_leaking):
                     msgs = stage0_prompt(milestone)
                     jobs += [Job(family, f"m{index}", k, msgs) for k in range(config.k)]
             for condition in config.conditions or self.conditions:
@@ -178,7 +180,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
                                                fallback=config.primitive_fallback)
                 else:
                     msgs, _ = condition_prompt(family, condition, donors, seed=config.seed,
-                                               use_corrections=config.use_corrections)
+                                               use_corrections=config.use_corrections,
+                                               keep_leaking=config.keep_leaking)
                 jobs += [Job(family, condition, k, msgs) for k in range(config.k)]
         return jobs
 
@@ -191,8 +194,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
                                   problem=job.family.parent_prompt)
 
     def collect_results(self, families: Sequence[Family], rollouts: Sequence[Rollout], *,
-                        use_corrections: bool = False) -> list[FamilyResults]:
-        return collect_results(families, rollouts, use_corrections=use_corrections)
+                        use_corrections: bool = False, keep_leaking: bool = False) -> list[FamilyResults]:
+        return collect_results(families, rollouts, use_corrections=use_corrections, keep_leaking=keep_leaking)
 
     def target_gold(self, family: Family, target: str, use_corrections: bool = False) -> str:
         return target_gold(family, target, use_corrections)

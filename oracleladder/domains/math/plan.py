@@ -103,9 +103,17 @@ def student_prompt(problem_text: str, planned: PlannedMilestone) -> str:
     )
 
 
+_PARENT_WRAPPER = "Solve the following problem. Provide your final answer clearly.\n\nProblem:\n"
+
+
 def parent_prompt(problem_text: str) -> str:
     """The released families' parent prompt wrapper, so compiled and imported families probe alike."""
-    return f"Solve the following problem. Provide your final answer clearly.\n\nProblem:\n{problem_text.strip()}\n"
+    return f"{_PARENT_WRAPPER}{problem_text.strip()}\n"
+
+
+def problem_of(family: Family) -> str:
+    """The problem a family's parent prompt wraps (the prompt itself where it wraps none)."""
+    return family.parent_prompt.removeprefix(_PARENT_WRAPPER).strip()
 
 
 def to_family(plan: TeacherPlan, problem: MathProblem, provenance: Provenance) -> Family:

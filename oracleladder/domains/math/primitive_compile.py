@@ -12,7 +12,7 @@ granularity), marked ``teacher-primitives-only``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -46,16 +46,33 @@ def render_primitive_errors(errors: Sequence[CheckResult]) -> str:
     return "\n".join(f"- [{e.check}]: {e.reason}" for e in errors)
 
 
-class PrimitiveDomain(CompileDomain[Family, Family, PrimitivePlan]):
-    """Existing families given a primitive, checked in ``pool``. Not a `--domain`: it compiles only,
-    and the families it writes are probed by the math domain."""
+R = TypeVar("R", bound=BaseModel)
 
-    response_model = PrimitivePlan
-    check_stage = "checking the primitive"
+
+class FamilyPartDomain(CompileDomain[Family, Family, R]):
+    """Stored families given one part by a teacher, checked in ``pool``; an accepted family is written
+    over its stored self. Not a `--domain`: it compiles only, and the families it writes are probed by
+    the math domain."""
+
     uses_pool = True
 
     def __init__(self, pool: WorkerPool | None = None) -> None:
         self.pool = pool
+
+    async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
+                   version: str) -> None:
+        if not checked.errors:
+            await store.put_family(checked.family)
+
+    async def store_problem(self, store: Store, problem: Family) -> None:
+        return None  # the family is its roadmap set's, stored already
+
+
+class PrimitiveDomain(FamilyPartDomain[PrimitivePlan]):
+    """Existing families given a primitive."""
+
+    response_model = PrimitivePlan
+    check_stage = "checking the primitive"
 
     def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
         return primitive_messages(problem)
@@ -74,17 +91,9 @@ class PrimitiveDomain(CompileDomain[Family, Family, PrimitivePlan]):
     def stored_plan(self, reply: PrimitivePlan, version: str) -> str:
         return reply.primitive.strip()
 
-    async def keep(self, store: Store, checked: Checked[Family], source: str, *, attempt: int,
-                   version: str) -> None:
-        if not checked.errors:
-            await store.put_family(checked.family)
-
-    async def store_problem(self, store: Store, problem: Family) -> None:
-        return None  # the family is its roadmap set's, stored already
-
     async def store_attempt(self, store: Store, problem: Family, source: str, attempt: int, *, plan: Any,
                             errors: list[dict[str, Any]], passed: bool) -> None:
         await store.put_primitive_attempt(problem, source, attempt, primitive=plan, errors=errors, passed=passed)
 
 
-__all__ = ["PrimitiveDomain", "PrimitivePlan", "primitive_messages"]
+__all__ = ["FamilyPartDomain", "PrimitiveDomain", "PrimitivePlan", "primitive_messages"]

@@ -57,8 +57,8 @@ def seeded_rng(seed: int, pid: str, condition: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def donor_pool(family: Family, pool: Sequence[Family]) -> list[Family]:
-    others = [f for f in pool if f.pid != family.pid and f.tested()]
+def donor_pool(family: Family, pool: Sequence[Family], keep_leaking: bool = False) -> list[Family]:
+    others = [f for f in pool if f.pid != family.pid and f.tested(keep_leaking=keep_leaking)]
     if not others:
         raise ValueError("control conditions need at least one other family with milestones in the set")
     return others
@@ -71,10 +71,12 @@ def roadmap_text(descriptions: Sequence[str], answers: Sequence[str] | None = No
 
 
 def condition_prompt(
-    family: Family, condition: Condition, pool: Sequence[Family], *, seed: int = 0, use_corrections: bool = False
+    family: Family, condition: Condition, pool: Sequence[Family], *, seed: int = 0, use_corrections: bool = False,
+    keep_leaking: bool = False,
 ) -> tuple[list[dict[str, str]], list[str]]:
-    """Messages for one parent condition, and the pids whose content a control borrowed."""
-    tested = [m for _, m in family.tested(use_corrections)]
+    """Messages for one parent condition, and the pids whose content a control borrowed; the roadmaps
+    shown are the tested milestones after the leak rule (``keep_leaking``: all of them)."""
+    tested = [m for _, m in family.tested(use_corrections, keep_leaking)]
     own = [description(m) for m in tested]
     parent = family.parent_prompt
     borrowed: list[str] = []
@@ -86,19 +88,19 @@ def condition_prompt(
         golds = [m.answer for m in tested]
         user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
     elif condition == "C2_random":
-        donor = seeded_rng(seed, family.pid, condition).choice(donor_pool(family, pool))
+        donor = seeded_rng(seed, family.pid, condition).choice(donor_pool(family, pool, keep_leaking))
         borrowed = [donor.pid]
-        foreign = [description(m) for _, m in donor.tested(use_corrections)]
+        foreign = [description(m) for _, m in donor.tested(use_corrections, keep_leaking)]
         user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(foreign))
     elif condition == "C2_generic":
         user = load(TEMPLATES[condition]).render(parent_prompt=parent)
     elif condition == "C3_mismatched":
         rng = seeded_rng(seed, family.pid, condition)
-        others = donor_pool(family, pool)
+        others = donor_pool(family, pool, keep_leaking)
         answers = []
         for _ in tested:
             donor = rng.choice(others)
-            answers.append(rng.choice([m for _, m in donor.tested(use_corrections)]).answer)
+            answers.append(rng.choice([m for _, m in donor.tested(use_corrections, keep_leaking)]).answer)
             borrowed.append(donor.pid)
         user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
     else:
