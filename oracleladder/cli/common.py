@@ -23,6 +23,7 @@ from rich.markup import escape
 from ..clients import ProviderError
 from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint,
                           EndpointError, Experiment, request_body)
+from ..ladder import WHOLE, Shard
 from ..verify import grader_name
 
 console = Console(stderr=True)
@@ -176,6 +177,15 @@ def known_grader(grader: str) -> str:
         fail(str(exc))
 
 
+def shard_of(text: str | None) -> Shard:
+    """--shard's check, before the command runs: a bad spelling is one line (exit 2)."""
+    try:
+        return WHOLE if text is None else Shard.parse(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+ShardOpt = Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Only shard I of N (from 1): the families (compile: the problems) split by a stable hash of their pid, the controls still drawn from the whole set; N runs into N stores, then `ladder merge`, give the whole run (docs/cluster.md).")]
 GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]

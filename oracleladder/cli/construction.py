@@ -16,8 +16,8 @@ from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, listed,
-                     make_endpoint, run_experiment, say, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, ShardOpt, SourceOpt, StoreOpt, console, existing, fail,
+                     listed, make_endpoint, run_experiment, say, shard_of, with_endpoint_options)
 from .display import bar, print_failed_jobs
 
 if TYPE_CHECKING:
@@ -39,12 +39,14 @@ def screen(
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    shard: ShardOpt = None,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
+    split = shard_of(shard)
     endpoint = make_endpoint(anchor, endpoint_options)
     result = run_experiment(store, lambda ex: ex.screen(
         endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,
-        grader=grader, progress=bar), endpoint)
+        grader=grader, shard=split, progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:

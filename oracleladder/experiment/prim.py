@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_module
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
-from ..ladder import ProbeConfig
+from ..ladder import WHOLE, ProbeConfig, Shard
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
@@ -110,12 +110,13 @@ class PrimStages:
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
                          temperature: float = 1.0, grader: str = "strict", source: str = "release",
                          teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
-                         progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+                         shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
-        student's Discovery is stored already)."""
+        student's Discovery is stored already). ``shard``: only the families of that shard
+        (`ladder.shards`)."""
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
@@ -127,7 +128,7 @@ class PrimStages:
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
         donors = await self.roadmap_set(source)
-        families = donors[:limit]
+        families = shard.of(donors[:limit])
         # the student's own primitive is its Discovery output: asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:

@@ -24,7 +24,7 @@ from ..construction.screen import DIRECT, RULES, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
-from ..ladder import CompileDomain, Job, ProbeConfig, Settings
+from ..ladder import WHOLE, CompileDomain, Job, ProbeConfig, Settings, Shard
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..prompts import load as load_prompt
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
@@ -141,11 +141,12 @@ class Experiment(PrimStages, Reader):
                       granularity: str = "default", domain: str = "math", max_attempts: int = 3,
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
                       fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
-                      encoding: str | None = None, dry_run: bool = False,
+                      encoding: str | None = None, dry_run: bool = False, shard: Shard = WHOLE,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
         ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
-        is not UTF-8. With ``dry_run``, the calls it would make and their estimate, and no run."""
+        is not UTF-8. ``shard``: only the problems of that shard (`ladder.shards`). With ``dry_run``, the
+        calls it would make and their estimate, and no run."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
@@ -156,6 +157,7 @@ class Experiment(PrimStages, Reader):
         pool = ladder.read_problems(problems_path, on_duplicate)
         if not pool:
             raise ExperimentError(f"{problems_path}: no problems to compile (an empty pool)")
+        pool = shard.of(pool)
         if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
             usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
@@ -222,13 +224,13 @@ class Experiment(PrimStages, Reader):
                     use_corrections: bool = False, grader: str = "strict", source: str = "release",
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
                     primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
-                    progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
+                    shard: Shard = WHOLE, progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
         default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
         on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
-        others). ``limit``: probe the first N families; the controls still draw from the whole set.
-        The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
+        others). ``limit``: probe the first N families; ``shard``: only those of that shard
+        (`ladder.shards`); the controls still draw from the whole set. The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
         ``dry_run``: plan the jobs and return the calls the run would make after the cache, with their
         estimate, and no run."""
@@ -252,7 +254,7 @@ class Experiment(PrimStages, Reader):
         except ValueError as exc:  # an unknown grader
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)
-        families = donors[:limit]
+        families = shard.of(donors[:limit])
         if ("C2_primitive_random" in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
@@ -308,18 +310,20 @@ class Experiment(PrimStages, Reader):
 
     async def screen(self, anchor: str | Endpoint, *, source: str = "release", set_name: str | None = None,
                      k: int = 8, max_tokens: int = 4096, rule: str = "default", temperature: float = 1.0,
-                     grader: str = "strict", progress: Progress | None = None) -> ScreenResult:
+                     grader: str = "strict", shard: Shard = WHOLE, progress: Progress | None = None) -> ScreenResult:
         """Anchor screen and structural filter (Section 3): probe the anchor (C1 and Stage 0: ordinary
         cached rollouts) on a roadmap set, then store each family's verdict in the set (default name:
-        the anchor). Returns the probe's result with the set and its verdicts counted."""
+        the anchor); ``shard``: only the families of that shard. Returns the probe's result with the
+        set and its verdicts counted."""
         if rule not in RULES:
             raise ExperimentError(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
         endpoint = as_endpoint(anchor)
         set_name = set_name or endpoint.model
         probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
-                                  temperature=temperature, grader=grader, source=source, progress=progress)
+                                  temperature=temperature, grader=grader, source=source, shard=shard,
+                                  progress=progress)
         assert isinstance(probed, ProbeResult)  # not a dry run
-        families = await self.roadmap_set(source)
+        families = shard.of(await self.roadmap_set(source))
         rollouts = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
         verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens, run_id=probed.run_id)
