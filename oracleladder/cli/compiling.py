@@ -13,9 +13,9 @@ from ..clients import load_prices
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, ShardOpt,
-                     StoreOpt, console, existing, fail, make_endpoint, run_experiment, say, shard_of,
-                     with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, DryRunOpt, MaxCostOpt, OnDuplicate, OnDuplicateOpt, PricesOpt, RayOpt,
+                     ShardOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, fail, make_endpoint, run_experiment,
+                     say, shard_of, with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
@@ -42,13 +42,15 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only: the roadmap set whose families get primitives.")] = "release",
     shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    split = shard_of(shard)
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     if primitives_only:
-        if problems is not None or domain != "math" or dry_run or shard is not None:
+        if problems is not None or domain != "math" or dry_run or shard is not None or cluster is not None:
             fail("--primitives-only takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, "
-                 "no --shard")
+                 "no --shard, no --ray")
         # online calls: --primitives-only has never taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
@@ -63,7 +65,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
         null_values=[v for v in (null_values or "").split(",") if v], encoding=encoding, dry_run=dry_run,
-        shard=split, progress=bar), endpoint, reading=dry_run)
+        shard=split, progress=bar), endpoint, reading=dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):

@@ -16,8 +16,9 @@ from ..construction.screen import STRUCTURAL
 from ..experiment import ProbeResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, ShardOpt, SourceOpt, StoreOpt, console, existing, fail,
-                     listed, make_endpoint, run_experiment, say, shard_of, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, GraderOpt, KOpt, RayOpt, ShardOpt, SourceOpt, StoreOpt, WorkersOpt, cluster_of,
+                     console, existing, fail, listed, make_endpoint, run_experiment, say, shard_of,
+                     with_endpoint_options)
 from .display import bar, print_failed_jobs
 
 if TYPE_CHECKING:
@@ -40,13 +41,15 @@ def screen(
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set."""
-    split = shard_of(shard)
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(anchor, endpoint_options)
     result = run_experiment(store, lambda ex: ex.screen(
         endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule, temperature=temperature,
-        grader=grader, shard=split, progress=bar), endpoint)
+        grader=grader, shard=split, progress=bar), endpoint, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:

@@ -16,9 +16,9 @@ from ..experiment.reader import BENCHMARK
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
-from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PricesOpt, SourceOpt,
-                     ShardOpt, StoreOpt, console, existing, listed, make_endpoint, run_experiment, say, shard_of,
-                     with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PricesOpt, RayOpt,
+                     ShardOpt, SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint,
+                     run_experiment, say, shard_of, with_endpoint_options)
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
 
 if TYPE_CHECKING:
@@ -73,9 +73,11 @@ def probe(
     include_unusable: Annotated[bool, typer.Option("--include-unusable", help="Also ask the parent jobs of the families whose reference answer is unusable (`ladder check`; the report leaves them out), which are skipped by default.")] = False,
     primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
     shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    split = shard_of(shard)
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     if dry_run:
         existing(store)  # the families to probe are in it
@@ -84,7 +86,7 @@ def probe(
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
         include_unusable=include_unusable, dry_run=dry_run, shard=split,
-        progress=bar), endpoint, reading=dry_run)
+        progress=bar), endpoint, reading=dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):

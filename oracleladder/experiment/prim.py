@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
+from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import WHOLE, ProbeConfig, Shard
@@ -47,6 +48,7 @@ class PrimStages:
 
     store: Store
     pool: WorkerPool
+    cluster: Cluster | None
     _notify: Callable[[str], None]
 
     async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
@@ -77,7 +79,7 @@ class PrimStages:
         config = {"teacher": endpoint.model, "kind": kind, "source": source, "max_attempts": max_attempts,
                   "families": len(todo)}
         async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
                 domain = PrimCompileDomain(kind, pool=self.pool, solutions=await self.store.solutions())  # type: ignore[arg-type]
                 compiler = Compiler(client, self.store, domain,
@@ -144,7 +146,7 @@ class PrimStages:
         run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
                       "teacher": teacher, "families": len(families)}
         async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
@@ -184,7 +186,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
                 "max_tokens": max_tokens, "primitives": len(todo)}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
                         "judge": endpoint.model, "run_id": run.id}
@@ -270,7 +272,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
                 "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
         async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
                 family = families[r.pid]
                 asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)

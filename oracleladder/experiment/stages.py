@@ -6,6 +6,7 @@ run recorded around the work, the client closed) and returns a typed result (`re
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from .. import workers
 from .._lazy import lazy_module
 from ..audit.judge import ask_judge, draw, key_path, write_sheet
 from ..clients import Client
+from ..cluster import Cluster
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
 from ..compiler.loop import Compiler
@@ -65,37 +67,50 @@ class Experiment(PrimStages, Reader):
     ``readonly``: None opens an existing store read-only where it cannot be written, else for writing
     (a missing file is created). ``notify``: called with one line for what a run learns on its own (a
     server's slot count or served model name). ``workers``: the verifier pool's size (default: the
-    CPU count)."""
+    CPU count). ``cluster``: a Ray cluster (`oracleladder.cluster.Cluster`) whose workers make the
+    calls and grade, started with the experiment and stopped with it; the store is written here only."""
 
     def __init__(self, store_path: str | os.PathLike[str] = DEFAULT_STORE, *, readonly: bool | None = None,
-                 notify: Callable[[str], None] | None = None, workers: int | None = None) -> None:
+                 notify: Callable[[str], None] | None = None, workers: int | None = None,
+                 cluster: Cluster | None = None) -> None:
         super().__init__()
         self.path = Path(store_path)
         self._readonly = readonly
         self._notify = notify or (lambda _: None)
         self._workers = workers
         self._pool: WorkerPool | None = None
+        self.cluster = cluster
 
     async def __aenter__(self) -> Experiment:
         readonly = self._readonly
         if readonly is None:
             readonly = self.path.exists() and not writable(self.path)
         self._store = await Store.open(self.path, readonly=readonly)
+        if self.cluster is not None:
+            try:
+                await asyncio.to_thread(self.cluster.start)  # seconds: Ray's start, each worker up
+            except BaseException:
+                await self._store.close()
+                raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         try:
             if self._pool is not None:
                 self._pool.close()
+            if self.cluster is not None:
+                self.cluster.stop()
         finally:
             if self._store is not None:
                 await self._store.close()
 
     @property
     def pool(self) -> WorkerPool:
-        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment."""
+        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment;
+        on a cluster, its workers' pools."""
         if self._pool is None:
-            self._pool = workers.WorkerPool(self._workers)  # read when used: a test may stand one in
+            # read when used: a test may stand one in; a cluster's pool takes a WorkerPool's calls
+            self._pool = self.cluster.pool if self.cluster is not None else workers.WorkerPool(self._workers)  # type: ignore[assignment]
         return self._pool
 
     def _grading(self, domain: D) -> D:
@@ -108,7 +123,7 @@ class Experiment(PrimStages, Reader):
     async def client(self, endpoint: str | Endpoint, *, default_concurrency: int = CONCURRENCY) -> Client:
         """A client of ``endpoint`` caching in the store (endpoint.endpoint_client); the caller closes it."""
         return await endpoint_client(as_endpoint(endpoint), self.store, default_concurrency=default_concurrency,
-                                     notify=self._notify)
+                                     notify=self._notify, cluster=self.cluster)
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
                               on_duplicate: OnDuplicate = "error") -> int:
@@ -170,7 +185,7 @@ class Experiment(PrimStages, Reader):
         config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
                   "problems": str(problems_path)}
         async with calling(store, endpoint, "compile", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with ladder, (progress or no_progress)(f"compile with {endpoint.model}", len(pool), client) as advance:
                 compiler = Compiler(client, store, ladder, max_attempts=max_attempts, max_tokens=max_tokens)
                 # in batch mode every problem is under way at once: its first attempts go in one batch
@@ -204,7 +219,7 @@ class Experiment(PrimStages, Reader):
         todo = [f for f in families if f.primitive is None]
         config = {"teacher": endpoint.model, "source": source, "max_attempts": max_attempts, "families": len(todo)}
         async with calling(self.store, endpoint, "compile-primitives", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with (progress or no_progress)(f"primitives with {endpoint.model}", len(todo), client) as advance:
                 compiler = Compiler(client, self.store, self._grading(PrimitiveDomain()), max_attempts=max_attempts,
                                     max_tokens=max_tokens)
@@ -282,7 +297,7 @@ class Experiment(PrimStages, Reader):
         extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
                                                            "families": len(families), **extra},
-                           concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+                           concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()
             jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
@@ -408,7 +423,7 @@ class Experiment(PrimStages, Reader):
         meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         async with calling(store, endpoint, "audit-judge", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
             run.incomplete = any(v == "failed" for v, _ in verdicts)
         cases = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)
