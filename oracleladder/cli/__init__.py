@@ -81,5 +81,6 @@ app.command()(construction.screen)
 app.command()(construction.funnel)
 app.command()(construction.reanchor)
 app.command()(store.batches)
+app.command()(store.merge)
 
 __all__ = ["app"]

@@ -21,8 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..clients import ProviderError
+from ..cluster import Cluster, ClusterError
 from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint,
                           EndpointError, Experiment, request_body)
+from ..ladder import WHOLE, Shard
 from ..verify import grader_name
 
 console = Console(stderr=True)
@@ -86,22 +88,22 @@ T = TypeVar("T")
 
 
 def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endpoint: Endpoint | None = None, *,
-                   reading: bool = False) -> T:
+                   reading: bool = False, cluster: Cluster | None = None) -> T:
     """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
     read-only where it cannot be written; a missing store is read as an empty one, and no file is
-    made); Ctrl-C stops it with every finished result kept in the store. A call that failed for good
-    ends it with one line on the ``endpoint``."""
+    made), on ``cluster`` if one is given; Ctrl-C stops it with every finished result kept in the
+    store. A call that failed for good ends it with one line on the ``endpoint``."""
     async def main() -> T:
         if reading and not store.exists():
             with tempfile.TemporaryDirectory() as empty:
                 async with Experiment(Path(empty) / store.name, notify=say) as ex:
                     return await call(ex)
-        async with Experiment(store, readonly=None if reading else False, notify=say) as ex:
+        async with Experiment(store, readonly=None if reading else False, notify=say, cluster=cluster) as ex:
             return await call(ex)
 
     try:
         return asyncio.run(main())
-    except EndpointError as exc:
+    except (EndpointError, ClusterError) as exc:
         fail(str(exc))
     except ProviderError as exc:
         if endpoint is None:
@@ -206,6 +208,27 @@ def null_texts(null_values: str | None) -> list[str]:
     return [v for v in (null_values or "").split(",") if v]
 
 
+def shard_of(text: str | None) -> Shard:
+    """--shard's check, before the command runs: a bad spelling is one line (exit 2)."""
+    try:
+        return WHOLE if text is None else Shard.parse(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
+    """The cluster of --ray and --workers (None: this process alone); --workers alone is refused."""
+    if address is None and workers is not None:
+        fail("--workers counts the workers of a Ray cluster: give --ray ADDRESS too")
+    try:
+        return None if address is None else Cluster(address, workers=workers)
+    except ClusterError as exc:
+        fail(str(exc))
+
+
+RayOpt = Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
+ShardOpt = Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Only shard I of N (from 1): the families (compile: the problems) split by a stable hash of their pid, the controls still drawn from the whole set; N runs into N stores, then `ladder merge`, give the whole run (docs/cluster.md).")]
 GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]

@@ -14,8 +14,9 @@ from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
-                     OnDuplicate, OnDuplicateOpt, PricesOpt, StoreOpt, console, existing, fail, make_endpoint,
-                     null_texts, run_experiment, say, with_endpoint_options)
+                     OnDuplicate, OnDuplicateOpt, PricesOpt, RayOpt, ShardOpt, StoreOpt, WorkersOpt, cluster_of,
+                     console, existing, fail, make_endpoint, null_texts, run_experiment, say, shard_of,
+                     with_endpoint_options)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
@@ -44,14 +45,18 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
+    shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     if primitives_only or integrate_only:
         flag = "--primitives-only" if primitives_only else "--integrate-only"
         if (problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit"
-                or (primitives_only and integrate_only)):
-            fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set or "
-                 "--teacher-prompt, not with the other of --primitives-only and --integrate-only")
+                or shard is not None or cluster is not None or (primitives_only and integrate_only)):
+            fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set, "
+                 "--teacher-prompt, --shard or --ray, not with the other of --primitives-only and --integrate-only")
         # online calls: neither has ever taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
@@ -66,8 +71,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
         problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
         independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
         null_values=null_texts(null_values), encoding=encoding, screened=screened, teacher_prompt=teacher_prompt,
-        dry_run=dry_run,
-        progress=bar), endpoint, reading=dry_run)
+        dry_run=dry_run, shard=split, progress=bar), endpoint, reading=dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):

@@ -17,8 +17,9 @@ from ..validators.reference import CHECK as REFERENCE_CHECK
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, SourceOpt,
-                     StoreOpt, console, existing, fail, listed, make_endpoint, null_texts, run_experiment, say,
+from .common import (EXIT_INCOMPLETE, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, RayOpt, ShardOpt,
+                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, fail, listed, make_endpoint,
+                     null_texts, run_experiment, say, shard_of,
                      with_endpoint_options)
 from .display import bar, print_failed_jobs
 
@@ -46,21 +47,25 @@ def screen(
     encoding: EncodingOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set;
     with POOL, which raw problems are worth compiling (0 of K direct attempts solved)."""
     if pool is None and (domain != "math" or field or null_values or encoding):
         fail("--domain, --field, --null-values and --encoding are for a raw POOL; a compiled set is math only")
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(anchor, endpoint_options)
     if pool is not None:
         result = run_experiment(store, lambda ex: ex.screen_pool(
             pool, endpoint, domain=domain, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
             temperature=temperature, grader=grader, fields=field or (), null_values=null_texts(null_values),
-            encoding=encoding, progress=bar), endpoint)
+            encoding=encoding, shard=split, progress=bar), endpoint, cluster=cluster)
     else:
         result = run_experiment(store, lambda ex: ex.screen(
             endpoint, source=source, set_name=set_name, k=k, max_tokens=max_tokens, rule=rule,
-            temperature=temperature, grader=grader, progress=bar), endpoint)
+            temperature=temperature, grader=grader, shard=split, progress=bar), endpoint, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:

@@ -16,8 +16,9 @@ from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, SourceOpt, StoreOpt, console,
-                     existing, make_endpoint, run_experiment, say, with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, RayOpt, ShardOpt,
+                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, make_endpoint, run_experiment, say,
+                     shard_of, with_endpoint_options)
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
@@ -86,13 +87,17 @@ def probe(
     max_cost: MaxCostOpt = None,
     dry_run: DryRunOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_probe(
         endpoint, dimensions=tuple(dimensions or DIMENSIONS), sources=tuple(primitive_source or ("gold",)), k=k,
         max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
-        dry_run=dry_run, progress=bar), endpoint)
+        dry_run=dry_run, shard=split, progress=bar), endpoint, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, ProbeEstimate):

@@ -16,9 +16,9 @@ from ..experiment.reader import BENCHMARK
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
-from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PidsOpt, PricesOpt,
-                     SourceOpt, StoreOpt, console, existing, listed, make_endpoint, pids_given, run_experiment, say,
-                     with_endpoint_options)
+from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PidsOpt, PricesOpt, RayOpt,
+                     ShardOpt, SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint,
+                     pids_given, run_experiment, say, shard_of, with_endpoint_options)
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
 
 if TYPE_CHECKING:
@@ -75,8 +75,12 @@ def probe(
     pids: PidsOpt = None,
     no_system_prompt: Annotated[bool, typer.Option("--no-system-prompt", help="Leave the student's system message out of every request (the paper's raw-output retest, Table 43): other requests, other calls, and a setting of the run that reports never pool with the default.")] = False,
     keep_leaking: Annotated[bool, typer.Option("--keep-leaking", help="Keep the milestones whose gold leaks the reference answer in Stage 0, C2 and C3 (the leak rule drops them by default): to replicate a run that kept them.")] = False,
+    shard: ShardOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
+    split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     if dry_run:
         existing(store)  # the families to probe are in it
@@ -85,8 +89,8 @@ def probe(
         seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
         domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
         include_unusable=include_unusable, dry_run=dry_run, system_prompt=not no_system_prompt, pids=pids_given(pids),
-        keep_leaking=keep_leaking,
-        progress=bar), endpoint, reading=dry_run)
+        keep_leaking=keep_leaking, shard=split,
+        progress=bar), endpoint, reading=dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):

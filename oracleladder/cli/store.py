@@ -1,15 +1,18 @@
-"""`ladder import`, `export`, `runs` and `batches`: families into and out of the store, and the
-store's runs and provider batches."""
+"""`ladder import`, `export`, `runs`, `batches` and `merge`: families into and out of the store, the
+store's runs and provider batches, and stores made apart combined into one."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from ..store import DEFAULT_STORE
-from .common import ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, run_experiment, say
+from ..store.merge import merge_stores
+from .common import (ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, fail, run_experiment,
+                     say)
 
 
 def import_(
@@ -75,3 +78,20 @@ def batches(
                 f"{b.failed} failed; created {b.created_at}, last polled {b.updated_at}")
     if not as_json:
         say(f"{len(records)} batches in {store}" + (f"; cancelled {len(cancelled)}" if cancel else ""))
+
+
+def merge(
+    sources: Annotated[list[Path], typer.Argument(help="The stores to merge (the shards of a run, made on several machines).")],
+    into: Annotated[Path, typer.Option("--into", help="The store they are merged into (created if missing; what it holds is kept).")],
+    prefer: Annotated[Optional[Path], typer.Option("--prefer", metavar="SRC", help="Where two stores hold different answers under one call key, or different families under one pid, keep SRC's (default: the first, which --into holds or the earlier SRC gave).")] = None,
+) -> None:
+    """Merge stores made apart into one, by content: each call kept once, every difference said in one line.
+    Idempotent: a source merged again adds nothing; a merge cut short is resumed by running it again."""
+    try:
+        result = asyncio.run(merge_stores(into, sources, prefer=prefer))
+    except ValueError as exc:
+        fail(str(exc))
+    for line in result.conflicts:
+        say(line)
+    added = ", ".join(f"{n} {table}" for table, n in result.added.items() if n)
+    say(f"merged {len(sources)} stores into {into}: {added or 'nothing new'}; {len(result.conflicts)} differences")

@@ -370,6 +370,7 @@ def make_client(
     transport: str = "auto",
     timeout: float = DEFAULT_TIMEOUT_S,
     function: ModelFunction | None = None,
+    providers: Sequence[Provider] | None = None,
     **client_kwargs: Any,
 ) -> Client:
     """``make_client("openai/gpt-5.4", cache=store, concurrency=32)`` -> Client.
@@ -380,12 +381,16 @@ def make_client(
     while calls are answered (limits.Concurrency); default ``concurrency``.
     ``model_name``: the name the requests carry (a server's served name), instead of the part of
     ``model`` after the provider. ``api_key_env``: the variable holding this endpoint's key.
-    ``function``: a python/ model's function (clients.function)."""
+    ``function``: a python/ model's function (clients.function); ``providers``: the providers to ask
+    instead of those of ``base_url``, each a replica (a cluster's workers, `oracleladder.cluster`)."""
     provider_name, name = parse_model(model)
     urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
     start = client_kwargs.pop("start_concurrency", None)
-    providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
-                               timeout=timeout, transport=transport, function=function) for url in urls]
+    if providers is None:
+        providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
+                                   timeout=timeout, transport=transport, function=function) for url in urls]
+    else:
+        urls = [getattr(p, "base_url", p.name) for p in providers]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
     if len(providers) == 1:
         return Client(providers[0], cache=cache, start_concurrency=start, **names, **client_kwargs)

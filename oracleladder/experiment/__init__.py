@@ -22,6 +22,7 @@ layer over this package: it parses options, calls an Experiment, prints.
 
 from __future__ import annotations
 
+from ..ladder import Shard
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
@@ -39,6 +40,6 @@ __all__ = [
     "Estimate", "Experiment", "ExperimentError", "ImportResult", "IntegrateResult", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
     "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult",
     "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader", "RegradeResult", "Report", "Result",
-    "START_CONCURRENCY", "ScreenResult", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
+    "START_CONCURRENCY", "ScreenResult", "Shard", "SyncExperiment", "TEACHER_CONCURRENCY", "check",
     "load_families", "request_body",
 ]

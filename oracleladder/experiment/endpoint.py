@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import clients
+from ..cluster import Cluster, Wire
 from ..clients import DEFAULT_PRICES, Client, ConfigurationError, PriceTable
 from ..clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, make_batch_client
 from ..clients.errors import explain
@@ -177,13 +178,16 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
 
 
 async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurrency: int = CONCURRENCY,
-                          notify: Callable[[str], None] = lambda _: None) -> Client:
+                          notify: Callable[[str], None] = lambda _: None, cluster: Cluster | None = None) -> Client:
     """A client of ``endpoint`` caching in ``store``. Its concurrency: the endpoint's, else each
     server's own where it says (a small server swamped with queued requests times them out), else
     ``default_concurrency``, where a server that does not say starts at START_CONCURRENCY and grows;
     lowered at timeouts and 429s (clients.limits.Concurrency). Without a model_name, a server listing
     one model is asked by that name. ``notify`` hears the endpoint's notes, the concurrency and why,
-    and what is learned from a server."""
+    and what is learned from a server. On a ``cluster``, each of its workers asks the endpoint (one
+    replica each, with that concurrency), on its own node."""
+    if cluster is not None and endpoint.batch:
+        raise EndpointError("--ray and --batch do not go together: a provider's batch API is one queue already")
     for note in endpoint.notes:
         notify(note)
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
@@ -197,9 +201,13 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
                                        poll=endpoint.batch_poll, quiet=endpoint.batch_quiet,
                                        deadline=endpoint.batch_deadline, **options)
         else:
+            provider, _ = parse_model(endpoint.model)
+            workers = None if cluster is None else cluster.providers(
+                Wire(provider, tuple(endpoint.base_urls or [None]), endpoint.api_key_env, endpoint.timeout))
             client = clients.make_client(  # read when called: a test may stand one in
                 endpoint.model, base_url=endpoint.base_urls, cache=store, concurrency=ceiling,
-                start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, function=endpoint.function, **options)
+                start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, function=endpoint.function,
+                providers=workers, **options)
     except ConfigurationError as exc:
         raise EndpointError(str(exc)) from exc
     if endpoint.base_urls and not endpoint.model_name:

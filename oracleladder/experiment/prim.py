@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
+from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
-from ..ladder import ProbeConfig
+from ..ladder import WHOLE, ProbeConfig, Shard
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
@@ -47,6 +48,7 @@ class PrimStages:
 
     store: Store
     pool: WorkerPool
+    cluster: Cluster | None
     _notify: Callable[[str], None]
 
     async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
@@ -77,7 +79,7 @@ class PrimStages:
         config = {"teacher": endpoint.model, "kind": kind, "source": source, "max_attempts": max_attempts,
                   "families": len(todo)}
         async with calling(self.store, endpoint, "prim-compile", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with (progress or no_progress)(f"prim {kind} with {endpoint.model}", len(todo), client) as advance:
                 domain = PrimCompileDomain(kind, pool=self.pool, solutions=await self.store.solutions())  # type: ignore[arg-type]
                 compiler = Compiler(client, self.store, domain,
@@ -110,12 +112,13 @@ class PrimStages:
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
                          temperature: float = 1.0, grader: str = "strict", source: str = "release",
                          teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
-                         progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+                         shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
-        student's Discovery is stored already)."""
+        student's Discovery is stored already). ``shard``: only the families of that shard
+        (`ladder.shards`)."""
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
@@ -127,7 +130,7 @@ class PrimStages:
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
         donors = await self.roadmap_set(source)
-        families = donors[:limit]
+        families = shard.of(donors[:limit])
         # the student's own primitive is its Discovery output: asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
@@ -143,7 +146,7 @@ class PrimStages:
         run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
                       "teacher": teacher, "families": len(families)}
         async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
@@ -183,7 +186,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
                 "max_tokens": max_tokens, "primitives": len(todo)}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
                         "judge": endpoint.model, "run_id": run.id}
@@ -269,7 +272,7 @@ class PrimStages:
         meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
                 "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
         async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
                 family = families[r.pid]
                 asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)

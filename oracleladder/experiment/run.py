@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clients import Client
+from ..cluster import Cluster
 from ..store import Store
 from .endpoint import Endpoint, endpoint_client
 
@@ -60,11 +61,12 @@ async def recorded(store: Store, kind: str, config: dict[str, Any], client: Clie
 
 @asynccontextmanager
 async def calling(store: Store, endpoint: Endpoint, kind: str, config: dict[str, Any], *, concurrency: int,
-                  notify: Callable[[str], None]) -> AsyncIterator[tuple[Client, Run]]:
+                  notify: Callable[[str], None], cluster: Cluster | None) -> AsyncIterator[tuple[Client, Run]]:
     """A run of ``kind`` that calls ``endpoint``: its client (``concurrency`` calls in flight unless the
     endpoint or its server says; max_cost its budget) made and checked for a batch API, the run
-    recorded around the block, the client closed after it."""
-    async with await endpoint_client(endpoint, store, default_concurrency=concurrency, notify=notify) as client:
+    recorded around the block, the client closed after it. On a ``cluster``, its workers make the calls."""
+    async with await endpoint_client(endpoint, store, default_concurrency=concurrency, notify=notify,
+                                     cluster=cluster) as client:
         await client.check_batch()
         async with recorded(store, kind, config, client) as run:
             yield client, run

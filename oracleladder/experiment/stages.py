@@ -6,6 +6,7 @@ run recorded around the work, the client closed) and returns a typed result (`re
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from .._lazy import lazy_module
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
 from ..clients import Client
+from ..cluster import Cluster
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
 from ..clients.function import ModelFunction
@@ -28,7 +30,7 @@ from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
 from ..domains.math.integrate_compile import IntegrateDomain
 from ..domains.math.primitive_compile import PrimitiveDomain
-from ..ladder import CompileDomain, Job, ProbeConfig, Settings
+from ..ladder import WHOLE, CompileDomain, Job, ProbeConfig, Settings, Shard
 from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_jobs, run_probe, uncached_calls
@@ -86,37 +88,50 @@ class Experiment(PrimStages, Reader):
     ``readonly``: None opens an existing store read-only where it cannot be written, else for writing
     (a missing file is created). ``notify``: called with one line for what a run learns on its own (a
     server's slot count or served model name). ``workers``: the verifier pool's size (default: the
-    CPU count)."""
+    CPU count). ``cluster``: a Ray cluster (`oracleladder.cluster.Cluster`) whose workers make the
+    calls and grade, started with the experiment and stopped with it; the store is written here only."""
 
     def __init__(self, store_path: str | os.PathLike[str] = DEFAULT_STORE, *, readonly: bool | None = None,
-                 notify: Callable[[str], None] | None = None, workers: int | None = None) -> None:
+                 notify: Callable[[str], None] | None = None, workers: int | None = None,
+                 cluster: Cluster | None = None) -> None:
         super().__init__()
         self.path = Path(store_path)
         self._readonly = readonly
         self._notify = notify or (lambda _: None)
         self._workers = workers
         self._pool: WorkerPool | None = None
+        self.cluster = cluster
 
     async def __aenter__(self) -> Experiment:
         readonly = self._readonly
         if readonly is None:
             readonly = self.path.exists() and not writable(self.path)
         self._store = await Store.open(self.path, readonly=readonly)
+        if self.cluster is not None:
+            try:
+                await asyncio.to_thread(self.cluster.start)  # seconds: Ray's start, each worker up
+            except BaseException:
+                await self._store.close()
+                raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         try:
             if self._pool is not None:
                 self._pool.close()
+            if self.cluster is not None:
+                self.cluster.stop()
         finally:
             if self._store is not None:
                 await self._store.close()
 
     @property
     def pool(self) -> WorkerPool:
-        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment."""
+        """The worker pool (grading, a plan's checks), started on first use and closed with the experiment;
+        on a cluster, its workers' pools."""
         if self._pool is None:
-            self._pool = workers.WorkerPool(self._workers)  # read when used: a test may stand one in
+            # read when used: a test may stand one in; a cluster's pool takes a WorkerPool's calls
+            self._pool = self.cluster.pool if self.cluster is not None else workers.WorkerPool(self._workers)  # type: ignore[assignment]
         return self._pool
 
     def _grading(self, domain: D) -> D:
@@ -129,7 +144,7 @@ class Experiment(PrimStages, Reader):
     async def client(self, endpoint: str | Endpoint, *, default_concurrency: int = CONCURRENCY) -> Client:
         """A client of ``endpoint`` caching in the store (endpoint.endpoint_client); the caller closes it."""
         return await endpoint_client(as_endpoint(endpoint), self.store, default_concurrency=default_concurrency,
-                                     notify=self._notify)
+                                     notify=self._notify, cluster=self.cluster)
 
     async def import_families(self, path: str | os.PathLike[str], *, source: str = "release",
                               on_duplicate: OnDuplicate = "error",
@@ -169,14 +184,15 @@ class Experiment(PrimStages, Reader):
                       max_tokens: int = 4096, independent_solve: bool = True, on_duplicate: OnDuplicate = "error",
                       fields: Sequence[str] | None = None, null_values: Sequence[str] = (),
                       encoding: str | None = None, screened: str | None = None, teacher_prompt: str = "toolkit",
-                      dry_run: bool = False,
+                      dry_run: bool = False, shard: Shard = WHOLE,
                       progress: Progress | None = None) -> CompileResult | CompileEstimate:
         """Compile milestone families with a teacher: validators, retry on error, every attempt stored.
         ``null_values``: the pool's cell texts that mean "missing"; ``encoding``: a CSV pool's, when it
         is not UTF-8; ``screened``: a raw screen's set (`screen_pool`), whose survivors alone are compiled;
-        ``teacher_prompt``: the toolkit's, or ``paper`` (Appendix U as published; math). With ``dry_run``,
-        the calls it would make and their estimate, and no run. A Python function as the teacher is the
-        model python/``name`` at ``version`` (`as_endpoint`)."""
+        ``teacher_prompt``: the toolkit's, or ``paper`` (Appendix U as published; math); ``shard``: only
+        the problems of that shard (`ladder.shards`). With ``dry_run``, the calls it would make and their
+        estimate, and no run. A Python function as the teacher is the model python/``name`` at ``version``
+        (`as_endpoint`)."""
         if granularity not in GRANULARITIES:
             raise ExperimentError(f"unknown granularity '{granularity}'; known: {', '.join(GRANULARITIES)}")
         ladder = self.domain(domain, Settings(granularity=granularity, independent_solve=independent_solve,
@@ -196,6 +212,7 @@ class Experiment(PrimStages, Reader):
             raise ExperimentError(f"{problems_path}: no problems to compile (an empty pool)")
         if screened is not None:
             pool = await self._survivors(screened, domain, pool)
+        pool = shard.of(pool)
         if dry_run:  # a problem compiled by this teacher, or skipped for its reference answer, sends nothing
             usable = [p for p in pool if ladder.unusable(p) is None]
             async with await self.client(endpoint, default_concurrency=TEACHER_CONCURRENCY) as client:
@@ -208,7 +225,7 @@ class Experiment(PrimStages, Reader):
         config = {"teacher": endpoint.model, "granularity": granularity, "max_attempts": max_attempts,
                   "problems": str(problems_path), "teacher_prompt": teacher_prompt}
         async with calling(store, endpoint, "compile", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with ladder, (progress or no_progress)(f"compile with {endpoint.model}", len(pool), client) as advance:
                 compiler = Compiler(client, store, ladder, max_attempts=max_attempts, max_tokens=max_tokens)
                 # in batch mode every problem is under way at once: its first attempts go in one batch
@@ -278,7 +295,7 @@ class Experiment(PrimStages, Reader):
         endpoint = as_endpoint(teacher)
         config = {"teacher": endpoint.model, "source": source, "max_attempts": max_attempts, "families": len(todo)}
         async with calling(self.store, endpoint, f"compile-{what}", config, concurrency=TEACHER_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             with (progress or no_progress)(f"{what} with {endpoint.model}", len(todo), client) as advance:
                 compiler = Compiler(client, self.store, self._grading(domain), max_attempts=max_attempts,
                                     max_tokens=max_tokens)
@@ -299,14 +316,15 @@ class Experiment(PrimStages, Reader):
                     limit: int | None = None, domain: str = "math", primitive: bool = False,
                     primitive_fallback: bool = False, include_unusable: bool = False, dry_run: bool = False,
                     system_prompt: bool = True, pids: Sequence[str] | None = None, keep_leaking: bool = False,
-                    progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
+                    shard: Shard = WHOLE, progress: Progress | None = None) -> ProbeResult | ProbeEstimate:
         """Probe a student on one roadmap set: Stage 0 and the parent ladder with its controls (code:
         the helper test and C1-C3). Cached and resumable. ``conditions``: names (C1 or C1_direct, ...),
         default the domain's; ``primitive`` adds the primitive rung (C2-primitive and its control), run
         on the families with a primitive (with ``primitive_fallback``, a KEY_MOVE description for the
-        others). ``limit``: probe the first N families; the controls still draw from the whole set.
-        ``pids``: probe only these families (before ``limit``). ``system_prompt`` False leaves the
-        student's system message out of every request (the paper's raw-output retest, Table 43).
+        others). ``limit``: probe the first N families; ``shard``: only those of that shard
+        (`ladder.shards`); the controls still draw from the whole set. ``pids``: probe only these
+        families (before ``limit``). ``system_prompt`` False leaves the student's system message out of
+        every request (the paper's raw-output retest, Table 43).
         The parent jobs of a family whose reference answer is unusable (`ladder check`; the report
         leaves such a family out) are skipped, said before any call, unless ``include_unusable``.
         The milestones the leak rule drops (`Family.leaking`) are in no Stage 0, C2 or C3 prompt unless
@@ -335,7 +353,7 @@ class Experiment(PrimStages, Reader):
         except ValueError as exc:  # an unknown grader
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)
-        families = donors[:limit] if pids is None else chosen_families(donors, pids, source)[:limit]
+        families = shard.of(donors[:limit] if pids is None else chosen_families(donors, pids, source)[:limit])
         if ("C2_primitive_random" in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
@@ -367,7 +385,7 @@ class Experiment(PrimStages, Reader):
                                                            "families": len(families),
                                                            "prompts": ladder.student_prompts(config), **picked,
                                                            **extra},
-                           concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+                           concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()
             jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
@@ -395,18 +413,20 @@ class Experiment(PrimStages, Reader):
 
     async def screen(self, anchor: str | Endpoint, *, source: str = "release", set_name: str | None = None,
                      k: int = 8, max_tokens: int = 4096, rule: str = "default", temperature: float = 1.0,
-                     grader: str = "strict", progress: Progress | None = None) -> ScreenResult:
+                     grader: str = "strict", shard: Shard = WHOLE, progress: Progress | None = None) -> ScreenResult:
         """Anchor screen and structural filter (Section 3): probe the anchor (C1 and Stage 0: ordinary
         cached rollouts) on a roadmap set, then store each family's verdict in the set (default name:
-        the anchor). Returns the probe's result with the set and its verdicts counted."""
+        the anchor); ``shard``: only the families of that shard. Returns the probe's result with the
+        set and its verdicts counted."""
         if rule not in RULES:
             raise ExperimentError(f"unknown rule '{rule}'; known: {', '.join(RULES)}")
         endpoint = as_endpoint(anchor)
         set_name = set_name or endpoint.model
         probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=True, max_tokens=max_tokens,
-                                  temperature=temperature, grader=grader, source=source, progress=progress)
+                                  temperature=temperature, grader=grader, source=source, shard=shard,
+                                  progress=progress)
         assert isinstance(probed, ProbeResult)  # not a dry run
-        families = await self.roadmap_set(source)
+        families = shard.of(await self.roadmap_set(source))
         rollouts = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
         verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens, run_id=probed.run_id)
@@ -419,20 +439,23 @@ class Experiment(PrimStages, Reader):
                           set_name: str | None = None, k: int = 8, max_tokens: int = 4096, rule: str = "direct-only",
                           temperature: float = 1.0, grader: str = "strict", fields: Sequence[str] = (),
                           null_values: Sequence[str] = (), encoding: str | None = None,
-                          on_duplicate: OnDuplicate = "error", progress: Progress | None = None) -> ScreenResult:
+                          on_duplicate: OnDuplicate = "error", shard: Shard = WHOLE,
+                          progress: Progress | None = None) -> ScreenResult:
         """The raw screen (Appendix N, the code pilot): each problem of a pool asked directly K times by the
         anchor, before any teacher call, graded by the domain's grader; a problem it solves once is dropped.
         Ordinary cached rollouts (filed under ``pool:DOMAIN``); each problem's verdict stored in the set
-        (default name: the anchor), which `compile(screened=SET)` compiles the survivors of."""
+        (default name: the anchor), which `compile(screened=SET)` compiles the survivors of. ``shard``: only
+        the problems of that shard (`ladder.shards`)."""
         if rule != "direct-only":
             raise ExperimentError(f"the {rule} rule needs roadmaps (the milestone test): a raw pool is screened "
                                   "with --rule direct-only, or compile it and screen the set")
         endpoint, path = as_endpoint(anchor), Path(problems)
         set_name = set_name or endpoint.model
         ladder = self.domain(domain, Settings(fields=tuple(fields), null_values=tuple(null_values), encoding=encoding))
-        pool = ladder.read_problems(path, on_duplicate)
+        pool = shard.of(ladder.read_problems(path, on_duplicate))
         if not pool:
-            raise ExperimentError(f"{path}: no problems to screen (an empty pool)")
+            raise ExperimentError(f"{path}: no problems to screen (an empty pool"
+                                  + ("" if shard == WHOLE else f", or none in shard {shard}") + ")")
         try:
             config = ProbeConfig(student=endpoint.model, k=k, conditions=(DIRECT,), stage0=False,
                                  max_tokens=max_tokens, temperature=temperature, grader=grader)
@@ -444,7 +467,7 @@ class Experiment(PrimStages, Reader):
         self._grading(ladder)
         async with calling(self.store, endpoint, "screen-pool", {**config.__dict__, "problems": str(path),
                                                                  "domain": domain, "set": set_name},
-                           concurrency=CONCURRENCY, notify=self._notify) as (client, run):
+                           concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             for problem in pool:  # the funnel's candidates
                 await ladder.store_problem(self.store, problem)
             with ladder, (progress or no_progress)(f"screen {endpoint.model}", len(jobs), client) as advance:
@@ -555,7 +578,7 @@ class Experiment(PrimStages, Reader):
         meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         async with calling(store, endpoint, "audit-judge", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             verdicts = await ask_judge(client, domain, by_pid, sample, max_tokens)
             run.incomplete = any(v == "failed" for v, _ in verdicts)
         key = write_sheet(sheet, key_path(sheet), domain, by_pid, sizes, sample, verdicts, meta, seed)

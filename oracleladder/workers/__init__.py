@@ -15,8 +15,9 @@ from .pool import (
     WorkerPool,
     WorkersUnavailable,
     register_task,
+    registered,
     shared_pool,
 )
 
 __all__ = ["TaskFailed", "TaskRaised", "TaskTimedOut", "WorkerDied", "WorkerPool", "WorkersUnavailable",
-           "register_task", "shared_pool"]
+           "register_task", "registered", "shared_pool"]

@@ -54,6 +54,12 @@ def register_task(name: str, target: str) -> None:
         raise ValueError(f"worker task {name!r} is registered already, as {_tasks[name]}")
 
 
+def registered() -> dict[str, str]:
+    """The tasks registered in this process (name: target), to register the same in another (a
+    cluster's workers)."""
+    return dict(_tasks)
+
+
 class WorkersUnavailable(RuntimeError):
     """The worker processes cannot start, or cannot import a task, so nothing can run in them."""
 

@@ -23,6 +23,7 @@ REACHED = (
     "typer.testing", "click.testing", "tests.helpers.terminal",  # the CLI, in process or as a child
     "subprocess", "multiprocessing", "oracleladder.sandbox",  # processes
     "oracleladder.workers.pool.WorkerPool", "oracleladder.verify.api.verify_many",  # worker pools of a test's own
+    "oracleladder.cluster.Cluster",  # a Ray cluster: its processes, seconds to start
 )
 MARKERS = ("local", "browser")  # the embedded model or llama-cpp-python's server; chromium
 _LAST = {entry.rsplit(".", 1)[-1] for entry in REACHED}  # a name imported inside a function: unresolved
