@@ -6,7 +6,7 @@ This loop is the only re-ask loop: each teacher call is one attempt (one structu
 model call), stored with its plan and errors, so a failed problem can be read afterwards, and a
 resumed run replays cached teacher calls instead of paying for them again. A reply that is not a valid
 plan (not JSON, not the schema) is a failed attempt, re-asked with the reply and its validation
-errors. A teacher answer that yields nothing to re-ask about (cut off at max_tokens, or a reply the
+errors in the structured mode's own shape (``StructuredOutputError.reask``). A teacher answer that yields nothing to re-ask about (cut off at max_tokens, or a reply the
 client could not read), or a plan the checks cannot digest, is stored as a failed attempt with the
 reason; the problem ends failed and the run goes on. A provider error (on the teacher call or a
 confirming call), or a check the grader could not finish, ends the attempt as an infrastructure failure
@@ -24,7 +24,6 @@ from pydantic import BaseModel
 
 from ..clients import Client, StructuredOutputError
 from ..ladder.contract import Attempt, CompileDomain
-from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult
 from ..store import Store
@@ -43,12 +42,12 @@ class CompileOutcome(Outcome):
         return self.family is not None
 
 
-def invalid_reply(exc: BaseException) -> tuple[str, str] | None:
-    """The reply and what is wrong with it, when ``exc`` says the teacher's reply is not a valid
-    plan; None for anything else (a provider error, a reply cut off by its token budget)."""
+def invalid_reply(exc: BaseException) -> StructuredOutputError | None:
+    """``exc``, when it says the teacher's reply is not a valid plan; None for anything else (a
+    provider error, a reply cut off by its token budget)."""
     if not isinstance(exc, StructuredOutputError) or exc.truncated:
         return None
-    return exc.raw, exc.describe()
+    return exc
 
 
 @dataclass
@@ -89,12 +88,10 @@ class Compiler:
                 invalid = invalid_reply(exc)
                 if invalid is None:  # cut off, or a provider failure: the same request gets the same answer
                     return await self._failed(problem, index, None, teacher_failure(exc, self.max_tokens))
-                raw, what = invalid
-                errors = [CheckResult(check="teacher", passed=False,
-                                      reason=f"the reply is not a valid {domain.response_model.__name__}: {what}"[:2000])]
+                errors = [CheckResult(check="teacher", passed=False, reason=f"the reply is not a valid "
+                                      f"{domain.response_model.__name__}: {invalid.describe()}"[:2000])]
                 await self._stored(problem, index, None, errors)
-                messages = [*messages, {"role": "assistant", "content": raw},
-                            {"role": "user", "content": load("teacher_invalid").render(errors=what)}]
+                messages = [*messages, *invalid.reask()]  # in the mode's own shape (instructor's)
                 continue
             attempt = Attempt(index=index, source=self.source, version=version, client=self.client,
                               max_tokens=self.max_tokens)
