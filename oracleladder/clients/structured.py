@@ -38,12 +38,12 @@ from .errors import BadRequestError, ConfigurationError
 
 if TYPE_CHECKING:
     import anthropic
-    import instructor.mode as instructor_mode
+    import instructor
     import instructor.processing.response as instructor_response
     import openai
 else:  # instructor loads both SDKs' types: seconds, paid by the first structured call, not by `ladder --help`
     anthropic = lazy_module("anthropic")
-    instructor_mode = lazy_module("instructor.mode")
+    instructor = lazy_module("instructor")
     instructor_response = lazy_module("instructor.processing.response")
     openai = lazy_module("openai")
 
@@ -77,15 +77,17 @@ def _anthropic_reply(text: str, request: ChatRequest, finish_reason: str | None)
 
 @dataclass(frozen=True)
 class ProviderModes:
-    """How a provider's structured calls are asked: each mode's name here and instructor's name of
-    it (a ``instructor.Mode`` member), strongest first, with a line on what it sends; and ``reply``,
-    a stored reply (its text, its request, its finish reason) as the provider's SDK returns it."""
+    """How a provider's structured calls are asked: instructor's name of the provider (an
+    ``instructor.Provider`` member); each mode's name here and instructor's (an ``instructor.Mode``
+    member), strongest first, with a line on what it sends; and ``reply``, a stored reply (its text,
+    its request, its finish reason) as the provider's SDK returns it, for instructor's re-ask."""
 
+    provider: str
     modes: dict[str, tuple[str, str]]
     reply: Callable[[str, ChatRequest, str | None], Any]
 
 
-_OPENAI = ProviderModes({
+_OPENAI = ProviderModes("OPENAI", {
     "json_schema": ("JSON_SCHEMA", "a JSON-schema response_format"),
     "json_object": ("JSON", "a JSON-object response_format, the schema in the system prompt"),
     "tools": ("TOOLS", "a forced tool call whose parameters are the schema"),
@@ -96,9 +98,9 @@ _OPENAI = ProviderModes({
 MODES: dict[str, ProviderModes] = {
     "openai": _OPENAI,
     "local": _OPENAI,
-    "anthropic": ProviderModes({
-        "tools": ("ANTHROPIC_TOOLS", "a forced tool_use whose input_schema is the schema"),
-        "md_json": ("ANTHROPIC_JSON", "the schema in the system prompt, the JSON in the reply's text"),
+    "anthropic": ProviderModes("ANTHROPIC", {
+        "tools": ("TOOLS", "a forced tool_use whose input_schema is the schema"),
+        "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
     }, _anthropic_reply),
 }
 STRUCTURED_MODES: dict[str, str] = {name: what for p in MODES.values() for name, (_, what) in p.modes.items()}
@@ -122,8 +124,11 @@ def _tool_name(request: ChatRequest) -> str:
     return request.response_model.__name__ if request.response_model is not None else "response"
 
 
-def _instructor_mode(request: ChatRequest) -> Any:
-    return instructor_mode.Mode[MODES[request.provider].modes[request.mode or ""][0]]
+def _instructor_mode(request: ChatRequest) -> dict[str, Any]:
+    """instructor's provider and mode of ``request`` (its handler's keywords)."""
+    provider = MODES[request.provider]
+    return {"provider": instructor.Provider[provider.provider],
+            "mode": instructor.Mode[provider.modes[request.mode or ""][0]]}
 
 
 # -------------------------------------------------------------------- the body instructor builds
@@ -160,9 +165,9 @@ def _fill(value: Any, leaves: list[str]) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def _template(model: type[BaseModel], mode: Any, skeleton: str) -> tuple[dict[str, Any], frozenset[str]]:
+def _template(model: type[BaseModel], provider: Any, mode: Any, skeleton: str) -> tuple[dict[str, Any], frozenset[str]]:
     """instructor's body for the request ``skeleton`` (JSON, its strings holes), and its keys that hold one."""
-    _, body = instructor_response.handle_response_model(model, mode=mode, **json.loads(skeleton))
+    _, body = instructor_response.handle_response_model(model, mode=mode, provider=provider, **json.loads(skeleton))
     return body, frozenset(k for k, v in body.items() if "\\u0000" in json.dumps(v))
 
 
@@ -173,7 +178,7 @@ def wire_body(request: ChatRequest, body: dict[str, Any]) -> dict[str, Any]:
     refused parameters); the schema's parts are shared, never changed."""
     leaves: list[str] = []
     skeleton = json.dumps(_holes(body, leaves), ensure_ascii=False)
-    template, holed = _template(request.response_model, _instructor_mode(request), skeleton)
+    template, holed = _template(request.response_model, **_instructor_mode(request), skeleton=skeleton)
     return {k: _fill(v, leaves) if k in holed else dict(v) if isinstance(v, dict) else v
             for k, v in template.items()}
 
@@ -216,8 +221,8 @@ class StructuredOutputError(Exception):
         request = self.request
         reply = MODES[request.provider].reply(self.raw, request, self.finish_reason)
         asked = {"messages": copy.deepcopy(request.messages)}
-        again = instructor_response.handle_reask_kwargs(asked, _instructor_mode(request), reply,
-                                                        ValueError(self.describe()))
+        again = instructor_response.handle_reask_kwargs(asked, response=reply, exception=ValueError(self.describe()),
+                                                        **_instructor_mode(request))
         return again["messages"][len(request.messages):]
 
 
