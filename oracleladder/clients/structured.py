@@ -135,7 +135,8 @@ def _instructor_mode(request: ChatRequest) -> dict[str, Any]:
 # instructor rebuilds the schema (a new pydantic model) on each call of its handler: some ms of CPU per
 # request. Its output for a request whose strings are holes is a template of its output for any
 # request of that shape, its strings filled in: the handler runs once per model, mode and shape.
-# Roles and block types stay: they are what a handler reads.
+# Roles, block types and empty strings stay: they are what a handler reads (an empty content becomes
+# OpenAI's empty list).
 _KEPT = frozenset({"role", "type"})
 _HOLE = re.compile("\x00(\\d+)\x00")
 
@@ -143,7 +144,7 @@ _HOLE = re.compile("\x00(\\d+)\x00")
 def _holes(value: Any, leaves: list[str], key: str = "") -> Any:
     """``value`` with each string (but a role or a type) a hole ``\\0N\\0``, N its index in ``leaves``."""
     if isinstance(value, str):
-        if key in _KEPT:
+        if key in _KEPT or not value:
             return value
         leaves.append(value)
         return f"\x00{len(leaves) - 1}\x00"
