@@ -11,8 +11,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-import pytest
-
 from oracleladder import Endpoint, Experiment
 from oracleladder.store import Store
 from oracleladder.store.schema import SCHEMA_VERSION
@@ -30,7 +28,6 @@ def _keys(path: Path) -> dict[bytes, tuple[str, str, bytes | None]]:
         return {k: (p, m, r) for k, p, m, r in con.execute("SELECT key, provider, model, response FROM calls")}
 
 
-@pytest.mark.integration
 async def test_a_store_from_before_is_rekeyed_and_a_rerun_asks_nothing(tmp_path: Path) -> None:
     path = tmp_path / "before.sqlite"
     shutil.copy(BEFORE / "before.sqlite", path)
