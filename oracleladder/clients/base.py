@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class ChatRequest(BaseModel):
@@ -44,16 +44,27 @@ class ChatRequest(BaseModel):
         by its logical request (the caller's messages, the schema, the mode's name); the store
         re-keyed the structured calls keyed by their wire body before (v17).
         """
-        data = self.model_dump(mode="json")
+        data = {**_KEYED_AS_UNSET, **self.model_dump(mode="json")}
         for name in _KEYED_WHEN_SET:
             if data[name] is None:
                 del data[name]
         payload = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Without the structured fields when unset: an unstructured call is stored as it always was."""
+        data = handler(self)
+        for name in _STRUCTURED:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
-# response_schema is keyed unset too (null), as it always was: an unstructured call keeps its key
-_KEYED_WHEN_SET = ("name", "cache_tag", "mode")
+
+_KEYED_WHEN_SET = ("name", "cache_tag")
+_STRUCTURED = ("response_schema", "mode")  # dumped (and keyed) only when set
+# keyed unset as it always was (null): no caller set it before structured calls were keyed by their schema
+_KEYED_AS_UNSET: dict[str, None] = {"response_schema": None}
 # finish reasons of a reply cut off by its token budget (OpenAI's, Anthropic's)
 TRUNCATED = ("length", "max_tokens")
 

@@ -36,9 +36,7 @@ class CallRecord(BaseModel):
 def request_parts(request: ChatRequest) -> tuple[bytes, str | bytes, int]:
     """A request as stored: the digest and (packed) body of the request shared by its K calls,
     and this call's ``k``."""
-    # an unstructured call's body as it always was stored: without the structured fields
-    unset = {"response_schema", "mode"} if request.mode is None else set()
-    return _shared(request.model_dump_json(exclude={"k", *unset}), request.k)
+    return _shared(request.model_dump_json(exclude={"k"}), request.k)
 
 
 def _shared(body: str, k: int) -> tuple[bytes, str | bytes, int]:
