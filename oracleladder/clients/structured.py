@@ -103,7 +103,9 @@ MODES: dict[str, ProviderModes] = {
         "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
     }, _anthropic_reply),
 }
-STRUCTURED_MODES: dict[str, str] = {name: what for p in MODES.values() for name, (_, what) in p.modes.items()}
+# provider -> its modes, strongest first, and what each sends
+STRUCTURED_MODES: dict[str, dict[str, str]] = {provider: {name: what for name, (_, what) in p.modes.items()}
+                                               for provider, p in MODES.items()}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
 
@@ -265,9 +267,10 @@ class Modes:
     def __init__(self, mode: str, provider: str) -> None:
         known = list(MODES[provider].modes) if provider in MODES else []
         if mode != "auto" and mode not in known:
-            if mode in STRUCTURED_MODES:
+            every = list(dict.fromkeys(name for modes in STRUCTURED_MODES.values() for name in modes))
+            if mode in every:
                 raise ConfigurationError(f"{provider} takes structured mode {', '.join(known)} (or auto), not {mode}")
-            raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(STRUCTURED_MODES))
+            raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(every))
         self.left = [mode] if mode != "auto" else known
 
     @property
