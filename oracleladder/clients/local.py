@@ -228,7 +228,7 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        rf = asked.get("response_format")
+        rf = asked.get("response_format", p.get("response_format"))  # the mode's, else the caller's own
         if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
             # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
             schema = rf.get("schema") or rf.get("json_schema", {}).get("schema")
