@@ -49,7 +49,6 @@ else:  # instructor loads both SDKs' types: seconds, paid by the first structure
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
-Schema = dict[str, Any]
 
 
 def _openai_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
