@@ -7,7 +7,14 @@ math, code and primitive teachers, each structured mode), judge requests, and ba
 One pin was changed on purpose (issue 31): a call at a server other than the provider's own names its
 model by both names (the user's and the served one), no longer the server's URL; stores keep their
 calls through the migration to schema v13 (tests/store/test_rekey.py), and AT_A_SERVER_BEFORE is the
-URL-keyed digest of that code, which the test of the migration recomputes."""
+URL-keyed digest of that code, which the test of the migration recomputes.
+
+The compile pins were changed on purpose (issue 37): a structured call is keyed by its logical request
+(the caller's messages, the response model's schema, the mode's name), no longer by the body its mode
+builds (instructor's handler builds it now, and its bodies change between its versions); the store keys
+the calls stored before again (schema v19, tests/store/test_rekey_structured.py). Each pin holds at the
+lowest instructor the floor allows and at the newest (.ci/lowest runs this file), re-asks included,
+which are in instructor's own words."""
 
 from __future__ import annotations
 
@@ -35,13 +42,20 @@ PINNED = {
     "probe openai/s": "144b1a40ee44bde1e945fdf6039a46eacb5bd28a3afe5c44bb649218e05604e5",
     "probe openai/s at a server": "b0c72424f6536a7cc666acfa6b0790889461df9edd7d62df90b796cdd7397521",
     "probe anthropic/s": "6c1e4f8f65e8109f27d810048d69c017ff13f175035a09150c4684c1ca5f0bd0",
-    "compile math json_schema": "ee80104dfbab871bb7f178ed249c6f8cc19b1afe5033658f712ab23c5724dd96",
-    "compile math json_object": "c35a9d4c15886c299098aa800ece03aa37c0dd7c36fbf243bdda00ecf69ada2b",
-    "compile math tools": "98f5db40680883f21ea95a6849994db9ed1dfeef590584f4987b0fedca8a268b",
-    "compile math md_json": "8a5af1b22033f7cb7fcadc9e8b26bfb46416d4114d4e70ebdbe922faecc161d2",
-    "compile math anthropic md_json": "f9b9d1817eb1a0da99518c60b3a318050a74fb606de5e67abedfe2553980ed8e",
-    "compile code json_schema": "b508c82ccb6a7fc7e6d36a0d6d50b95a201245bfa20816015bea2a87c87596fd",
-    "compile primitive json_schema": "df639c3f03d98f5c54974a649fc44f7ffd0da01b5f58b1586c89343219ab68f9",
+    "compile math json_schema": "c87d97ef6aaa60a165964e2ebeb454260e3a544c62964a74a7b8838f30c42d50",
+    "compile math json_object": "c900f3872a1911e21bac46f121afaa570451d753a14e8cf16902c69ba8c4c06a",
+    "compile math tools": "4cb0a68685ec1ef89949a82729f5249cbf4c540b13ba68628045a21f38774097",
+    "compile math md_json": "7e7dd12ce9ac7de3acfb8a0eb4c81f533cbdbd7d69c17236acbd28ba17471879",
+    "compile math anthropic tools": "34ac11a98a134248020828d9f1f0452608302ec80ca2239ca28963e11f1beb98",
+    "compile math anthropic md_json": "56e86f029fed8bbb7aa8f57c30bff24f8f421f9946361b10eb78b644fd831e0c",
+    "compile re-ask openai json_schema": "f8705589591be1ad2f66d1f813e8ab42cc1225ef8e371cf1de624730d86ac27d",
+    "compile re-ask openai json_object": "95df57244be2918cae4be1d788adda05a8edb37c15a203dae4bf78de98f26a2f",
+    "compile re-ask openai tools": "d8fb7c0e0a6922d344496329718369a210432e0265c710fb0a6e9edf7b49ff0f",
+    "compile re-ask openai md_json": "0624595358493948adea40ceb3d6282fbb0048495bf674445785e44ef85a194a",
+    "compile re-ask anthropic tools": "5e19ce3eaa62e398466de24f3909f7efce4e93acff85fa93669dd254304ff711",
+    "compile re-ask anthropic md_json": "6e806178969e97e8c90048fb1aa77102d2b254de47ddd94261ac479c109438e3",
+    "compile code json_schema": "da607b0718c03bdc9b80d5cdd4089220b908be3656c3736a839b7b7f5ed7efe9",
+    "compile primitive json_schema": "a551a451c3a2543f0cd6498cb103fb1638ce3da159b131d4e5393bb2538ee0a9",
     "judge": "6e84cd5c7e938cda0d89a991104f8cfe938975ccc6e2a6b41cd64c292adcad7f",
     "batch openai": "682320adfae075b691093aa57c206ebb04623983eb4c08c1fd6ecfbdb1110bdb",
     "batch anthropic": "81fe99d1192fdddc50ad1babfd44708310dfb7516470fe916c6ca3e86a146da9",
@@ -60,10 +74,11 @@ class Recorder:
     def __init__(self, name: str = "openai") -> None:
         self.name = name
         self.requests: list[ChatRequest] = []
+        self.reply = "not json"
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         self.requests.append(request)
-        return ChatResult(text="not json")
+        return ChatResult(text=self.reply)
 
     async def aclose(self) -> None:
         return None
@@ -101,6 +116,18 @@ async def structured_key(provider: Recorder, mode: str, messages: list[dict[str,
     return provider.requests[-1].key()
 
 
+async def reask_key(provider: Recorder, mode: str, messages: list[dict[str, str]], model: type) -> str:
+    """The key of the re-ask after a reply that is JSON but not a ``model`` (instructor's re-ask shape)."""
+    provider.reply = '{"milestones": "none"}'
+    client = Client(provider, model="t", structured=mode)
+    request = client.request(messages, temperature=0.0, max_tokens=8192)
+    with pytest.raises(StructuredOutputError) as info:
+        await client.structured(request, model)
+    with pytest.raises(StructuredOutputError):
+        await client.structured(request.model_copy(update={"messages": [*messages, *info.value.reask()]}), model)
+    return provider.requests[-1].key()
+
+
 async def call_keys(families: list[Family]) -> dict[str, str]:
     """Every pinned value, computed now."""
     keys = {"probe openai/s": probe_keys(families, "openai/s", None),
@@ -114,7 +141,11 @@ async def call_keys(families: list[Family]) -> dict[str, str]:
             per_granularity.append(await structured_key(Recorder(), mode, messages, TeacherPlan))
         keys[f"compile math {mode}"] = digest(per_granularity)
     messages, _ = MathDomain().teacher_messages(problem)
-    keys["compile math anthropic md_json"] = await structured_key(Recorder("anthropic"), "md_json", messages, TeacherPlan)
+    for mode in ("tools", "md_json"):
+        keys[f"compile math anthropic {mode}"] = await structured_key(Recorder("anthropic"), mode, messages, TeacherPlan)
+    for provider, mode in (("openai", "json_schema"), ("openai", "json_object"), ("openai", "tools"),
+                           ("openai", "md_json"), ("anthropic", "tools"), ("anthropic", "md_json")):
+        keys[f"compile re-ask {provider} {mode}"] = await reask_key(Recorder(provider), mode, messages, TeacherPlan)
     code = CodeDomain()
     (humaneval,) = code.read_problems(Path("humaneval:1"), "error")
     messages, _ = code.teacher_messages(humaneval)

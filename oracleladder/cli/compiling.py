@@ -30,7 +30,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
     independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format with the schema: llama.cpp), tools (a forced tool call), md_json (JSON asked for in the prompt), or auto: the strongest the server takes, learned from its rejections.")] = "auto",
+    structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for, in instructor's modes: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format, the schema in the prompt), tools (a forced tool call; Anthropic: a forced tool_use), md_json (the schema in the prompt), or auto: the provider's strongest the server takes, learned from its rejections.")] = "auto",
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,

@@ -1,6 +1,6 @@
 """Anthropic's API through its official SDK: Messages (``AnthropicProvider``) and Message Batches
-(``AnthropicBatchAPI``). Its wire has no OpenAI ``response_format`` nor tools: a structured reply is
-asked for in the prompt (``structured.PROMPT_ONLY``)."""
+(``AnthropicBatchAPI``). A structured call's body is its mode's (``structured.wire_body``: a forced
+tool_use, or the schema in the top-level ``system``)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from .batch_api import (
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .structured import wire_body
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -45,12 +46,9 @@ _STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permissio
 
 
 def messages_body(request: ChatRequest) -> dict[str, Any]:
-    """The Messages body as the SDK takes it (what goes at the body's top level under ``extra_body``)."""
-    system = [m["content"] for m in request.messages if m.get("role") == "system"]
-    msgs = [{"role": m["role"], "content": m["content"]} for m in request.messages if m.get("role") != "system"]
-    body: dict[str, Any] = {"model": request.model, "messages": msgs}
-    if system:
-        body["system"] = "\n\n".join(system)
+    """The Messages body as the SDK takes it (what goes at the body's top level under ``extra_body``):
+    the system messages in its top-level ``system``; a structured call's as its mode builds it."""
+    body: dict[str, Any] = {"model": request.model}
     for k, v in request.params.items():
         if k in MESSAGES_PARAMS:
             body[k] = v
@@ -61,13 +59,31 @@ def messages_body(request: ChatRequest) -> dict[str, Any]:
     if request.params.get("extra_body"):  # the SDK sends these at the body's top level
         body.setdefault("extra_body", {}).update(request.params["extra_body"])
     body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    if request.mode is not None:  # the mode's handler moves the system messages itself
+        return wire_body(request, {**body, "messages": request.messages})
+    system = [m["content"] for m in request.messages if m.get("role") == "system"]
+    body["messages"] = [{"role": m["role"], "content": m["content"]} for m in request.messages
+                        if m.get("role") != "system"]
+    if system:
+        body["system"] = "\n\n".join(system)
     return body
+
+
+def content_text(content: list[dict[str, Any]]) -> str:
+    """The reply a Messages content holds: its text, or, when it has none but a tool_use, that
+    tool's input as JSON (mode tools forces its reply as a tool_use; no other request asks for a
+    tool, so a reply is read without its mode)."""
+    text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    tool = next((b for b in content if b.get("type") == "tool_use"), None)
+    if not text and tool is not None:
+        return json.dumps(tool["input"], ensure_ascii=False)
+    return text
 
 
 def messages_result(data: Any, latency: float) -> ChatResult:
     """A Messages reply body as a ChatResult (MalformedResponse if it is not one)."""
     try:
-        text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
+        text = content_text(data["content"])
         usage = data.get("usage") or {}
         tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
         return ChatResult(

@@ -21,6 +21,7 @@ from typing import Any
 
 from .base import ChatRequest, ChatResult
 from .errors import ConfigurationError, FunctionFailed, ProviderError, function_error
+from .structured import wire_body
 
 # (messages, params) -> text | (text, usage), or an awaitable of it
 ModelFunction = Callable[[list[dict[str, str]], dict[str, Any]], Any]
@@ -47,7 +48,9 @@ class FunctionProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         name = f"python/{request.model}"
-        messages, params = copy.deepcopy(request.messages), copy.deepcopy(request.params)
+        # a structured call's messages as its mode writes them (the schema in the prompt); copies throughout
+        asked = request.messages if request.mode is None else wire_body(request, {"messages": request.messages})["messages"]
+        messages, params = copy.deepcopy(asked), copy.deepcopy(request.params)
         t0 = time.perf_counter()
         try:
             if self._async:

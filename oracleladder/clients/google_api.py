@@ -22,6 +22,7 @@ from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError, ConfigurationError, ContentRefused, MalformedResponse, genai_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .structured import wire_body
 from .wire import answer
 
 if TYPE_CHECKING:
@@ -38,12 +39,17 @@ BLOCKED = {"SAFETY", "RECITATION", "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT"
 
 
 def generate_args(request: ChatRequest) -> dict[str, Any]:
-    """``models.generate_content``'s arguments for ``request`` (its config a plain dict)."""
-    system = [m["content"] for m in request.messages if m.get("role") == "system"]
+    """``models.generate_content``'s arguments for ``request`` (its config a plain dict); a structured
+    call's messages and parameters as its mode builds them (``wire_body``, in OpenAI's shape)."""
+    body = {"messages": request.messages, **request.params}
+    if request.mode is not None:
+        body = wire_body(request, body)
+    messages = body.pop("messages")
+    system = [m["content"] for m in messages if m.get("role") == "system"]
     contents = [{"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-                for m in request.messages if m.get("role") != "system"]
+                for m in messages if m.get("role") != "system"]
     config: dict[str, Any] = {"system_instruction": "\n\n".join(system)} if system else {}
-    for k, v in request.params.items():
+    for k, v in body.items():
         if k == "response_format":  # a structured call's schema (mode json_schema, or json_object's)
             schema = v["json_schema"]["schema"] if v.get("type") == "json_schema" else v.get("schema")
             config["response_mime_type"] = "application/json"

@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError
+from .structured import wire_body
 
 ENV_GGUF = "LADDER_LOCAL_GGUF"
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -214,8 +215,12 @@ class LocalProvider:
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         p = request.params
         seed = p.get("seed")
+        # a structured call's messages and response_format as its mode builds them (OpenAI's shape)
+        asked = {"messages": request.messages}
+        if request.mode is not None:
+            asked = wire_body(request, asked)
         kw: dict[str, Any] = {
-            "messages": request.messages,
+            "messages": asked["messages"],
             "max_tokens": int(p.get("max_tokens") or self.max_tokens),
             "temperature": float(p.get("temperature", 0.7)),
             "top_p": float(p.get("top_p", 0.95)),
@@ -223,7 +228,7 @@ class LocalProvider:
         }
         if "stop" in p:
             kw["stop"] = p["stop"]
-        rf = p.get("response_format")
+        rf = asked.get("response_format", p.get("response_format"))  # the mode's, else the caller's own
         if isinstance(rf, dict) and rf.get("type") in ("json_object", "json_schema"):
             # llama-cpp-python constrains decoding to a schema given as json_object's "schema"
             schema = rf.get("schema") or rf.get("json_schema", {}).get("schema")

@@ -27,7 +27,7 @@ from .batch_api import (
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
-from .structured import reply_text
+from .structured import wire_body
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -46,13 +46,25 @@ INTENT_KEY = "oracleladder_intent"  # the batch metadata naming the intent it wa
 
 
 def chat_body(request: ChatRequest) -> dict[str, Any]:
-    """The chat-completions body as it goes on the wire; ``extra_body`` fields at its top level."""
+    """The chat-completions body as it goes on the wire (a structured call's as its mode builds it);
+    ``extra_body`` fields at its top level."""
     body: dict[str, Any] = {"model": request.model, "messages": request.messages}
     for k, v in request.params.items():
         if k in CHAT_PARAMS:
             body[k] = v
     body.update(request.params.get("extra_body") or {})
-    return body
+    return body if request.mode is None else wire_body(request, body)
+
+
+def reply_text(message: dict[str, Any]) -> Any:
+    """The reply a chat-completions message holds: its text, or, when it has none but a tool call,
+    that call's arguments (mode tools asks for its reply as a forced call; no other request asks
+    for a tool, so a message is read without its mode)."""
+    text = message["content"]
+    calls = message.get("tool_calls")
+    if not text and calls:
+        return calls[0]["function"]["arguments"]
+    return text
 
 
 def chat_result(data: Any, latency: float) -> ChatResult:

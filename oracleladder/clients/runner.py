@@ -299,14 +299,15 @@ class Client:
             shape = self._shapes[response_model] = Shape(response_model)
         while True:
             mode = self._modes.current
+            asked = shape.request(request, mode)
             try:
-                reply = await self.complete(shape.request(request, mode))
+                reply = await self.complete(asked)
             except BadRequestError as e:
                 where = f"{self.name} at " + (self.provider.endpoint or "the provider's API")
                 if not self._modes.rejects(mode, e, where):
                     raise
                 continue
-            return shape.parse(request, reply)
+            return shape.parse(asked, reply)
 
     async def aclose(self) -> None:
         await self.provider.aclose()

@@ -1,109 +1,212 @@
-"""Structured outputs: a reply parsed into a pydantic model, the request asked in one of four modes.
+"""Structured outputs: a reply parsed into a pydantic model, asked for in one of instructor's modes.
 
-Each mode is one entry of ``MODES``: what it adds to the request, so that the JSON schema has ONE
-owner there (the ``response_format`` for json_schema and json_object, the forced tool's parameters
-for tools, the system prompt for md_json; never sent twice), and where its reply is read (the
-message's text, or for tools the forced call's arguments: ``reply_text``, which the OpenAI wire
-reads every message with). Each reply is validated in one place (``Shape.parse``), by pydantic.
+instructor is the mode layer, not the client: for each provider, ``MODES`` names the instructor
+modes a structured call can be asked in (strongest first), and a wire builds the body of such a call
+with instructor's own handler for its mode (``wire_body``: ``handle_response_model``, called as a
+function), then sends it itself (the toolkit's cache, budget, batches and replicas; no patched
+client). A call is keyed by its logical request (the caller's messages, the schema, the mode's name:
+``ChatRequest.key``), never by the body instructor builds, which changes with its version.
 
-One structured call is one model call: an invalid reply raises ``StructuredOutputError`` with what
-a caller needs to ask again (the compile loop is the one that does, each call a stored attempt).
+Each reply is validated in one place (``Shape.parse``), by pydantic. One structured call is one
+model call: an invalid reply raises ``StructuredOutputError``, whose ``reask()`` gives the messages
+that ask again in the mode's own shape (instructor's re-ask handler: an Anthropic tool_use answered
+by a tool_result carrying the errors, an OpenAI tool call by a tool message); the compile loop is
+the one that asks again, each call a stored attempt.
 
-Why not instructor: its modes build the request, so what is sent (and so the call key) changes with
-its version (1.7's JSON_SCHEMA mode sent the schema twice, in a system prompt and in a json_object
-``response_format``; 1.17's sends one json_schema ``response_format``), and its parsing is pydantic's
-``model_validate_json`` behind a fake OpenAI ``ChatCompletion`` it needs even for Anthropic. Here the
-request is a ChatRequest from the start, every call cached.
+A provider's modes are one entry of ``MODES``: instructor's name of each mode, and how a reply of
+that provider reads as its SDK's response (``ProviderModes.reply``, what instructor's re-ask
+handlers read).
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError, ConfigurationError
 
+if TYPE_CHECKING:
+    import anthropic
+    import instructor
+    import instructor.processing.response as instructor_response
+    import openai
+else:  # instructor loads both SDKs' types: seconds, paid by the first structured call, not by `ladder --help`
+    anthropic = lazy_module("anthropic")
+    instructor = lazy_module("instructor")
+    instructor_response = lazy_module("instructor.processing.response")
+    openai = lazy_module("openai")
+
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
-Schema = dict[str, Any]
 
 
-class Mode(NamedTuple):
-    """One way of asking for a structured reply."""
-
-    description: str
-    # the request params that carry the schema, given the model's name and schema; None: the
-    # system prompt carries it
-    params: Callable[[str, Schema], dict[str, Any]] | None
-
-
-def _json_schema(name: str, schema: Schema) -> dict[str, Any]:
-    return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}}
-
-
-def _json_object(name: str, schema: Schema) -> dict[str, Any]:
-    return {"response_format": {"type": "json_object", "schema": schema}}
+def _openai_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
+    """A reply as the OpenAI SDK reads it: its text, or in mode tools the forced call's arguments."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if request.mode == "tools":
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_" + _digest(text), "type": "function",
+            "function": {"name": _tool_name(request), "arguments": text}}]}
+    return openai.types.chat.ChatCompletion.model_validate({
+        "id": "reply", "object": "chat.completion", "created": 0, "model": request.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason or "stop"}]})
 
 
-def _tools(name: str, schema: Schema) -> dict[str, Any]:
-    """A forced call of the one tool whose parameters are the schema; the reply is the call's
-    arguments (``reply_text``)."""
-    return {"tools": [{"type": "function", "function": {"name": name, "parameters": schema}}],
-            "tool_choice": {"type": "function", "function": {"name": name}}}
+def _anthropic_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
+    """A reply as the Anthropic SDK reads it: its text, or in mode tools the forced tool_use's input."""
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if request.mode == "tools" and isinstance(tool_input := _object(text), dict):
+        block = {"type": "tool_use", "id": "toolu_" + _digest(text), "name": _tool_name(request), "input": tool_input}
+    return anthropic.types.Message.model_validate({
+        "id": "reply", "type": "message", "role": "assistant", "model": request.model, "content": [block],
+        "stop_reason": finish_reason or "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0}})
 
 
-def reply_text(message: Mapping[str, Any]) -> Any:
-    """The reply an OpenAI chat-completions message holds: its text, or, when it has none but a
-    tool call, that call's arguments (mode tools asks for its reply as a forced call; no other
-    request asks for a tool, so the wire needs no mode to read a message)."""
-    text = message["content"]
-    calls = message.get("tool_calls")
-    if not text and calls:
-        return calls[0]["function"]["arguments"]
-    return text
+@dataclass(frozen=True)
+class ProviderModes:
+    """How a provider's structured calls are asked: instructor's name of the provider (an
+    ``instructor.Provider`` member); each mode's name here and instructor's (an ``instructor.Mode``
+    member), strongest first, with a line on what it sends; and ``reply``, a stored reply (its text,
+    its request, its finish reason) as the provider's SDK returns it, for instructor's re-ask."""
+
+    provider: str
+    modes: dict[str, tuple[str, str]]
+    reply: Callable[[str, ChatRequest, str | None], Any]
 
 
-# How a structured answer is asked for, strongest first. "auto" starts at the first and steps down
-# when a server rejects a mode (``Modes``).
-MODES: dict[str, Mode] = {
-    "json_schema": Mode("a JSON-schema response_format", _json_schema),
-    "json_object": Mode("a JSON-object response_format carrying the schema as its decoding constraint (llama.cpp)",
-                        _json_object),
-    "tools": Mode("a forced tool call whose parameters are the schema", _tools),
-    "md_json": Mode("the schema in the prompt, the JSON in a ```json block", None),
+_OPENAI = ProviderModes("OPENAI", {
+    "json_schema": ("JSON_SCHEMA", "a JSON-schema response_format"),
+    "json_object": ("JSON", "a JSON-object response_format, the schema in the system prompt"),
+    "tools": ("TOOLS", "a forced tool call whose parameters are the schema"),
+    "md_json": ("MD_JSON", "the schema in the prompt, the JSON in a ```json block"),
+}, _openai_reply)
+# How a structured answer is asked for on each provider's wire, strongest first: "auto" starts at
+# the first and steps down when a server rejects a mode (``Modes``). The local model speaks OpenAI's.
+MODES: dict[str, ProviderModes] = {
+    "openai": _OPENAI,
+    "local": _OPENAI,
+    "anthropic": ProviderModes("ANTHROPIC", {
+        "tools": ("TOOLS", "a forced tool_use whose input_schema is the schema"),
+        "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
+    }, _anthropic_reply),
+    # Gemini: the JSON-schema response_format instructor's OpenAI handler builds becomes its
+    # response_schema (google_api.generate_args, which reads OpenAI's shape); no OpenAI tools
+    "google": ProviderModes("OPENAI", {m: _OPENAI.modes[m] for m in ("json_schema", "md_json")}, _openai_reply),
+    # a Python function gets the messages alone: the schema in the prompt
+    "python": ProviderModes("OPENAI", {"md_json": _OPENAI.modes["md_json"]}, _openai_reply),
 }
-STRUCTURED_MODES: dict[str, str] = {name: mode.description for name, mode in MODES.items()}
-# Providers whose wire has no OpenAI response_format or tools: the schema goes in the prompt (a
-# Python function gets the messages, and would drop a response_format).
-PROMPT_ONLY = {"anthropic", "python"}
-# Providers whose wire takes some of the modes only: Gemini's takes the schema as its response_schema
-# (google_api.generate_args), and has no OpenAI tools.
-ONLY_MODES = {"google": ("json_schema", "md_json")}
+# provider -> its modes, strongest first, and what each sends
+STRUCTURED_MODES: dict[str, dict[str, str]] = {provider: {name: what for name, (_, what) in p.modes.items()}
+                                               for provider, p in MODES.items()}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
 
 
+def _object(text: str) -> Any:
+    """``text`` as JSON, None if it is not JSON (a tool_use's input is an object)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _tool_name(request: ChatRequest) -> str:
+    return request.response_model.__name__ if request.response_model is not None else "response"
+
+
+def _instructor_mode(request: ChatRequest) -> dict[str, Any]:
+    """instructor's provider and mode of ``request`` (its handler's keywords)."""
+    provider = MODES[request.provider]
+    return {"provider": instructor.Provider[provider.provider],
+            "mode": instructor.Mode[provider.modes[request.mode or ""][0]]}
+
+
+# -------------------------------------------------------------------- the body instructor builds
+# instructor rebuilds the schema (a new pydantic model) on each call of its handler: some ms of CPU per
+# request. Its output for a request whose strings are holes is a template of its output for any
+# request of that shape, its strings filled in: the handler runs once per model, mode and shape.
+# Roles, block types and empty strings stay: they are what a handler reads (an empty content becomes
+# OpenAI's empty list).
+_KEPT = frozenset({"role", "type"})
+_HOLE = re.compile("\x00(\\d+)\x00")
+
+
+def _holes(value: Any, leaves: list[str], key: str = "") -> Any:
+    """``value`` with each string (but a role or a type) a hole ``\\0N\\0``, N its index in ``leaves``."""
+    if isinstance(value, str):
+        if key in _KEPT or not value:
+            return value
+        leaves.append(value)
+        return f"\x00{len(leaves) - 1}\x00"
+    if isinstance(value, dict):
+        return {k: _holes(v, leaves, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_holes(v, leaves) for v in value]
+    return value
+
+
+def _fill(value: Any, leaves: list[str]) -> Any:
+    if isinstance(value, str):
+        return _HOLE.sub(lambda m: leaves[int(m[1])], value) if "\x00" in value else value
+    if isinstance(value, dict):
+        return {k: _fill(v, leaves) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, leaves) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def _template(model: type[BaseModel], provider: Any, mode: Any, skeleton: str) -> tuple[dict[str, Any], frozenset[str]]:
+    """instructor's body for the request ``skeleton`` (JSON, its strings holes), and its keys that hold one."""
+    _, body = instructor_response.handle_response_model(model, mode=mode, provider=provider, **json.loads(skeleton))
+    return body, frozenset(k for k, v in body.items() if "\\u0000" in json.dumps(v))
+
+
+def wire_body(request: ChatRequest, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` (what a wire sends for ``request`` without its mode: the messages as the toolkit writes
+    them, system ones included, and the parameters) as ``request``'s structured mode sends it: what
+    instructor's handler for the mode builds of it. A fresh dict, its dicts fresh too (a wire pops
+    refused parameters); the schema's parts are shared, never changed."""
+    leaves: list[str] = []
+    skeleton = json.dumps(_holes(body, leaves), ensure_ascii=False)
+    template, holed = _template(request.response_model, **_instructor_mode(request), skeleton=skeleton)
+    return {k: _fill(v, leaves) if k in holed else dict(v) if isinstance(v, dict) else v
+            for k, v in template.items()}
+
+
+# -------------------------------------------------------------------- the reply
 class StructuredOutputError(Exception):
     """The model's reply is not a valid ``model``.
 
-    ``raw``: the reply's text as the model wrote it; ``errors``: pydantic's errors for it (a reply
-    that is no JSON at all is one ``json_invalid`` error); ``attempts``: the model calls made (one);
-    ``tokens_in``/``tokens_out``: their usage; ``truncated``: the reply was cut off by its token
-    budget (not worth asking again: the same budget cuts it off again); ``request``: the request as
-    asked (without what its mode adds), so a caller asks again with the messages
-    ``request.messages + error.reask()``."""
+    ``raw``: the reply's text as the model wrote it (in mode tools, the forced call's arguments);
+    ``errors``: pydantic's errors for it (a reply that is no JSON at all is one ``json_invalid``
+    error); ``attempts``: the model calls made (one); ``tokens_in``/``tokens_out``: their usage;
+    ``truncated``: the reply was cut off by its token budget (not worth asking again: the same budget
+    cuts it off again); ``request``: the request as asked (its messages the caller's, its mode the
+    one asked in), so a caller asks again with the messages ``request.messages + error.reask()``."""
 
     def __init__(self, model: type[BaseModel], request: ChatRequest, reply: ChatResult,
                  error: ValidationError) -> None:
         self.model = model
         self.request = request
         self.raw = reply.text
+        self.finish_reason = reply.finish_reason
         self.errors: list[dict[str, Any]] = error.errors(include_url=False, include_context=False)
         self.attempts = 1
         self.tokens_in = reply.tokens_in
@@ -118,35 +221,30 @@ class StructuredOutputError(Exception):
         """The validation errors, one ``where: what`` each."""
         return "; ".join(f"{'.'.join(map(str, e['loc'])) or '(whole reply)'}: {e['msg']}" for e in self.errors)
 
-    def reask(self) -> list[dict[str, str]]:
-        """The messages that ask again: the reply, then what is wrong with it."""
-        return [{"role": "assistant", "content": self.raw},
-                {"role": "user", "content": f"Your reply is not a valid {self.model.__name__}: {self.describe()}. "
-                                            "Reply again with the whole corrected JSON object."}]
+    def reask(self) -> list[dict[str, Any]]:
+        """The messages that ask again in the mode's own shape (instructor's re-ask handler for it):
+        the reply as the provider gave it, then what is wrong with it (``describe``: no pydantic
+        version in the words, so the re-ask's key stays)."""
+        request = self.request
+        reply = MODES[request.provider].reply(self.raw, request, self.finish_reason)
+        asked = {"messages": copy.deepcopy(request.messages)}
+        again = instructor_response.handle_reask_kwargs(asked, response=reply, exception=ValueError(self.describe()),
+                                                        **_instructor_mode(request))
+        return again["messages"][len(request.messages):]
 
 
 class Shape(Generic[M]):
-    """Replies of ``model``: asked for in each mode (the schema made once, shared by every request,
-    never changed), and parsed."""
+    """Replies of ``model``: its JSON schema (made once, shared by every request, never changed) and
+    the one place a reply is validated."""
 
     def __init__(self, model: type[M]) -> None:
         self.model = model
         self.schema = model.model_json_schema()
-        self._params = {name: mode.params(model.__name__, self.schema)
-                        for name, mode in MODES.items() if mode.params is not None}
-        self._prompt = ("Answer with one JSON object matching this JSON schema (an instance of it, not the schema), "
-                        "in a ```json block:\n" + json.dumps(self.schema, indent=2, ensure_ascii=False))
 
     def request(self, request: ChatRequest, mode: str) -> ChatRequest:
-        """``request`` asked in ``mode``: the schema in exactly one place."""
-        if mode in self._params:
-            return request.model_copy(update={"params": {**request.params, **self._params[mode]}})
-        messages = list(request.messages)
-        if messages and messages[0].get("role") == "system":
-            messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n" + self._prompt}
-        else:
-            messages.insert(0, {"role": "system", "content": self._prompt})
-        return request.model_copy(update={"messages": messages})
+        """``request`` asked for a ``model`` in ``mode``."""
+        return request.model_copy(update={"response_model": self.model, "response_schema": self.schema,
+                                          "mode": mode})
 
     def parse(self, request: ChatRequest, reply: ChatResult) -> M:
         """The reply to ``request`` as a ``model``, else StructuredOutputError. The JSON is taken
@@ -171,15 +269,18 @@ class Modes:
     rejects is dropped for the client's endpoint (learned once, said once)."""
 
     def __init__(self, mode: str, provider: str) -> None:
-        if mode != "auto" and mode not in MODES:
-            raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(MODES))
-        taken = ["md_json"] if provider in PROMPT_ONLY else list(ONLY_MODES.get(provider, MODES))
-        if mode not in ("auto", *taken):  # its wire would drop the schema
-            raise ConfigurationError(f"{provider} takes structured mode {' or '.join(taken)} (or auto), not {mode}")
-        self.left = [mode] if mode != "auto" else taken
+        known = list(MODES[provider].modes) if provider in MODES else []
+        if mode != "auto" and mode not in known:
+            every = list(dict.fromkeys(name for modes in STRUCTURED_MODES.values() for name in modes))
+            if mode in every:
+                raise ConfigurationError(f"{provider} takes structured mode {', '.join(known)} (or auto), not {mode}")
+            raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(every))
+        self.left = [mode] if mode != "auto" else known
 
     @property
     def current(self) -> str:
+        if not self.left:
+            raise ConfigurationError("this provider has no structured modes")
         return self.left[0]
 
     def rejects(self, mode: str, error: BaseException, where: str) -> bool:

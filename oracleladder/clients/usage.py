@@ -14,20 +14,24 @@ from .prices import DEFAULT_PRICES, PriceTable
 # once per request (the reply's priming, a default system prompt), with room to spare.
 MESSAGE_OVERHEAD = 16
 REQUEST_OVERHEAD = 64
-PROMPT_PARAMS = ("tools", "tool_choice", "response_format")  # what a server writes into the prompt
+# the words a structured mode wraps its schema in (instructor's: the prompt's instructions, a tool's
+# name and description), with room to spare
+MODE_OVERHEAD = 1024
 
 
 def prompt_bound(request: ChatRequest) -> int:
     """A bound on ``request``'s prompt tokens that no server's count passes: a token of a byte-level
     tokenizer (OpenAI's, Anthropic's, Llama's, SentencePiece with byte fallback) holds at least one
-    UTF-8 byte, so the prompt's bytes (messages, roles, and the schemas a server writes into the
-    prompt), plus the template's overhead. About four times a count of English text."""
+    UTF-8 byte, so the prompt's bytes (messages, roles, and the schema a structured mode sends, in
+    the prompt or where a server writes it into the prompt), plus the template's overhead. About
+    four times a count of English text."""
     n = REQUEST_OVERHEAD
     for m in request.messages:
-        n += MESSAGE_OVERHEAD + len((m.get("role") or "").encode()) + len((m.get("content") or "").encode())
-    for p in PROMPT_PARAMS:
-        if p in request.params:
-            n += len(json.dumps(request.params[p], ensure_ascii=False).encode())
+        content = m.get("content") or ""
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)  # a re-ask's blocks
+        n += MESSAGE_OVERHEAD + len((m.get("role") or "").encode()) + len(text.encode())
+    if request.response_schema is not None:  # sent indented in a prompt mode
+        n += MODE_OVERHEAD + len(json.dumps(request.response_schema, indent=2, ensure_ascii=False).encode())
     return n
 
 

@@ -6,11 +6,11 @@ This loop is the only re-ask loop: each teacher call is one attempt (one structu
 model call), stored with its plan and errors, so a failed problem can be read afterwards, and a
 resumed run replays cached teacher calls instead of paying for them again. A reply that is not a valid
 plan (not JSON, not the schema) is a failed attempt, re-asked with the reply and its validation
-errors. A reply cut off at its token budget is asked again once at twice the budget while attempts
-remain (the cut-off attempt stored, and counted in ``budget_raised``). A teacher answer that yields
-nothing to re-ask about (cut off again, or a reply the client could not read), or a plan the checks
-cannot digest, is stored as a failed attempt with the reason; the problem ends failed and the run goes
-on. A provider error (on the teacher call or a
+errors in the structured mode's own shape (``StructuredOutputError.reask``). A reply cut off at its
+token budget is asked again once at twice the budget while attempts remain (the cut-off attempt stored,
+and counted in ``budget_raised``). A teacher answer that yields nothing to re-ask about (cut off again,
+or a reply the client could not read), or a plan the checks cannot digest, is stored as a failed
+attempt with the reason; the problem ends failed and the run goes on. A provider error (on the teacher call or a
 confirming call), or a check the grader could not finish, ends the attempt as an infrastructure failure
 (check "provider" or "grader"): stored with its reason, never shown to the teacher (the plan was not at
 fault), and compiled again by a rerun, since failed calls are not cached.
@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from ..clients import Client, StructuredOutputError
 from ..ladder.contract import Attempt, CompileDomain
-from ..prompts import load
 from ..runtime import jobs_in_flight
 from ..schemas import CheckResult
 from ..store import Store
@@ -51,12 +50,12 @@ def cut_off(exc: BaseException) -> bool:
     return isinstance(exc, StructuredOutputError) and exc.truncated
 
 
-def invalid_reply(exc: BaseException) -> tuple[str, str] | None:
-    """The reply and what is wrong with it, when ``exc`` says the teacher's reply is not a valid
-    plan; None for anything else (a provider error, a reply cut off by its token budget)."""
+def invalid_reply(exc: BaseException) -> StructuredOutputError | None:
+    """``exc``, when it says the teacher's reply is not a valid plan; None for anything else (a
+    provider error, a reply cut off by its token budget)."""
     if not isinstance(exc, StructuredOutputError) or cut_off(exc):
         return None
-    return exc.raw, exc.describe()
+    return exc
 
 
 @dataclass
@@ -107,12 +106,10 @@ class Compiler:
                 invalid = invalid_reply(exc)
                 if invalid is None:  # cut off, or a provider failure: the same request gets the same answer
                     return await self._failed(problem, index, None, teacher_failure(exc, budget), budget_raised=raised)
-                raw, what = invalid
-                errors = [CheckResult(check="teacher", passed=False,
-                                      reason=f"the reply is not a valid {domain.response_model.__name__}: {what}"[:2000])]
+                errors = [CheckResult(check="teacher", passed=False, reason=f"the reply is not a valid "
+                                      f"{domain.response_model.__name__}: {invalid.describe()}"[:2000])]
                 await self._stored(problem, index, None, errors)
-                messages = [*messages, {"role": "assistant", "content": raw},
-                            {"role": "user", "content": load("teacher_invalid").render(errors=what)}]
+                messages = [*messages, *invalid.reask()]  # in the mode's own shape (instructor's)
                 continue
             attempt = Attempt(index=index, source=self.source, version=version, client=self.client,
                               max_tokens=budget)

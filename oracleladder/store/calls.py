@@ -80,6 +80,51 @@ def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
     return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
 
 
+# the prompt the structured mode md_json wrapped its schema in before v19, after the system prompt
+_MD_JSON_BEFORE = ("\n\nAnswer with one JSON object matching this JSON schema (an instance of it, not the schema), "
+                   "in a ```json block:\n")
+
+
+def _logical(request: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A structured call's request as the code before v19 stored it (its body: the schema where its
+    mode put it) as its logical request: its mode's name and the request without the mode's part,
+    with its schema. None for a call that is not structured."""
+    params = dict(request.get("params") or {})
+    messages = list(request.get("messages") or [])
+    fmt, tools = params.pop("response_format", None), params.pop("tools", None)
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        mode, schema = "json_schema", fmt["json_schema"]["schema"]
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object" and "schema" in fmt:
+        mode, schema = "json_object", fmt["schema"]
+    elif isinstance(tools, list) and params.pop("tool_choice", None) is not None:
+        mode, schema = "tools", tools[0]["function"]["parameters"]
+    else:
+        system = messages[0].get("content", "") if messages and messages[0].get("role") == "system" else ""
+        at = ("\n\n" + system).rfind(_MD_JSON_BEFORE)
+        if fmt is not None or tools is not None or at < 0:
+            return None
+        mode, schema = "md_json", json.loads(("\n\n" + system)[at + len(_MD_JSON_BEFORE):])
+        if at == 0:  # the mode's own system message
+            messages.pop(0)
+        else:
+            messages[0] = {**messages[0], "content": system[:at - 2]}
+    return mode, {**request, "params": params, "messages": messages, "response_schema": schema}
+
+
+def structured_rekeyed(body: str | bytes, k: int, name: str | None) -> str | bytes | None:
+    """The key (stored) of a structured call stored before v19, keyed then by its body: keyed again
+    by its logical request (``ChatRequest.key``); ``name``: its model's name where the body has none
+    (a call at a server, stored before v15). None for a call that is not structured (its key stays)."""
+    logical = _logical(_stored_body(body))
+    if logical is None:
+        return None
+    mode, request = logical
+    request.pop("endpoint", None)
+    if name is not None:
+        request["name"] = name
+    return pack_key(ChatRequest(**request, k=k, mode=mode).key())
+
+
 # what each kind of run named the model it called (its config's field), for the migration to v13
 RUN_MODEL_FIELD = {"probe": "student", "compile": "teacher", "compile-primitives": "teacher", "audit-judge": "judge"}
 

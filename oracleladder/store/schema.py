@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .calls import asked_at, rekeyed, run_model, stored_request_body, stored_request_digest, stored_request_k
+from .calls import (
+    asked_at,
+    rekeyed,
+    run_model,
+    stored_request_body,
+    stored_request_digest,
+    stored_request_k,
+    structured_rekeyed,
+)
 from .claims import claim_gone
 from .rows import pack, pack_key, stored_text
 
@@ -617,6 +625,36 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    # v19: a structured call's key is its logical request (ChatRequest.key: the
+    # caller's messages, the schema, the mode's name), no longer the body its mode built: each one is keyed
+    # again from its stored body (``structured_rekeyed``), named as v15 named it where its body has no
+    # name (a call at a server stored before v15: the one model the runs of its time called, else
+    # provider/model). Where two become one key the first success (else the first) takes it. No other
+    # table holds a structured call's key.
+    (
+        "CREATE TEMP TABLE rekey (call_id INTEGER PRIMARY KEY, new BLOB NOT NULL)",
+        """
+        INSERT INTO rekey (call_id, new)
+        SELECT c.rowid, ladder_structured_rekeyed(q.body, c.k, CASE WHEN ladder_asked_at(q.body) IS NOT NULL THEN
+            COALESCE((SELECT CASE COUNT(DISTINCT ladder_run_model(u.kind, u.config))
+                             WHEN 1 THEN MAX(ladder_run_model(u.kind, u.config)) END
+                      FROM runs u
+                      WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
+                            AND substr(ladder_run_model(u.kind, u.config), 1, length(c.provider) + 1) = c.provider || '/'),
+                     c.provider || '/' || c.model) END)
+        FROM calls c JOIN requests q ON q.id = c.request_id
+        WHERE ladder_structured_rekeyed(q.body, c.k, NULL) IS NOT NULL
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DROP TABLE rekey",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -632,6 +670,7 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_text": (1, stored_text),
     "ladder_asked_at": (1, asked_at),
     "ladder_rekeyed": (3, rekeyed),
+    "ladder_structured_rekeyed": (3, structured_rekeyed),
     "ladder_run_model": (2, run_model),
     "ladder_process_gone": (1, claim_gone),
 }

@@ -85,8 +85,8 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
     for m in reversed(messages):
         if m.get("role") == "user":
             c = m.get("content")
-            if isinstance(c, list):
-                return "".join(p.get("text", "") for p in c if isinstance(p, dict))
+            if isinstance(c, list):  # text blocks, or a re-ask's tool_result carrying the errors
+                return "".join(str(p.get("text") or p.get("content") or "") for p in c if isinstance(p, dict))
             return str(c)
     return ""
 
@@ -94,6 +94,12 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
 def _text(parts: list[dict[str, Any]] | None) -> str:
     """The text of a Gemini content's parts."""
     return "".join(p.get("text", "") for p in parts or [])
+def _object(text: str | None) -> Any:
+    """``text`` as JSON, None if it is none."""
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return None
 
 
 def _ntok(s: str | None) -> int:
@@ -397,13 +403,21 @@ class LoopbackServer:
     def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]:
         """The Anthropic message answering ``body`` (its system prompt among ``messages``) with ``text``."""
         pin, pout = self.count(messages, text)
+        content: list[dict[str, Any]] = [] if text is None else [{"type": "text", "text": text}]
+        stop = {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason)
+        forced = body.get("tool_choice")
+        if isinstance(forced, dict) and forced.get("type") == "tool" and isinstance(_object(text), dict):
+            # a forced tool_use: the answer is its input (a text that is no JSON object stays text)
+            content = [{"type": "tool_use", "id": f"toolu_loop{self.total}", "name": forced.get("name"),
+                        "input": _object(text)}]
+            stop = "tool_use" if stop == "end_turn" else stop
         return self._usage({
             "id": f"msg_loop{self.total}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "loopback"),
-            "content": [] if text is None else [{"type": "text", "text": text}],
-            "stop_reason": {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason),
+            "content": content,
+            "stop_reason": stop,
             "stop_sequence": None,
         }, {"input_tokens": pin, "output_tokens": pout})
 

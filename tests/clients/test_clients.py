@@ -260,8 +260,8 @@ async def test_structured_replies_are_cached_the_invalid_one_too():
 @pytest.mark.parametrize("mode", ["json_schema", "json_object", "tools", "md_json"])
 async def test_structured_schema_reaches_the_model_once_per_mode(mode: str) -> None:
     """Each structured mode carries the model's own schema (made once per Client, never changed) in
-    exactly one place: the response_format (json_object's is the decoding constraint llama.cpp's
-    servers use), the prompt, or the tool."""
+    exactly one place: the response_format, the prompt (json_object's, beside a JSON-object
+    response_format, as instructor's JSON mode sends it), or the tool."""
     seen: list[dict] = []
 
     def script(messages, body):
@@ -284,7 +284,7 @@ async def test_structured_schema_reaches_the_model_once_per_mode(mode: str) -> N
             assert not in_prompt and body["response_format"]["json_schema"]["schema"] == schema
             assert "tools" not in body
         elif mode == "json_object":
-            assert not in_prompt and body["response_format"] == {"type": "json_object", "schema": schema}
+            assert in_prompt and body["response_format"] == {"type": "json_object"}
         elif mode == "tools":
             assert not in_prompt and "response_format" not in body
             assert body["tools"][0]["function"]["parameters"]["properties"] == schema["properties"]

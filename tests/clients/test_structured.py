@@ -1,12 +1,16 @@
-"""Structured outputs against the loopback server: the JSON schema reaches the server exactly once
-per request in every mode (also in the caller's re-ask), and one structured call is one model call,
-an invalid reply raising one typed error that carries what a caller needs to ask again."""
+"""Structured outputs against the loopback server: in every provider's every mode the body sent is
+the one instructor's handler builds for it, the JSON schema in it exactly once (also in the re-ask,
+in the mode's own shape), and one structured call is one model call, an invalid reply raising one
+typed error that carries what a caller needs to ask again."""
 
 from __future__ import annotations
 
+import copy
 import json
 
+import instructor
 import pytest
+from instructor.processing.response import handle_response_model
 from pydantic import BaseModel, Field
 
 from oracleladder.clients import ChatRequest, ConfigurationError, MemoryCache, StructuredOutputError, make_client
@@ -25,11 +29,27 @@ def again(error: StructuredOutputError) -> ChatRequest:
     return error.request.model_copy(update={"messages": [*error.request.messages, *error.reask()]})
 
 
-@pytest.mark.parametrize("provider,mode", [("openai", "json_schema"), ("openai", "json_object"),
-                                           ("openai", "tools"), ("openai", "md_json"), ("anthropic", "auto")])
-async def test_the_schema_is_sent_exactly_once_per_request(provider: str, mode: str) -> None:
-    """The body as the server received it, for the first ask and for the re-ask after a reply that
-    is not valid: the schema in it once (its one owner per mode), the reply parsed."""
+# each provider's modes, and instructor's provider and mode for each
+CASES = [("openai", "json_schema", "JSON_SCHEMA"), ("openai", "json_object", "JSON"), ("openai", "tools", "TOOLS"),
+         ("openai", "md_json", "MD_JSON"), ("anthropic", "tools", "TOOLS"), ("anthropic", "md_json", "JSON")]
+
+
+def instructors(provider: str, mode: str, messages: list[dict], **params: object) -> dict:
+    """The body instructor's handler builds for ``mode`` (as JSON reads it back)."""
+    _, body = handle_response_model(Distance, mode=instructor.Mode[mode], provider=instructor.Provider[provider.upper()],
+                                    messages=copy.deepcopy(messages), **params)
+    return json.loads(json.dumps(body))
+
+
+# Anthropic's wire is its SDK's; an OpenAI-compatible server's is the SDK's or our aiohttp one
+@pytest.mark.parametrize("provider,mode,instructor_mode,transport",
+                         [(*case, t) for case in CASES for t in (("sdk", "aiohttp") if case[0] == "openai" else ("sdk",))])
+async def test_the_body_sent_is_the_one_instructor_builds(provider: str, mode: str, instructor_mode: str,
+                                                          transport: str) -> None:
+    """The body as the server received it (through the provider SDK's own request path, or our aiohttp
+    one for an OpenAI-compatible server) is the one instructor's handler builds for the mode, for the
+    first ask and for the re-ask after a reply that is not valid (the re-ask's messages in the mode's
+    own shape); the schema in it once; the reply parsed."""
     bodies: list[dict] = []
     replies = iter(['{"value": "far"}', '```json\n{"value": 3, "unit": "m"}\n```'])
 
@@ -39,18 +59,23 @@ async def test_the_schema_is_sent_exactly_once_per_request(provider: str, mode: 
 
     async with LoopbackServer(script) as srv:
         url = srv.openai_base_url if provider == "openai" else srv.anthropic_base_url
-        c = make_client(f"{provider}/m", base_url=url, api_key="k", structured=mode)
-        request = c.request([{"role": "system", "content": "You measure."}, {"role": "user", "content": "How far?"}])
+        c = make_client(f"{provider}/m", base_url=url, api_key="k", structured=mode, transport=transport)
+        request = c.request([{"role": "system", "content": "You measure."}, {"role": "user", "content": "How far?"}],
+                            temperature=0.0, max_tokens=64)
         with pytest.raises(StructuredOutputError) as info:
             await c.structured(request, Distance)
-        out = await c.structured(again(info.value), Distance)
+        reask = info.value.reask()
+        out = await c.structured(request.model_copy(update={"messages": [*request.messages, *reask]}), Distance)
         await c.aclose()
     assert out == Distance(value=3, unit="m") and len(bodies) == 2
+    params = {"model": "m", "max_tokens": 64, "temperature": 0.0}
+    assert bodies[0] == instructors(provider, instructor_mode, request.messages, **params)
+    assert bodies[1] == instructors(provider, instructor_mode, [*request.messages, *reask], **params)
     for body in bodies:
         assert json.dumps(body).count(MARK) == 1, body
-    reask = bodies[1]["messages"][-2:]
-    assert reask[0] == {"role": "assistant", "content": '{"value": "far"}'}
-    assert "value" in reask[1]["content"] and "unit" in reask[1]["content"] and MARK not in reask[1]["content"]
+    if mode == "tools":  # the reply was the forced call's: the re-ask answers it with the errors
+        assert "tool_call" in json.dumps(reask) or "tool_result" in json.dumps(reask)
+    assert "value: Input should be a valid integer" in json.dumps(reask) and MARK not in json.dumps(reask)
 
 
 async def test_one_call_and_a_typed_error() -> None:
@@ -92,10 +117,9 @@ async def test_a_reply_cut_off_by_its_budget_says_so() -> None:
     assert info.value.truncated and "cut off by its token budget" in str(info.value)
 
 
-def test_a_mode_whose_schema_the_wire_would_drop_is_refused() -> None:
-    """Anthropic's wire has no response_format nor OpenAI tools: a schema sent there would be sent
-    zero times, so only md_json (or auto) is taken."""
-    with pytest.raises(ConfigurationError, match="md_json"):
+def test_a_mode_the_provider_has_not_is_refused() -> None:
+    """Anthropic's wire has no response_format: its modes are tools (a forced tool_use) and md_json."""
+    with pytest.raises(ConfigurationError, match="anthropic takes structured mode tools, md_json"):
         make_client("anthropic/m", base_url="http://127.0.0.1:9", api_key="k", structured="json_schema")
     with pytest.raises(ConfigurationError, match="unknown structured mode"):
         make_client("openai/m", base_url="http://127.0.0.1:9", structured="xml")

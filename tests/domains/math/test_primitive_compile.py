@@ -144,7 +144,9 @@ async def test_a_primitive_reply_that_is_not_json_is_a_stored_attempt_reasked(re
             attempts = await ex.store.primitive_attempts()
 
     assert (summary.compiled, summary.failed_why) == (3, {})
-    assert len(reasks) == 3 and all("not a valid JSON object" in r for r in reasks)  # teacher_invalid's re-ask
+    # instructor's re-ask for the mode (json_schema): the errors in a user message
+    assert len(reasks) == 3 and all(r.startswith("Correct your JSON ONLY RESPONSE, based on the following errors:\n"
+                                                 "(whole reply): Invalid JSON") for r in reasks)
     assert sorted((a.attempt, a.passed, a.primitive) for a in attempts) == [(0, False, None)] * 3 + [
         (1, True, PRIMITIVES["de4b7c19"][0])] * 3
     assert {e["check"] for a in attempts for e in a.errors} == {"teacher"}
