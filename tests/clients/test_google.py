@@ -74,7 +74,7 @@ async def test_a_structured_call_sends_the_schema_once_as_instructor_s_genai_mod
 
 
 async def test_only_the_modes_gemini_takes_and_no_batch_api() -> None:
-    with pytest.raises(ConfigurationError, match="google takes structured mode json_schema or md_json"):
+    with pytest.raises(ConfigurationError, match="google takes structured mode json_schema, md_json"):
         make_client(MODEL, base_url="http://127.0.0.1:9", structured="tools")
     with pytest.raises(ConfigurationError, match="--batch: google has no batch API"):
         make_batch_client(MODEL, cache=MemoryCache())
