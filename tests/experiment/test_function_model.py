@@ -137,7 +137,7 @@ async def test_a_function_teacher_compiles_with_the_schema_in_its_prompt(tmp_pat
         families = await ex.roadmap_set("python/mentor")
     assert (compiled.compiled, again.compiled, len(plans)) == (1, 1, 1) and solves  # its milestones solved alone
     assert compiled.usage.requests == 1 + len(solves) and again.usage.requests == 0
-    assert "JSON schema" in plans[0][0]["content"]  # no response_format a function would drop
+    assert '"title": "TeacherPlan"' in plans[0][0]["content"]  # the schema in the prompt: no response_format
     assert [f.pid for f in families] == [PROBLEM.pid]
 
 
