@@ -614,7 +614,7 @@ class Experiment(PrimStages, Reader):
         meta = {"reviewer": endpoint.model, "prompt": review_prompt(), "students": list(results), "source": source,
                 "threshold": threshold, "max_tokens": max_tokens, "families": len(todo)}
         async with calling(store, endpoint, "audit-review", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify) as (client, run):
+                           notify=self._notify, cluster=self.cluster) as (client, run):
             answers = await gather_or_cancel(*(ask_review(client, review_messages(f, rolls), max_tokens)
                                                for _, f, rolls in todo))
             for (student, f, _), a in zip(todo, answers):
