@@ -1,6 +1,6 @@
-"""Batch mode (``--batch``): calls answered through OpenAI's Batch API or Anthropic's Message Batches,
-at the batch price, by a provider that sits below the Client's cache, retries, usage and structured
-path, so a batch answer lands in the same call cache as an online one.
+"""Batch mode (``--batch``): calls answered through OpenAI's Batch API, Anthropic's Message Batches or
+Gemini's batch mode, at the batch price, by a provider that sits below the Client's cache, retries,
+usage and structured path, so a batch answer lands in the same call cache as an online one.
 
 ``BatchProvider.complete`` queues its request and waits. Once no new request has come for ``quiet``
 seconds and no task a batch answered is still at work on its answer (``rounds``: all first attempts
@@ -42,13 +42,14 @@ from .anthropic_api import AnthropicBatchAPI
 from .base import ChatRequest, ChatResult
 from .batch_api import COMPLETED, ENDED, BatchAPI, CreateLost, Outcome, RowRefused
 from .errors import ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
+from .google_api import GoogleBatchAPI
 from .openai_api import OpenAIBatchAPI
 from .providers import DEFAULT_TIMEOUT_S, parse_model
 from .rounds import Rounds
 from .runner import Client
 
 log = logging.getLogger(__name__)
-BATCH_PROVIDERS = ("openai", "anthropic")
+BATCH_PROVIDERS = ("openai", "anthropic", "google")
 BATCH_SLOTS = 10_000_000  # a batch client's concurrency: every call of a run may wait in a batch at once
 DEFAULT_QUIET_S = 2.0
 DEFAULT_HOLD_S = 120.0  # the longest a queue waits on tasks at work (one stuck must not stall the rest)
@@ -106,13 +107,15 @@ class _Waiter:
 
 
 def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
-                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> OpenAIBatchAPI | AnthropicBatchAPI:
+                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> BatchAPI:
     if provider == "openai":
         return OpenAIBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
         return AnthropicBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
+    if provider == "google":
+        return GoogleBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
     raise ConfigurationError(f"--batch: {provider} has no batch API (batch mode is for "
-                             f"{' and '.join(p + '/' for p in BATCH_PROVIDERS)} models); run without --batch")
+                             f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models); run without --batch")
 
 
 class BatchProvider:

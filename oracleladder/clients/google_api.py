@@ -1,11 +1,14 @@
-"""Google's Gemini API through its SDK (google-genai): ``generateContent`` (``GoogleProvider``).
+"""Google's Gemini API through its SDK (google-genai): ``generateContent`` (``GoogleProvider``) and its
+batch mode (``GoogleBatchAPI``: ``batchGenerateContent`` with inlined requests).
 
 A ChatRequest becomes the SDK's arguments (``generate_args``): the system messages its
 ``system_instruction``, the others its ``contents`` (an assistant's turn is the "model" role), the
 token budget its ``max_output_tokens``, and a structured call's JSON-schema ``response_format`` its
 ``response_mime_type`` "application/json" and ``response_schema`` (the schema as instructor's
 GENAI_STRUCTURED_OUTPUTS mode gives it, from which the SDK makes Gemini's own). A reply a safety
-filter blocked is ``ContentRefused``: a failed call, never an answer. Its batch API is not used.
+filter blocked is ``ContentRefused``: a failed call, never an answer. A batch row is the same
+request (its custom_id in the row's metadata), its inlined response read as an online reply; a row's
+error is that row's failure.
 
 Install with ``pip install 'oracleladder[google]'``.
 """
@@ -14,16 +17,27 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
-from .errors import BadRequestError, ConfigurationError, ContentRefused, MalformedResponse, genai_error
+from .batch_api import CLOCK_SKEW_S, LIST_LAG_S, BatchStatus, Outcome, Row, create_error, no_batch_api
+from .errors import (
+    BadRequestError,
+    ConfigurationError,
+    ContentRefused,
+    MalformedResponse,
+    ProviderError,
+    classify_status,
+    genai_error,
+)
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .structured import wire_body
-from .wire import answer
+from .wire import Refusals, answer
 
 if TYPE_CHECKING:
     import httpx2
@@ -36,6 +50,12 @@ INSTALL_HINT = "pip install 'oracleladder[google]'"
 RENAMED = {"max_tokens": "max_output_tokens", "stop": "stop_sequences"}  # the toolkit's names, Gemini's
 # the finish reasons of a reply a filter blocked (the same request is blocked again)
 BLOCKED = {"SAFETY", "RECITATION", "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"}
+# a batch's state (the SDK's JobState) in the toolkit's words (batch_api.ENDED, COMPLETED)
+BATCH_STATES = {"JOB_STATE_PENDING": "pending", "JOB_STATE_RUNNING": "running", "JOB_STATE_SUCCEEDED": "completed",
+                "JOB_STATE_FAILED": "failed", "JOB_STATE_CANCELLED": "cancelled", "JOB_STATE_EXPIRED": "expired"}
+# a batch row's error code (google.rpc.Code) as the HTTP status its online call would have met
+RPC_STATUS = {3: 400, 4: 504, 5: 404, 7: 403, 8: 429, 9: 400, 11: 400, 13: 500, 14: 503, 16: 401}
+BATCH_WINDOW_S = 48 * 3600.0  # Gemini expires a batch still pending or running after 48 h
 
 
 def generate_args(request: ChatRequest) -> dict[str, Any]:
@@ -90,6 +110,28 @@ def _name(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+def sdk_client(name: str, *, api_key: str | None, api_key_env: str | None, base_url: str | None,
+               timeout: float, api_version: str | None = None) -> "genai.Client":
+    """The SDK's client for ``base_url`` (its retries off), with no key sent when there is none;
+    ``api_version``: the API version it asks (None: the SDK's, v1)."""
+    key = resolve_key("google", api_key, base_url, api_key_env)
+    options: dict[str, Any] = {"base_url": base_url or DEFAULT_BASE_URLS["google"],
+                               "timeout": int(timeout * 1000)}  # milliseconds
+    if api_version is not None:
+        options["api_version"] = api_version
+    if not key:  # the SDK takes a missing key from GEMINI_API_KEY itself: it gets a placeholder, sent empty
+        options["headers"] = {"x-goog-api-key": ""}
+    try:
+        return genai.Client(api_key=key or "no-key", http_options=genai.types.HttpOptions(**options))
+    except ImportError:
+        raise ConfigurationError(f"{name}/ models need the google-genai SDK: {INSTALL_HINT}") from None
+
+
+def config_error(e: ValidationError) -> BadRequestError:
+    """A generation config the SDK cannot take (a parameter Gemini has no field for)."""
+    return BadRequestError(f"google: not a generation config: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}")
+
+
 class GoogleProvider:
     """Gemini's ``generateContent`` through the SDK's async client (``client.aio``), one HTTP request
     per call (the SDK's retries are off: the runner retries)."""
@@ -99,28 +141,117 @@ class GoogleProvider:
     def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.endpoint = endpoint_of("google", base_url)
-        key = resolve_key("google", api_key, base_url, api_key_env)
-        options: dict[str, Any] = {"base_url": base_url or DEFAULT_BASE_URLS["google"],
-                                   "timeout": int(timeout * 1000)}  # milliseconds
-        if not key:  # the SDK takes a missing key from GEMINI_API_KEY itself: it gets a placeholder, sent empty
-            options["headers"] = {"x-goog-api-key": ""}
-        try:
-            self._client = genai.Client(api_key=key or "no-key", http_options=genai.types.HttpOptions(**options))
-        except ImportError:
-            raise ConfigurationError(f"google/ models need the google-genai SDK: {INSTALL_HINT}") from None
+        self._client = sdk_client(self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
+                                  timeout=timeout)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         args = generate_args(request)
         try:
             config = genai.types.GenerateContentConfig(**args.pop("config"))
-        except ValidationError as e:  # a parameter Gemini has no field for
-            raise BadRequestError(f"google: not a generation config: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
+        except ValidationError as e:
+            raise config_error(e) from None
         t0 = time.perf_counter()
         try:
             response = await self._client.aio.models.generate_content(**args, config=config)
         except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:  # ValueError: a body it cannot read
             raise genai_error(genai.errors, e, self.name) from None
         return answer(content_result(response, time.perf_counter() - t0), self.name)
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+
+
+class GoogleBatchAPI:
+    """Gemini's batch mode (``batches``): a batch of inlined requests, each with its custom_id in its
+    metadata, and its display name the intent (``find``); its responses inlined in the batch."""
+
+    name = "google"
+    max_requests = 100_000
+    max_bytes = 20 * 1024 * 1024  # Gemini's limit on a batch of inlined requests
+    list_lag = LIST_LAG_S
+    window = BATCH_WINDOW_S
+
+    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.endpoint = endpoint_of("google", base_url)
+        self._where = base_url or "the google API"
+        # Google serves its batch API at v1beta (https://ai.google.dev/api/batch-api), the SDK asks v1
+        self._client = sdk_client(self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
+                                  timeout=timeout, api_version="v1beta")
+        self.refusals = Refusals(self.name, generate_args, set())  # Gemini refuses no parameter one can drop
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        return {**self.refusals.body(request), "metadata": {"custom_id": custom_id}}
+
+    async def check(self) -> None:
+        try:
+            await self._client.aio.batches.list(config={"page_size": 1})
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
+            error = genai_error(genai.errors, e, self.name)
+            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+
+    async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        try:
+            b = await self._client.aio.batches.create(model=entries[0]["model"], src={"inlined_requests": entries},
+                                                      config={"display_name": intent})
+        except ValidationError as e:  # made no batch
+            raise config_error(e) from None
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
+            raise create_error(genai_error(genai.errors, e, self.name)) from None
+        if not b.name:
+            raise MalformedResponse("google batch create: no batch name in its reply")
+        return b.name
+
+    async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
+        """The newest listed batch named ``intent`` that is not ``known`` (created since ``at``)."""
+        try:
+            async for b in await self._client.aio.batches.list(config={"page_size": 100}):
+                if b.create_time is not None and b.create_time < at - timedelta(seconds=CLOCK_SKEW_S):
+                    break
+                if b.display_name == intent and b.name and b.name not in known:
+                    return b.name
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
+            raise genai_error(genai.errors, e, self.name) from None
+        return None
+
+    async def _get(self, batch_id: str) -> Any:
+        try:
+            return await self._client.aio.batches.get(name=batch_id)
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
+            raise genai_error(genai.errors, e, self.name) from None
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        b = await self._get(batch_id)
+        state = _name(b.state)
+        responses = (b.dest.inlined_responses if b.dest is not None else None) or []
+        failed = sum(r.error is not None for r in responses)
+        return BatchStatus(BATCH_STATES.get(state, state.lower()), len(responses) - failed, failed)
+
+    async def results(self, batch_id: str) -> AsyncIterator[Row]:
+        b = await self._get(batch_id)
+        for n, r in enumerate((b.dest.inlined_responses if b.dest is not None else None) or [], 1):
+            custom_id = (r.metadata or {}).get("custom_id")
+            if custom_id is None:
+                yield None, MalformedResponse(f"google batch {batch_id} response {n} has no custom_id")
+            else:
+                yield custom_id, self._outcome(r)
+
+    def _outcome(self, r: Any) -> Outcome:
+        if r.error is not None:
+            status = RPC_STATUS.get(r.error.code or 0, 500)
+            return classify_status(status, f"google batch row error {r.error.code}: {r.error.message or ''}")
+        if r.response is None:
+            return MalformedResponse("google batch row: neither a response nor an error")
+        try:
+            return answer(content_result(r.response, 0.0), self.name)
+        except ProviderError as e:
+            return e
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.aio.batches.cancel(name=batch_id)
+        except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
+            raise genai_error(genai.errors, e, self.name) from None
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()

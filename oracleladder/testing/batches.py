@@ -1,13 +1,15 @@
 """The loopback server's batch APIs: OpenAI's (file upload, ``/v1/batches`` create, retrieve, cancel,
-output and error files) and Anthropic's Message Batches (``/v1/messages/batches`` create, retrieve,
-results, cancel).
+output and error files), Anthropic's Message Batches (``/v1/messages/batches`` create, retrieve,
+results, cancel) and Gemini's batch mode (``/v1beta/models/{model}:batchGenerateContent`` with inlined
+requests, ``/v1beta/batches`` list, get with the inlined responses once ended, cancel).
 
 A batch goes validating -> in_progress -> finalizing -> completed (Anthropic: in_progress -> ended)
 over ``delay`` seconds. On demand, a fraction of the rows error on their first submission
 (``errors``, exactly), the first ``expire`` batches expire with only half their rows done, the first
 ``stuck`` batches never end (a cancel does not end them either), the first create request meets the
 fault ``lost_create`` (``LOST_CREATES``: the batch is made, its reply lost; ``NOT_CREATED``: no batch
-is made), and the first batch's results file has the fault ``results_fault`` (``RESULTS_FAULTS``).
+is made), and the first batch's results file has the fault ``results_fault`` (``RESULTS_FAULTS``; Gemini's
+responses are inlined in the batch, not a file: they have none).
 Every row received is counted by its custom_id, so a test can assert that nothing was submitted twice.
 """
 
@@ -35,6 +37,10 @@ class _Answering(Protocol):
 
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
 
+    def _gemini_messages(self, body: dict[str, Any]) -> list[dict[str, Any]]: ...
+
+    def _generated(self, messages: list[dict[str, Any]], model: str, text: str | None) -> dict[str, Any]: ...
+
     def bill(self, messages: list[dict[str, Any]], text: str | None) -> None: ...
 
 
@@ -51,7 +57,7 @@ STALL_S = 60.0
 @dataclass
 class _Batch:
     id: str
-    wire: str  # "openai" | "anthropic"
+    wire: str  # "openai" | "anthropic" | "google"
     rows: list[tuple[str, dict[str, Any]]]  # (custom_id, request body)
     errored: set[str]  # rows answered with an error
     expire: bool
@@ -60,6 +66,8 @@ class _Batch:
     t0: float = field(default_factory=time.monotonic)
     created: float = field(default_factory=time.time)
     metadata: dict[str, str] | None = None  # OpenAI's, as created
+    model: str = ""  # Gemini's, as created
+    display_name: str | None = None  # Gemini's, as created
     cancelled: bool = False
     results: dict[str, dict[str, Any]] | None = None  # custom_id -> result line, once ended
 
@@ -105,6 +113,10 @@ class LoopbackBatches:
         r.add_get("/v1/messages/batches/{id}", self._anthropic_retrieve)
         r.add_get("/v1/messages/batches/{id}/results", self._anthropic_results)
         r.add_post("/v1/messages/batches/{id}/cancel", self._anthropic_cancel)
+        r.add_post("/v1beta/models/{model:[^/:]+}:batchGenerateContent", self._google_create)
+        r.add_get("/v1beta/batches", self._google_list)
+        r.add_get("/v1beta/batches/{id:[^/:]+}", self._google_get)
+        r.add_post("/v1beta/batches/{id:[^/:]+}:cancel", self._google_cancel)
 
     # ------------------------------------------------------------------ common
     def _new(self, wire: str, rows: list[tuple[str, dict[str, Any]]]) -> _Batch:
@@ -115,7 +127,7 @@ class LoopbackBatches:
         self.rows_by_id.update(cid for cid, _ in rows)
         # every 1/errors-th row among those submitted for the first time: the fraction exactly
         errored = {cid for i, cid in enumerate(firsts) if int((i + 1) * self.errors) > int(i * self.errors)}
-        prefix = "batch_" if wire == "openai" else "msgbatch_"
+        prefix = {"openai": "batch_", "anthropic": "msgbatch_", "google": "batches/"}[wire]
         batch = _Batch(f"{prefix}loop{self.created}", wire, rows, errored, expire=self.created < self.expire,
                        stuck=self.created < self.stuck, faulty=self.created == 0 and self.results_fault is not None)
         self.created += 1
@@ -143,8 +155,9 @@ class LoopbackBatches:
                 await asyncio.sleep(0.05)
         return web.json_response(reply)
 
-    def _get(self, request: web.Request) -> _Batch:
-        batch = self.batches.get(request.match_info["id"])
+    def _get(self, request: web.Request, prefix: str = "") -> _Batch:
+        """The batch the request names (``prefix``: what its id has before the name in the path)."""
+        batch = self.batches.get(prefix + request.match_info["id"])
         if batch is None:
             raise web.HTTPNotFound(text=json.dumps({"error": {"message": "no such batch"}}),
                                    content_type="application/json")
@@ -178,6 +191,8 @@ class LoopbackBatches:
                     messages = list(body.get("messages") or [])
                     if batch.wire == "anthropic" and body.get("system"):
                         messages = [{"role": "system", "content": body["system"]}] + messages
+                    if batch.wire == "google":
+                        messages = self.server._gemini_messages(body)
                     text = self.server.answer(messages, body)
                     self.server.bill(messages, text)
                     results[cid] = {"kind": "succeeded", "body": body, "messages": messages, "text": text}
@@ -357,3 +372,64 @@ class LoopbackBatches:
             result = {"type": "canceled" if r["kind"] == "cancelled" else "expired"}
         return {"custom_id": cid, "result": result}
 
+
+    # ------------------------------------------------------------------ Gemini
+    async def _google_create(self, request: web.Request) -> web.StreamResponse:
+        body = (await request.json()).get("batch") or {}
+        requests = ((body.get("inputConfig") or {}).get("requests") or {}).get("requests") or []
+        rows = [(r["metadata"]["custom_id"], r["request"]) for r in requests]
+
+        def make() -> dict[str, Any]:
+            batch = self._new("google", rows)
+            batch.model, batch.display_name = f"models/{request.match_info['model']}", body.get("displayName")
+            return self._google_batch(batch)
+
+        return await self._create(request, make)
+
+    def _google_batch(self, batch: _Batch) -> dict[str, Any]:
+        """The batch as Gemini's operation says it: its state, and once ended its inlined responses
+        (a row cancelled or expired has none)."""
+        p = self._progress(batch)
+        n = len(batch.rows)
+        stats = {"requestCount": str(n), "pendingRequestCount": str(n)}
+        stamp = datetime.fromtimestamp(batch.created, timezone.utc).isoformat()
+        metadata: dict[str, Any] = {"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatch",
+                                    "model": batch.model, "displayName": batch.display_name, "name": batch.id,
+                                    "createTime": stamp, "updateTime": stamp, "batchStats": stats}
+        if p >= 1:
+            rows = self._finish(batch)
+            responses = [self._google_line(cid, r, batch.model) for cid, r in rows.items()
+                         if r["kind"] not in ("cancelled", "expired")]
+            ok = sum("response" in r for r in responses)
+            stats.update(pendingRequestCount="0", successfulRequestCount=str(ok), failedRequestCount=str(n - ok))
+            metadata["state"] = ("BATCH_STATE_CANCELLED" if batch.cancelled else "BATCH_STATE_EXPIRED" if batch.expire
+                                 else "BATCH_STATE_SUCCEEDED")
+            metadata["endTime"] = datetime.now(timezone.utc).isoformat()
+            metadata["output"] = {"inlinedResponses": {"inlinedResponses": responses}}
+        else:
+            metadata["state"] = "BATCH_STATE_PENDING" if p < 1 / 3 else "BATCH_STATE_RUNNING"
+        return {"name": batch.id, "metadata": metadata, "done": p >= 1}
+
+    def _google_line(self, cid: str, r: dict[str, Any], model: str) -> dict[str, Any]:
+        line: dict[str, Any] = {"metadata": {"custom_id": cid}}
+        if r["kind"] == "succeeded":
+            line["response"] = self.server._generated(r["messages"], model.removeprefix("models/"), r["text"])
+        elif r["kind"] == "refused":  # google.rpc.Code INVALID_ARGUMENT
+            line["error"] = {"code": 3, "message": r["error"]["error"]["message"]}
+        else:  # INTERNAL
+            line["error"] = {"code": 13, "message": "boom (loopback batch row)"}
+        return line
+
+    async def _google_list(self, request: web.Request) -> web.Response:
+        data = [self._google_batch(b) for b in self.batches.values() if b.wire == "google"]
+        return web.json_response({"operations": data[::-1]})
+
+    async def _google_get(self, request: web.Request) -> web.Response:
+        return web.json_response(self._google_batch(self._get(request, "batches/")))
+
+    async def _google_cancel(self, request: web.Request) -> web.Response:
+        batch = self._get(request, "batches/")
+        if self._progress(batch) < 1:
+            batch.cancelled = True
+            self.cancels += 1
+        return web.json_response({})

@@ -9,7 +9,7 @@ Use it three ways:
 * ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process
   (``spawn`` starts one and returns its port; ``serve`` runs a scripted server as a process's main).
 
-The OpenAI and Anthropic batch APIs are served too (``oracleladder.testing.batches``).
+The OpenAI, Anthropic and Gemini batch APIs are served too (``oracleladder.testing.batches``).
 
 ``GET /stats`` returns the counters as JSON, ``POST /reset`` zeroes them. It always stops by itself
 after ``max_lifetime`` seconds.
@@ -426,16 +426,20 @@ class LoopbackServer:
         if err is not None:
             return err
         assert body is not None
-        system = body.get("systemInstruction") or {}
-        messages = [{"role": "system", "content": _text(system.get("parts"))}] if system else []
-        messages += [{"role": "assistant" if c.get("role") == "model" else "user", "content": _text(c.get("parts"))}
-                     for c in body.get("contents") or []]
+        messages = self._gemini_messages(body)
         text = self._answer(messages, body)
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[_last_user(messages)] += 1
         self.bill(messages, text)
         return web.json_response(self._generated(messages, request.match_info["model"], text))
+
+    def _gemini_messages(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """A Gemini request's system instruction and contents as chat messages."""
+        system = body.get("systemInstruction") or {}
+        messages = [{"role": "system", "content": _text(system.get("parts"))}] if system else []
+        return messages + [{"role": "assistant" if c.get("role") == "model" else "user", "content": _text(c.get("parts"))}
+                           for c in body.get("contents") or []]
 
     def _generated(self, messages: list[dict[str, Any]], model: str, text: str | None) -> dict[str, Any]:
         """The generateContent reply answering ``messages`` (its system instruction among them) with ``text``."""

@@ -73,11 +73,11 @@ async def test_a_structured_call_sends_the_schema_once_as_instructor_s_genai_mod
     assert "schema" not in json.dumps(ours["contents"]).lower()
 
 
-async def test_only_the_modes_gemini_takes_and_no_batch_api() -> None:
+async def test_only_the_modes_gemini_takes_and_its_batch_api() -> None:
     with pytest.raises(ConfigurationError, match="google takes structured mode json_schema, md_json"):
         make_client(MODEL, base_url="http://127.0.0.1:9", structured="tools")
-    with pytest.raises(ConfigurationError, match="--batch: google has no batch API"):
-        make_batch_client(MODEL, cache=MemoryCache())
+    async with make_batch_client(MODEL, base_url="http://127.0.0.1:9", cache=MemoryCache()) as client:
+        assert client.batch and client.name == MODEL  # Gemini's batch mode (tests/clients/test_google_batch.py)
 
 
 async def test_a_safety_block_is_a_failed_call_never_an_answer_nor_retried() -> None:
