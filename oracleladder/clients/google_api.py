@@ -18,14 +18,14 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
-from .batch_api import CLOCK_SKEW_S, LIST_LAG_S, BatchStatus, Outcome, Row, create_error, no_batch_api
+from .batch_api import LIST_LAG_S, BatchStatus, Outcome, Row, create_error, no_batch_api
 from .errors import (
     BadRequestError,
     ConfigurationError,
@@ -203,11 +203,10 @@ class GoogleBatchAPI:
         return b.name
 
     async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
-        """The newest listed batch named ``intent`` that is not ``known`` (created since ``at``)."""
+        """The listed batch named ``intent`` (a unique id) that is not ``known``: the whole list is read,
+        as Gemini does not say in what order it lists them."""
         try:
             async for b in await self._client.aio.batches.list(config={"page_size": 100}):
-                if b.create_time is not None and b.create_time < at - timedelta(seconds=CLOCK_SKEW_S):
-                    break
                 if b.display_name == intent and b.name and b.name not in known:
                     return b.name
         except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
