@@ -183,7 +183,7 @@ async def test_unusable_teacher_answer_is_a_stored_failure(tmp_path: Path) -> No
     # the re-ask: the reply as the assistant turn, then its validation errors
     assert [m["role"] for m in asked[2][-4:]] == ["assistant", "user", "assistant", "user"]
     assert asked[1][-2]["content"] == "Here is my plan, in words."
-    assert "Invalid JSON" in asked[1][-1]["content"] and "corrected JSON object" in asked[1][-1]["content"]
+    assert "Invalid JSON" in asked[1][-1]["content"] and "Correct your JSON" in asked[1][-1]["content"]  # instructor's re-ask
 
 
 def test_cli_code_compile_probe_report(tmp_path: Path) -> None:
