@@ -64,11 +64,21 @@ class _Missing(types.ModuleType):
         raise ImportError(f"no module named {self.__name__!r}", name=self.__name__)
 
 
+class _Deferred(types.ModuleType):
+    """A submodule whose package is not loaded yet (finding its spec would run the package): the
+    package and the submodule are imported when one of its attributes is first read."""
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self.__name__), attr)
+
+
 def lazy_module(name: str) -> types.ModuleType:
     """The module ``name``, executed when one of its attributes is first read; one that is not
     installed raises its ImportError there, not here."""
     if name in sys.modules:
         return sys.modules[name]
+    if "." in name and name.rpartition(".")[0] not in sys.modules:
+        return _Deferred(name)
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
         return _Missing(name)

@@ -31,7 +31,7 @@ def _summary(report) -> str:
 
 async def _async_run(store: Path, families: Path, url: str) -> tuple[ProbeResult, str]:
     async with Experiment(store) as ex:
-        assert await ex.import_families(families) == 3
+        assert (await ex.import_families(families)).families == 3
         probed = await ex.probe(Endpoint(STUDENT, base_urls=[url]), k=2)
         report = await ex.report([STUDENT])
     return probed, _summary(report)
@@ -39,7 +39,7 @@ async def _async_run(store: Path, families: Path, url: str) -> tuple[ProbeResult
 
 def _sync_run(store: Path, families: Path, url: str) -> tuple[ProbeResult, str]:
     with SyncExperiment(store, workers=1) as ex:
-        assert ex.import_families(families) == 3
+        assert ex.import_families(families).families == 3
         probed = ex.probe(Endpoint(STUDENT, base_urls=[url]), k=2)
         report = ex.report([STUDENT])
     return probed, _summary(report)

@@ -119,6 +119,6 @@ class ArithDomain(Domain[MathProblem, ArithFamily, ArithPlan]):
                        extracted=found[-1])
 
     def collect_results(self, families: Sequence[ArithFamily], rollouts: Sequence[Rollout], *,
-                        use_corrections: bool = False) -> list[FamilyResults]:
+                        use_corrections: bool = False, keep_leaking: bool = False) -> list[FamilyResults]:
         return results_from_rollouts([(f.pid, range(len(f.plan.steps))) for f in families],
                                      ((r.pid, r.target, r.k, r.verdict.accepted) for r in rollouts if r.verdict.graded))
