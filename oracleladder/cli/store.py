@@ -56,7 +56,8 @@ def runs(store: StoreOpt = DEFAULT_STORE) -> None:
     for run in run_experiment(store, lambda ex: ex.runs(), reading=True):
         cost = "" if run.cost_usd is None else f" ${run.cost_usd:.4f}"
         typer.echo(f"{run.id}\t{run.status}\t{run.started_at}\t{run.finished_at or '-'}\t"
-                   f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}")
+                   f"tokens {run.tokens_in} in / {run.tokens_out} out{cost}"
+                   + (f"\treused {run.reused} answers from earlier runs" if run.reused else ""))
 
 
 def batches(

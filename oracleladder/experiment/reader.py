@@ -21,7 +21,7 @@ from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, fun
 from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
-from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
+from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_label, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
@@ -136,11 +136,11 @@ class Report:
 
     def _repr_html_(self) -> str:
         """A notebook's view: one row per column with its settings and outcome counts."""
-        outs = [o.value for o in Outcome]
+        outs = [o.value for o in Outcome] + [NOT_DETERMINED]
         head = "".join(f"<th>{escape(h)}</th>" for h in ["Student", "Settings", "Families", *outs])
         body = ""
         for label, res in self.results.items():
-            counts = Counter(parent_outcome(f.ladder, self.tau).value for f in res)
+            counts = Counter(outcome_label(f, self.tau) for f in res)
             cells = [label, self.settings.get(label, ""), str(len(res)), *(str(counts[o]) for o in outs)]
             body += "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
         return (f"<p>OracleLadder report on <code>{escape(self.source)}</code>, tau = {self.tau}</p>"

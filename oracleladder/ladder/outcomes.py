@@ -8,6 +8,7 @@ run, its rung is skipped and the labels are the paper's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -36,6 +37,13 @@ class Gap(str, Enum):
 def ladder_outcomes(primitive: bool) -> list[Outcome]:
     """The outcomes a ladder can reach: Primitive-Needed only where C2-primitive was run."""
     return [o for o in Outcome if primitive or o is not Outcome.PRIMITIVE_NEEDED]
+
+
+NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 rung it has to read was not run
+_LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
+# the rungs an outcome is read from (the primitive rung, where it was run, is read on the way)
+_RUNGS_READ = {Outcome.DIRECT: _LADDER[:1], Outcome.PRIMITIVE_NEEDED: (_LADDER[0], "C2_primitive"),
+               Outcome.ROADMAP_NEEDED: _LADDER[:2], Outcome.ANSWERS_NEEDED: _LADDER, Outcome.UNRECOVERED: _LADDER}
 
 
 def ladder_gaps(primitive: bool) -> list[Gap]:
@@ -81,6 +89,26 @@ def parent_outcome(ladder: dict[str, list[bool]], tau: int = 1) -> Outcome:
     if solved(ladder.get("C3_gold_answers", []), tau):
         return Outcome.ANSWERS_NEEDED
     return Outcome.UNRECOVERED
+
+
+def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
+    """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
+    not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
+    out = parent_outcome(f.ladder, tau)
+    return out if all(f.ladder.get(c) for c in _RUNGS_READ[out]) else None
+
+
+def outcome_label(f: FamilyResults, tau: int = 1) -> str:
+    """The family's parent-probe outcome as every output prints it: its name, or "Not determined"."""
+    out = known_outcome(f, tau)
+    return out.value if out else NOT_DETERMINED
+
+
+def outcome_counts(fams: Iterable[FamilyResults], tau: int, primitive: bool) -> dict[str, int]:
+    """Families per `outcome_label`: every outcome the ladder can reach, and "Not determined" where some are."""
+    counts = Counter(outcome_label(f, tau) for f in fams)
+    keys = [o.value for o in ladder_outcomes(primitive)] + ([NOT_DETERMINED] if counts[NOT_DETERMINED] else [])
+    return {k: counts[k] for k in keys}
 
 
 def taxonomy(passed: bool, outcome: Outcome) -> Gap:

@@ -5,9 +5,9 @@ The format audit's table is here too: report.md carries it, and `ladder audit fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from ..ladder.outcomes import Gap, Outcome
+from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
 from .palette import NOT_CLASSIFIED
 from .stats import Interval, Transitions
@@ -134,8 +134,8 @@ def _student_notes(s: str, t: StudentReport) -> list[str]:
         notes.append(f"- {s}: not run: {', '.join(CONDITION_NAMES[c] for c in not_run)}.")
     if t.outcome_undetermined:
         notes.append(f"- {s}: {t.outcome_undetermined} of {t.n} families lack a C1-C3 run that their "
-                     "parent-probe outcome depends on. The outcome tables count the missing run as unsolved; "
-                     "the taxonomy gives these families no label, and the plots hatch them.")
+                     "parent-probe outcome depends on: every table counts them as Not determined, "
+                     "the taxonomy gives them no label, and the plots hatch them.")
     if not t.stage0.stage0_run:
         notes.append(f"- {s}: Stage 0 (milestone test) not run; taxonomy columns need it.")
     elif t.taxonomy_not_classified:
@@ -246,13 +246,19 @@ def taxonomy(r: ReportTables) -> list[str]:
             *table(["Model"] + cols, fraction), ""]
 
 
+def _outcome_columns(counts: Iterable[Mapping[str, object]]) -> list[str]:
+    """Every outcome, and "Not determined" where some count has it."""
+    return [o.value for o in Outcome] + ([NOT_DETERMINED] if any(NOT_DETERMINED in c for c in counts) else [])
+
+
 def threshold_sweep(r: ReportTables) -> list[str]:
     """Table 9, one table per student."""
     L = ["## Threshold sweep (Table 9)", "", *at(r)]
     for s, t in r.students.items():
         L += [f"**{s}** (n = {t.n})", ""]
-        L += table(["tau"] + [o.value for o in Outcome],
-                   [[tau + (" (default)" if tau == "1" else "")] + [row.get(o.value, NOT_RUN) for o in Outcome]
+        cols = _outcome_columns(t.threshold_sweep.values())
+        L += table(["tau"] + cols,
+                   [[tau + (" (default)" if tau == "1" else "")] + [row.get(o, NOT_RUN) for o in cols]
                     for tau, row in t.threshold_sweep.items()])
         L.append("")
     return L
@@ -281,7 +287,7 @@ def contrasts(r: ReportTables) -> list[str]:
 
 
 def _fingerprint(counts: Mapping[str, int]) -> str:
-    return "/".join(str(counts[o.value]) for o in Outcome if o.value in counts)
+    return "/".join(str(counts[o]) for o in _outcome_columns([counts]) if o in counts)
 
 
 def stage0_fingerprint(r: ReportTables) -> list[str]:
@@ -290,8 +296,8 @@ def stage0_fingerprint(r: ReportTables) -> list[str]:
     rows = [[s, NOT_RUN, NOT_RUN, _fingerprint(t.outcomes), NOT_RUN] if t.fingerprint_passing is None else
             [s, pct(t.stage0.milestone_solve_rate), t.stage0.pass_strict, _fingerprint(t.outcomes),
              _fingerprint(t.fingerprint_passing)] for s, t in r.students.items()]
-    order = "/".join(o.value for o in Outcome
-                     if any(o.value in t.outcomes for t in r.students.values()))
+    order = "/".join(o for o in _outcome_columns(t.outcomes for t in r.students.values())
+                     if any(o in t.outcomes for t in r.students.values()))
     return [f"## Stage 0 milestone solvability and fingerprint (Table 14, tau = {r.meta.tau})", "", *at(r),
             *table(["Model", "Milestone solve rate", "Passing families", "All families", "Passing families only"],
                    rows),
@@ -425,7 +431,7 @@ def _interval(i: Interval) -> str:
 def bootstrap(r: ReportTables) -> list[str]:
     """Table 12: shares with their intervals, then the paper's count form (direct and any-probe counts) with
     the any-probe rank interval where there are two or more students."""
-    keys = [o.value for o in Outcome] + [ANY_PROBE] + [g.value for g in Gap if g is not Gap.DIRECT]
+    keys = _outcome_columns(t.bootstrap for t in r.students.values()) + [ANY_PROBE] + [g.value for g in Gap if g is not Gap.DIRECT]
     rows = [[s] + [_interval(t.bootstrap[k]) if k in t.bootstrap else (NOT_RUN if t.bootstrap else NONE)
                    for k in keys] for s, t in r.students.items()]
 

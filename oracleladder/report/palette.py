@@ -29,7 +29,6 @@ FIGURES = {"taxonomy.png": "Reasoning-gap taxonomy (Figure 4)",
            "change.png": "Change against the base (Figure 5)",
            "trajectory.png": "Outcomes across checkpoints (Figure 7)"}
 NOT_CLASSIFIED = "Not classified"  # no five-way label: Stage 0 or a C1-C3 run it needs is missing
-NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 run it depends on is missing
 # a composition-gap family the rubric review labels a verifier or format error (Table 42): the HTML
 # report's corrected taxonomy takes it out of Composition-gap
 FLAGGED = "Flagged: grading error"

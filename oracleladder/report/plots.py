@@ -18,8 +18,8 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
-from ..ladder.outcomes import Gap, Outcome
-from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, NOT_DETERMINED, OUT_COLORS, OUT_HELP
+from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
+from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
 from ..schemas.models import CONDITION_NAMES
 from .tables import ANY_PROBE, ReportTables
 

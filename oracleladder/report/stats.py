@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from .._lazy import lazy_module
-from ..ladder.outcomes import FamilyResults, ladder_outcomes, parent_outcome
+from ..ladder.outcomes import FamilyResults, outcome_counts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,10 +169,4 @@ def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence |
 def threshold_sweep(families: Sequence[FamilyResults], taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
     primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
-    out: dict[int, dict[str, int]] = {}
-    for tau in taus:
-        row = {o.value: 0 for o in ladder_outcomes(primitive)}
-        for f in families:
-            row[parent_outcome(f.ladder, tau).value] += 1
-        out[int(tau)] = row
-    return out
+    return {int(tau): outcome_counts(families, tau, primitive) for tau in taus}

@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from ..ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, ladder_outcomes, milestone_test,
-                               parent_outcome, solved)
+from ..ladder.outcomes import (NOT_DETERMINED, FamilyResults, Gap, Outcome, classify, known_outcome, ladder_gaps,
+                               ladder_outcomes, milestone_test, outcome_counts, outcome_label, parent_outcome, solved)
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family, teacher_prompts
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
@@ -61,9 +61,6 @@ CONTRASTS = (
     ("C2-primitive vs C1", "C2_primitive", "C1_direct", False),
     ("C2-primitive-random vs C1", "C2_primitive_random", "C1_direct", False),
 )
-# the rungs an outcome is read from (the primitive rung, where it was run, is read on the way: see outcomes.py)
-_RUNGS_READ = {Outcome.DIRECT: LADDER[:1], Outcome.PRIMITIVE_NEEDED: (LADDER[0], PRIMITIVE),
-               Outcome.ROADMAP_NEEDED: LADDER[:2], Outcome.ANSWERS_NEEDED: LADDER, Outcome.UNRECOVERED: LADDER}
 
 
 class Frozen(BaseModel):
@@ -188,7 +185,7 @@ class StudentTables(Frozen):
     outcomes: dict[str, int]
     # families whose label needs a run that is missing (Stage 0, or a C1-C3 rung): in no gap count
     taxonomy_not_classified: int
-    # outcomes with a not-run rung kept apart (the plots); "outcomes" counts such a rung as unsolved
+    # "outcomes" without its "Not determined" key, and that key's count (the plots read them)
     outcomes_known: dict[str, int]
     outcome_undetermined: int
     milestone_test_pass: int | None
@@ -217,7 +214,7 @@ class FamilyRow(Frozen):
     """One family of one student: its labels (None where a run they need is missing) and its counts."""
 
     pid: str
-    outcome: str  # Algorithm 3 as the outcome tables count it (a rung not run counts as unsolved)
+    outcome: str  # Algorithm 3 as every output prints it (`outcome_label`): "Not determined" where a rung is not run
     outcome_known: str | None  # None: a C1-C3 rung the outcome reads was not run
     milestone_test_strict: bool | None  # None: Stage 0 not run on this family
     milestone_test_fraction: bool | None
@@ -467,16 +464,14 @@ def _stage0_ran(f: FamilyResults) -> bool:
     return any(f.stage0.values())
 
 
+def _any_probe(fams: Sequence[FamilyResults], tau: int) -> list[bool]:
+    """Per family, whether some probe that was run solved it ("Any probe": a rung not run solves nothing)."""
+    return [parent_outcome(f.ladder, tau) is not Outcome.UNRECOVERED for f in fams]
+
+
 def primitive_ran(fams: list[FamilyResults]) -> bool:
     """Whether any family was probed with C2-primitive: the rung's columns say "not run" otherwise."""
     return any(_ran(f, PRIMITIVE) for f in fams)
-
-
-def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
-    """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
-    not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
-    out = parent_outcome(f.ladder, tau)
-    return out if all(_ran(f, c) for c in _RUNGS_READ[out]) else None
 
 
 def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:
@@ -539,11 +534,8 @@ def fingerprint_passing(fams: list[FamilyResults], tau: int = 1) -> dict[str, in
     None where no family has Stage 0 verdicts."""
     if not any(_stage0_ran(f) for f in fams):
         return None
-    counts = {o.value: 0 for o in ladder_outcomes(primitive_ran(fams))}
-    for f in fams:
-        if _stage0_ran(f) and milestone_test(f.stage0, "strict"):
-            counts[parent_outcome(f.ladder, tau).value] += 1
-    return counts
+    return outcome_counts([f for f in fams if _stage0_ran(f) and milestone_test(f.stage0, "strict")], tau,
+                          primitive_ran(fams))
 
 
 def recovery_by_tau(fams: list[FamilyResults]) -> dict[str, dict[str, int] | None]:
@@ -572,13 +564,15 @@ def stage0_stats(fams: list[FamilyResults]) -> Stage0:
 def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
                      n_resamples: int = N_RESAMPLES) -> dict[str, Interval]:
     """Table 12: family-level percentile CIs of each outcome and gap share, and of the any-probe share."""
-    outs = [parent_outcome(f.ladder, tau) for f in fams]
+    outs = [outcome_label(f, tau) for f in fams]
     gaps = [known_gap(f, tau, "strict") for f in fams]
     if not fams:
         return {}
     skip = set() if primitive_ran(fams) else {Outcome.PRIMITIVE_NEEDED.value, Gap.PRIMITIVE.value}  # "not run"
-    ind = {o.value: [x is o for x in outs] for o in Outcome}
-    ind[ANY_PROBE] = [x is not Outcome.UNRECOVERED for x in outs]
+    ind = {o.value: [x == o.value for x in outs] for o in Outcome}
+    if NOT_DETERMINED in outs:
+        ind[NOT_DETERMINED] = [x == NOT_DETERMINED for x in outs]
+    ind[ANY_PROBE] = _any_probe(fams, tau)
     if any(_stage0_ran(f) for f in fams):  # gap shares need the milestone test
         ind.update({g.value: [x is g for x in gaps] for g in Gap if g is not Gap.DIRECT})
     return {k: bootstrap_ci(v, n_resamples=n_resamples, seed=seed) for k, v in ind.items() if k not in skip}
@@ -590,9 +584,8 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
     ran = primitive_ran(fams)  # the primitive rung's keys only where it was run ("not run" in the tables)
     gaps = {g.value: 0 for g in ladder_gaps(ran)}
     gaps_fraction = {g.value: 0 for g in ladder_gaps(ran)}
-    outs = {o.value: 0 for o in ladder_outcomes(ran)}
-    known_outs = {o.value: 0 for o in ladder_outcomes(ran)}
-    not_classified = undetermined = 0
+    outs = outcome_counts(fams, tau, ran)
+    not_classified = 0
     for f in fams:
         g = known_gap(f, tau, mode)
         if g is None:
@@ -600,12 +593,6 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         else:
             gaps[g.value] += 1
             gaps_fraction[known_gap(f, tau, "fraction").value] += 1
-        outs[parent_outcome(f.ladder, tau).value] += 1
-        o = known_outcome(f, tau)
-        if o is None:
-            undetermined += 1
-        else:
-            known_outs[o.value] += 1
     if not any(_stage0_ran(f) for f in fams):  # no milestone test: the gaps are not run, not zero
         gaps = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps.items()}
         gaps_fraction = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps_fraction.items()}
@@ -613,14 +600,15 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
     c1 = conds["C1_direct"]
     prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
     direct = outs[Outcome.DIRECT.value]
-    anyp = n - outs[Outcome.UNRECOVERED.value]
+    anyp = sum(_any_probe(fams, tau))
     s0 = stage0_stats(fams)
     return StudentTables(
         n=n, tau=tau, mode=mode,
         k=max((len(r) for f in fams for r in f.ladder.values()), default=None),
         k_stage0=max((len(r) for f in fams for r in f.stage0.values()), default=None) or None,
         taxonomy=gaps, taxonomy_fraction=gaps_fraction, outcomes=outs,
-        taxonomy_not_classified=not_classified, outcomes_known=known_outs, outcome_undetermined=undetermined,
+        taxonomy_not_classified=not_classified, outcomes_known={k: v for k, v in outs.items() if k != NOT_DETERMINED},
+        outcome_undetermined=outs.get(NOT_DETERMINED, 0),
         milestone_test_pass=s0.pass_strict, primitive_run=ran, stage0=s0,
         summary=Summary(
             direct_accuracy=c1.per_rollout_rate if c1 else None,
@@ -652,8 +640,9 @@ def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -
 
 def _outcome_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -> Transitions:
     """Each family's parent-probe outcome in ``a`` against the same family's in ``b`` (paired by position)."""
-    return transition_matrix([parent_outcome(f.ladder, tau) for f in a], [parent_outcome(f.ladder, tau) for f in b],
-                             labels=[o.value for o in ladder_outcomes(primitive_ran(a) or primitive_ran(b))])
+    la, lb = [outcome_label(f, tau) for f in a], [outcome_label(f, tau) for f in b]
+    labels = [o.value for o in ladder_outcomes(primitive_ran(a) or primitive_ran(b))]
+    return transition_matrix(la, lb, labels=labels + ([NOT_DETERMINED] if NOT_DETERMINED in la + lb else []))
 
 
 def _ordering(a: list[bool], b: list[bool], n_resamples: int, seed: int) -> Ordering:
@@ -668,8 +657,7 @@ def pair(a: list[FamilyResults], b: list[FamilyResults], tau: int = 1, *, names:
     fb = [bmap[f.pid] for f in common]
     oa = [parent_outcome(f.ladder, tau) for f in common]
     ob = [parent_outcome(f.ladder, tau) for f in fb]
-    any_a = [x is not Outcome.UNRECOVERED for x in oa]
-    any_b = [x is not Outcome.UNRECOVERED for x in ob]
+    any_a, any_b = _any_probe(common, tau), _any_probe(fb, tau)
     return Pair(
         a=names[0], b=names[1], n_common=len(common), outcome_transitions=_outcome_transitions(common, fb, tau),
         gap_transitions=_gap_transitions(common, fb, tau),
@@ -692,8 +680,7 @@ def ranks(students: Mapping[str, list[FamilyResults]], tau: int = 1, *, seed: in
     paired family resamples; none for fewer than two students or no common family."""
     if len(students) < 2 or not (pids := _common(students, students)):
         return {}
-    solved = [[parent_outcome(f.ladder, tau) is not Outcome.UNRECOVERED for f in _by_pid(fams, pids)]
-              for fams in students.values()]
+    solved = [_any_probe(_by_pid(fams, pids), tau) for fams in students.values()]
     return {s: RankRow(any_probe=r, n_common=len(pids))
             for s, r in zip(students, bootstrap_ranks(solved, n_resamples, seed))}
 
@@ -708,9 +695,9 @@ CHANGE_KEYS = (Outcome.DIRECT.value, Outcome.PRIMITIVE_NEEDED.value, Outcome.ROA
 
 
 def _counts(fams: list[FamilyResults], tau: int, primitive: bool) -> dict[str, int]:
-    outs = Counter(parent_outcome(f.ladder, tau).value for f in fams)
+    outs = Counter(outcome_label(f, tau) for f in fams)
     keys = [k for k in CHANGE_KEYS if primitive or k != Outcome.PRIMITIVE_NEEDED.value]
-    return {k: (len(fams) - outs[Outcome.UNRECOVERED.value] if k == ANY_PROBE else outs[k]) for k in keys}
+    return {k: (sum(_any_probe(fams, tau)) if k == ANY_PROBE else outs[k]) for k in keys}
 
 
 def change(base: list[FamilyResults], other: list[FamilyResults], tau: int = 1) -> Change:
@@ -742,7 +729,7 @@ def types_by_outcome(fams: list[FamilyResults], families: Sequence[Family], tau:
     types = {f.pid: {m.type.value for _, m in f.tested()} for f in families}
     out = {}
     for o in ladder_outcomes(primitive_ran(fams)):
-        pids = [f.pid for f in fams if f.pid in types and parent_outcome(f.ladder, tau) is o]
+        pids = [f.pid for f in fams if f.pid in types and outcome_label(f, tau) == o.value]
         out[o.value] = TypesByOutcome(n=len(pids), with_type={t: sum(t in types[p] for p in pids) for t in TYPES})
     return out
 
@@ -805,7 +792,7 @@ def family_rows(fams: list[FamilyResults], tau: int = 1) -> list[FamilyRow]:
         strict, fraction = known_gap(f, tau, "strict"), known_gap(f, tau, "fraction")
         known = known_outcome(f, tau)
         rows.append(FamilyRow(
-            pid=f.pid, outcome=parent_outcome(f.ladder, tau).value, outcome_known=known.value if known else None,
+            pid=f.pid, outcome=outcome_label(f, tau), outcome_known=known.value if known else None,
             milestone_test_strict=milestone_test(f.stage0, "strict") if s0 else None,
             milestone_test_fraction=milestone_test(f.stage0, "fraction") if s0 else None,
             gap=strict.value if strict else None, gap_fraction=fraction.value if fraction else None,

@@ -24,11 +24,12 @@ from .sqlite import Store
 
 # tables whose rows point at ids local to their file, each copied by a statement of its own below;
 # every other table is copied row for row
-_BY_CONTENT = ("requests", "names", "calls", "rollouts", "claims")
+_BY_CONTENT = ("requests", "names", "calls", "rollouts", "run_reuse", "claims")
 
 _CALL_COLUMNS = ("provider", "model", "request_id", "k", "tokens_in", "tokens_out", "latency_s", "finish_reason",
                  "error", "run_id", "created_at", "response")
 _ROLLOUT_REFS = ("student", "source", "pid", "target", "run")
+_REUSE_REFS = ("run", "student", "source", "pid", "target")
 
 
 @dataclass
@@ -129,6 +130,11 @@ def _statements(con: sqlite3.Connection, preferred: bool) -> list[tuple[str, str
                                       extracted, status, created_at, response)
             SELECT {refs}, r.k, r.call_key, r.label, r.reason, r.extracted, r.status, r.created_at, r.response
             FROM src.rollouts_named r ORDER BY r.seq"""),
+        ("run_reuse", f"""
+            INSERT OR IGNORE INTO main.run_reuse ({', '.join(n + '_ref' for n in _REUSE_REFS)}, k, call_key)
+            SELECT {', '.join(f"(SELECT m.id FROM main.names m JOIN src.names s ON s.name = m.name "
+                              f"WHERE s.id = u.{n}_ref)" for n in _REUSE_REFS)}, u.k, u.call_key
+            FROM src.run_reuse u"""),
     ]
     tables = [name for (name,) in con.execute(
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]

@@ -5,6 +5,7 @@ the view ``rollouts_named`` reads them back."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..schemas.models import Rollout, Verdict
@@ -16,14 +17,34 @@ _PUT_NAMES = "INSERT INTO names (name) VALUES (?), (?), (?), (?), (?) ON CONFLIC
 # the response is left NULL when it is the one its call stored (the readers take the call's):
 # the same bytes, or else the same text (the call's may be packed at another zstd level, or not
 # at all; the bytes first, so that a rollout of a call of this store is not unpacked)
+# a rollout of the same key (a cached rerun asked the same call) keeps the run that paid for it: the new
+# verdict replaces the old, the rerun is recorded in run_reuse (before the upsert, while the old run is known)
+_KEY = f"""student_ref = {name_id("?1")} AND source_ref = {name_id("?2")} AND pid_ref = {name_id("?3")}
+    AND target_ref = {name_id("?4")} AND k = ?5 AND call_key = ?6"""
+_PUT_REUSE = f"""
+INSERT OR IGNORE INTO run_reuse (run_ref, student_ref, source_ref, pid_ref, target_ref, k, call_key)
+SELECT {name_id("?7")}, student_ref, source_ref, pid_ref, target_ref, k, call_key FROM rollouts
+WHERE {_KEY} AND run_ref != {name_id("?7")}
+"""
+# the response is left NULL when it is the one its call stored (the readers take the call's):
+# the same bytes, or else the same text (the call's may be packed at another zstd level, or not
+# at all; the bytes first, so that a rollout of a call of this store is not unpacked)
 _PUT = f"""
-INSERT OR REPLACE INTO rollouts
+INSERT INTO rollouts
     (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
      created_at, response)
 VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, ?6, {name_id("?7")}, ?9, ?10, ?11,
         ?12, ?13,
         CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
              THEN NULL ELSE ?8 END)
+ON CONFLICT (student_ref, source_ref, pid_ref, target_ref, k, call_key) DO UPDATE SET
+    label = excluded.label, reason = excluded.reason, extracted = excluded.extracted, status = excluded.status,
+    response = excluded.response
+"""
+_REUSED = """
+SELECT u.run_ref, student.name, source.name, pid.name, target.name, u.k, u.call_key
+FROM run_reuse u JOIN names student ON student.id = u.student_ref JOIN names source ON source.id = u.source_ref
+     JOIN names pid ON pid.id = u.pid_ref JOIN names target ON target.id = u.target_ref
 """
 _SELECT = """
 SELECT r.run_id, r.student, r.source, r.pid, r.target, r.k, r.call_key,
@@ -36,12 +57,13 @@ FROM rollouts_named r
 class RolloutsTable(Core):
     async def put_rollout(self, rollout: Rollout, *, wait: bool = True) -> None:
         """Store a rollout with its verdict. Keyed by (student, source, pid, target, k, call_key): a
-        rerun that reuses a cached call replaces the row (taking the new run_id), not duplicates it."""
+        rerun that reuses a cached call replaces the verdict, keeps the run that paid for the call, and is
+        recorded as having reused it (`reuses`)."""
         v = rollout.verdict
         names = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.run_id)
         params = (*names[:4], rollout.k, pack_key(rollout.call_key), rollout.run_id, pack(rollout.response),
                   Label(v.label).value, v.reason, v.extracted, GradeStatus(v.status).value, now(), rollout.response)
-        await self._submit_all((_PUT_NAMES, _PUT), (names, params), wait)
+        await self._submit_all((_PUT_NAMES, _PUT_REUSE, _PUT), (names, params[:7], params), wait)
 
     async def rollouts(self, student: str | None = None, run_id: str | None = None, *,
                        pid: str | None = None, target: str | None = None,
@@ -50,6 +72,13 @@ class RolloutsTable(Core):
         sql, params = where({"r.student": student, "r.run_id": run_id, "r.pid": pid, "r.target": target,
                              "r.source": source})
         return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.seq", params)]
+
+    async def reused(self, rollouts: Sequence[Rollout]) -> tuple[int, int]:
+        """Of ``rollouts``, how many a later run reused, and how many runs reused any of them."""
+        keys = {(r.student, r.source, r.pid, r.target, r.k, pack_key(r.call_key)) for r in rollouts}
+        rows = await self._fetch(_REUSED)
+        hit = [(r[0], key) for r in rows if (key := tuple(r[1:7])) in keys]
+        return len({key for _, key in hit}), len({run for run, _ in hit})
 
     async def students(self) -> list[str]:
         """The students with rollouts in the store, by name."""

@@ -28,6 +28,7 @@ class RunRecord(BaseModel):
     tokens_out: int = 0
     cost_usd: float | None = None
     usage: dict[str, Any] | None = None
+    reused: int = 0  # rollouts earlier runs paid for that this run asked again and took from the cache
 
 
 _START = "INSERT INTO runs (id, kind, config, started_at, status, owner) VALUES (?, ?, ?, ?, ?, ?)"
@@ -36,8 +37,9 @@ UPDATE runs SET finished_at = ?, status = ?, tokens_in = ?, tokens_out = ?, cost
                 usage = ?
 WHERE id = ?
 """
-_SELECT = ("SELECT id, kind, config, started_at, finished_at, status, tokens_in, tokens_out, "
-           "cost_usd, usage FROM runs")
+_SELECT = ("SELECT id, kind, config, started_at, finished_at, status, tokens_in, tokens_out, cost_usd, usage, "
+           "(SELECT COUNT(*) FROM run_reuse u JOIN names n ON n.id = u.run_ref WHERE n.name = runs.id) AS reused "
+           "FROM runs")
 
 
 class RunsTable(Core):
@@ -73,7 +75,7 @@ def _run(r: Any) -> RunRecord:
     return RunRecord(id=r["id"], kind=r["kind"], config=json.loads(r["config"]), started_at=r["started_at"],
                      finished_at=r["finished_at"], status=r["status"], tokens_in=r["tokens_in"],
                      tokens_out=r["tokens_out"], cost_usd=r["cost_usd"],
-                     usage=None if r["usage"] is None else json.loads(r["usage"]))
+                     usage=None if r["usage"] is None else json.loads(r["usage"]), reused=r["reused"])
 
 
 async def mark_interrupted(conn: aiosqlite.Connection) -> None:

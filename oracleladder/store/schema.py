@@ -655,6 +655,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "DROP TABLE rekey",
     ),
+    # v20: a cached rerun no longer takes a rollout over: the rollout keeps the run that paid for its
+    # call, and ``run_reuse`` records each later run that reused it (by the rollout's unique key).
+    (
+        """
+        CREATE TABLE run_reuse (
+            run_ref INTEGER NOT NULL REFERENCES names(id),
+            -- the rollout reused, by its unique key (its names' ids, k, call key)
+            student_ref INTEGER NOT NULL, source_ref INTEGER NOT NULL, pid_ref INTEGER NOT NULL,
+            target_ref INTEGER NOT NULL, k INTEGER NOT NULL, call_key BLOB NOT NULL,
+            PRIMARY KEY (run_ref, student_ref, source_ref, pid_ref, target_ref, k, call_key)
+        ) WITHOUT ROWID
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

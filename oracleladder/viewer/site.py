@@ -22,11 +22,11 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from ..clients.base import TRUNCATED
-from ..ladder.outcomes import FamilyResults, Gap, Outcome, milestone_test, parent_outcome
+from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, milestone_test, outcome_label
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
 from ..report.markdown import cut_off_warnings
-from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, NOT_DETERMINED, colors
+from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
 from ..report.tables import FormatAudit, known_gap, known_outcome
 from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Rollout
 from ..schemas.rubric import RubricLabel
@@ -47,6 +47,7 @@ class StudentRecords:
     failed: list[FailedJob]
     finish: dict[str, str | None] = field(default_factory=dict)
     runs: list[RunRecord] = field(default_factory=list)
+    reused: tuple[int, int] = (0, 0)  # of its rollouts, how many later runs reused, and how many runs did
 
 
 def reason_category(attempt: dict) -> str:
@@ -91,10 +92,10 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
           else "milestone test: Stage 0 not run")
     rungs = ", ".join(f"{CONDITION_NAMES[c]} {sum(f.ladder[c])} of {len(f.ladder[c])}"
                       for c in (CONDITIONS[0], PRIMITIVE_CONDITIONS[0], *CONDITIONS[1:3]) if f.ladder.get(c))
-    help_ = (f"smallest help that solves the parent (tau = {tau}): {parent_outcome(f.ladder, tau).value}"
+    help_ = (f"smallest help that solves the parent (tau = {tau}): {out.value}"
              if out else "parent outcome: a C1-C3 run it depends on is missing")
     return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
-            "outcome": out.value if out else NOT_DETERMINED,
+            "outcome": outcome_label(f, tau),
             "rule": f"{ms}; {help_} ({rungs or 'no ladder rung run'})"}
 
 
@@ -148,6 +149,7 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
             "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
             "runs": len(rec.runs), "tokens_in": sum(r.tokens_in for r in rec.runs),
             "tokens_out": sum(r.tokens_out for r in rec.runs),
+            "reused": rec.reused[0], "reruns": rec.reused[1],
             # a run with no known price leaves the total unknown, never understated
             "cost_usd": None if any(r.cost_usd is None for r in rec.runs) or not rec.runs
             else sum(r.cost_usd for r in rec.runs)}
@@ -313,5 +315,6 @@ async def read_records(store: Store, picked: Mapping[str, tuple[Sequence[Rollout
     for s, (rollouts, failed) in picked.items():
         finish = {r.call_key: call.finish_reason for r in rollouts if (call := await store.get_call(r.call_key))}
         made_by = {r.run_id for r in rollouts} | {j.run_id for j in failed}
-        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs])
+        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs],
+                                await store.reused(rollouts))
     return out

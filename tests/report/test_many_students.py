@@ -116,6 +116,6 @@ def test_report_json_carries_each_family(tmp_path: Path) -> None:
     q, r = no_stage0.students["X"].families
     assert (q.outcome, q.outcome_known, q.milestone_test_strict, q.gap) == ("Roadmap-Needed", "Roadmap-Needed",
                                                                            None, None)
-    # C2 not run: the tables count the outcome as Unrecovered, and say it is not known
-    assert (r.outcome, r.outcome_known, r.model_dump()["conditions"]) == ("Unrecovered", None,
+    # C2 not run: the outcome is not known, and every table says so (issue 43)
+    assert (r.outcome, r.outcome_known, r.model_dump()["conditions"]) == ("Not determined", None,
                                                                        {"C1_direct": {"n_correct": 0, "k": 2}})

@@ -172,7 +172,8 @@ def test_stage0_not_run_is_not_a_zero(tmp_path):
 def test_partial_ladder_noted_and_unlabelled(tmp_path):
     fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]  # e: C2, C3 never run
     r = student_tables(fams)
-    assert r.outcome_undetermined == 1 and r.outcomes["Unrecovered"] == 2  # tables count e as unsolved
+    assert r.outcome_undetermined == 1 and r.outcomes["Unrecovered"] == 1  # e is Not determined (issue 43)
+    assert r.outcomes["Not determined"] == 1 and r.summary.solved_any == 2  # a rung not run solves nothing
     assert r.outcomes_known["Unrecovered"] == 1 and r.taxonomy_not_classified == 1
     write_report({"p": fams}, tmp_path)
     md = (tmp_path / "report.md").read_text()

@@ -41,6 +41,12 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// a page's content in place of the old; a part left out (null, undefined, false) is left out, where
+// replaceChildren itself would print it as the text "null"
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 const MATH_DELIMITERS = [
   { left: "$$", right: "$$", display: true }, { left: "\\[", right: "\\]", display: true },
   { left: "\\(", right: "\\)", display: false }, { left: "$", right: "$", display: false },
@@ -296,7 +302,8 @@ function provenance() {
       + (x.k_stage0 ? `, ${x.k_stage0} per milestone` : "") + `; grader ${x.grader || "—"}; max tokens `
       + `${x.max_tokens.join(", ") || "—"}; temperature ${x.temperature.join(", ") || "—"}; `
       + (x.grammar ? "decoding constrained by a grammar (GBNF: changes what the student can answer); " : "")
-      + `${x.runs} probe runs, tokens ${x.tokens_in} in / ${x.tokens_out} out, cost ${cost}`]);
+      + `${x.runs} probe runs, tokens ${x.tokens_in} in / ${x.tokens_out} out, cost ${cost}`
+      + (x.reused ? `; ${x.reused} answers reused from the cache by ${x.reruns} later runs (paid once, counted once)` : "")]);
   }
   return el("dl", { class: "prov" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
 }
@@ -344,7 +351,7 @@ function renderOverview() {
   document.title = "OracleLadder report";
   const all = OV.families;
   const main = document.getElementById("main");
-  main.replaceChildren(
+  fill(main,
     el("h1", { text: "Diagnosis report" }),
     (OV.warnings || []).length ? el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
       el("strong", { text: "Answers cut off at the token budget: the charts partly measure the budget, not the student." }),
@@ -513,7 +520,7 @@ function renderFamily(n, page) {
     s.value = cur;
     return el("label", {}, `Student ${i + 1} `, s);
   }));
-  document.getElementById("main").replaceChildren(...[
+  fill(document.getElementById("main"),
     navLinks(n),
     el("h1", { text: `Family ${page.pid}` }),
     el("p", { class: "muted", text: `Milestone types: ${f.types.join(", ")}; answer schemas: ${f.schemas.join(", ") || "—"}` }),
@@ -521,7 +528,7 @@ function renderFamily(n, page) {
     el("h2", { text: "Roadmap" }), roadmap(page),
     who.length > 2 ? pickers : null,
     el("div", { class: "columns" }, PICKED.map((s) => studentColumn(page, s))),
-    ...compileAttempts(page.compile || [])].filter(Boolean));
+    ...compileAttempts(page.compile || []));
   performance.mark("ladder-family");
 }
 
@@ -568,7 +575,7 @@ function renderCompareOverview() {
   document.title = `${a} vs ${b} · OracleLadder comparison`;
   const gaps = OV.gaps.concat([OV.not_classified]);
   const outcomes = OV.outcomes.concat([OV.not_determined]);
-  document.getElementById("main").replaceChildren(
+  fill(document.getElementById("main"),
     Object.assign(el("section", { id: "tables" }), { innerHTML: OV.tables_html }),
     el("h2", { id: "families", text: "Problems" }),
     el("p", { class: "muted", text: `Labels at tau = 1 (solved: at least 1 of ${OV.compare.k} correct), as in the tables; `
@@ -627,13 +634,13 @@ function renderPair(n, page) {
         Object.keys(OV.conditions).slice(0, 3).map((c) => el("td", { text: tallyText(t, c) })),
         el("td", {}, jump(i)));
     })));
-  document.getElementById("main").replaceChildren(...[
+  fill(document.getElementById("main"),
     navLinks(n),
     el("h1", { text: `Problem ${page.pid}` }),
     el("p", { class: "muted", text: `${OV.compare.names.join(" vs ")}; student ${s}; labels at tau = 1, as in the tables` }),
     ...problemHead(page),
     el("h2", { text: "Outcomes" }), outcomes,
-    el("div", { class: "columns sides" }, sides)].filter(Boolean));
+    el("div", { class: "columns sides" }, sides));
   performance.mark("ladder-family");
 }
 
@@ -700,7 +707,7 @@ function renderPrimOverview() {
   const r = OV.prim;
   document.getElementById("crumb").textContent = "";
   document.title = `${r.student} · PRIM report`;
-  document.getElementById("main").replaceChildren(
+  fill(document.getElementById("main"),
     el("h1", { text: `PRIM diagnosis: ${r.student} on ${r.roadmap_set}` }),
     el("p", { text: `${r.problems} problems with a gold primitive; judge ${r.judge}; a primitive is correct at `
       + `Score >= ${r.tau}; a problem passes a dimension with at least ${r.threshold} of its samples right; `
@@ -772,7 +779,7 @@ function renderPrimFamily(n, page) {
   const byTarget = (t) => page.written.filter((w) => w.target === t).map(written);
   const column = (title, t) => el("section", { class: "student", "data-dimension": t }, el("h3", { text: title }),
     byTarget(t).length ? byTarget(t) : el("p", { class: "muted", text: "not probed" }));
-  document.getElementById("main").replaceChildren(...[
+  fill(document.getElementById("main"),
     navLinks(n),
     el("h1", { text: `Problem ${page.pid}` }),
     el("p", {}, `Student ${OV.prim.student}: PRIM `, chip(page.prim), " · ladder gap ", chip(page.ladder_gap),
@@ -784,7 +791,7 @@ function renderPrimFamily(n, page) {
       : el("p", { class: "muted", text: "none" }),
     el("h2", { text: `What ${OV.prim.student} wrote, and the judge (${OV.prim.judge}) on it` }),
     el("div", { class: "columns" }, column("Discovery: from the problem alone", "prim_discovery"),
-       column("Digestion: from the problem and its reference solution", "prim_digestion"))].filter(Boolean));
+       column("Digestion: from the problem and its reference solution", "prim_digestion")));
   performance.mark("ladder-family");
 }
 
