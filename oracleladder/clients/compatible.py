@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
@@ -30,6 +31,14 @@ if TYPE_CHECKING:
     import aiohttp
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
+
+
+def served_identity(served: str) -> str:
+    """A served model as a call's key names it: by what it is. A weights file or directory a server
+    loaded (llama.cpp's and vLLM's servers list the path as it was typed) by its file name, so that
+    ./m.gguf, /models/m.gguf and each replica's own spelling are one model; any other id as it is."""
+    path = PurePath(served)
+    return path.name if served.startswith(("/", "~", ".")) or path.suffix == ".gguf" else served
 
 
 class OpenAIRawProvider:
@@ -55,6 +64,7 @@ class OpenAIRawProvider:
         self._limit = connection_limit
         self._session: Any = None
         self._refusals = Refusals(name, chat_body, REFUSABLE)
+        self._spelled: dict[str, str] = {}  # a served model's identity -> this server's name for it
 
     def _get_session(self) -> Any:
         if self._session is None or self._session.closed:
@@ -65,17 +75,23 @@ class OpenAIRawProvider:
         return self._session
 
     async def served_models(self) -> list[str]:
-        """The model ids the server lists at ``/models`` ([] if it lists none or cannot say)."""
+        """The models the server lists at ``/models`` by their identity (`served_identity`; [] if it
+        lists none or cannot say); a request for one carries the server's own name for it."""
         try:
             async with self._get_session().get(self.base_url + "/models", headers=self._headers) as resp:
                 data = await resp.json(content_type=None) if resp.status == 200 else {}
         except (aiohttp.ClientError, TimeoutError, ValueError):
             return []
         listed = data.get("data") if isinstance(data, dict) else None
-        return [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
+        ids = [m["id"] for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) else []
+        self._spelled = {served_identity(i): i for i in ids}
+        return list(self._spelled)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         session = self._get_session()
+        spelled = self._spelled.get(request.model, request.model)
+        if spelled != request.model:  # the key names the model by its identity, the body as the server does
+            request = request.model_copy(update={"model": spelled})
         while True:  # at most once more per refusable parameter: each is learned once
             body = self._refusals.body(request)
             payload = json.dumps(body, ensure_ascii=False).encode()

@@ -52,10 +52,10 @@ class ReplicaProvider:
         return sum(r.slots.ceiling for r in self.replicas)
 
     async def served_models(self) -> list[str]:
-        """The model ids the first replica lists (replicas serve one model): the name the requests
-        carry, as with one server, so that a call has one key however many replicas serve it."""
-        served = getattr(self.replicas[0].provider, "served_models", None)
-        return await served() if served is not None else []
+        """The models the first replica lists (replicas serve one model), each replica asked so that it
+        learns its own name for them: a call has one key however many replicas serve it, in any order."""
+        listed = [await served() for r in self.replicas if (served := getattr(r.provider, "served_models", None))]
+        return next((names for names in listed if names), [])
 
     async def _take(self) -> tuple[_Replica, int]:
         """The healthy replica with a free slot and the fewest requests in flight, and the epoch of its

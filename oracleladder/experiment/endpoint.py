@@ -213,16 +213,15 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     if endpoint.base_urls and not endpoint.model_name:
         name = await client.use_served_model()
         if name is not None:
-            notify(f"{endpoint.base_urls[0]} serves one model, {_shown(name)}: the requests for {endpoint.model} "
-                   "carry that name (--model-name NAME to choose)")
+            notify(f"{endpoint.base_urls[0]} serves one model, {_shown(name)}: the calls for {endpoint.model} are "
+                   f"cached as calls of '{name}', however the server spells its path and at any replica "
+                   "(--model-name NAME to choose)")
     return client
 
 
 def _shown(served: str) -> str:
-    """A served model's name as a message shows it: a weights file's path (llama-cpp-python and vLLM
-    serve the path they loaded, when given no other name) by its file name."""
-    path = PurePath(served)
-    return f"the file {path.name}" if served.startswith(("/", "~", ".")) or path.suffix == ".gguf" else served
+    """A served model's identity (`served_identity`) as a message shows it: a weights file as a file."""
+    return f"the file {served}" if PurePath(served).suffix == ".gguf" else served
 
 
 def _prices(endpoint: Endpoint) -> PriceTable:

@@ -22,6 +22,7 @@ from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
 from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_label, parent_outcome, results_from_rollouts
+from ..report.spent import Spent
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
@@ -442,6 +443,9 @@ class Reader:
         if html:
             self.check_html(counted.domain)
         out = Path(out)
+        probes = await self.store.runs("probe")
+        spent = {label: Spent.of([r for r in probes if r.id in p.run_ids], await self.store.reused(p.rollouts))
+                 for label, p in counted.picked.items()}
         res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
                                    graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
                                    formats=counted.formats, settings=counted.settings, base=counted.base,
@@ -450,7 +454,7 @@ class Reader:
                                    if counted.domain == "math" else None,
                                    budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
                                    benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
-                                   containment=counted.containment,
+                                   containment=counted.containment, spent=spent,
                                    kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking])
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)

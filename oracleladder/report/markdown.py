@@ -127,7 +127,7 @@ def at(r: ReportTables, names: Sequence[str] | None = None) -> list[str]:
 
 
 def _student_notes(s: str, t: StudentReport) -> list[str]:
-    notes = []
+    notes = [f"- {s}: {t.spent.said()}."] if t.spent and t.spent.runs else []
     # the opt-in primitive rung is named only once it was run (its columns say "not run" anyway)
     not_run = [c for c in t.not_run if t.primitive_run or c not in PRIMITIVE_CONDITIONS]
     if not_run:

@@ -16,6 +16,7 @@ from ..ladder.outcomes import FamilyResults
 from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from .markdown import report_md
+from .spent import Spent
 from .tables import (N_RESAMPLES, SEED, Containment, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts,
                      report_tables, student_tables)
 
@@ -48,7 +49,8 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
                  benchmarks: Mapping[str, float] | None = None,
                  reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
                  leaking: Mapping[str, str] | None = None,
-                 containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = ()) -> dict:
+                 containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = (),
+                 spent: Mapping[str, Spent] | None = None) -> dict:
     """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
 
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
@@ -67,11 +69,12 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     (pid -> leak level; the leak residual, "not available" without it); ``containment``, per student with
     unaided attempts to read, the milestone answers in them (`oracleladder.audit.roadmap.roadmap_match`:
     Tables 36 and 37; one line says which students have none); ``kept_leaking``, the students probed with
-    the milestones the leak rule drops kept (``--keep-leaking``: the leak rule section names them)."""
+    the milestones the leak rule drops kept (``--keep-leaking``: the leak rule section names them);
+    ``spent``, per student, what the runs that made its answers spent and how many later runs reused."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks, reviews, leaking, containment, kept_leaking)
+                           budgets, order, benchmark, benchmarks, reviews, leaking, containment, kept_leaking, spent)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))

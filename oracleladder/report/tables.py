@@ -34,6 +34,7 @@ from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family, teacher_p
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
+from .spent import Spent
 from .stats import Interval, McNemar, Rank, Transitions, benjamini_hochberg, bootstrap_ci, bootstrap_order, \
     bootstrap_ranks, mcnemar_exact, threshold_sweep, transition_matrix
 
@@ -286,6 +287,7 @@ class StudentReport(StudentTables):
     containment: Containment | None = None
     settings: str | None = None  # "K = 8, max_tokens = 4096, ...": what every table of it was computed at
     families: list[FamilyRow] = []
+    spent: Spent | None = None  # None: not read from a store (tables of results alone)
 
 
 class Ordering(Frozen):
@@ -817,9 +819,11 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
            benchmarks: Mapping[str, float] | None = None,
            reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
            leaking: Mapping[str, str] | None = None,
-           containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = ()) -> ReportTables:
+           containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = (),
+           spent: Mapping[str, Spent] | None = None) -> ReportTables:
     """Every table of one or more students (`write_report` names the arguments)."""
     missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
+    spent = spent or {}
     benchmarks, containment = benchmarks or {}, containment or {}
     names = list(students)
     base = base if base is not None or len(names) < 2 else names[0]
@@ -831,7 +835,7 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
         students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
                                    settings=settings.get(s), families=family_rows(f, tau),
-                                   containment=containment.get(s))
+                                   containment=containment.get(s), spent=spent.get(s))
                   for s, f in students.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),

@@ -47,7 +47,6 @@ class StudentRecords:
     failed: list[FailedJob]
     finish: dict[str, str | None] = field(default_factory=dict)
     runs: list[RunRecord] = field(default_factory=list)
-    reused: tuple[int, int] = (0, 0)  # of its rollouts, how many later runs reused, and how many runs did
 
 
 def reason_category(attempt: dict) -> str:
@@ -147,12 +146,8 @@ def _provenance(report: dict, families: list[Family], records: dict[str, Student
             "max_tokens": sorted({c["max_tokens"] for c in configs if "max_tokens" in c}),
             "temperature": sorted({c["temperature"] for c in configs if "temperature" in c}),
             "grammar": bool((report["students"][s]["format"] or {}).get("grammars")),
-            "runs": len(rec.runs), "tokens_in": sum(r.tokens_in for r in rec.runs),
-            "tokens_out": sum(r.tokens_out for r in rec.runs),
-            "reused": rec.reused[0], "reruns": rec.reused[1],
-            # a run with no known price leaves the total unknown, never understated
-            "cost_usd": None if any(r.cost_usd is None for r in rec.runs) or not rec.runs
-            else sum(r.cost_usd for r in rec.runs)}
+            # what the runs that made its answers spent, as report.json says (`report.spent`)
+            **report["students"][s]["spent"]}
     return {"roadmap_set": meta.get("roadmap_set"), "tau": meta["tau"], "taus": meta["taus"],
             "seed": meta["seed"], "n_resamples": meta["n_resamples"],
             "prompt_hashes": sorted({f.provenance.prompt_hash for f in families if f.provenance.prompt_hash}),
@@ -315,6 +310,5 @@ async def read_records(store: Store, picked: Mapping[str, tuple[Sequence[Rollout
     for s, (rollouts, failed) in picked.items():
         finish = {r.call_key: call.finish_reason for r in rollouts if (call := await store.get_call(r.call_key))}
         made_by = {r.run_id for r in rollouts} | {j.run_id for j in failed}
-        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs],
-                                await store.reused(rollouts))
+        out[s] = StudentRecords(list(rollouts), list(failed), finish, [runs[i] for i in sorted(made_by) if i in runs])
     return out

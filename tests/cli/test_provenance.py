@@ -1,7 +1,8 @@
 """A cached rerun reuses the answers of the run that paid for them and never takes them over (issue 43,
 item 3): after a probe and three cached reruns against the loopback server, every rollout keeps the
-first run, `ladder runs` lists what each rerun reused, `ladder report --run FIRST` reports them, the
-HTML provenance counts the first run's tokens and says the answers were reused, and
+first run, `ladder runs` lists what each rerun reused, `ladder report --run FIRST` reports them, its
+report.json, report.md and HTML provenance count the first run's tokens and say the answers were reused,
+and
 ``to_pandas("rollout").run_id`` is the first run."""
 
 from __future__ import annotations
@@ -67,7 +68,12 @@ def test_three_cached_reruns_keep_the_run_that_paid(tmp_path: Path, release_data
     made = runner.invoke(app, ["report", "--student", S, "--store", str(store), "--run", first.id, "--html",
                                "--out", str(out)])
     assert made.exit_code == 0, made.output
-    assert json.loads((out / "report.json").read_text())["students"][S]["conditions"]["C1_direct"]["rollouts"] == 4
+    made_by = json.loads((out / "report.json").read_text())["students"][S]
+    assert made_by["conditions"]["C1_direct"]["rollouts"] == 4
+    assert made_by["spent"] == {"runs": 1, "tokens_in": first.tokens_in, "tokens_out": first.tokens_out,
+                                "cost_usd": 0.0, "reused": 4, "reruns": 3}
+    assert (f"- {S}: made by 1 probe runs: tokens {first.tokens_in} in / {first.tokens_out} out, cost $0.0000; "
+            "4 answers reused from the cache by 3 later runs") in (out / "report.md").read_text()
     prov = _overview(out / "html")["provenance"]["students"][S]
     assert (prov["runs"], prov["tokens_in"], prov["tokens_out"]) == (1, first.tokens_in, first.tokens_out)
     assert (prov["reused"], prov["reruns"]) == (4, 3)

@@ -41,12 +41,13 @@ def test_probe_then_cached_rerun_sends_nothing(sample_store: Path, llama_server)
     served = llama_server.chat_statuses()[before:]
     assert first["families"] == 3 and first["failures"] == 0
     assert len(served) == first["requests"] > 0 and set(served) == {200}
-    gguf = str(llama_server.model_path)  # the one model it lists, the name the requests carry
-    # a message names the weights by their file, not by the path the server loaded them from
-    assert f"serves one model, the file {Path(gguf).name}: the requests for openai/smollm2 carry that name" \
-        in result.output
+    gguf = str(llama_server.model_path)  # the one model it lists
+    # a message names the weights by their file, not by the path the server loaded them from, and the
+    # calls are keyed by that file (tests/clients/test_served_identity.py)
+    assert (f"serves one model, the file {Path(gguf).name}: the calls for openai/smollm2 are cached as calls of "
+            f"'{Path(gguf).name}'") in result.output
     assert gguf not in result.output
-    assert {c.model for c in asyncio.run(_calls(store))} == {gguf}
+    assert {c.model for c in asyncio.run(_calls(store))} == {Path(gguf).name}
 
     result = runner.invoke(app, probe)
     assert result.exit_code == 0, result.output
