@@ -13,14 +13,20 @@ says anything, and at 384 every answer is whole (and right):
   PRIM at 384: Generation of the first two;
 - the Discovery primitives scored by a judge (unreadable: scored 0 with no judge asked);
 - a plain benchmark of the four problems at 128, K = 2: every answer cut off, pass@1 0.
+
+A test module builds it once in a module-scoped fixture (``return built(tmp_path_factory, release_data)``);
+its cells read it and write only under their own tmp_path.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from oracleladder import Experiment
 from oracleladder.experiment import BenchmarkResult, Endpoint, ProbeResult
@@ -82,3 +88,8 @@ async def build(tmp_path: Path, release_data: Path) -> Surfaces:
             await ex.prim_score(Endpoint(JUDGE, base_urls=[server.openai_base_url]), STUDENT)
             out.benchmark = await ex.benchmark(student, pool, k=2, max_tokens=LOW)
     return out
+
+
+def built(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Surfaces:
+    """The store, for a module-scoped fixture (built once per module, in a folder of its own)."""
+    return asyncio.run(build(tmp_path_factory.mktemp("surfaces"), release_data))

@@ -2,7 +2,8 @@
 on the one constructed store of tests/helpers/surfaces.py (two budgets, answers cut off at the lower,
 a C1-only run, a cached rerun).
 
-A cell per (surface, rule):
+A cell per (surface, rule); those of the surfaces that read through the rule already (compare, the
+audits, panels export) guard it, the others failed before it:
 
 - selection: a surface never pools the runs at --max-tokens 128 and 384; it refuses naming both and the
   option that picks one, reads one when picked, and names them side by side ``S@max_tokens=128`` (at
@@ -38,7 +39,7 @@ from tests.helpers.surfaces import (
     LOW,
     STUDENT,
     Surfaces,
-    build,
+    built,
 )
 
 LABELS = [f"{STUDENT}@max_tokens={LOW}", f"{STUDENT}@max_tokens={HIGH}"]
@@ -47,7 +48,7 @@ CUT = f"4 of 4 answers cut off at --max-tokens {LOW}; 4 unreadable (4 cut off)"
 
 @pytest.fixture(scope="module")
 def surfaces(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Surfaces:
-    return asyncio.run(build(tmp_path_factory.mktemp("surfaces"), release_data))
+    return built(tmp_path_factory, release_data)
 
 
 def _cli(*args: str, code: int = 0) -> str:
@@ -108,7 +109,36 @@ def html_selection(s: Surfaces, tmp: Path) -> None:
         len(label) <= 40 for label in json.loads((tmp / "r" / "report.json").read_text())["students"])
 
 
+def compare_selection(s: Surfaces, tmp: Path) -> None:
+    said = _cli("compare", "--a", "release", "--primitive", "--student", STUDENT, "--out", str(tmp / "c"),
+                "--store", str(s.store), code=2)
+    assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
+
+
+def audit_selection(s: Surfaces, tmp: Path) -> None:
+    said = _cli("audit", "format", "--student", STUDENT, "--store", str(s.store), code=2)
+    assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
+    audit = json.loads(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW), "--json",
+                            "--store", str(s.store)))
+    assert list(audit["table"]) == ["C1_direct"] and audit["max_tokens"] == [LOW]  # the C1-only run alone
+
+
+def panels_export_selection(s: Surfaces, tmp: Path) -> None:
+    said = _cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--store", str(s.store), code=2)
+    assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
+    _cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--max-tokens", str(LOW),
+         "--store", str(s.store))
+    records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
+    assert {(r["condition"], r["n_correct"], r["k"]) for r in records} == {("C1_direct", 0, 1)} and len(records) == 4
+
+
 # ------------------------------------------------------------------ truncation
+
+def audit_truncation(s: Surfaces, tmp: Path) -> None:
+    said = " ".join(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW),
+                         "--store", str(s.store)).split())
+    assert f"warning: {STUDENT}, C1: 4 of 4 rollouts (100.0%) were cut off at --max-tokens {LOW}" in said
+
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
     said = _prim_report(s, tmp / "low", "--max-tokens", str(LOW))
@@ -158,6 +188,10 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("python api", "selection"): python_api_selection,
     ("export-results", "selection"): export_results_selection,
     ("html", "selection"): html_selection,
+    ("compare", "selection"): compare_selection,
+    ("audits", "selection"): audit_selection,
+    ("panels export", "selection"): panels_export_selection,
+    ("audits", "truncation"): audit_truncation,
     ("prim report", "truncation"): prim_report_truncation,
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,
