@@ -15,7 +15,9 @@ pool when they sent the same version of every template both sent (a probe of C1,
 
 Where more than one group is left after the user's choice, a reader stops with one line naming the
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
-column per group, named ``STUDENT@setting=value``)."""
+column per group, named ``STUDENT@setting=value`` by the settings the groups differ in, `label`). Every
+surface that reads a student's results reads them through `pick`: ladder report and compare, view,
+export-results and `Report.to_pandas`, panels export, the audits, and PRIM's report."""
 
 from __future__ import annotations
 
