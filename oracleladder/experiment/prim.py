@@ -96,18 +96,19 @@ class PrimStages:
             infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
             budget_stop=client.budget_stop)
 
-    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None) -> Supports:
+    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None,
+                            at: Choice = Choice()) -> Supports:
         """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions, the
-        student's own Discovery primitives and the teacher's plans that PRIM's jobs read."""
+        student's own Discovery primitives (those made at the settings ``at``: a probe at one budget never
+        shows a primitive written at another) and the teacher's plans that PRIM's jobs read."""
         primitives = {}
         for p in await self.store.primitives():
             if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
                 continue
             if p.provenance != "self":
                 primitives[(p.pid, p.provenance)] = p
-        discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
-            student=student, source=prim_source(roadmap_set), target=DISCOVERY)
-            if (fields := read_written(r)) is not None}
+        discovered = {(r.pid, r.k): fields for r in await self._rollouts_at(student, prim_source(roadmap_set), at)
+                      if r.target == DISCOVERY and (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
     async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
@@ -133,12 +134,13 @@ class PrimStages:
             raise ExperimentError(str(exc)) from None
         donors = await self.roadmap_set(source)
         families = shard.of(donors[:limit])
-        # the student's own primitive is its Discovery output: asked first, then shown
+        at = Choice(max_tokens=max_tokens, temperature=temperature, grader=grader)  # this probe's settings
+        # the student's own primitive is its Discovery output (at this probe's settings): asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
             passes.append((("execution",), ["self"]))
         if dry_run:
-            supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+            supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
             jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
             async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
@@ -152,7 +154,7 @@ class PrimStages:
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
-                supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+                supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
                 domain = PrimDomain(supports, dims, srcs, pool=self.pool)
                 jobs = domain.plan_jobs(families, config, donors)
                 skipped.update(domain.skipped(families, config))
@@ -277,12 +279,16 @@ class PrimStages:
 
     async def _ladder_beside(self, student: str, families: Sequence[Family], group: Picked) -> list[Rollout]:
         """The student's ladder rollouts on ``families`` made at the budget, temperature and grader of its PRIM
-        ``group`` (none where the ladder was probed at other settings; refused naming them where several are)."""
-        at = Choice(max_tokens=group.settings.max_tokens, temperature=group.settings.temperature,
-                    grader=group.settings.grader)
-        found = [g for g in await self.result_groups(student, families[0].provenance.roadmap_set)  # type: ignore[attr-defined]
+        ``group`` (none where the ladder was probed at other settings)."""
+        return await self._rollouts_at(student, families[0].provenance.roadmap_set, Choice(
+            max_tokens=group.settings.max_tokens, temperature=group.settings.temperature, grader=group.settings.grader))
+
+    async def _rollouts_at(self, student: str, rollout_source: str, at: Choice) -> list[Rollout]:
+        """A student's rollouts filed under ``rollout_source`` made at the settings ``at`` names ([] where none
+        are; refused naming the groups where several are: `selection.pick`)."""
+        found = [g for g in await self.result_groups(student, rollout_source)  # type: ignore[attr-defined]
                  if matches(g, at)]
-        return [r for g in pick(student, families[0].provenance.roadmap_set, found, at) for r in g.rollouts] if found else []
+        return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
                            max_tokens: int = 2048) -> PrimAnswersResult:

@@ -50,7 +50,8 @@ class Surfaces:
     benchmark: BenchmarkResult | None = None
 
 
-def _answer(families: dict[str, dict]):
+def script(families: dict[str, dict]):
+    """The student's answers (the loopback server's script): ~250 tokens of working, then the box or the primitive."""
     def answer(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
         user = messages[-1]["content"]
         if "DO NOT SOLVE OR SUMMARIZE" in user:  # PRIM's Discovery: a primitive, after its working
@@ -75,7 +76,7 @@ async def build(tmp_path: Path, release_data: Path) -> Surfaces:
     pool.write_text("".join(json.dumps({"pid": pid, "problem": f["parent_prompt"], "answer": f["parent_answer"]})
                             + "\n" for pid, f in families.items()))
     out = Surfaces(tmp_path / "surfaces.sqlite", families)
-    async with LoopbackServer(script=_answer(families), cut_at_budget=True, max_lifetime=600) as server:
+    async with LoopbackServer(script=script(families), cut_at_budget=True, max_lifetime=600) as server:
         student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
         async with Experiment(out.store) as ex:
             await ex.import_families(fams)

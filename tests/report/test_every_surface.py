@@ -26,11 +26,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracleladder import SyncExperiment
+from oracleladder import Experiment, SyncExperiment
 from oracleladder.cli import app
-from oracleladder.experiment import Choice, ExperimentError
+from oracleladder.experiment import Choice, Endpoint, ExperimentError, ProbeEstimate
 from oracleladder.schemas import Family, Provenance
 from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
 from tests.helpers.surfaces import (
     BENCHMARK,
     FAMILIES,
@@ -40,6 +41,7 @@ from tests.helpers.surfaces import (
     STUDENT,
     Surfaces,
     built,
+    script,
 )
 
 LABELS = [f"{STUDENT}@max_tokens={LOW}", f"{STUDENT}@max_tokens={HIGH}"]
@@ -234,3 +236,24 @@ def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surface
         assert named in " ".join(said.split()), (args, said)
     _cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
     assert len((tmp_path / "fine.jsonl").read_text().splitlines()) == 4
+
+
+# ------------------------------------------------------------------ PRIM's probe: the student's own primitive
+
+def test_a_prim_probe_shows_no_primitive_the_student_wrote_at_another_budget(surfaces: Surfaces,
+                                                                          tmp_path: Path) -> None:
+    """Execution under the student's own primitive (self) shows what its Discovery wrote at the probe's
+    settings: the first two primitives written whole at 384 are shown at 384, and none at 128 (there every
+    Discovery answer was cut off)."""
+    store = tmp_path / "self.sqlite"
+    shutil.copy(surfaces.store, store)
+
+    async def probe() -> tuple[ProbeEstimate, ProbeEstimate]:
+        async with LoopbackServer(script=script(surfaces.families), cut_at_budget=True) as server:
+            student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
+            async with Experiment(store) as ex:
+                await ex.prim_probe(student, dimensions=("discovery",), max_tokens=HIGH, limit=2)
+                return tuple([await ex.prim_probe(student, dimensions=("execution",), sources=("self",),
+                                                  max_tokens=budget, dry_run=True) for budget in (HIGH, LOW)])
+    high, low = asyncio.run(probe())
+    assert (high.jobs, low.jobs) == (2, 0)
