@@ -13,11 +13,11 @@ student and are counted apart, as the report does. The audit is one of the repor
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..clients.base import TRUNCATED
 from ..clients.local import GRAMMAR_FIELD
-from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
+from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow, Frozen
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
@@ -25,6 +25,62 @@ from ..store import FailedJob, Store
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
 ROWS = (*CONDITIONS, *PRIMITIVE_CONDITIONS, STAGE0)  # the primitive rung where it was run
 WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
+
+
+# Why an answer gave the grader nothing to read, in the words every report, table and page prints:
+# cut off by its token budget, refused by the provider (a content filter), or written without the form
+# asked for (no \boxed{} answer; no primitive in PRIM's fields)
+CUT_OFF, REFUSED, NO_BOX = "cut off", "refused", "no box"
+WHY = (CUT_OFF, REFUSED, NO_BOX)
+REFUSALS = ("content_filter", "refusal")  # finish reasons of a reply the provider refused (OpenAI's, Anthropic's)
+UNREAD = ("no boxed", "unreadable")  # the verdict reasons of an answer with nothing to grade (verifier, PRIM)
+
+
+def why_unreadable(rollout: Rollout, finish: str | None) -> str | None:
+    """Why a graded answer had nothing to read (one of WHY), from its verdict and its call's finish reason;
+    None where it was read (right or wrong) or never graded."""
+    v = rollout.verdict
+    if not v.graded or v.accepted or v.reason not in UNREAD:
+        return None
+    return REFUSED if finish in REFUSALS else CUT_OFF if finish in TRUNCATED else NO_BOX
+
+
+class Truncation(Frozen):
+    """Of a table's graded answers: how many were cut off by the token budget (read or not), and how
+    many had nothing to read, by why (WHY)."""
+
+    answers: int
+    cut_off: int
+    unreadable: dict[str, int]
+
+    def said(self, what: str, budgets: Sequence[int]) -> str:
+        """One line: "Discovery: 4 of 4 answers cut off at --max-tokens 128; 4 unreadable (4 cut off)"."""
+        at = "--max-tokens " + ", ".join(map(str, budgets)) if budgets else "the token budget"
+        why = ", ".join(f"{n} {w}" for w, n in self.unreadable.items() if n)
+        return (f"{what}: {self.cut_off} of {self.answers} answers cut off at {at}; "
+                f"{sum(self.unreadable.values())} unreadable" + (f" ({why})" if why else ""))
+
+    @property
+    def warns(self) -> bool:
+        """Whether a reader must be told: over WARN_SHARE of the answers cut off, or any unreadable."""
+        return self.cut_off > WARN_SHARE * self.answers or any(self.unreadable.values())
+
+
+def truncation(rollouts: Iterable[Rollout], finish: Mapping[str, str | None]) -> Truncation:
+    """The Truncation of graded ``rollouts``, ``finish`` mapping a call key to its stored finish reason."""
+    graded = [r for r in rollouts if r.verdict.graded]
+    why = Counter(w for r in graded if (w := why_unreadable(r, finish.get(r.call_key))) is not None)
+    return Truncation(answers=len(graded), cut_off=sum(finish.get(r.call_key) in TRUNCATED for r in graded),
+                      unreadable={w: why[w] for w in WHY})
+
+
+async def finish_reasons(store: Store, rollouts: Iterable[Rollout]) -> dict[str, str | None]:
+    """The stored finish reason of each rollout's call, by call key (None: the call is not stored)."""
+    out = {}
+    for r in rollouts:
+        result = await store.get_call(r.call_key)
+        out[r.call_key] = result.finish_reason if result else None
+    return out
 
 
 def bucket(rollout: Rollout, truncated: bool) -> str | None:
@@ -74,10 +130,7 @@ async def format_audit(store: Store, rollouts: Sequence[Rollout], failed: Sequen
     """The format audit of one group of a student's rollouts and failed jobs (one run setting:
     `experiment.selection`), with the finish reason of each answer's call in ``store`` and the runs'
     ``--max-tokens`` from their stored config."""
-    finish = {}
-    for r in rollouts:
-        result = await store.get_call(r.call_key)
-        finish[r.call_key] = result.finish_reason if result else None
+    finish = await finish_reasons(store, rollouts)
     configs = {run.id: run.config for run in await store.runs()}
     made = [cfg for cfg in (configs.get(run_id) for run_id in {r.run_id for r in rollouts}) if isinstance(cfg, dict)]
     max_tokens = sorted({cfg["max_tokens"] for cfg in made if "max_tokens" in cfg})

@@ -19,7 +19,7 @@ from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
 from ..domains.math import MathDomain
-from ..schemas.models import Family, parse_roadmap_set
+from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, PidsOpt, SourceOpt, StoreOpt, existing, fail, listed, make_endpoint, pids_given,
@@ -55,9 +55,10 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
 async def _families(store: Store, source: str) -> list:
     try:
         name, granularity = parse_roadmap_set(source)
+        families = await store.families(source=name, granularity=granularity)
+        one_roadmap_set(source, families)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    families = await store.families(source=name, granularity=granularity)
     if not families:
         fail(f"{store.path} holds no families of roadmap set '{source}'")
     return families

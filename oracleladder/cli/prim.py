@@ -5,13 +5,15 @@ primitives with a judge, report."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
 from ..clients import load_prices
-from ..experiment import PrimAnswersResult, PrimScoreResult, ProbeEstimate
+from ..experiment import Choice, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
+from ..prim.analysis import PrimReport
 from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
@@ -20,6 +22,7 @@ from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostO
                      SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, make_endpoint, run_experiment, say,
                      shard_of, with_endpoint_options)
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -181,6 +184,7 @@ def answers(
 app.command()(answers)
 
 
+@with_choice(by_run=True)
 def report(
     student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
@@ -193,16 +197,28 @@ def report(
     html: Annotated[bool, typer.Option("--html", help="Also write the HTML report (OUT/html/index.html): the tables and figures, and a page per problem with its primitives and what the student wrote, with the judge's verdicts and evidence.")] = False,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
+    picked: Choice = Choice(),
 ) -> None:
-    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md, and its figures (2, 3, 4, 12) as PNG."""
+    """PRIM's tables (1, 2/8, 7, 9, 10, Figure 2's counts; 3/11 with --after) and the side-by-side with the ladder, as report.json and report.md, and its figures (2, 3, 4, 12) as PNG; the student's results at one setting (--max-tokens, --run, ...; --by-run: a report per setting, in OUT/SETTING/)."""
     existing(store)
-    r = run_experiment(store, lambda ex: ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
-                                                        rescue_source=rescue_source, after=after,
-                                                        answer_judge=answer_judge, out=out, html=html),
-                       reading=True)
-    say(f"wrote {out / 'report.json'}, {out / 'report.md'} and the figures"
-        + (f" and {out / 'html' / 'index.html'}" if html else "")
-        + f": {r.problems} problems, {r.missing_scores} missing scores")
+
+    async def write(ex: Experiment) -> list[tuple[Path, PrimReport]]:
+        groups = await ex.prim_groups(student, source=source, choice=picked) if picked.by_run else []
+        # side by side: each setting's report in a folder of its own, named as its column would be
+        folders = {out / g.label.split("@", 1)[1]: replace(picked, by_run=False, run=g.run_ids[0])
+                   for g in groups if len(groups) > 1} or {out: replace(picked, by_run=False)}
+        return [(folder, await ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
+                                              rescue_source=rescue_source, after=after, answer_judge=answer_judge,
+                                              out=folder, html=html, choice=choice))
+                for folder, choice in folders.items()]
+
+    for folder, r in run_experiment(store, write, reading=True):
+        say(f"wrote {folder / 'report.json'}, {folder / 'report.md'} and the figures"
+            + (f" and {folder / 'html' / 'index.html'}" if html else "")
+            + f": {r.problems} problems, {r.missing_scores} missing scores"
+            + ("" if r.settings is None else f", at {r.settings}"))
+        for line in r.warnings:
+            say(f"warning: {line}")
 
 
 app.command()(report)

@@ -165,6 +165,7 @@ def benchmark(
         left = f"; {result.no_answer} without a reference answer left out" if result.no_answer else ""
         say(f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {k} graded answers"
             f"{left}; pass@1 {score(result.pass_at_1)}, pass@{k} {score(result.pass_at_k)}")
+        say(result.truncation.said(f"benchmark '{result.name}'", [result.max_tokens]))
     print_failed_jobs(result.failed_jobs, result.ungraded, student, BENCHMARK + result.name)
     if result.failed_jobs or result.ungraded:
         raise typer.Exit(EXIT_INCOMPLETE)

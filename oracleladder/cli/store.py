@@ -41,7 +41,7 @@ def import_(
 def export(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     store: StoreOpt = DEFAULT_STORE,
-    teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher.")] = None,
+    teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher (TEACHER@coarse|fine: one granularity of it).")] = None,
     set_name: Annotated[Optional[str], typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
 ) -> None:
     """Export families in the released OracleLadder record format."""

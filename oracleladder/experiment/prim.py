@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +23,10 @@ from ..prim.gold import read_gold
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
 from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports,
                           prim_source, problem_text, read_written)
-from ..prim.scoring import TAU, primitive_acc
+from ..prim.scoring import TAU, UNREADABLE_SCORE, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
 from ..runtime import gather_or_cancel
-from ..schemas import Rollout
+from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store import AnswerVerdict, FailedJob, PrimScore, Store
 from ..workers import WorkerPool
@@ -34,6 +35,7 @@ from .errors import ExperimentError
 from .results import (JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
                       ProbeEstimate)
 from .run import Progress, calling, no_progress
+from .selection import Choice, Picked, matches, pick
 
 if TYPE_CHECKING:
     from ..prim import plots as _plots
@@ -94,18 +96,19 @@ class PrimStages:
             infrastructure_failures=sum(o.infrastructure_failure for o in outcomes), usage=client.usage,
             budget_stop=client.budget_stop)
 
-    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None) -> Supports:
+    async def prim_supports(self, student: str, roadmap_set: str, *, teacher: str | None = None,
+                            at: Choice = Choice()) -> Supports:
         """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions, the
-        student's own Discovery primitives and the teacher's plans that PRIM's jobs read."""
+        student's own Discovery primitives (those made at the settings ``at``: a probe at one budget never
+        shows a primitive written at another) and the teacher's plans that PRIM's jobs read."""
         primitives = {}
         for p in await self.store.primitives():
             if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
                 continue
             if p.provenance != "self":
                 primitives[(p.pid, p.provenance)] = p
-        discovered = {(r.pid, r.k): fields for r in await self.store.rollouts(
-            student=student, source=prim_source(roadmap_set), target=DISCOVERY)
-            if (fields := read_written(r)) is not None}
+        discovered = {(r.pid, r.k): fields for r in await self._rollouts_at(student, prim_source(roadmap_set), at)
+                      if r.target == DISCOVERY and (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
     async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
@@ -131,12 +134,13 @@ class PrimStages:
             raise ExperimentError(str(exc)) from None
         donors = await self.roadmap_set(source)
         families = shard.of(donors[:limit])
-        # the student's own primitive is its Discovery output: asked first, then shown
+        at = Choice(max_tokens=max_tokens, temperature=temperature, grader=grader)  # this probe's settings
+        # the student's own primitive is its Discovery output (at this probe's settings): asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
             passes.append((("execution",), ["self"]))
         if dry_run:
-            supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+            supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
             jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
             async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
@@ -150,7 +154,7 @@ class PrimStages:
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
-                supports = await self.prim_supports(endpoint.model, source, teacher=teacher)
+                supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
                 domain = PrimDomain(supports, dims, srcs, pool=self.pool)
                 jobs = domain.plan_jobs(families, config, donors)
                 skipped.update(domain.skipped(families, config))
@@ -192,7 +196,7 @@ class PrimStages:
                         "judge": endpoint.model, "run_id": run.id}
                 written = read_written(r)
                 if written is None:
-                    return PrimScore(**base, status="scored", validity=0, score=0.0, reason="unreadable")
+                    return PrimScore(**base, status="scored", validity=0, score=0.0, reason=UNREADABLE_SCORE)
                 j = await judge_primitive(client, written, golds[r.pid], problem_text(families[r.pid]),
                                           solutions.get(r.pid, "(no reference solution given)"), max_tokens)
                 return PrimScore(**base, status="missing" if j.missing else "scored", validity=j.validity,
@@ -209,21 +213,29 @@ class PrimStages:
             if s.score is not None and primitive_acc(s.score, tau):
                 correct[s.target] = correct.get(s.target, 0) + 1
         return PrimScoreResult(run_id=run.id, scored=sum(s.status == "scored" for s in scores),
-                               unreadable=sum(s.reason == "unreadable" for s in scores),
+                               unreadable=sum(s.reason == UNREADABLE_SCORE for s in scores),
                                missing=sum(s.status == "missing" for s in scores),
                                without_gold=len(rollouts) - len(todo), correct=correct, tau=tau, usage=client.usage,
                                budget_stop=client.budget_stop)
 
+    async def prim_groups(self, student: str, *, source: str = "release", choice: Choice = Choice()) -> list[Picked]:
+        """The groups of a student's PRIM results on a roadmap set that ``choice`` picks (`selection.pick`, as
+        a ladder report picks: one, or with ``choice.by_run`` each); [] where it has none."""
+        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        return pick(student, source, found, choice) if found else []
+
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
                           after: str | None = None, answer_judge: str | None = None,
-                          out: str | os.PathLike[str] | None = None, html: bool = False) -> PrimReport:
-        """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, beside the ladder's
-        labels of the same student (`prim.analysis`); ``after``: another checkpoint whose Generation
-        (its `prim probe`) repairs the student's failures (Tables 3 / 11); ``answer_judge``: an answer
-        also counts right where that answer judge (`prim_answers`) reads it correct, and the report
-        says so; with ``out``, report.json, report.md and the figures (`prim.plots`) there, and with
-        ``html`` the HTML report in out/html."""
+                          out: str | os.PathLike[str] | None = None, html: bool = False,
+                          choice: Choice = Choice()) -> PrimReport:
+        """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, its results at one setting
+        (``choice``: refused naming the settings where the store holds several and none is picked), beside
+        the ladder's labels of the same student at the same settings (`prim.analysis`); ``after``: another
+        checkpoint whose Generation (its `prim probe`) repairs the student's failures (Tables 3 / 11);
+        ``answer_judge``: an answer also counts right where that answer judge (`prim_answers`) reads it
+        correct, and the report says so; with ``out``, report.json, report.md and the figures (`prim.plots`)
+        there, and with ``html`` the HTML report in out/html."""
         if html and out is None:
             raise ExperimentError("the HTML report needs a folder (out) to be written in")
         families = await self.roadmap_set(source)
@@ -231,10 +243,12 @@ class PrimStages:
         pids = {f.pid: golds[f.pid] for f in families if f.pid in golds}
         if not pids:
             raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
-        rollouts = await self.store.rollouts(student=student, source=prim_source(source))
-        scores = await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-        ladder = collect_results(families, await self.store.rollouts(student=student,
-                                                                     source=families[0].provenance.roadmap_set))
+        group = next(iter(await self.prim_groups(student, source=source, choice=replace(choice, by_run=False))), None)
+        rollouts = [] if group is None else group.rollouts
+        made = {(r.pid, r.target, r.k) for r in rollouts}  # a score is of the sample it scored, at this setting
+        scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
+                  if (s.pid, s.target, s.k) in made]
+        ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
@@ -242,9 +256,13 @@ class PrimStages:
                 student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
         calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
+        finish = {key: None if call is None else call.finish_reason for key, call in calls.items()}
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
                              scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
-                             rescue_source=rescue_source, tokens=tokens,
+                             rescue_source=rescue_source, tokens=tokens, finish=finish,
+                             settings=None if group is None else group.describe(),
+                             budgets=[] if group is None or group.settings.max_tokens is None
+                             else [group.settings.max_tokens],
                              primitives=[p for p in await self.store.primitives() if p.provenance != "self"],
                              answer_judge=None if answer_judge is None else (answer_judge, judged_right),
                              after=None if after is None else (after, await self.store.rollouts(
@@ -258,6 +276,19 @@ class PrimStages:
             if html:
                 _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
         return report
+
+    async def _ladder_beside(self, student: str, families: Sequence[Family], group: Picked) -> list[Rollout]:
+        """The student's ladder rollouts on ``families`` made at the budget, temperature and grader of its PRIM
+        ``group`` (none where the ladder was probed at other settings)."""
+        return await self._rollouts_at(student, families[0].provenance.roadmap_set, Choice(
+            max_tokens=group.settings.max_tokens, temperature=group.settings.temperature, grader=group.settings.grader))
+
+    async def _rollouts_at(self, student: str, rollout_source: str, at: Choice) -> list[Rollout]:
+        """A student's rollouts filed under ``rollout_source`` made at the settings ``at`` names ([] where none
+        are; refused naming the groups where several are: `selection.pick`)."""
+        found = [g for g in await self.result_groups(student, rollout_source)  # type: ignore[attr-defined]
+                 if matches(g, at)]
+        return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
                            max_tokens: int = 2048) -> PrimAnswersResult:

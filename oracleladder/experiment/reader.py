@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
 from ..audit import format as fmt, roadmap
+from ..clients.base import TRUNCATED
 from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, funnel as build_funnel
 from ..construction.screen import RAW
 from ..domains import get_domain
@@ -25,7 +26,7 @@ from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_la
 from ..report.spent import Spent
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
-from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
+from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.rubric import RubricLabel
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
@@ -82,6 +83,7 @@ class Report:
     leaking: dict[str, str] | None = None
     # per column with C1 attempts to read, the milestone answers in them (Tables 36, 37; absent: none)
     containment: dict[str, Containment] = field(default_factory=dict)
+    finish: dict[str, str | None] = field(default_factory=dict)  # each rollout's call's finish reason, by call key
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
@@ -107,8 +109,10 @@ class Report:
         """The per-family table of report.json's "families" as a DataFrame, one row per student and family
         (``per="family"``: its outcome, milestone tests, gaps, and n_correct / k per condition and milestone
         as columns ``C1_direct_n_correct``, ``C1_direct_k``, ``m0_n_correct`` ...); or one row per rollout
-        (``per="rollout"``: student, pid, target, sample, verdict, reason), the families the tables leave
-        out (an unusable reference answer) left out of both. None where a run is missing."""
+        (``per="rollout"``: student, pid, target, sample, verdict, reason, the call's finish reason, whether
+        it was cut off by the token budget and why an answer had nothing to grade, `audit.format`'s words),
+        the families the tables leave out (an unusable reference answer) left out of both. None where a run
+        is missing."""
         try:
             frame = pandas.DataFrame
         except ImportError:  # the optional extra
@@ -117,9 +121,11 @@ class Report:
             return frame(
                 [{"student": label, "pid": r.pid, "target": r.target, "sample": r.k, "label": r.verdict.label.value,
                   "accepted": r.verdict.accepted if r.verdict.graded else None, "reason": r.verdict.reason,
-                  "run_id": r.run_id} for label, p in self.picked.items() for r in p.rollouts
-                 if r.pid not in self.ungradable],
-                columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "run_id"])
+                  "finish_reason": (finish := self.finish.get(r.call_key)), "truncated": finish in TRUNCATED,
+                  "unreadable": fmt.why_unreadable(r, finish), "run_id": r.run_id}
+                 for label, p in self.picked.items() for r in p.rollouts if r.pid not in self.ungradable],
+                columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "finish_reason",
+                         "truncated", "unreadable", "run_id"])
         if per != "family":
             raise ValueError(f"per must be 'family' or 'rollout', not {per!r}")
         rows = []
@@ -208,9 +214,18 @@ class Reader:
         return _reanchor.kept_across({s: await self.set_verdicts(s) for s in sets})
 
     async def families(self, *, teacher: str | None = None, set_name: str | None = None) -> list[Family]:
-        """The store's families (of one source/teacher), or the final set of `screen(set_name=...)`."""
+        """The store's families (of one source/teacher: TEACHER, or TEACHER@coarse|fine where it has several
+        granularities), or the final set of `screen(set_name=...)`."""
         if set_name is None:
-            return await self.store.families(source=teacher)
+            if teacher is None:
+                return await self.store.families()
+            try:
+                source, granularity = parse_roadmap_set(teacher)
+                found = await self.store.families(source=source, granularity=granularity)
+                one_roadmap_set(teacher, found)
+            except ValueError as exc:
+                raise ExperimentError(str(exc)) from None
+            return found
         if teacher is not None:
             raise ExperimentError("--set and --teacher exclude each other (a set has its own source)")
         verdicts = await self.set_verdicts(set_name)
@@ -412,7 +427,8 @@ class Reader:
             reviews={label: labels for label, labels in reviews.items() if labels},
             leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None,
             containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
-                         if graded and any(r.target == roadmap.C1 for r in p.rollouts)})
+                         if graded and any(r.target == roadmap.C1 for r in p.rollouts)},
+            finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]))
 
     @staticmethod
     def _leaking(families: list[Family], results: dict[str, list[FamilyResults]], tau: int,

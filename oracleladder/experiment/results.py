@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from ..audit.format import Truncation
 from ..clients import ChatRequest, Client, Usage, prompt_bound
 from ..report.tables import ReviewRow
 from ..schemas import Correction
@@ -150,6 +151,8 @@ class BenchmarkResult(ProbeResult):
     complete: int
     pass_at_1: float | None
     pass_at_k: float | None
+    max_tokens: int
+    truncation: Truncation  # its answers cut off at max_tokens, and why those with nothing to grade were
 
 
 class ScreenResult(ProbeResult):

@@ -15,7 +15,9 @@ pool when they sent the same version of every template both sent (a probe of C1,
 
 Where more than one group is left after the user's choice, a reader stops with one line naming the
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
-column per group, named ``STUDENT@setting=value``)."""
+column per group, named ``STUDENT@setting=value`` by the settings the groups differ in, `label`). Every
+surface that reads a student's results reads them through `pick`: ladder report and compare, view,
+export-results and `Report.to_pandas`, panels export, the audits, and PRIM's report."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ IMPORTED = "imported panel"
 # the option that picks a group by each setting (prompts: --prompt NAME@VERSION; the others: --run)
 _OPTIONS = {"max_tokens": "--max-tokens", "temperature": "--temperature", "grader": "--grader"}
 UNKNOWN = "unknown"  # the prompts of a run recorded before runs said which it sent
+LABEL_CHARS = 40  # the longest settings part of a side-by-side column's name (a PNG label, an HTML header)
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,13 @@ class Picked:
 
 
 def _differing(groups: Sequence[Picked]) -> list[str]:
-    """The settings in which the groups differ, in RunSettings' order."""
-    names = [f.name for f in fields(RunSettings)]
-    return [n for n in names if len({getattr(g.settings, n) for g in groups}) > 1]
+    """The settings in which the groups differ, in RunSettings' order; prompts only where two groups sent
+    a template in two versions (a run of C1 and one of every condition sent the same C1 template)."""
+    def differ(n: str) -> bool:
+        if n == "prompts":
+            return any(not a.settings.prompts.agrees(b.settings.prompts) for a in groups for b in groups)
+        return len({getattr(g.settings, n) for g in groups}) > 1
+    return [f.name for f in fields(RunSettings) if differ(f.name)]
 
 
 def matches(g: Picked, choice: Choice) -> bool:
@@ -183,6 +190,13 @@ def _spell(g: Picked, differing: Sequence[str], groups: Sequence[Picked]) -> str
     def value(n: str) -> object:
         return "+".join(_own_prompts(g, groups)) or g.settings.prompts if n == "prompts" else getattr(g.settings, n)
     return ",".join(f"{n}={value(n)}" for n in differing) or "settings unknown"
+
+
+def label(g: Picked, groups: Sequence[Picked]) -> str:
+    """A group's column among ``groups``: STUDENT@ the settings they differ in (``S@max_tokens=256``), or,
+    where those run past LABEL_CHARS (prompt versions, request parameters), the group's first run."""
+    spelled = _spell(g, _differing(groups), groups)
+    return f"{g.student}@{spelled if len(spelled) <= LABEL_CHARS else f'run={g.run_ids[0]}'}"
 
 
 def _named(groups: Sequence[Picked]) -> str:
@@ -259,8 +273,7 @@ def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list
     if choice.k is not None and any(c.k > choice.k for g in left for c in g.cells):
         raise ExperimentError(f"--k {choice.k}: the imported panel of '{student}' holds counts of K = "
                               f"{max(c.k for g in left for c in g.cells)} attempts, not of their first {choice.k}")
-    differ = _differing(left)
-    return [Picked(student, f"{student}@{_spell(g, differ, left)}" if len(left) > 1 else student, g.settings, g.run_ids,
+    return [Picked(student, label(g, left) if len(left) > 1 else student, g.settings, g.run_ids,
                    [r for r in g.rollouts if choice.k is None or r.k < choice.k],
                    [j for j in g.failed if choice.k is None or j.k < choice.k], g.cells)
             for g in left]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .. import workers
 from .._lazy import lazy_module
+from ..audit.format import finish_reasons, truncation
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
 from ..clients import Client
@@ -523,10 +524,11 @@ class Experiment(PrimStages, Reader):
         probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=False, max_tokens=max_tokens,
                                   temperature=temperature, grader=grader, source=source, progress=progress)
         assert isinstance(probed, ProbeResult)  # not a dry run
-        complete, pass1, passk = benchmark_scores(
-            await self.store.rollouts(student=endpoint.model, run_id=probed.run_id), k)
+        answers = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
+        complete, pass1, passk = benchmark_scores(answers, k)
         return BenchmarkResult(**dict(probed), name=name, k=k, problems=len(asked), no_answer=len(pool) - len(asked),
-                               complete=complete, pass_at_1=pass1, pass_at_k=passk)
+                               complete=complete, pass_at_1=pass1, pass_at_k=passk, max_tokens=max_tokens,
+                               truncation=truncation(answers, await finish_reasons(self.store, answers)))
 
     # ------------------------------------------------------------------ grading and audits
 

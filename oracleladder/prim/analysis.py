@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
+from ..audit.format import Truncation, truncation, why_unreadable
 from ..ladder.outcomes import FamilyResults
 from ..report.markdown import table
 from ..report.stats import Interval, bootstrap_ci
@@ -37,7 +38,7 @@ from ..schemas import Rollout
 from ..schemas.prim import PrimPrimitive
 from ..store import PrimScore
 from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION, read_written
-from .scoring import QUADRANT_SIGNS, QUADRANTS, primitive_acc
+from .scoring import QUADRANT_SIGNS, QUADRANTS, UNREADABLE_SCORE, primitive_acc
 
 # PRIM's row of a family Generation solves, or cannot place; UNKNOWN is also the ladder's label where
 # it cannot be known (a rung not run)
@@ -240,6 +241,23 @@ def _tokens(values: list[int]) -> Tokens:
     return Tokens(n=len(values), q1=q1, median=median, q3=q3)
 
 
+def dimension_of(target: str) -> str:
+    """A PRIM rollout's dimension as the tables name it: discovery, ..., "execution (gold)"."""
+    return {DISCOVERY: "discovery", DIGESTION: "digestion", GENERATION: "generation"}.get(
+        target, target.replace(EXECUTION, "execution (") + ")")
+
+
+def truncations(pids: Mapping[str, str | None], rollouts: Sequence[Rollout],
+                finish: Mapping[str, str | None]) -> dict[str, Truncation]:
+    """Per dimension, how many of its answers were cut off and why the unreadable ones were (`audit.format`)."""
+    by: dict[str, list[Rollout]] = {}
+    for r in rollouts:
+        if r.pid in pids:
+            by.setdefault(dimension_of(r.target), []).append(r)
+    order = sorted(by, key=lambda name: (DIMENSIONS.index(name.split(" ")[0]), name))  # Table 1's order
+    return {name: truncation(by[name], finish) for name in order}
+
+
 def figure12(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
              tokens: Mapping[str, int], tau: float) -> dict[str, dict[str, Tokens]]:
     """Per dimension (Execution under each source apart), the output tokens of its right and wrong
@@ -253,8 +271,7 @@ def figure12(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores
         ok = right.get((r.pid, r.target, r.k)) if r.target in (DISCOVERY, DIGESTION) else r.verdict.accepted
         if ok is None:
             continue
-        name = {DISCOVERY: "discovery", DIGESTION: "digestion", GENERATION: "generation"}.get(
-            r.target, r.target.replace(EXECUTION, "execution (") + ")")
+        name = dimension_of(r.target)
         out.setdefault(name, {"right": [], "wrong": []})["right" if ok else "wrong"].append(tokens[r.call_key])
     return {name: {k: _tokens(v) for k, v in split.items()} for name, split in out.items()}
 
@@ -282,7 +299,9 @@ class FamilyDetail(Frozen):
 
 
 def details(pids: Mapping[str, str | None], primitives: Sequence[PrimPrimitive], rollouts: Sequence[Rollout],
-            scores: Sequence[PrimScore]) -> dict[str, FamilyDetail]:
+            scores: Sequence[PrimScore], finish: Mapping[str, str | None]) -> dict[str, FamilyDetail]:
+    """Per family, its primitives and each one the student wrote with the judge's verdicts; an unreadable
+    primitive is scored 0 with no judge asked, and says why it was unreadable (`audit.format`)."""
     by_key = {(s.pid, s.target, s.k): s for s in scores}
     out: dict[str, FamilyDetail] = {}
     for pid, family in pids.items():
@@ -293,6 +312,10 @@ def details(pids: Mapping[str, str | None], primitives: Sequence[PrimPrimitive],
             if r.pid != pid or r.target not in (DISCOVERY, DIGESTION):
                 continue
             s = by_key.get((pid, r.target, r.k))
+            if s is not None and s.reason == UNREADABLE_SCORE:  # scored 0 by rule, the judge never asked
+                why = why_unreadable(r, finish.get(r.call_key))
+                s = s.model_copy(update={"validity": None, "failure": None, "reason":
+                                         f"unreadable ({why}): scored 0, the judge was not asked"})
             written.append(Written(
                 target=r.target, k=r.k, primitive=read_written(r), status=None if s is None else s.status,
                 validity=None if s is None else s.validity, failure=None if s is None else s.failure,
@@ -347,15 +370,26 @@ class PrimReport(Frozen):
     repairs: Repairs | None
     side_by_side: SideBySide
     families: dict[str, FamilyDetail]
+    settings: str | None = None  # the settings of the runs read (`experiment.selection`); None: no answers
+    budgets: list[int] = []  # their --max-tokens
+    truncation: dict[str, Truncation] = {}  # per dimension, its answers cut off and unreadable
+
+    @property
+    def warnings(self) -> list[str]:
+        """A line per dimension with answers cut off (over 10%) or unreadable: the banner of report.md
+        and the HTML overview."""
+        return [t.said(name, self.budgets) for name, t in self.truncation.items() if t.warns]
 
 
 def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str, str | None],
                 rollouts: Sequence[Rollout], scores: Sequence[PrimScore], ladder: Sequence[FamilyResults],
                 tau: float, threshold: int, sources: Sequence[str], rescue_source: str,
-                tokens: Mapping[str, int], primitives: Sequence[PrimPrimitive] = (),
+                tokens: Mapping[str, int], finish: Mapping[str, str | None] | None = None,
+                settings: str | None = None, budgets: Sequence[int] = (), primitives: Sequence[PrimPrimitive] = (),
                 after: tuple[str, Sequence[Rollout]] | None = None,
                 answer_judge: tuple[str, Set[tuple[str, str, int]]] | None = None) -> PrimReport:
-    """Every table of one student; ``tokens``: each call key's output tokens; ``primitives``: those
+    """Every table of one student; ``tokens``: each call key's output tokens, ``finish`` its finish reason
+    (None: none stored); ``settings`` and ``budgets``: those of the runs read; ``primitives``: those
     the family details show (the student's own are its written ones); ``after``: a second
     checkpoint's name and its rollouts (its Generation is read), for the repair table; ``answer_judge``:
     its name and the answers it reads correct, which then count right too."""
@@ -374,7 +408,8 @@ def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str
                       figure2=figure2(ps, threshold), figure12=figure12(pids, rollouts, scores, tokens, tau),
                       repairs=after_table,
                       side_by_side=side_by_side(ps, ladder, threshold),
-                      families=details(pids, primitives, rollouts, scores))
+                      families=details(pids, primitives, rollouts, scores, finish or {}),
+                      settings=settings, budgets=list(budgets), truncation=truncations(pids, rollouts, finish or {}))
 
 
 def _f(x: float | None) -> str:
@@ -400,7 +435,9 @@ def report_md(r: PrimReport) -> str:
         f"{r.missing_scores} primitive scores missing (the judge gave no readable reply): left out, never 0. "
         + ("Answers are graded by the grader alone." if r.answer_judge is None else
            f"An answer counts right where the grader accepts it or the answer judge {r.answer_judge} reads it "
-           f"correct ({r.answer_judge_accepts} answers by the judge alone)."), "",
+           f"correct ({r.answer_judge_accepts} answers by the judge alone).")
+        + ("" if r.settings is None else f" At: {r.settings}."), "",
+        *[f"- **Warning:** {w}" for w in r.warnings], *([""] if r.warnings else []),
         "## Table 1: the four dimensions (percent, 95% bootstrap interval over problems)", "",
         *table(["Discovery", "Generation", "Digestion", "Execution", "Dig. − Disc.", "Exec. − Gen."],
                [[*cells, _signed(t1.dig_minus_disc), _signed(t1.exec_minus_gen)]]), "",

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 
 TAU = 0.8
+UNREADABLE_SCORE = "unreadable"  # the reason of a score of 0 given with no judge asked: no primitive to read
 AGREEMENT: dict[str, float] = {"match": 1.0, "partial": 0.5, "mismatch": 0.0}  # Fig. 9's verdicts -> σ
 QUADRANTS: dict[tuple[bool, bool], str] = {
     (False, True): "discovery-limited", (False, False): "capability-limited",

@@ -166,6 +166,15 @@ RELEASED_FAMILY_FIELDS = (
 RELEASED_MILESTONE_FIELDS = ("prompt", "answer", "note", "type", "pre_train_phat")
 
 
+def one_roadmap_set(name: str, families: Sequence[Family]) -> None:
+    """Refuses (ValueError naming each set) a bare source ``name`` whose families are of more than one
+    granularity: `TEACHER` compiled at the default and at fine is two sets, never pooled."""
+    found = sorted({f.provenance.granularity or "default" for f in families})
+    if len(found) > 1:
+        sets = ", ".join(f"{name}@{g}" for g in found)
+        raise ValueError(f"'{name}' names {len(found)} roadmap sets, {sets}, which are never pooled: give one of them")
+
+
 def teacher_prompts(families: Sequence[Family]) -> list[str]:
     """The teacher prompts (name and hash) the families were compiled with; none for imported ones."""
     return sorted({label for f in families if (label := f.provenance.prompt_label) is not None})

@@ -296,6 +296,7 @@ def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, fam
                       **places[fam.pid]})
     shared = _shared([report.student], report_md)
     overview = {"prim": prim, "families": index, "places": [SOLVED, *prim_palette.QUADRANT_COLORS, UNKNOWN], **shared,
+                "warnings": report.warnings,
                 "colors": shared["colors"] | prim_palette.colors()}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"

@@ -113,7 +113,9 @@ def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_da
     assert (disc["primitive"]["core_concept"], disc["gate"], disc["mechanism"], disc["score"]) == ("GOOD-B-DISC", 1.0, 0.5, 0.8)
     assert disc["evidence"] == {"validity": "read", "gate": "compared", "mechanism": "compared"}
     d_disc = next(w for w in r["families"][D]["written"] if w["target"] == "prim_discovery")
-    assert (d_disc["primitive"], d_disc["score"], d_disc["reason"]) == (None, 0.0, "unreadable")
+    # scored 0 by rule, with no judge asked: no V of the judge's is shown, and why it was unreadable is
+    assert (d_disc["primitive"], d_disc["score"], d_disc["validity"], d_disc["reason"]) == (
+        None, 0.0, None, "unreadable (no box): scored 0, the judge was not asked")
     c_dig = next(w for w in r["families"][C]["written"] if w["target"] == "prim_digestion")
     assert (c_dig["status"], c_dig["score"], c_dig["reason"]) == ("missing", None, "gate: not the JSON asked for, twice")
     md = (out / "report.md").read_text()

@@ -21,7 +21,7 @@ from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from .primitive import family_primitive, primitive_prompt
 from .prompts import condition_prompt, messages as student_messages, stage0_prompt, versions as prompt_versions
 from ...prompts import load
-from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, parse_roadmap_set
+from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, one_roadmap_set, parse_roadmap_set
 from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
 from ...validators import (answer_problem, check_family_in, independent_solve_check, reference_answer_problem,
@@ -62,9 +62,10 @@ async def roadmap_set(store: Store, name: str) -> list[Family]:
     for an unknown name or an empty set, naming the sources the store holds."""
     try:
         source, granularity = parse_roadmap_set(name)
+        families = [with_leak_rule(f) for f in await store.families(source=source, granularity=granularity)]
+        one_roadmap_set(name, families)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    families = [with_leak_rule(f) for f in await store.families(source=source, granularity=granularity)]
     if not families:
         sources = await store.sources()
         raise InputError(f"{store.path} holds no families of roadmap set '{name}'{did_you_mean(name, sources)} "

@@ -711,7 +711,10 @@ function renderPrimOverview() {
     el("h1", { text: `PRIM diagnosis: ${r.student} on ${r.roadmap_set}` }),
     el("p", { text: `${r.problems} problems with a gold primitive; judge ${r.judge}; a primitive is correct at `
       + `Score >= ${r.tau}; a problem passes a dimension with at least ${r.threshold} of its samples right; `
-      + `${r.missing_scores} primitive scores missing (left out, never 0).` }),
+      + `${r.missing_scores} primitive scores missing (left out, never 0).` + (r.settings ? ` At: ${r.settings}.` : "") }),
+    ...(OV.warnings.length ? [el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
+      el("strong", { text: "Answers cut off or unreadable: the dimensions partly measure the budget, not the student." }),
+      el("ul", {}, OV.warnings.map((w) => el("li", { text: w }))))] : []),
     el("h2", { text: "Figures" }),
     el("div", { class: "panels" },
       countBar("figure2", "Figure 2: problems by Discovery (D) and Generation (G)", r.figure2, "no problem with both"),

@@ -1,0 +1,96 @@
+"""One constructed store that every surface of issue 43 is read from (tests/report/test_every_surface.py
+holds the selection and truncation cells; other modules may add theirs on the same store).
+
+Four released families (tests/data/release_sample, the PRIM tests' A-D) with their gold primitives, and a
+scripted student over the loopback server (`cut_at_budget`: an answer longer than --max-tokens ends there,
+finish reason "length"). The student's every answer runs ~250 tokens of working before its box (or, asked
+for a primitive, before its core_concept line), so at --max-tokens 128 every answer is cut off before it
+says anything, and at 384 every answer is whole (and right):
+
+- the ladder at 128: C1 alone, K = 1, no Stage 0: a C1-only student whose answers are all cut off;
+- the ladder at 384: every condition and Stage 0, K = 1; then the same probe again: a cached rerun;
+- PRIM at 128: Discovery and Generation of the four families (every primitive unreadable, cut off);
+  PRIM at 384: Generation of the first two;
+- the Discovery primitives scored by a judge (unreadable: scored 0 with no judge asked);
+- a plain benchmark of the four problems at 128, K = 2: every answer cut off, pass@1 0.
+
+A test module builds it once in a module-scoped fixture (``return built(tmp_path_factory, release_data)``);
+its cells read it and write only under their own tmp_path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oracleladder import Experiment
+from oracleladder.experiment import BenchmarkResult, Endpoint, ProbeResult
+from oracleladder.testing import LoopbackServer
+
+STUDENT, JUDGE = "openai/student", "openai/judge"
+LOW, HIGH = 128, 384  # the two budgets
+FAMILIES = ("f8a3e468-191f-474b-9353-04d5d1e32347", "de4b7c19-3f71-44b8-8ee3-7cfeb7bd18f6",
+            "5cf6d4d9-ba10-4d66-96f4-ca128db67e84", "85b872e8-a6f6-477b-a4dd-5d36a24ef93a")
+WORKING = "Let us work through the problem step by step. " * 22  # ~250 tokens (4 characters a token)
+BENCHMARK = "plain"
+
+
+@dataclass
+class Surfaces:
+    """The store and what each run said."""
+
+    store: Path
+    families: dict[str, dict]  # by pid, as released
+    probes: dict[str, ProbeResult] = field(default_factory=dict)  # ladder_low, ladder_high, rerun
+    benchmark: BenchmarkResult | None = None
+
+
+def script(families: dict[str, dict]):
+    """The student's answers (the loopback server's script): ~250 tokens of working, then the box or the primitive."""
+    def answer(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        user = messages[-1]["content"]
+        if "DO NOT SOLVE OR SUMMARIZE" in user:  # PRIM's Discovery: a primitive, after its working
+            return WORKING + "\ncore_concept: the key idea\nessential_property: x\nsolution_principle: y"
+        pid = next((pid for pid, f in families.items()
+                    if f["parent_prompt"].rsplit("Problem:\n", 1)[-1].strip()[:80] in user), None)
+        gold = families[pid]["parent_answer"] if pid is not None else next(
+            (m["answer"] for f in families.values() for m in f["milestones"] if m["prompt"][:60] in user), "0")
+        return WORKING + f"\nThe answer is \\boxed{{{gold}}}."
+    return answer
+
+
+async def build(tmp_path: Path, release_data: Path) -> Surfaces:
+    """The store under ``tmp_path`` (see the module's docstring)."""
+    released = {f["pid"]: f for line in (release_data / "families_sample.jsonl").read_text().splitlines()
+                if (f := json.loads(line))["pid"] in FAMILIES}
+    families = {pid: released[pid] for pid in FAMILIES}
+    fams, golds, pool = tmp_path / "families.jsonl", tmp_path / "golds.jsonl", tmp_path / f"{BENCHMARK}.jsonl"
+    fams.write_text("".join(json.dumps(f) + "\n" for f in families.values()))
+    golds.write_text("".join(line + "\n" for line in (release_data / "prim_gold.jsonl").read_text().splitlines()
+                             if json.loads(line)["pid"] in families))
+    pool.write_text("".join(json.dumps({"pid": pid, "problem": f["parent_prompt"], "answer": f["parent_answer"]})
+                            + "\n" for pid, f in families.items()))
+    out = Surfaces(tmp_path / "surfaces.sqlite", families)
+    async with LoopbackServer(script=script(families), cut_at_budget=True, max_lifetime=600) as server:
+        student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
+        async with Experiment(out.store) as ex:
+            await ex.import_families(fams)
+            await ex.import_primitives(golds)
+            out.probes["ladder_low"] = await ex.probe(student, k=1, conditions=["C1"], stage0=False, max_tokens=LOW)
+            out.probes["ladder_high"] = await ex.probe(student, k=1, max_tokens=HIGH)
+            out.probes["rerun"] = await ex.probe(student, k=1, max_tokens=HIGH)
+            await ex.prim_probe(student, dimensions=("discovery", "generation"), max_tokens=LOW)
+            await ex.prim_probe(student, dimensions=("generation",), max_tokens=HIGH, limit=2)
+            await ex.prim_score(Endpoint(JUDGE, base_urls=[server.openai_base_url]), STUDENT)
+            out.benchmark = await ex.benchmark(student, pool, k=2, max_tokens=LOW)
+    return out
+
+
+def built(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Surfaces:
+    """The store, for a module-scoped fixture (built once per module, in a folder of its own)."""
+    return asyncio.run(build(tmp_path_factory.mktemp("surfaces"), release_data))
