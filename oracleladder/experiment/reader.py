@@ -22,6 +22,7 @@ from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
+from ..report.palette import n_families
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, parse_roadmap_set, teacher_prompts, to_released
@@ -131,7 +132,7 @@ class Report:
         return frame(rows)
 
     def __repr__(self) -> str:
-        cols = ", ".join(f"{label} ({len(res)} families)" for label, res in self.results.items())
+        cols = ", ".join(f"{label} ({n_families(len(res))})" for label, res in self.results.items())
         return f"<Report on '{self.source}', tau = {self.tau}: {cols}>"
 
     def _repr_html_(self) -> str:

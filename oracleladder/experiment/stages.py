@@ -35,6 +35,7 @@ from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_jobs, run_probe, uncached_calls
 from ..prompts import load as load_prompt
+from ..report.palette import n_families
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
 from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
@@ -47,8 +48,7 @@ from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endp
                        endpoint_client)
 from . import panels as _panels
 from .errors import ExperimentError
-from ..validators.leak import leaking_milestones
-from .files import apply_corrections, load_families
+from .files import apply_corrections, load_families, with_leaks_left_out
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
 from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, IntegrateResult, JobFailure,
@@ -150,16 +150,18 @@ class Experiment(PrimStages, Reader):
                               on_duplicate: OnDuplicate = "error",
                               corrections: str | os.PathLike[str] | None = None) -> ImportResult:
         """Import released-format families, filed under ``source``, with the release's ``corrections``
-        merged into them (`files.apply_corrections`), and the milestones the leak rule drops found
-        (`Family.leaking`). A file with a family that shows students a gold (`validators.shown_leak`), or
-        a correction that does not apply, imports nothing."""
-        families = load_families(path, on_duplicate, refuse_leaks=True)
+        merged into them (`files.apply_corrections`), and the leak rule applied (`files.with_leaks_left_out`:
+        the milestones that leak left out, each found listed; a leak refuses no family). A correction that
+        does not apply imports nothing."""
+        families = load_families(path, on_duplicate)
         applied = [] if corrections is None else apply_corrections(families, corrections)
+        shown = {}
         for family in families:
             family.provenance.source = source
-            family.leaking = leaking_milestones(family)
+            if leaks := with_leaks_left_out(family):
+                shown[family.pid] = leaks
             await self.store.put_family(family)
-        return ImportResult(families=len(families), corrections=applied,
+        return ImportResult(families=len(families), corrections=applied, shown_leaks=shown,
                             leaking={f.pid: f.leaking for f in families if f.leaking})
 
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
@@ -364,7 +366,7 @@ class Experiment(PrimStages, Reader):
 
         def say_skipped() -> None:  # once the endpoint is checked, before any call
             if skipped:
-                self._notify(f"{len(skipped)} of the {len(families)} families have an unusable reference answer "
+                self._notify(f"{len(skipped)} of the {n_families(len(families))} have an unusable reference answer "
                              "(`ladder check` says why; the report leaves them out): their parent jobs are "
                              "skipped (--include-unusable probes them)")
 
