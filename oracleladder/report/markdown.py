@@ -318,7 +318,7 @@ def milestone_types(r: ReportTables) -> list[str]:
         return ["Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones; none were "
                 "given (a code set has none).", ""]
     if not m.milestones:
-        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set's {n_families(m.families)} have no "
+        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set ({n_families(m.families)}) has no "
                 "milestone.", ""]
     L = [f"## Milestone types of the set (Table 7: {m.milestones} tested milestones of {n_families(m.families)})", "",
          *table(["Type", "Milestones", "%"], [[t, c, pct(c, m.milestones)] for t, c in m.types.items()]), ""]
