@@ -31,7 +31,7 @@ from ..store import AnswerVerdict, FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
-from .errors import ExperimentError
+from .errors import Arg, ExperimentError
 from .results import (GoldImportResult, JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
                       ProbeEstimate)
 from .run import Progress, calling, no_progress
@@ -317,7 +317,7 @@ class PrimStages:
         overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
-            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another --sheet")
+            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.pid in families]

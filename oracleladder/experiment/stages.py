@@ -47,7 +47,7 @@ from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
 from . import panels as _panels
-from .errors import ExperimentError
+from .errors import Arg, ExperimentError
 from .files import apply_corrections, load_families, with_leaks_left_out
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
@@ -567,7 +567,7 @@ class Experiment(PrimStages, Reader):
         again)."""
         sheet = Path(sheet)
         if sheet.exists():  # it may hold a person's labels
-            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}
