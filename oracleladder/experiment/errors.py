@@ -22,7 +22,7 @@ class Arg:
 
     def cli(self) -> str:
         flag = self.flag or "--" + self.name.replace("_", "-")
-        return flag if self.value is None else f"{flag} {self.value}"
+        return flag if self.value is None or self.value is True else f"{flag} {self.value}"  # a switch: its flag
 
 
 class ExperimentError(ValueError):

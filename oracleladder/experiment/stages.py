@@ -78,6 +78,19 @@ def chosen_families(families: Sequence[F], pids: Sequence[str], source: str) -> 
     return [f for f in families if f.pid in wanted]
 
 
+def _nothing_to_probe(families: Sequence[HasPid], source: str, config: ProbeConfig,
+                      skipped: set[str]) -> tuple[str | Arg, ...]:
+    """Why a probe has no job: the error's parts (`errors.Arg`)."""
+    asked = [*(["every condition"] if config.conditions is None else config.conditions),
+             *(["Stage 0"] if config.stage0 else [])]
+    unusable: tuple[str | Arg, ...] = ()
+    if skipped:
+        unusable = (f"; {len(skipped)} of them have an unusable reference answer, whose parent jobs are skipped (",
+                    Arg("include_unusable", True, flag="--include-unusable"), " asks them)")
+    return (f"nothing to probe: {n_families(len(families))} of '{source}' selected, and no job at "
+            f"{', '.join(asked) or 'no condition'}", *unusable)
+
+
 def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.absolute().parent, os.W_OK)
 
@@ -370,10 +383,12 @@ class Experiment(PrimStages, Reader):
                              "(`ladder check` says why; the report leaves them out): their parent jobs are "
                              "skipped (--include-unusable probes them)")
 
+        jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
+        if not jobs:  # a run of nothing would be recorded as a probe
+            raise ExperimentError(*_nothing_to_probe(families, source, config, skipped))
         if dry_run:
             async with await self.client(endpoint) as client:
                 say_skipped()
-                jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
                                             max_tokens=config.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families), unusable=len(skipped))
@@ -389,7 +404,6 @@ class Experiment(PrimStages, Reader):
                                                            **extra},
                            concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()
-            jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:
                     failed.append(job)
