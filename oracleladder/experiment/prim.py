@@ -64,7 +64,8 @@ class PrimStages:
         families: dict[str, list[Family]] = {}
         for f in await self.store.families():
             families.setdefault(f.pid, []).append(f)
-        leaking, unchecked = {}, []
+        leaking: dict[str, str] = {}
+        unchecked: list[str] = []
         for r in records:
             found = [c for f in families.get(r.pid, [])
                      if not (c := check_primitive_leak(r.primitive.text, f, final_only=True)).passed]

@@ -38,7 +38,8 @@ from ..prompts import load as load_prompt
 from ..report.palette import n_families
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
-from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
+from ..schemas import (CONDITION_NAMES, PRIMITIVE_CONDITIONS, CheckResult, Family, Provenance, Rollout, Verdict,
+                       parse_condition)
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
@@ -168,7 +169,7 @@ class Experiment(PrimStages, Reader):
         does not apply imports nothing."""
         families = load_families(path, on_duplicate)
         applied = [] if corrections is None else apply_corrections(families, corrections)
-        shown = {}
+        shown: dict[str, list[CheckResult]] = {}
         for family in families:
             family.provenance.source = source
             if leaks := with_leaks_left_out(family):
