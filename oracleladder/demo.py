@@ -24,7 +24,7 @@ from rich.text import Text
 from .clients.local import GRAMMAR_FIELD, boxed_grammar, boxed_max_tokens
 from .experiment import Endpoint, Experiment, Progress, Report
 from .ladder.outcomes import FamilyResults, Gap, Outcome, classify, parent_outcome
-from .report.palette import GAP_HELP, OUT_HELP
+from .report.palette import GAP_HELP, OUT_HELP, n_families
 
 DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 WRITTEN_PREFIX = "demo-"  # the pids of the families written for the demo; the others are released
@@ -101,7 +101,7 @@ def summary(demo: DemoRun) -> list[RenderableType]:
     the report is."""
     n = len(demo.diagnoses)
     solved = [any(r) for d in demo.diagnoses for r in d.results.stage0.values()]
-    head = Text(f"{n} families ({demo.written} written for the demo, {demo.released} from the OracleLadder "
+    head = Text(f"{n_families(n)} ({demo.written} written for the demo, {demo.released} from the OracleLadder "
                 f"release), K = {demo.k} attempts at each milestone and rung; {sum(solved)} of {len(solved)} "
                 f"milestones solved alone (Stage 0). {demo.requests} calls to the embedded model, "
                 f"{demo.cache_hits} from the cache, {demo.seconds / 60:.1f} min in all.")

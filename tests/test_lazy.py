@@ -54,3 +54,13 @@ def test_a_package_loads_each_name_from_its_module_on_first_read() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert out.stdout.split() == ["False", "code", "True", "True"]
+
+
+def test_the_api_s_public_names_import_from_the_package() -> None:
+    """`from oracleladder import Choice` (issue 43): the selection a report reads is public API, beside
+    Experiment, as the docs show it (docs/python-api.md)."""
+    import oracleladder
+    from oracleladder.experiment import Choice, Endpoint, Experiment, Report, SyncExperiment
+
+    assert [getattr(oracleladder, n) for n in oracleladder.__all__] == [Choice, Endpoint, Experiment, Report,
+                                                                         SyncExperiment]

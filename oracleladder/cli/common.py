@@ -23,8 +23,9 @@ from rich.markup import escape
 from ..clients import ProviderError
 from ..cluster import Cluster, ClusterError
 from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint,
-                          EndpointError, Experiment, request_body)
+                          EndpointError, Experiment, ExperimentError, request_body)
 from ..ladder import WHOLE, Shard
+from ..schemas.jsonl import InputError
 from ..verify import grader_name
 
 console = Console(stderr=True)
@@ -92,7 +93,8 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
     """Run a command on the experiment of ``store`` (``reading``: it only reads it, and opens it
     read-only where it cannot be written; a missing store is read as an empty one, and no file is
     made), on ``cluster`` if one is given; Ctrl-C stops it with every finished result kept in the
-    store. A call that failed for good ends it with one line on the ``endpoint``."""
+    store. A call that failed for good ends it with one line on the ``endpoint``; a store this command
+    made is removed again when the command is refused (its input, its options)."""
     async def main() -> T:
         if reading and not store.exists():
             with tempfile.TemporaryDirectory() as empty:
@@ -101,8 +103,14 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
         async with Experiment(store, readonly=None if reading else False, notify=say, cluster=cluster) as ex:
             return await call(ex)
 
+    made = not store.exists()
     try:
         return asyncio.run(main())
+    except (InputError, ExperimentError):
+        if made:  # refused before any work (an empty pool, a bad line): no empty store is left to pass for one
+            for path in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
+                path.unlink(missing_ok=True)
+        raise
     except (EndpointError, ClusterError) as exc:
         fail(str(exc))
     except ProviderError as exc:

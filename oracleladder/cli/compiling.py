@@ -12,6 +12,7 @@ import typer
 from ..clients import load_prices
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
+from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
                      OnDuplicate, OnDuplicateOpt, PricesOpt, RayOpt, ShardOpt, StoreOpt, WorkersOpt, cluster_of,
@@ -121,7 +122,7 @@ def _fill(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_t
         typer.echo(json.dumps(result.flat()))
     else:
         say(f"{'INTEGRATE steps' if integrate else 'primitives'}: {result.compiled} written, "
-            f"{len(result.failed_why)} failed, {had} of {result.families} families already had one; "
+            f"{len(result.failed_why)} failed, {had} of {n_families(result.families)} already had one; "
             f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}")
         for pid, why in result.failed_why.items():
             say(f"  failed {pid}: {why}")

@@ -13,6 +13,7 @@ from rich.console import Console
 from .._lazy import lazy_module
 from ..construction.funnel import into_report
 from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
+from ..report.palette import n_families
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
@@ -180,4 +181,4 @@ def reanchor(
     console.print(terminal.tau_table(table))
     console.print(terminal.tau_summary(table), highlight=False)
     if incomplete:
-        say(f"{len(incomplete)} families left out: some model lacks graded rollouts there (probe it, or regrade)")
+        say(f"{n_families(len(incomplete))} left out: some model lacks graded rollouts there (probe it, or regrade)")

@@ -17,9 +17,10 @@ from ..prim.analysis import PrimReport
 from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
+from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, RayOpt, ShardOpt,
-                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, make_endpoint, run_experiment, say,
+                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint, run_experiment, say,
                      shard_of, with_endpoint_options)
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 from .selecting import with_choice
@@ -34,8 +35,13 @@ def import_(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Import gold primitives and reference solutions; a bad line imports nothing."""
-    n = run_experiment(store, lambda ex: ex.import_primitives(file, fields=tuple(field or ())))
-    console.print(f"imported {n} gold primitives from {file} into {store}")
+    result = run_experiment(store, lambda ex: ex.import_primitives(file, fields=tuple(field or ())))
+    for pid, why in result.leaking.items():
+        say(f"gold primitive of {pid} left out [primitive_leak]: {why}")
+    if result.unchecked:
+        say(f"{len(result.unchecked)} gold primitive(s) imported unchecked for leaks: the store holds no family of "
+            f"{', '.join(result.unchecked)} (`ladder import` the families first)")
+    console.print(f"imported {result.imported} gold primitives from {file} into {store}")
 
 
 @with_endpoint_options
@@ -59,7 +65,7 @@ def compile(  # noqa: A001 - the command's name
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
-        say(f"run {result.run_id}: {result.compiled} of {result.families - result.had} families given a {kind} "
+        say(f"run {result.run_id}: {result.compiled} of {n_families(result.families - result.had)} given a {kind} "
             f"({result.had} had one); {len(result.failed_why)} failed their checks, "
             f"{result.infrastructure_failures} infrastructure failures")
         for pid, why in result.failed_why.items():
@@ -75,8 +81,8 @@ app.command()(compile)
 @with_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="A dimension to probe (repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
-    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitive (repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
+    dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
+    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
     teacher: Annotated[Optional[str], typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
     k: KOpt = 1,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
@@ -98,7 +104,7 @@ def probe(
     split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_probe(
-        endpoint, dimensions=tuple(dimensions or DIMENSIONS), sources=tuple(primitive_source or ("gold",)), k=k,
+        endpoint, dimensions=tuple(listed(dimensions) or DIMENSIONS), sources=tuple(listed(primitive_source) or ("gold",)), k=k,
         max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
         dry_run=dry_run, shard=split, progress=bar), endpoint, cluster=cluster)
     if as_json:
@@ -106,11 +112,11 @@ def probe(
     if isinstance(result, ProbeEstimate):
         if not as_json:
             say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
-                                 f"{result.families} families")
+                                 f"{n_families(result.families)}")
         return
     if not as_json:
         usage = result.usage
-        say(f"run {result.run_id}: {result.families} families, {result.rollouts} rollouts, {usage.requests} requests, "
+        say(f"run {result.run_id}: {n_families(result.families)}, {result.rollouts} rollouts, {usage.requests} requests, "
             f"{usage.cache_hits} cache hits; {cost_said(usage)}")
         for target, n in result.skipped.items():
             say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")

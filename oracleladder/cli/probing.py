@@ -13,6 +13,7 @@ from .._lazy import lazy_module
 from ..clients import load_prices
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
 from ..experiment.reader import BENCHMARK
+from ..report.palette import n_families
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
@@ -96,16 +97,16 @@ def probe(
     if isinstance(result, Estimate):
         if not as_json:
             say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
-                                 f"{result.families} families")
+                                 f"{n_families(result.families)}")
         return
     if not as_json:
         usage = result.usage
-        console.print(f"run {result.run_id}: {result.families} families, "
+        console.print(f"run {result.run_id}: {n_families(result.families)}, "
                       f"{usage.requests} requests{batch_rows_said(result.batch_rows_submitted)}, "
                       f"{usage.cache_hits} cache hits, tokens {usage.tokens_in} in / {usage.tokens_out} out; "
                       f"{cost_said(usage)}{timeouts_said(usage)}", soft_wrap=True, highlight=False, markup=False)
     if result.without_primitive and not as_json:
-        say(f"C2-primitive and C2-primitive-random skipped {result.without_primitive} families without a "
+        say(f"C2-primitive and C2-primitive-random skipped {n_families(result.without_primitive)} without a "
             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     say_budget(result.budget_stop)
     print_failed_jobs(result.failed_jobs, result.ungraded, student, source)

@@ -13,6 +13,7 @@ from .. import demo as _demo
 from .._lazy import lazy_module
 from ..experiment import Choice, Experiment, Report
 from ..report import console as terminal
+from ..report.palette import n_families
 from ..schemas.sheets import write_rows
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
@@ -195,7 +196,7 @@ def compare(
             fail("--html is for two roadmap sets (--b), not --primitive")
         result = run_experiment(store, lambda ex: ex.write_primitive_compare(
             a, student, out, threshold=threshold, use_corrections=use_corrections, choice=picked), reading=True)
-        say(f"compared the primitive and the roadmap of {a} for {student} on {result.n} families: "
+        say(f"compared the primitive and the roadmap of {a} for {student} on {n_families(result.n)}: "
             f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None

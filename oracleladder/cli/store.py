@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from ..store.merge import merge_stores
 from .common import (ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, fail, run_experiment,
@@ -22,8 +23,9 @@ def import_(
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
     corrections: Annotated[Optional[Path], typer.Option("--corrections", help="The release's corrections.jsonl, merged into the families' correction fields (parent_answer_corrected, correction_note, milestone_gold_invalid); each is listed.")] = None,
 ) -> None:
-    """Import released-format milestone families into the store; the milestones whose gold leaks the
-    reference answer are listed (the leak rule leaves them out of Stage 0, C2 and C3)."""
+    """Import released-format milestone families into the store; the milestones whose gold restates the
+    reference answer, or whose description or prompt states it, are listed (the leak rule leaves them
+    out of Stage 0, C2 and C3), and a primitive that states a gold is listed and dropped."""
     result = run_experiment(store, lambda ex: ex.import_families(families, source=source,
                                                                  on_duplicate=on_duplicate.value,
                                                                  corrections=corrections))
@@ -32,9 +34,16 @@ def import_(
                   else f"golds {c.original!r} marked invalid")
         say(f"corrected {c.pid} {c.field}: {change}")
     for pid, leaking in result.leaking.items():
-        say(f"leak rule: {pid} milestone(s) {', '.join(f'm{i}' for i in leaking)} restate the reference answer: "
-            "left out of Stage 0, C2 and C3 (`ladder probe --keep-leaking` keeps them)")
-    say(f"imported {result.families} families from {families} into {store} (source '{source}')"
+        shown = {c.milestone: c for c in result.shown_leaks.get(pid, [])}
+        if golds := [i for i in leaking if i not in shown]:
+            say(f"leak rule: {pid} milestone(s) {', '.join(f'm{i}' for i in golds)} restate the reference answer: "
+                "left out of Stage 0, C2 and C3 (`ladder probe --keep-leaking` keeps them)")
+        for i in (i for i in leaking if i in shown):
+            say(f"leak rule: {pid} m{i} [{shown[i].check}] {shown[i].reason}: left out of Stage 0, C2 and C3")
+    for pid, checks in result.shown_leaks.items():
+        for c in (c for c in checks if c.milestone is None):
+            say(f"leak rule: {pid} primitive [{c.check}] {c.reason}: dropped")
+    say(f"imported {n_families(result.families)} from {families} into {store} (source '{source}')"
                   + (f" with {len(result.corrections)} corrections" if result.corrections else ""))
 
 
@@ -47,7 +56,7 @@ def export(
     """Export families in the released OracleLadder record format."""
     existing(store)
     n = run_experiment(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
-    console.print(f"wrote {n} families to {out}")
+    console.print(f"wrote {n_families(n)} to {out}")
 
 
 def runs(store: StoreOpt = DEFAULT_STORE) -> None:

@@ -27,7 +27,7 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, ImportResult, IntegrateResult, JobFailure, JudgeAuditResult, PrimAnswersResult,
+from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, GoldImportResult, ImportResult, IntegrateResult, JobFailure, JudgeAuditResult, PrimAnswersResult,
                       PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
                       ProbeResult, RegradeResult, Result, ScreenResult)
 from .selection import Choice
@@ -37,7 +37,7 @@ from .sync import SyncExperiment
 
 __all__ = [
     "BUDGET_STOPPED", "BenchmarkResult", "CONCURRENCY", "CheckResult", "Choice", "CompileEstimate", "CompileResult", "Endpoint", "EndpointError",
-    "Estimate", "Experiment", "ExperimentError", "ImportResult", "IntegrateResult", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
+    "Estimate", "Experiment", "ExperimentError", "GoldImportResult", "ImportResult", "IntegrateResult", "FINISHED_WITH_FAILURES", "GRANULARITIES", "JUDGE_CONCURRENCY",
     "JobFailure", "JudgeAuditResult", "PrimAnswersResult", "PrimCompileResult", "PrimProbeResult", "PrimScoreResult",
     "PrimitivesResult", "ProbeEstimate", "ProbeResult", "Progress", "Reader", "RegradeResult", "Report", "Result",
     "START_CONCURRENCY", "ScreenResult", "Shard", "SyncExperiment", "TEACHER_CONCURRENCY", "check",

@@ -7,37 +7,29 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..schemas import Correction, Family
+from ..schemas import CheckResult as Check, Correction, Family
 from ..schemas.jsonl import InputError, OnDuplicate, read_jsonl, read_unique
-from ..validators import check_family, family_leak_level, shown_leak, summarize as summarize_checks
+from ..validators import check_family, family_leak_level, shown_leaks, summarize as summarize_checks
+from ..validators.leak import leaking_milestones
 
 
-def _refused(family: Family) -> str | None:
-    """Why ``family`` is not imported: a text it shows students states a gold (`shown_leak`); or None."""
-    leak = shown_leak(family)
-    if leak is None:
-        return None
-    where = "primitive" if leak.milestone is None else f"milestone {leak.milestone + 1} (m{leak.milestone})"
-    return (f"pid {family.pid}: {where} [{leak.check}] {leak.reason}; nothing imported: fix or drop the family "
-            "(`ladder check` runs every check)")
+def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error") -> list[Family]:
+    """Families in the released record format; one per (pid, granularity): what the store keeps apart."""
+    return read_unique(path, Family, on_duplicate, key=lambda f: (f.pid, f.provenance.granularity))
 
 
-def _unleaked(raw: dict) -> Family:
-    """A released record to import; refused when a text it shows students states a gold (`shown_leak`)."""
-    family = Family.model_validate(raw)
-    why = _refused(family)
-    if why is not None:
-        raise ValueError(why)
-    return family
-
-
-def load_families(path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error", *,
-                  refuse_leaks: bool = False) -> list[Family]:
-    """Families in the released record format; one per (pid, granularity): what the store keeps apart.
-    ``refuse_leaks``: a family with a text shown to students that states a gold (a milestone's
-    description or prompt, its primitive: `validators.shown_leak`) is an InputError at its line."""
-    return read_unique(path, _unleaked if refuse_leaks else Family, on_duplicate,
-                       key=lambda f: (f.pid, f.provenance.granularity))
+def with_leaks_left_out(family: Family) -> list[Check]:
+    """The leak rule on a family to import (the paper's: the milestones that leak are left out, the
+    family is kept): ``leaking`` holds each tested milestone whose gold restates the reference answer
+    (`leak.leaking_milestones`) or whose description or prompt states a final answer, so Stage 0, C2
+    and C3 leave it out; a primitive that states a gold is dropped. Returns the shown texts' leaks
+    (`validators.shown_leaks`), for the importer to list."""
+    shown = shown_leaks(family)
+    told = {c.milestone for c in shown if c.milestone is not None}
+    family.leaking = sorted(set(leaking_milestones(family)) | told)
+    if len(told) < len(shown):
+        family.primitive = None
+    return shown
 
 
 _MILESTONE_GOLDS = re.compile(r"milestones\[(\d+(?:\s*,\s*\d+)*)\]\.answer")
@@ -67,10 +59,6 @@ def apply_corrections(families: list[Family], path: str | os.PathLike[str]) -> l
             invalid = set(family.milestone_gold_invalid or []) | set(_milestone_indices(c))
             family.milestone_gold_invalid = sorted(invalid)
             family.correction_note = family.correction_note or c.evidence
-    for pid in dict.fromkeys(c.pid for c in corrections):  # a corrected answer no prompt may state either
-        why = _refused(by_pid[pid])
-        if why is not None:
-            raise InputError(f"{path}: with its correction, {why}")
     return corrections
 
 

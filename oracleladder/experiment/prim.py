@@ -29,10 +29,11 @@ from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
 from ..store import AnswerVerdict, FailedJob, PrimScore, Store
+from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
-from .errors import ExperimentError
-from .results import (JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
+from .errors import Arg, ExperimentError
+from .results import (GoldImportResult, JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
                       ProbeEstimate)
 from .run import Progress, calling, no_progress
 from .selection import Choice, Picked, matches, pick
@@ -53,16 +54,33 @@ class PrimStages:
     cluster: Cluster | None
     _notify: Callable[[str], None]
 
-    async def import_primitives(self, path: str | os.PathLike[str], *, fields: tuple[str, ...] = ()) -> int:
+    async def import_primitives(self, path: str | os.PathLike[str], *,
+                                fields: tuple[str, ...] = ()) -> GoldImportResult:
         """Gold primitives and reference solutions from a JSONL file (`prim.gold`); the whole file is
-        read first, so a bad line imports nothing. Returns how many."""
+        read first, so a bad line imports nothing. A gold primitive is checked against every stored
+        family of its problem by the teacher primitives' leak check (`validators.primitive.check_leak`,
+        on the final answers: the reference answer, its correction, the INTEGRATE gold): one that states
+        one is listed and left out (its solution is kept); one with no family in the store is imported
+        unchecked, and listed so."""
         records = read_gold(path, fields)
+        families: dict[str, list[Family]] = {}
+        for f in await self.store.families():
+            families.setdefault(f.pid, []).append(f)
+        leaking: dict[str, str] = {}
+        unchecked: list[str] = []
         for r in records:
-            await self.store.put_primitive(r.primitive, wait=False)
+            found = [c for f in families.get(r.pid, [])
+                     if not (c := check_primitive_leak(r.primitive.text, f, final_only=True)).passed]
+            if found:
+                leaking[r.pid] = found[0].reason
+            else:
+                await self.store.put_primitive(r.primitive, wait=False)
+                if r.pid not in families:
+                    unchecked.append(r.pid)
             if r.solution is not None:
                 await self.store.put_solution(r.pid, r.solution, wait=False)
         await self.store.flush()
-        return len(records)
+        return GoldImportResult(imported=len(records) - len(leaking), leaking=leaking, unchecked=unchecked)
 
     async def prim_compile(self, teacher: str | Endpoint, *, kind: str = "teacher-problem-only",
                            source: str = "release", max_attempts: int = 3, max_tokens: int = 4096,
@@ -331,7 +349,7 @@ class PrimStages:
         overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
-            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another --sheet")
+            raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.pid in families]

@@ -23,6 +23,7 @@ from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
 from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_label, parent_outcome, results_from_rollouts
+from ..report.palette import n_families
 from ..report.spent import Spent
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.stats import pass_at_k
@@ -34,9 +35,11 @@ from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
-from .errors import ExperimentError
+from .errors import Arg, ExperimentError
 from .files import CheckResult, check_families
 from .selection import Choice, Picked, groups, matches, pick
+
+_SET = Arg("set_name", flag="--set")  # the screened set a command reads
 
 BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
 
@@ -138,7 +141,7 @@ class Report:
         return frame(rows)
 
     def __repr__(self) -> str:
-        cols = ", ".join(f"{label} ({len(res)} families)" for label, res in self.results.items())
+        cols = ", ".join(f"{label} ({n_families(len(res))})" for label, res in self.results.items())
         return f"<Report on '{self.source}', tau = {self.tau}: {cols}>"
 
     def _repr_html_(self) -> str:
@@ -227,7 +230,7 @@ class Reader:
                 raise ExperimentError(str(exc)) from None
             return found
         if teacher is not None:
-            raise ExperimentError("--set and --teacher exclude each other (a set has its own source)")
+            raise ExperimentError(_SET, " and ", Arg("teacher"), " exclude each other (a set has its own source)")
         verdicts = await self.set_verdicts(set_name)
         if verdicts[0].source.startswith(RAW):
             raise ExperimentError(f"set '{set_name}' is a raw pool's screen, before any compile: its families are "
@@ -263,8 +266,9 @@ class Reader:
         if screened is not None and screened.startswith(RAW):
             return await self._raw_funnel(set_name or "", list(verdicts.values()), source)
         if screened is not None and source is not None:
-            raise ExperimentError("--set and --source exclude each other (a set has its own source), except for the "
-                                  "set of a raw pool's screen (--source: the teacher that compiled its survivors)")
+            raise ExperimentError(_SET, " and ", Arg("source"), " exclude each other (a set has its own source), except "
+                                  "for the set of a raw pool's screen (", Arg("source"), ": the teacher that "
+                                  "compiled its survivors)")
         name = screened or source or ""  # before any screen: the compile steps, compiled families "not screened"
         teacher, granularity = parse_roadmap_set(name)
         families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}
@@ -402,9 +406,9 @@ class Reader:
         picked = {p.label: p for name in dict.fromkeys(students)
                   for p in await self.picked(name, source=source, domain=domain, choice=choice)}
         if base is not None and base not in picked:
-            raise ExperimentError(f"--base {base} is not one of the report's columns ({', '.join(picked)})")
+            raise ExperimentError(Arg("base", base), f" is not one of the report's columns ({', '.join(picked)})")
         if order is not None and sorted(order) != sorted(picked):
-            raise ExperimentError(f"--order must name each of the report's columns once ({', '.join(picked)}), "
+            raise ExperimentError(Arg("order"), f" must name each of the report's columns once ({', '.join(picked)}), "
                                   f"not {', '.join(order)}")
         ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
         results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from ..audit.format import Truncation
 from ..clients import ChatRequest, Client, Usage, prompt_bound
 from ..report.tables import ReviewRow
-from ..schemas import Correction
+from ..schemas import CheckResult, Correction
 
 
 class Result(BaseModel):
@@ -31,12 +31,14 @@ class Result(BaseModel):
 
 
 class ImportResult(Result):
-    """Families imported, the corrections merged into them, and per family the milestones the leak
-    rule drops (`Family.leaking`)."""
+    """Families imported, the corrections merged into them, per family the milestones the leak rule
+    drops (`Family.leaking`), and per family the shown texts that state an answer (a milestone's
+    description or prompt, dropped among ``leaking``; a primitive, dropped): the checks that found them."""
 
     families: int
     corrections: list[Correction] = []
     leaking: dict[str, list[int]] = {}
+    shown_leaks: dict[str, list[CheckResult]] = {}
 
 
 E = TypeVar("E", bound="Estimate")
@@ -217,6 +219,16 @@ class PrimScoreResult(Result):
     tau: float
     usage: Usage
     budget_stop: str | None  # --max-cost stopped the judge: the scores it did not ask are missing
+
+
+class GoldImportResult(Result):
+    """`ladder prim import`: the gold primitives stored; per problem, why its gold was left out (it states
+    a gold of its family: the leak check of a teacher's primitive); the problems whose gold went in
+    unchecked (no family of theirs in the store)."""
+
+    imported: int
+    leaking: dict[str, str] = {}
+    unchecked: list[str] = []
 
 
 class PrimCompileResult(Result):

@@ -36,9 +36,11 @@ from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_jobs, run_probe, uncached_calls
 from ..prompts import load as load_prompt
+from ..report.palette import n_families
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
-from ..schemas import CONDITION_NAMES, PRIMITIVE_CONDITIONS, Family, Provenance, Rollout, Verdict, parse_condition
+from ..schemas import (CONDITION_NAMES, PRIMITIVE_CONDITIONS, CheckResult, Family, Provenance, Rollout, Verdict,
+                       parse_condition)
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
@@ -47,9 +49,8 @@ from ..workers import WorkerPool
 from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
                        endpoint_client)
 from . import panels as _panels
-from .errors import ExperimentError
-from ..validators.leak import leaking_milestones
-from .files import apply_corrections, load_families
+from .errors import Arg, ExperimentError
+from .files import apply_corrections, load_families, with_leaks_left_out
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
 from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, IntegrateResult, JobFailure,
@@ -77,6 +78,19 @@ def chosen_families(families: Sequence[F], pids: Sequence[str], source: str) -> 
         raise ExperimentError(f"roadmap set '{source}' holds no family {', '.join(unknown)}")
     wanted = set(pids)
     return [f for f in families if f.pid in wanted]
+
+
+def _nothing_to_probe(families: Sequence[HasPid], source: str, config: ProbeConfig,
+                      skipped: set[str]) -> tuple[str | Arg, ...]:
+    """Why a probe has no job: the error's parts (`errors.Arg`)."""
+    asked = [*(["every condition"] if config.conditions is None else config.conditions),
+             *(["Stage 0"] if config.stage0 else [])]
+    unusable: tuple[str | Arg, ...] = ()
+    if skipped:
+        unusable = (f"; {len(skipped)} of them have an unusable reference answer, whose parent jobs are skipped (",
+                    Arg("include_unusable", True, flag="--include-unusable"), " asks them)")
+    return (f"nothing to probe: {n_families(len(families))} of '{source}' selected, and no job at "
+            f"{', '.join(asked) or 'no condition'}", *unusable)
 
 
 def writable(path: Path) -> bool:
@@ -151,16 +165,18 @@ class Experiment(PrimStages, Reader):
                               on_duplicate: OnDuplicate = "error",
                               corrections: str | os.PathLike[str] | None = None) -> ImportResult:
         """Import released-format families, filed under ``source``, with the release's ``corrections``
-        merged into them (`files.apply_corrections`), and the milestones the leak rule drops found
-        (`Family.leaking`). A file with a family that shows students a gold (`validators.shown_leak`), or
-        a correction that does not apply, imports nothing."""
-        families = load_families(path, on_duplicate, refuse_leaks=True)
+        merged into them (`files.apply_corrections`), and the leak rule applied (`files.with_leaks_left_out`:
+        the milestones that leak left out, each found listed; a leak refuses no family). A correction that
+        does not apply imports nothing."""
+        families = load_families(path, on_duplicate)
         applied = [] if corrections is None else apply_corrections(families, corrections)
+        shown: dict[str, list[CheckResult]] = {}
         for family in families:
             family.provenance.source = source
-            family.leaking = leaking_milestones(family)
+            if leaks := with_leaks_left_out(family):
+                shown[family.pid] = leaks
             await self.store.put_family(family)
-        return ImportResult(families=len(families), corrections=applied,
+        return ImportResult(families=len(families), corrections=applied, shown_leaks=shown,
                             leaking={f.pid: f.leaking for f in families if f.leaking})
 
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
@@ -365,14 +381,16 @@ class Experiment(PrimStages, Reader):
 
         def say_skipped() -> None:  # once the endpoint is checked, before any call
             if skipped:
-                self._notify(f"{len(skipped)} of the {len(families)} families have an unusable reference answer "
+                self._notify(f"{len(skipped)} of the {n_families(len(families))} have an unusable reference answer "
                              "(`ladder check` says why; the report leaves them out): their parent jobs are "
                              "skipped (--include-unusable probes them)")
 
+        jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
+        if not jobs:  # a run of nothing would be recorded as a probe
+            raise ExperimentError(*_nothing_to_probe(families, source, config, skipped))
         if dry_run:
             async with await self.client(endpoint) as client:
                 say_skipped()
-                jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
                                             max_tokens=config.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families), unusable=len(skipped))
@@ -388,7 +406,6 @@ class Experiment(PrimStages, Reader):
                                                            **extra},
                            concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()
-            jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
             with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:
                     failed.append(job)
@@ -567,7 +584,7 @@ class Experiment(PrimStages, Reader):
         again)."""
         sheet = Path(sheet)
         if sheet.exists():  # it may hold a person's labels
-            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
+            raise ExperimentError(f"{sheet} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}

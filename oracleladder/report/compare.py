@@ -20,6 +20,7 @@ from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
 from ..schemas.models import Family, Milestone
 from ..schemas.types import MilestoneType
 from .markdown import num, pct, table
+from .palette import n_families
 from .stats import Transitions, transition_matrix
 from .tables import NOT_RUN, Frozen
 
@@ -247,14 +248,14 @@ def compare(a: list[Family], b: list[Family], results_a: list[FamilyResults], re
 
 def _title(c: Comparison, name_a: str, name_b: str, student: str | None) -> list[str]:
     L = [f"# Roadmap comparison: {name_a} vs {name_b}" + (f" (student {student})" if student else ""), "",
-         f"{c.n} families common to both roadmap sets and both result sets; K = {c.k}.", ""]
+         f"{n_families(c.n)} common to both roadmap sets and both result sets; K = {c.k}.", ""]
     if c.settings:
         L += ["At: " + "; ".join(f"{name}: {at}" for name, at in c.settings.items()) + ".", ""]
     warning = prompt_warning(c)
     if warning:
         L += [f"**Warning:** {warning}.", ""]
     if c.dropped.a_only or c.dropped.b_only:
-        L += [f"Left out: {len(c.dropped.a_only)} families only in {name_a} (or without results), "
+        L += [f"Left out: {n_families(len(c.dropped.a_only))} only in {name_a} (or without results), "
               f"{len(c.dropped.b_only)} only in {name_b}.", ""]
     return L
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
-from .palette import NOT_CLASSIFIED
+from .palette import NOT_CLASSIFIED, n_families
 from .stats import Interval, Transitions
 from ..schemas.rubric import CATEGORIES
 from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, Containment, FormatAudit, LeakResidual,
@@ -103,7 +103,7 @@ def _formats(r: ReportTables) -> dict[str, FormatAudit]:
 def header(r: ReportTables) -> list[str]:
     """Title, what was counted and how, and a warning per condition whose answers were cut off."""
     meta, formats = r.meta, _formats(r)
-    ks = ", ".join(f"{s}: {t.n} families, K = {t.k if t.k else NOT_RUN} per condition"
+    ks = ", ".join(f"{s}: {n_families(t.n)}, K = {t.k if t.k else NOT_RUN} per condition"
                    + (f", K = {t.k_stage0} per milestone (Stage 0)" if t.k_stage0 else "")
                    for s, t in r.students.items())
     L = ["# OracleLadder diagnosis report", "",
@@ -133,13 +133,13 @@ def _student_notes(s: str, t: StudentReport) -> list[str]:
     if not_run:
         notes.append(f"- {s}: not run: {', '.join(CONDITION_NAMES[c] for c in not_run)}.")
     if t.outcome_undetermined:
-        notes.append(f"- {s}: {t.outcome_undetermined} of {t.n} families lack a C1-C3 run that their "
+        notes.append(f"- {s}: {t.outcome_undetermined} of {n_families(t.n)} lack a C1-C3 run that their "
                      "parent-probe outcome depends on: every table counts them as Not determined, "
                      "the taxonomy gives them no label, and the plots hatch them.")
     if not t.stage0.stage0_run:
         notes.append(f"- {s}: Stage 0 (milestone test) not run; taxonomy columns need it.")
     elif t.taxonomy_not_classified:
-        notes.append(f"- {s}: {t.taxonomy_not_classified} of {t.n} families have no five-way label "
+        notes.append(f"- {s}: {t.taxonomy_not_classified} of {n_families(t.n)} have no five-way label "
                      "(no Stage 0 verdicts, or a C1-C3 run missing); they are in no gap column.")
     m = t.missing
     if m.ungraded_total or m.failed_total:
@@ -154,7 +154,7 @@ def notes(r: ReportTables) -> list[str]:
     L = [line for s, t in r.students.items() for line in _student_notes(s, t)]
     bad = r.meta.ungradable_reference
     if bad:
-        L.append(f"- {len(bad)} families not graded, their reference answer is unusable: "
+        L.append(f"- {n_families(len(bad))} not graded, their reference answer is unusable: "
                  + "; ".join(f"{pid} ({why})" for pid, why in bad.items()) + ".")
     return L + ([""] if L else [])
 
@@ -324,9 +324,9 @@ def milestone_types(r: ReportTables) -> list[str]:
         return ["Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones; none were "
                 "given (a code set has none).", ""]
     if not m.milestones:
-        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set's {m.families} families have no "
+        return [f"Tables 7, 8 and 48 (milestone types and answer schemas): the set ({n_families(m.families)}) has no "
                 "milestone.", ""]
-    L = [f"## Milestone types of the set (Table 7: {m.milestones} tested milestones of {m.families} families)", "",
+    L = [f"## Milestone types of the set (Table 7: {m.milestones} tested milestones of {n_families(m.families)})", "",
          *table(["Type", "Milestones", "%"], [[t, c, pct(c, m.milestones)] for t, c in m.types.items()]), ""]
     L += [f"## Milestone types by outcome state (Table 8, tau = {r.meta.tau})", "", *at(r),
           "Each cell: share of the families in that state with at least one tested milestone of the type "
@@ -446,7 +446,7 @@ def bootstrap(r: ReportTables) -> list[str]:
               for s, t in r.students.items()]
     n_common = next(iter(r.ranks.values())).n_common if r.ranks else 0
     ranked = (f"Any-probe rank: 1 is the most families solved by any probe (ties share the better rank), on the "
-              f"{n_common} families every model has, with its [2.5, 97.5] percentile range over the same resamples."
+              f"{n_families(n_common)} every model has, with its [2.5, 97.5] percentile range over the same resamples."
               if r.ranks else "Any-probe rank: needs two or more students with common families.")
     return [f"## Family-level bootstrap CIs (Table 12: {r.meta.n_resamples} resamples, seed {r.meta.seed})", "",
             *at(r), "Share of families: point estimate [2.5%, 97.5%] percentile interval.", "",

@@ -39,3 +39,8 @@ def colors() -> dict[str, str]:
     """Every label's colour by its name, as the HTML report reads them."""
     return {**{g.value: c for g, c in GAP_COLORS.items()}, **{o.value: c for o, c in OUT_COLORS.items()},
             FLAGGED: FLAGGED_COLOR}
+
+
+def n_families(n: int) -> str:
+    """A count of families as every output says it: "1 family", "2 families"."""
+    return f"{n} family" if n == 1 else f"{n} families"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..ladder.outcomes import FamilyResults, solved
 from .markdown import pct
+from .palette import n_families
 from .stats import McNemar, mcnemar_exact
 from .tables import Frozen
 
@@ -52,7 +53,7 @@ def primitive_md(t: PrimitiveVsRoadmap, roadmap_set: str, student: str) -> str:
     m, rate = t.mcnemar, t.per_attempt
     return "\n".join([
         f"# Primitive vs roadmap: {roadmap_set} (student {student})", "",
-        f"{t.n} families probed with both C2-primitive (the primitive alone) and C2 (the roadmap); "
+        f"{n_families(t.n)} probed with both C2-primitive (the primitive alone) and C2 (the roadmap); "
         f"solved = at least {t.tau} correct of K.", "",
         "| | C2 solves | C2 does not |", "|---|---|---|",
         f"| C2-primitive solves | {t.both} | {t.primitive_only} |",

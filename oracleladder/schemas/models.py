@@ -120,8 +120,9 @@ class Family(BaseModel):
     provenance: Provenance = Field(default_factory=Provenance)
     primitive: Primitive | None = None  # not a released field: written by our compile and exports only
     # Not a released field: the milestones the leak rule drops (Appendix N, P.1: a gold the verifier
-    # accepts as the reference answer or its correction), set where the family enters the store
-    # (`validators.leak.leaking_milestones`); None for a family stored before it was.
+    # accepts as the reference answer or its correction; on import also a description or prompt that
+    # states it), set where the family enters the store (`validators.leak.leaking_milestones`,
+    # `experiment.files.with_leaks_left_out`); None for a family stored before it was.
     leaking: list[int] | None = None
 
     def reference_answer(self, use_corrections: bool = False) -> str:

@@ -56,6 +56,11 @@ class PrimPrimitive(BaseModel):
     author: str = ""
     origin: str | None = None  # a primitive migrated from the primitive rung: its provenance there
 
+    @property
+    def text(self) -> str:
+        """Its fields as one text, as the teacher's reply is checked (`prim.compile.text_of`)."""
+        return "\n".join(getattr(self, name) for name in FIELDS)
+
     @field_validator("core_concept")
     @classmethod
     def _not_blank(cls, value: str) -> str:

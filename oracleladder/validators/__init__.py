@@ -45,7 +45,7 @@ __all__ = ["check_family", "check_family_in", "summarize", "render_errors", "ren
            "atomicity_problem", "check_schema", "check_atomicity", "check_leak", "check_prompt_leak", "check_reference",
            "check_symbols",
            "check_count", "check_duplicates", "check_integrate", "independent_solve_check", "check_primitive",
-           "family_leak_level", "shown_leak", "answer_problem", "check_reference_answer", "reference_answer_problem"]
+           "family_leak_level", "shown_leaks", "answer_problem", "check_reference_answer", "reference_answer_problem"]
 
 _LEVEL_ORDER = ("strict", "trivial", "equivalent")
 
@@ -100,14 +100,14 @@ async def check_family_in(pool: WorkerPool, family: Family, **options: Any) -> F
         raise GradingFailed(f"{what} raised {e.kind}: {e.message}") from e
 
 
-def shown_leak(family: Family) -> CheckResult | None:
-    """The first failed check of a text a student is shown: a milestone's description or prompt that
-    states a final answer (the reference answer, its correction, the INTEGRATE gold), or a primitive
-    that states a gold; None when there is none."""
+def shown_leaks(family: Family) -> list[CheckResult]:
+    """The failed checks of the texts a student is shown: each tested milestone whose description or
+    prompt states a final answer (the reference answer, its correction, the INTEGRATE gold), and the
+    primitive if it states a gold (``milestone`` None)."""
     checks = [check_prompt_leak(m, family, i) for i, m in family.tested(keep_leaking=True)]
     if family.primitive is not None:
         checks.append(check_primitive_leak(family.primitive.text, family))
-    return next((c for c in checks if not c.passed), None)
+    return [c for c in checks if not c.passed]
 
 
 def family_leak_level(family: Family, use_corrections: bool = False) -> str | None:

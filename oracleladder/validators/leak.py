@@ -21,8 +21,12 @@ read by the fast reader (``_fast.read``), exactly where they are rational.
 A text the student is shown states a gold (``stated_gold``) when one of its math pieces leaks it by
 the same rule: ``$...$``/``\(...\)``/``\[...\]`` segments, ``\boxed{}``, each side of an ``=``, and
 each token with a digit or a backslash; a longer gold is also looked for inside the text as written.
-A value the problem itself states leaks nothing. ``prompt_leak`` applies it to each tested
-milestone's description and prompt (the problem it quotes aside): neither may state the reference
+A value the problem itself states leaks nothing, nor does a number the problem holds anywhere as
+written (the ``7`` of its ``x^7``, not the ``1001`` of its ``-1001x``: a sub-goal restating the problem's
+data tells no answer, one giving a coefficient as a result may). A reference
+answer the reference check marks unusable (``reference.answer_problem``: the garbled ``x^{2}+y^{2}=1\2``,
+which the reader takes for ``1``) is no leak pattern: every ``1`` would state it. ``prompt_leak`` applies
+it to each tested milestone's description and prompt (the problem it quotes aside): neither may state the reference
 answer, its correction or the INTEGRATE gold. There the verifier's equivalence is asked only of the
 pieces the fast reader reads (``_fast.read``: numbers, fractions, roots, short expressions), where a
 restated answer lies; a longer formula of a prompt leaks as written or trivially reformatted (the
@@ -41,6 +45,7 @@ from oracleladder.schemas.models import CheckResult, Family, Milestone
 
 from ._fast import clearly_not_equivalent, read
 from ._text import problem_text
+from .reference import answer_problem
 
 CHECK = "leak"
 CHECK_TRANSFORM = "leak_transform"
@@ -55,6 +60,8 @@ _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _TOKEN = re.compile(r"[^\s,;:]+")
 _MATHY = re.compile(r"[\d\\]")
 _OPERATOR = re.compile(r"[-+*/=^<>]")
+# a quantity as written: whole (the 17 of a text holds no 7), no coefficient (the 1001 of -1001x is a term's)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?!\d|\.\d|[A-Za-z])")
 
 
 def _ws(s: str) -> str:
@@ -209,7 +216,7 @@ def check_transformation(m: Milestone, parent_answer: str, index: int | None = N
 def leaking_milestones(family: Family) -> list[int]:
     """The leak rule of Appendix N and P.1: the tested milestones whose gold restates the reference
     answer or its correction (``leak_level``), which Stage 0, C2 and C3 leave out (`Family.leaking`)."""
-    refs = [a for a in (family.parent_answer, family.parent_answer_corrected) if a]
+    refs = [ref for _, ref in references(family)]
     return [i for i, m in family.tested(keep_leaking=True)
             if any(leak_level(m.answer, ref) is not None for ref in refs)]
 
@@ -243,20 +250,29 @@ def _pieces(text: str) -> list[str]:
     return sorted({p.strip().strip(".") for p in out if p.strip().strip(".")}, key=lambda p: (len(p), p))
 
 
+def references(family: Family) -> list[tuple[str, str]]:
+    """(what, answer) for the reference answer and its correction, each where the reference check
+    finds it usable: a garbled one is no answer to leak."""
+    out = [("the reference answer", family.parent_answer),
+           ("the corrected reference answer", family.parent_answer_corrected or "")]
+    return [(what, a) for what, a in out if a.strip() and answer_problem(a) is None]
+
+
 def answers(family: Family) -> list[tuple[str, str]]:
-    """(what, gold) pairs no text shown to a student may state: the reference answer, its correction,
-    the INTEGRATE gold."""
-    out = [("the reference answer", family.parent_answer)]
-    if family.parent_answer_corrected:
-        out.append(("the corrected reference answer", family.parent_answer_corrected))
-    if family.integrate is not None:
+    """(what, gold) pairs no text shown to a student may state: the reference answer, its correction
+    (`references`), the INTEGRATE gold."""
+    out = references(family)
+    if family.integrate is not None and family.integrate.answer.strip():
         out.append(("the INTEGRATE gold", family.integrate.answer))
-    return [(what, g) for what, g in out if g.strip()]
+    return out
 
 
-def _given(gold: str, problem_pieces: list[str]) -> bool:
-    """The problem itself states the value (as written, up to trivial reformatting)."""
-    return _trivial(gold) in {_trivial(p) for p in problem_pieces}
+def _given(gold: str, problem_pieces: list[str], problem: str) -> bool:
+    """The problem itself states the value (as written, up to trivial reformatting), or holds the
+    number as a quantity anywhere (its data: the 7 of ``x^7``, ``7 \\cdot a``, a ``7-gon``)."""
+    norm = _trivial(gold)
+    return norm in {_trivial(p) for p in problem_pieces} or (
+        _NUMBER.fullmatch(norm) is not None and norm in _NUMBER.findall(problem))
 
 
 def stated_gold(text: str, family: Family, golds: list[tuple[str, str]], *,
@@ -267,7 +283,7 @@ def stated_gold(text: str, family: Family, golds: list[tuple[str, str]], *,
     flat = _trivial(text)
     problem, problem_flat = _pieces(family.parent_prompt), _trivial(family.parent_prompt)
     for what, gold in golds:
-        if _given(gold, problem):
+        if _given(gold, problem, family.parent_prompt):
             continue
         norm = _trivial(gold)
         # inside a longer text only where the problem does not hold it too: a sub-goal restating the

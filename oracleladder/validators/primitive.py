@@ -41,8 +41,10 @@ def golds(family: Family) -> list[tuple[str, str]]:
                               if m.answer.strip()]
 
 
-def check_leak(text: str, family: Family) -> CheckResult:
-    hit = stated_gold(text, family, golds(family))
+def check_leak(text: str, family: Family, *, final_only: bool = False) -> CheckResult:
+    """``final_only``: the final answers alone (`leak.answers`), not the milestones' golds: what a gold
+    primitive, written by hand beside the roadmap, may not state."""
+    hit = stated_gold(text, family, answers(family) if final_only else golds(family))
     if hit is None:
         return CheckResult(check=CHECK_LEAK, passed=True, reason="states no gold answer")
     what, gold, piece = hit

@@ -50,7 +50,7 @@ def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, release_data
     assert result.exit_code == 0, result.output
     md = (out / "report.md").read_text()
     assert "Graded by: openai/s: paper (paper-1)." in md
-    assert "1 families not graded, their reference answer is unusable: b36a1161" in md
+    assert "1 family not graded, their reference answer is unusable: b36a1161" in md
     report = json.loads((out / "report.json").read_text())
     assert report["students"]["openai/s"]["n"] == 2
     assert list(report["meta"]["ungradable_reference"]) == [f.pid for f in fams if f.pid.startswith("b36a1161")]

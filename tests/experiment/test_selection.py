@@ -125,7 +125,7 @@ async def test_the_html_report_shows_each_setting_as_its_own_student(tmp_path: P
 async def test_order_names_each_column_once(tmp_path: Path) -> None:
     a, b = f"{S}@max_tokens=256", f"{S}@max_tokens=512"
     async with Experiment(two_budgets(tmp_path)) as ex:
-        with pytest.raises(ExperimentError, match="--order must name each of the report's columns once"):
+        with pytest.raises(ExperimentError, match="^order must name each of the report's columns once"):
             await ex.report([S], choice=Choice(by_run=True), order=[a])
         report = await ex.report([S], choice=Choice(by_run=True), order=[b, a])
         written = await ex.write_report(report, tmp_path / "out")

@@ -62,3 +62,23 @@ def test_field_maps_other_column_names(tmp_path: Path) -> None:
     assert solutions == {"7": "a full proof"}
     result = CliRunner().invoke(app, [*args[:5], "--field", "kernel"])
     assert result.exit_code == 2 and "--field 'kernel': expected NAME=COLUMN" in result.output
+
+
+def test_a_gold_primitive_stating_the_answer_is_listed_and_left_out(tmp_path: Path, release_data: Path) -> None:
+    """The teacher primitives' leak check, on golds: f8a3e468's answer is 196, a gold that gives it is
+    left out with its reason (its solution kept); the three others go in checked."""
+    store, gold = tmp_path / "s.sqlite", tmp_path / "gold.jsonl"
+    assert CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"),
+                                    "--store", str(store)]).exit_code == 0
+    lines = (release_data / "prim_gold.jsonl").read_text().splitlines()
+    told = json.loads(lines[0])
+    told["core_concept"] += " The minimum comes out as 196."
+    gold.write_text("\n".join([json.dumps(told), *lines[1:]]) + "\n")
+    result = CliRunner().invoke(app, ["prim", "import", str(gold), "--store", str(store)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert (f"gold primitive of {told['pid']} left out [primitive_leak]: the primitive states the reference answer "
+            "('196' is '196' or an equivalent form)") in said
+    assert "imported 3 gold primitives" in said and "unchecked" not in said
+    primitives, solutions = _stored(store)
+    assert [p.pid[:8] for p in primitives] == ["de4b7c19", "5cf6d4d9", "85b872e8"] and len(solutions) == 4

@@ -173,5 +173,5 @@ def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
 def test_a_set_without_milestones_says_so_in_one_line(tmp_path: Path) -> None:
     bare = [Family(pid="p1", parent_prompt="problem", parent_answer="1", milestones=[])]
     write_report({"C": C[:1]}, tmp_path, families=bare)
-    assert ("Tables 7, 8 and 48 (milestone types and answer schemas): the set's 1 families have no milestone."
+    assert ("Tables 7, 8 and 48 (milestone types and answer schemas): the set (1 family) has no milestone."
             in (tmp_path / "report.md").read_text())

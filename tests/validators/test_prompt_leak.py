@@ -1,9 +1,11 @@
 """The leak rule on every text a student is shown, on every path: a milestone description or prompt that
 states the reference answer (as written, or an equivalent form), its correction, or a primitive that
 states a gold, fails `ladder compile` (re-asked like a leaking gold), is reported by `ladder check`,
-and is refused by `ladder import` at its file and line."""
+and is listed by `ladder import`, which leaves the milestone out of Stage 0, C2 and C3 (the primitive
+dropped) and imports the family."""
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,11 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.experiment import Experiment
 from oracleladder.schemas import Family, MilestoneType, to_released
 from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import check_prompt_leak
+from oracleladder.validators.leak import leaking_milestones
 
 # pid prefix -> the milestone and the sentence added to its Milestone section
 LEAKS = {
@@ -59,26 +63,31 @@ def test_ladder_check_reports_a_prompt_that_states_the_answer_and_nothing_else(s
         assert lines[-1]["totals"]["failures_by_check"].get("prompt_leak", 0) == len(expected)
 
 
-def test_ladder_import_refuses_a_leaking_family_at_its_line(sample, tmp_path: Path) -> None:
+def test_ladder_import_lists_a_leaking_milestone_and_leaves_it_out(sample, tmp_path: Path) -> None:
     families = _leaking(sample)
     path = _write(tmp_path / "f.jsonl", families)
     store = tmp_path / "s.sqlite"
     result = CliRunner().invoke(app, ["import", str(path), "--store", str(store)])
-    line = 1 + next(n for n, f in enumerate(families) if f.pid[:8] in LEAKS)
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"{path}:{line}: pid {families[line - 1].pid}" in result.output and "[prompt_leak]" in result.output
-    result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "out.jsonl"), "--store", str(store)])
-    assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()  # nothing imported: nothing to export
-    result = CliRunner().invoke(app, ["import", str(_write(tmp_path / "clean.jsonl", sample)), "--store", str(store)])
-    assert result.exit_code == 0 and f"imported {len(sample)} families" in result.output
+    assert result.exit_code == 0 and f"imported {len(sample)} families" in result.output, result.output
+    for family in (f for f in families if f.pid[:8] in LEAKS):
+        i = LEAKS[family.pid[:8]][0]
+        assert f"leak rule: {family.pid} m{i} [prompt_leak] the milestone's prompt" in result.output
+    left_out = {f.pid[:8]: f.leaking for f in asyncio.run(_stored(store))}
+    assert all(LEAKS[p][0] in left_out[p] for p in LEAKS)
 
 
-def test_ladder_import_refuses_a_primitive_that_states_a_gold(sample, tmp_path: Path) -> None:
+async def _stored(store: Path) -> list[Family]:
+    async with Experiment(store) as ex:
+        return await ex.store.families()
+
+
+def test_ladder_import_lists_and_drops_a_primitive_that_states_a_gold(sample, tmp_path: Path) -> None:
     family = next(f for f in sample if f.pid.startswith("fe16d1aa"))
     primitive = {"text": "Track the October 22 votes: the answer comes to 260 in the end.", "provenance": "teacher"}
     path = _write(tmp_path / "f.jsonl", [family], **{family.pid: {"primitive": primitive}})
     result = CliRunner().invoke(app, ["import", str(path), "--store", str(tmp_path / "s.sqlite")])
-    assert result.exit_code == 2 and f"{path}:1: pid {family.pid}: primitive [primitive_leak]" in result.output
+    assert result.exit_code == 0 and "imported 1 family from" in result.output, result.output
+    assert f"leak rule: {family.pid} primitive [primitive_leak]" in result.output and ": dropped" in result.output
 
 
 def _m(type_: str, description: str, gold: str) -> dict:
@@ -118,3 +127,33 @@ def test_a_sub_goal_restating_the_problem_states_no_answer_but_saying_it_does() 
     assert check_prompt_leak(restated.milestones[0], restated, 0).passed
     told = family("Factor the left side; the sum of the roots is then 1001. Output the factored equation.")
     assert not check_prompt_leak(told.milestones[0], told, 0).passed
+
+
+def test_a_number_the_problem_holds_states_no_answer_and_one_it_does_not_hold_does() -> None:
+    """The 18 of the problem's $z^{18}=1$ is its data: a sub-goal naming it tells no answer (it was
+    refused at import); the same sub-goal on a problem written $z^{2\\cdot 9}=1$ does state 18."""
+    def family(equation: str) -> Family:
+        problem = f"How many complex numbers $z$ satisfy ${equation}$?"
+        description = "Write every solution as e^{2\\pi i k/n} with n = 18 and give the range of the integer k."
+        m = Milestone(type=MilestoneType.MODEL, description=description, answer="0\\le k\\le 17",
+                      prompt=f"Problem: {problem}\n\nMilestone:\n{description}\n\nOutput instruction: box it.")
+        return Family(pid="z", parent_prompt=problem, parent_answer="18", milestones=[m],
+                      provenance=Provenance(source="t"))
+
+    data = family("z^{18}=1")
+    assert check_prompt_leak(data.milestones[0], data, 0).passed
+    hidden = family("z^{2\\cdot 9}=1")
+    assert not check_prompt_leak(hidden.milestones[0], hidden, 0).passed
+
+
+def test_a_garbled_reference_answer_is_no_leak_pattern_and_its_correction_is(release_data: Path) -> None:
+    """x^{2}+y^{2}=1\\2 (the release's 26th family) reads as 1; the reference check marks it unusable, so
+    the 1 of a prompt leaks nothing, nor does the circle x^{2}+y^{2}=1 of a gold. Corrected to 1+2d, a
+    prompt stating 1+2d leaks it."""
+    family = next(iter(read_jsonl(release_data / "families_leaks.jsonl", Family)))
+    assert family.parent_answer == "x^{2}+y^{2}=1\\2"
+    assert [check_prompt_leak(m, family, i).passed for i, m in family.tested()] == [True, True]
+    assert leaking_milestones(family) == []
+    told = family.model_copy(update={"parent_answer_corrected": "x^{2}+y^{2}=1+2d"})
+    m = told.milestones[0].model_copy(update={"description": "The locus is x^{2}+y^{2}=1+2d; state the circle."})
+    assert not check_prompt_leak(m, told, 0).passed
