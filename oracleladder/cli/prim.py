@@ -15,6 +15,7 @@ from ..experiment import PrimAnswersResult, PrimScoreResult, ProbeEstimate
 from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
+from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, RayOpt, ShardOpt,
                      SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, make_endpoint, run_experiment, say,
@@ -243,7 +244,7 @@ def audit(
     if read is not None:
         try:
             result = prim_audit.read_sheet(read)
-        except (OSError, prim_audit.SheetError) as exc:
+        except SheetError as exc:
             fail(str(exc))
         typer.echo(json.dumps(result))
         return
