@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
 from .._lazy import lazy_module
 from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
@@ -28,7 +30,7 @@ from ..prim.scoring import cohen_kappa
 from ..report.markdown import pct, table
 from ..schemas.models import Family, Rollout
 from ..schemas.rubric import CATEGORIES
-from ..schemas.sheets import SheetError, read_rows, write_rows
+from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 
 if TYPE_CHECKING:
     from ..report import plots as _plots
@@ -52,6 +54,19 @@ COLUMNS = ("family", "problem", "reference_answer", "roadmap", "attempt_c1", "at
 GRADER_COLUMNS = ("student", "grader")  # only with show_grader
 LABEL_COLUMNS = ("category", "reason")
 KEY = "audit.key.json"
+
+
+class _Validation(BaseModel):
+    sheet: str
+    families: list[str]
+
+
+class _Key(BaseModel):
+    """What `read_audit` reads of the key file."""
+
+    families: list[str]
+    raters: dict[str, str]
+    validation: _Validation | None = None
 
 
 # ------------------------------------------------------------------ statistics
@@ -201,11 +216,7 @@ def read_labels(path: Path, families: Sequence[str]) -> dict[str, str]:
     number, the header being row 1) for a family not in the audit, a family twice, a missing or unknown
     category, and naming the file and family for a family without a row."""
     wanted, labels = set(families), {}
-    try:
-        rows = list(read_rows(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SheetError(f"{path}: cannot read the sheet ({exc})") from None
-    for n, row in enumerate(rows, 2):
+    for n, row in read_numbered(path, ("family", "category")):
         pid = (row.get("family") or "").strip()
         if pid not in wanted:
             raise SheetError(f"{path}:{n}: family '{pid}' is not in this audit")
@@ -229,11 +240,7 @@ def read_repairs(path: Path, labels: Mapping[str, str]) -> dict[str, str]:
     """A repairs file (CSV: family, outcome) -> pid -> outcome, one for each family whose resolved
     category has a repair (REPAIRED); a SheetError naming file and row otherwise."""
     out: dict[str, str] = {}
-    try:
-        rows = list(read_rows(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SheetError(f"{path}: cannot read the repairs ({exc})") from None
-    for n, row in enumerate(rows, 2):
+    for n, row in read_numbered(path, ("family", "outcome")):
         pid, outcome = (row.get("family") or "").strip(), (row.get("outcome") or "").strip().lower()
         if pid not in labels:
             raise SheetError(f"{path}:{n}: family '{pid}' is not in this audit")
@@ -252,10 +259,7 @@ def read_repairs(path: Path, labels: Mapping[str, str]) -> dict[str, str]:
 def read_audit(folder: Path, *, priority: Sequence[str] = CATEGORIES, repairs: Path | None = None) -> dict:
     """The raters' sheets of ``folder`` (and its validation sheet, and ``repairs``) -> agreement and
     kappa, the resolved labels and Table 39, the validation pass, and with repairs Table 40."""
-    try:
-        key = json.loads((folder / KEY).read_text())
-    except (OSError, ValueError) as exc:
-        raise SheetError(f"{folder / KEY}: cannot read the key file ({exc})") from None
+    key = read_key(folder / KEY, _Key)
     pids = key["families"]
     by_rater = {name: read_labels(folder / file, pids) for name, file in key["raters"].items()}
     if len(by_rater) != 2:

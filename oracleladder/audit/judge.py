@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, model_validator
+
 from .._lazy import lazy_module
 from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
@@ -28,7 +30,7 @@ from ..ladder.contract import Domain
 from ..prompts import load
 from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import SheetError, read_rows, write_rows
+from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 from ..schemas.types import GradeStatus
 from ..report.markdown import num, pct, table
 
@@ -187,20 +189,43 @@ def key_path(sheet: Path) -> Path:
     return sheet.with_name(sheet.name + ".key.json")
 
 
+class _Stratum(BaseModel):
+    ACCEPT: int
+    NOT_ACCEPT: int
+    sampled: int
+    rollouts: int | None = None
+    rejected: int | None = None  # a key written before accepted rollouts were sampled
+
+    @model_validator(mode="after")
+    def _sized(self) -> _Stratum:
+        if self.rollouts is None and self.rejected is None:
+            raise ValueError("a stratum has no size (rollouts)")
+        return self
+
+
+class _Case(BaseModel):
+    stratum: str
+
+
+class _Key(BaseModel):
+    """What `read_sheet` reads of the key file."""
+
+    cases: dict[str, _Case]
+    strata: dict[str, _Stratum]
+    judged: list[tuple[str, str, str]] | None = None
+
+
 def read_sheet(sheet: Path, key: Path) -> dict:
     """The filled-in sheet and its key file -> the result table by rejection reason, with each
     count projected to every rejected rollout: stratum size / rollouts judged x judge accepts x
     the count's share of the adjudicated cases (undecidable and unfilled ones left out)."""
-    try:
-        meta = json.loads(key.read_text())
-    except (OSError, ValueError) as exc:
-        raise SheetError(f"{key}: cannot read the key file ({exc})") from None
+    meta = read_key(key, _Key)
     labels: dict[str, str] = {}
-    for row in read_rows(sheet):
-        where = f"{sheet}:{row.get('case')}"
-        case, label = row.get("case"), (row.get("label") or "").strip().lower()
+    for n, row in read_numbered(sheet, ("case", "label")):
+        where = f"{sheet}:{n}"
+        case, label = row["case"], (row["label"] or "").strip().lower()
         if case not in meta["cases"]:
-            raise SheetError(f"{where}: no such case in {key.name}")
+            raise SheetError(f"{where}: case '{case}' is not in {key.name}")
         if label and label not in LABELS:
             raise SheetError(f"{where}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
         labels[case] = label

@@ -16,14 +16,30 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..ladder.contract import Domain
 from ..report.markdown import table
 from ..schemas.models import CONDITION_NAMES, Family, Rollout
-from ..schemas.sheets import SheetError, read_rows, write_rows
+from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 
 RESPONSE_CHARS = 30_000  # a spreadsheet cell holds 32,767 characters: the end of a longer response
 COLUMNS = ("attempt", "family", "condition", "problem", "reference_answer", "response", "correct", "comment")
 VERDICTS = {"yes": True, "no": False}
+
+
+class _Attempt(BaseModel):
+    pid: str
+    target: str
+    k: int
+    call_key: str
+    cascade: str
+
+
+class _Key(BaseModel):
+    """What `read_sheet` reads of the key file."""
+
+    attempts: dict[str, _Attempt]
 
 
 def key_path(sheet: Path) -> Path:
@@ -64,13 +80,9 @@ def read_sheet(sheet: Path) -> dict:
     condition, the attempts the person and the verifier each count correct; a SheetError naming file
     and row for an attempt not in the key, a verdict that is not yes or no, and an attempt without a row."""
     key = key_path(sheet)
-    try:
-        meta = json.loads(key.read_text())
-        rows = list(read_rows(sheet))
-    except (OSError, ValueError) as exc:
-        raise SheetError(f"{sheet}: cannot read the sheet or its key ({exc})") from None
+    meta = read_key(key, _Key)
     attempts, hand = meta["attempts"], {}
-    for n, row in enumerate(rows, 2):
+    for n, row in read_numbered(sheet, ("attempt", "correct")):
         attempt, said = (row.get("attempt") or "").strip(), (row.get("correct") or "").strip().lower()
         if attempt not in attempts:
             raise SheetError(f"{sheet}:{n}: attempt '{attempt}' is not in {key.name}")

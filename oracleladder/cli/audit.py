@@ -121,7 +121,7 @@ def judge(
     if read is not None:
         try:
             result = jdg.read_sheet(read, jdg.key_path(read))
-        except (OSError, jdg.SheetError) as exc:
+        except SheetError as exc:
             fail(str(exc))
         typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
         return

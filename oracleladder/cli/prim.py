@@ -18,6 +18,7 @@ from ..prim import audit as prim_audit
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..report.palette import n_families
+from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE
 from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, RayOpt, ShardOpt,
                      SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint, run_experiment, say,
@@ -265,7 +266,7 @@ def audit(
     if read is not None:
         try:
             result = prim_audit.read_sheet(read)
-        except (OSError, prim_audit.SheetError) as exc:
+        except SheetError as exc:
             fail(str(exc))
         typer.echo(json.dumps(result))
         return

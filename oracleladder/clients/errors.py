@@ -126,6 +126,11 @@ class FunctionFailed(PermanentError):
     call, never an answer."""
 
 
+class FunctionTimeout(FunctionFailed):
+    """A model function ran past its endpoint's timeout: cancelled (async) or abandoned (a thread
+    cannot be stopped), and not retried, as a retry would leave one more hung thread behind."""
+
+
 class BudgetReached(ProviderError):
     """A call refused before it is sent: spend plus the calls in flight could pass --max-cost."""
 
@@ -217,10 +222,10 @@ def genai_error(sdk_errors: Any, e: Exception, name: str) -> ProviderError:
     return MalformedResponse(f"malformed body: {type(e).__name__}")
 
 
-def function_error(e: Exception, name: str) -> ProviderError:
+def function_error(e: BaseException, name: str) -> ProviderError:
     """The error for an exception the model function ``name`` raised: a timeout or a dropped
     connection (a function that asks a server of its own) is retried as a provider's is; any other
-    exception is a failed call."""
+    exception, SystemExit and KeyboardInterrupt included, is a failed call."""
     message = f"{name} raised {type(e).__name__}: {excerpt(str(e), 300)}"
     if isinstance(e, (TimeoutError, asyncio.TimeoutError)):
         return RequestTimeout(message)

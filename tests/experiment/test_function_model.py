@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -63,7 +65,7 @@ async def test_an_async_function_student_is_cached_keyed_by_its_version_and_coun
     assert newer.usage.requests == asked and student.calls == 2 * asked
 
 
-def test_a_sync_function_runs_in_a_thread_pool_with_the_same_answers(tmp_path: Path, families_file: Path) -> None:
+def test_a_sync_function_runs_in_a_thread_of_its_own_with_the_same_answers(tmp_path: Path, families_file: Path) -> None:
     threads: set[str] = set()
 
     def student(messages: list[dict], params: dict) -> str:
@@ -151,3 +153,76 @@ async def test_a_function_without_a_name_or_a_python_model_without_a_function_is
         Endpoint("python/mine")  # as the CLI's --student python/mine makes it
     with pytest.raises(EndpointError, match="has no base URL and no batch API"):
         Endpoint("python/mine", function=Student(), batch=True)
+
+
+async def test_a_hung_async_function_is_cancelled_at_the_endpoints_timeout_and_its_calls_fail(
+        tmp_path: Path, families_file: Path) -> None:
+    cancelled: list[str] = []
+
+    async def student(messages: list[dict], params: dict) -> str:
+        if len(messages[-1]["content"]) % 2:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled.append(messages[-1]["content"])
+                raise
+        return answer(messages, params)
+
+    async with Experiment(tmp_path / "h.sqlite", workers=1) as ex:
+        await ex.import_families(families_file)
+        probed = await asyncio.wait_for(_probe(ex, Endpoint("python/hung", function=student, timeout=0.5)), 120)
+        errors = await ex.store.calls(errors_only=True)
+        run = await ex.store.get_run(probed.run_id)
+
+    assert probed.failed_jobs and len(cancelled) == len(errors) == probed.usage.failures
+    assert all(f.reason.startswith("FunctionTimeout: python/hung ran past its timeout of 0.5 s") for f in probed.failed_jobs)
+    assert all(e.error.startswith("FunctionTimeout") for e in errors)  # never an answer, and not retried
+    assert probed.usage.successes > 0 and run is not None and run.status == "done_with_failures"
+
+
+HUNG_SYNC = """
+import sys, threading
+from oracleladder import Endpoint, SyncExperiment
+
+def student(messages, params):
+    threading.Event().wait()  # hangs for ever, as a deadlocked pipeline does
+
+with SyncExperiment(sys.argv[1], workers=1) as ex:
+    ex.import_families(sys.argv[2])
+    probed = ex.probe(Endpoint("python/stuck", function=student, timeout=1), k=1, limit=1)
+    print(len(probed.failed_jobs), probed.failed_jobs[0].reason, flush=True)
+"""
+
+
+def test_a_hung_plain_function_fails_its_calls_and_the_process_still_exits(tmp_path: Path, families_file: Path) -> None:
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG_SYNC)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "s.sqlite"), str(families_file)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    failed, reason = done.stdout.split(" ", 1)
+    assert int(failed) > 0
+    assert reason.strip() == "FunctionTimeout: python/stuck ran past its timeout of 1 s (its thread is left running, abandoned)"
+
+
+@pytest.mark.parametrize("raised", [SystemExit(3), KeyboardInterrupt()], ids=["SystemExit", "KeyboardInterrupt"])
+@pytest.mark.parametrize("kind", ["async", "sync"])
+async def test_a_function_raising_systemexit_or_keyboardinterrupt_fails_that_call_and_the_run_ends(
+        tmp_path: Path, families_file: Path, raised: BaseException, kind: str) -> None:
+    def reply(messages: list[dict], params: dict) -> str:
+        if len(messages[-1]["content"]) % 3 == 0:
+            raise raised
+        return answer(messages, params)
+
+    async def async_reply(messages: list[dict], params: dict) -> str:
+        return reply(messages, params)
+
+    async with Experiment(tmp_path / "x.sqlite", workers=1) as ex:
+        await ex.import_families(families_file)
+        probed = await _probe(ex, async_reply if kind == "async" else reply, name="quits")
+        run = await ex.store.get_run(probed.run_id)
+        errors = await ex.store.calls(errors_only=True)
+    assert probed.failed_jobs and probed.usage.successes > 0 and len(errors) == probed.usage.failures
+    assert all(f.reason.startswith(f"FunctionFailed: python/quits raised {type(raised).__name__}")
+               for f in probed.failed_jobs)
+    assert run is not None and run.status == "done_with_failures"

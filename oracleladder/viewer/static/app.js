@@ -138,6 +138,29 @@ function mathSpans(s) {
   return spans;
 }
 
+// A word longer than FOLD characters gets a break opportunity (<wbr>) every FOLD characters. Where a word
+// may break anywhere (overflow-wrap: anywhere, so that a long one wraps inside its column), the browser's
+// line breaking is quadratic in the word's length when its characters come from several fonts: 100 KB of
+// "aα" took 6 s to lay out, a megabyte minutes. In pieces of FOLD it is linear (a megabyte: 3 s); the text
+// is unchanged (a <wbr> has none: copied, searched and read back the same).
+const FOLD = 64;
+const LONG_WORD = new RegExp(`\\S{${FOLD + 1},}`);
+
+function fold(node) {
+  const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT, { acceptNode: (t) =>
+    !LONG_WORD.test(t.data) || t.parentElement.closest(".katex, pre") ? NodeFilter.FILTER_SKIP : NodeFilter.FILTER_ACCEPT });
+  const long = [];
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) long.push(t);
+  for (const t of long) {
+    const pieces = [];
+    for (const word of t.data.split(/(\s+)/)) {
+      if (word.length <= FOLD) { pieces.push(word); continue; }
+      for (let i = 0; i < word.length; i += FOLD) pieces.push(word.slice(i, i + FOLD), document.createElement("wbr"));
+    }
+    t.replaceWith(...pieces);
+  }
+}
+
 // a response, problem or milestone text: Markdown, with its LaTeX typeset
 function renderText(node, s) {
   const kept = [];
@@ -150,6 +173,7 @@ function renderText(node, s) {
   src += text.slice(last);
   node.innerHTML = markdown().render(src).replace(/\uE000(\d+)\uE001/g, (_, i) => escapeHtml(kept[i]));
   math(node);
+  fold(node);
 }
 
 function text(s, cls = "") {
@@ -339,6 +363,7 @@ const TYPESET = "IntersectionObserver" in window ? new IntersectionObserver((see
 
 function problemCell(f) {
   const d = el("div", { class: "clamp md", text: f.problem });
+  fold(d);   // shown as text until it is typeset
   d.dataset.problem = f.problem;
   if (TYPESET) TYPESET.observe(d); else renderText(d, f.problem);
   return el("td", { class: "problem" }, d);
@@ -806,9 +831,14 @@ function route() {
   if (m) {
     const n = Number(m[1]);
     if (!shown.length) shown = OV.families.map((f) => f.n);
-    loadFamily(n, (page) => { (OV.compare ? renderPair : OV.prim ? renderPrimFamily : renderFamily)(n, page); document.getElementById("main").focus(); });
+    loadFamily(n, (page) => {
+      (OV.compare ? renderPair : OV.prim ? renderPrimFamily : renderFamily)(n, page);
+      fold(document.getElementById("main"));   // what is not Markdown too: an extracted answer, a reason
+      document.getElementById("main").focus();
+    });
   } else {
     renderOverview();
+    fold(document.getElementById("main"));
   }
 }
 
