@@ -126,6 +126,13 @@ class FunctionFailed(PermanentError):
     call, never an answer."""
 
 
+class InvalidUsage(PermanentError):
+    """A reply whose usage is no count of tokens (negative, not finite, past ``usage.MAX_TOKENS``,
+    not a number): the server's count cannot be believed, so neither can its answer. A failed call,
+    counted at its bound (``Client``); not retried, as the server would say the same again and every
+    attempt is paid."""
+
+
 class BudgetReached(ProviderError):
     """A call refused before it is sent: spend plus the calls in flight could pass --max-cost."""
 

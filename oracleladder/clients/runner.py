@@ -21,6 +21,7 @@ from .errors import (
     BudgetReached,
     ConfigurationError,
     EndpointLost,
+    InvalidUsage,
     ProviderError,
     RequestTimeout,
     TransientError,
@@ -224,9 +225,14 @@ class Client:
             if self.usage.unmetered == 1:
                 log.warning("%s sent a reply without usage: such replies are counted at their bound (the "
                             "prompt's UTF-8 bytes and the whole max_tokens)", self.name)
-            result = result.model_copy(update={"tokens_in": prompt_bound(request),
-                                               "tokens_out": int(request.params.get("max_tokens") or 0)})
+            result = self._at_bound(request, result)
         self.usage.add(self.name, result, self.prices, batch=self.batch)
+
+    @staticmethod
+    def _at_bound(request: ChatRequest, result: ChatResult) -> ChatResult:
+        """``result`` counted at its bound: the most a server can have billed for ``request``."""
+        return result.model_copy(update={"tokens_in": prompt_bound(request),
+                                         "tokens_out": int(request.params.get("max_tokens") or 0)})
 
     def worst_cost(self, request: ChatRequest) -> float | None:
         """The most ``request`` can cost (its prompt at its bound, and an answer of its whole
@@ -253,6 +259,9 @@ class Client:
         self.usage.requests += 1
         try:
             result = await self.provider.complete(request)
+        except InvalidUsage:  # answered, so billed, at a count that is a lie: counted at its bound
+            self.usage.add(self.name, self._at_bound(request, ChatResult(text="")), self.prices, batch=self.batch)
+            raise
         except TransientError as e:
             if e.status == 429:
                 self.usage.rate_limited += 1
