@@ -22,6 +22,14 @@ from .calls import (
 from .claims import claim_gone
 from .rows import pack, pack_key, stored_text
 
+# The model each run called, read once (v15 and v19 name a call by the runs of its time: reading
+# every run's config again for each call made opening a store quadratic, as its runs grow with it)
+RUN_MODELS = """
+CREATE TEMP TABLE run_models AS
+SELECT started_at, finished_at, ladder_run_model(kind, config) AS model FROM runs
+WHERE ladder_run_model(kind, config) IS NOT NULL
+"""
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # v1: the initial schema.
     (
@@ -542,6 +550,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # rollouts theirs. Rollouts and failed jobs follow their call.
     (
         "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB)",
+        # the calls' updates look their row up by call_id: without this index each scans the table
+        # (quadratic: a v12 store of 20,000 calls took a minute to open)
+        "CREATE INDEX temp.rekey_call ON rekey(call_id)",
+        RUN_MODELS,
         "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",
         """
         INSERT OR IGNORE INTO rekey_students (call_key, student)
@@ -555,11 +567,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         INSERT INTO rekey (old, call_id, new)
         SELECT c.key, c.rowid, ladder_rekeyed(q.body, c.k, COALESCE(
             (SELECT student FROM rekey_students WHERE call_key = c.key),
-            (SELECT CASE COUNT(DISTINCT ladder_run_model(u.kind, u.config))
-                    WHEN 1 THEN MAX(ladder_run_model(u.kind, u.config)) END
-             FROM runs u
+            (SELECT CASE COUNT(DISTINCT u.model) WHEN 1 THEN MAX(u.model) END
+             FROM run_models u
              WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
-                   AND substr(ladder_run_model(u.kind, u.config), 1, length(c.provider) + 1) = c.provider || '/'),
+                   AND substr(u.model, 1, length(c.provider) + 1) = c.provider || '/'),
             c.provider || '/' || c.model))
         FROM calls c JOIN requests q ON q.id = c.request_id
         WHERE ladder_asked_at(q.body) IS NOT NULL
@@ -583,6 +594,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "DROP TABLE rekey",
         "DROP TABLE rekey_students",
+        "DROP TABLE run_models",
     ),
     # v16: the calls being asked, each claimed by the store that asks it (claims.py): two processes on
     # one store pay each call once. owner: process_owner/the store's id; expires: its lease (epoch s).
@@ -633,14 +645,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # table holds a structured call's key.
     (
         "CREATE TEMP TABLE rekey (call_id INTEGER PRIMARY KEY, new BLOB NOT NULL)",
+        RUN_MODELS,
         """
         INSERT INTO rekey (call_id, new)
         SELECT c.rowid, ladder_structured_rekeyed(q.body, c.k, CASE WHEN ladder_asked_at(q.body) IS NOT NULL THEN
-            COALESCE((SELECT CASE COUNT(DISTINCT ladder_run_model(u.kind, u.config))
-                             WHEN 1 THEN MAX(ladder_run_model(u.kind, u.config)) END
-                      FROM runs u
+            COALESCE((SELECT CASE COUNT(DISTINCT u.model) WHEN 1 THEN MAX(u.model) END
+                      FROM run_models u
                       WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
-                            AND substr(ladder_run_model(u.kind, u.config), 1, length(c.provider) + 1) = c.provider || '/'),
+                            AND substr(u.model, 1, length(c.provider) + 1) = c.provider || '/'),
                      c.provider || '/' || c.model) END)
         FROM calls c JOIN requests q ON q.id = c.request_id
         WHERE ladder_structured_rekeyed(q.body, c.k, NULL) IS NOT NULL
@@ -654,6 +666,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
         """,
         "DROP TABLE rekey",
+        "DROP TABLE run_models",
     ),
 )
 
