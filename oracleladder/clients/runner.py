@@ -27,6 +27,7 @@ from .errors import (
     TransientError,
     UnknownProvider,
     endpoint_failure,
+    scrub,
 )
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .function import FunctionProvider, ModelFunction
@@ -81,7 +82,7 @@ class Client:
         self.concurrency = concurrency  # the most calls in flight (the workers a run starts)
         # replicas keep one concurrency each (ReplicaProvider); a single endpoint's is the client's
         self._replicas = isinstance(provider, ReplicaProvider)
-        self._limit = Concurrency(concurrency, start_concurrency, getattr(provider, "base_url", None) or provider.name)
+        self._limit = Concurrency(concurrency, start_concurrency, scrub(getattr(provider, "base_url", None) or provider.name))
         self._rpm = RateLimiter(rpm) if rpm else None
         self._tpm = RateLimiter(tpm) if tpm else None
         self.default_cooldown = default_cooldown
