@@ -27,6 +27,7 @@ from .batch_api import (
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .structured import wire_body
+from .usage import token_count
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -86,16 +87,12 @@ def messages_result(data: Any, latency: float) -> ChatResult:
         text = content_text(data["content"])
         usage = data.get("usage") or {}
         tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
-        return ChatResult(
-            text=text,
-            tokens_in=int(tokens_in or 0),
-            tokens_out=int(tokens_out or 0),
-            latency_s=latency,
-            finish_reason=data.get("stop_reason"),
-            metered=tokens_in is not None and tokens_out is not None,
-        )
+        finish_reason = data.get("stop_reason")
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed messages body: {e!r}") from None
+    return ChatResult(text=text, tokens_in=token_count(tokens_in, "input_tokens"),
+                      tokens_out=token_count(tokens_out, "output_tokens"), latency_s=latency,
+                      finish_reason=finish_reason, metered=tokens_in is not None and tokens_out is not None)
 
 
 class AnthropicProvider:

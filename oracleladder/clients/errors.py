@@ -20,6 +20,8 @@ _secrets: set[str] = set()
 # key-shaped text: OpenAI/Anthropic keys (sk-..., sk-proj-..., sk-ant-...), bearer tokens, and long
 # tokens mixing letters and digits (gateways' own keys); error text loses nothing useful by it
 _KEY_SHAPED = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._~+/=\-]+|[A-Za-z0-9_\-]{32,}")
+# the password of a URL's user (http://user:password@host/): shown as http://user:[REDACTED]@host/
+_URL_PASSWORD = re.compile(r"(?<=://)([^/?#@\s:]*):[^/?#@\s]*@")
 
 
 def register_secret(value: str | None) -> None:
@@ -37,11 +39,13 @@ def _redact_shaped(m: re.Match[str]) -> str:
 
 
 def scrub(text: str) -> str:
-    """``text`` without any configured key (registered, or the value of a ``KEY_ENV_VARS`` variable)
-    nor anything shaped like one. Error bodies pass through here before they are stored or printed."""
+    """``text`` without any configured key (registered, or the value of a ``KEY_ENV_VARS`` variable),
+    a URL's password, nor anything shaped like a key. Error bodies pass through here before they are
+    stored or printed, and so does every URL shown (a base URL may hold a user and password)."""
     known = _secrets | {v for v in (os.environ.get(n) for n in KEY_ENV_VARS) if v and len(v) >= 4}
     for secret in sorted(known, key=len, reverse=True):  # longest first: a key containing another
         text = text.replace(secret, REDACTED)
+    text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
     return _KEY_SHAPED.sub(_redact_shaped, text)
 
 
@@ -129,6 +133,13 @@ class FunctionFailed(PermanentError):
 class FunctionTimeout(FunctionFailed):
     """A model function ran past its endpoint's timeout: cancelled (async) or abandoned (a thread
     cannot be stopped), and not retried, as a retry would leave one more hung thread behind."""
+
+
+class InvalidUsage(PermanentError):
+    """A reply whose usage is no count of tokens (negative, not finite, past ``usage.MAX_TOKENS``,
+    not a number): the server's count cannot be believed, so neither can its answer. A failed call,
+    counted at its bound (``Client``); not retried, as the server would say the same again and every
+    attempt is paid."""
 
 
 class BudgetReached(ProviderError):
@@ -251,7 +262,7 @@ def explain(error: BaseException, *, provider: str, base_url: str | None, key_en
     """One line: what went wrong with an endpoint, and what to do about it.
 
     ``key_env`` is the variable this endpoint's key comes from (None: the endpoint gets no key)."""
-    where = (base_url or "").rstrip("/") or f"the {provider} API"
+    where = scrub(base_url or "").rstrip("/") or f"the {provider} API"
     status = getattr(error, "status", None)
     if isinstance(error, CannotConnect):
         return f"cannot connect to {where}: is the server running, and is --base-url right?"

@@ -34,6 +34,7 @@ from .errors import (
 )
 from .providers import DEFAULT_TIMEOUT_S
 from .structured import wire_body
+from .usage import token_count
 
 # (messages, params) -> text | (text, usage), or an awaitable of it
 ModelFunction = Callable[[list[dict[str, str]], dict[str, Any]], Any]
@@ -130,6 +131,7 @@ def _result(reply: Any, name: str, latency: float) -> ChatResult:
     if (isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)
             and isinstance(reply[1], Mapping) and all(isinstance(reply[1].get(f), int) for f in USAGE_FIELDS)):
         text, usage = reply
-        return ChatResult(text=text, tokens_in=usage["tokens_in"], tokens_out=usage["tokens_out"], latency_s=latency)
+        return ChatResult(text=text, tokens_in=token_count(usage["tokens_in"], "tokens_in"),
+                          tokens_out=token_count(usage["tokens_out"], "tokens_out"), latency_s=latency)
     raise FunctionFailed(f"{name} returned {type(reply).__name__}, not its text nor (text, "
                          "{'tokens_in': N, 'tokens_out': N})")

@@ -37,6 +37,7 @@ from .errors import (
 )
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .structured import wire_body
+from .usage import token_count
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -99,8 +100,10 @@ def content_result(response: Any, latency: float) -> ChatResult:
     usage = response.usage_metadata
     tokens_in = usage.prompt_token_count if usage is not None else None
     # thinking is billed as output
-    tokens_out = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0) if usage is not None else 0
-    return ChatResult(text="".join(p.text for p in parts if p.text and not p.thought), tokens_in=tokens_in or 0,
+    tokens_out = (token_count(usage.candidates_token_count, "candidatesTokenCount")
+                  + token_count(usage.thoughts_token_count, "thoughtsTokenCount")) if usage is not None else 0
+    return ChatResult(text="".join(p.text for p in parts if p.text and not p.thought),
+                      tokens_in=token_count(tokens_in, "promptTokenCount"),
                       tokens_out=tokens_out, latency_s=latency, finish_reason=reason.lower() if reason else None,
                       metered=tokens_in is not None)
 

@@ -27,6 +27,7 @@ from typing import Any
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError
 from .structured import wire_body
+from .usage import token_count
 
 ENV_GGUF = "LADDER_LOCAL_GGUF"
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -268,8 +269,8 @@ class LocalProvider:
         usage = out.get("usage") or {}
         return ChatResult(
             text=choice["message"].get("content") or "",
-            tokens_in=int(usage.get("prompt_tokens", 0)),
-            tokens_out=int(usage.get("completion_tokens", 0)),
+            tokens_in=token_count(usage.get("prompt_tokens"), "prompt_tokens"),
+            tokens_out=token_count(usage.get("completion_tokens"), "completion_tokens"),
             latency_s=latency,
             finish_reason=choice.get("finish_reason"),
         )

@@ -28,6 +28,7 @@ from .batch_api import (
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
 from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
 from .structured import wire_body
+from .usage import token_count
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -78,16 +79,12 @@ def chat_result(data: Any, latency: float) -> ChatResult:
             raise TypeError("content is not a string")
         usage = data.get("usage") or {}
         tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        return ChatResult(
-            text=text,
-            tokens_in=int(tokens_in or 0),
-            tokens_out=int(tokens_out or 0),
-            latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
-            metered=tokens_in is not None and tokens_out is not None,
-        )
+        finish_reason = choice.get("finish_reason")
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
+    return ChatResult(text=text, tokens_in=token_count(tokens_in, "prompt_tokens"),
+                      tokens_out=token_count(tokens_out, "completion_tokens"), latency_s=latency,
+                      finish_reason=finish_reason, metered=tokens_in is not None and tokens_out is not None)
 
 
 class OpenAIProvider:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .base import ChatRequest, ChatResult, Provider
-from .errors import RequestTimeout, TransientError
+from .errors import RequestTimeout, TransientError, scrub
 from .limits import Concurrency
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,9 @@ class ReplicaProvider:
         self.base_urls = tuple(urls)
         self.endpoint = providers[0].endpoint  # the first's, in messages (a call key names no URL)
         self.max_cooldown = max_cooldown
-        self.replicas = [_Replica(p, u, Concurrency(n, s, u)) for p, u, n, s in zip(providers, urls, limits, starts)]
+        # each replica's URL as logs show it
+        self.replicas = [_Replica(p, scrub(u), Concurrency(n, s, scrub(u)))
+                         for p, u, n, s in zip(providers, urls, limits, starts)]
         self._changed = asyncio.Condition()
 
     @property

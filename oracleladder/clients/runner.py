@@ -21,11 +21,13 @@ from .errors import (
     BudgetReached,
     ConfigurationError,
     EndpointLost,
+    InvalidUsage,
     ProviderError,
     RequestTimeout,
     TransientError,
     UnknownProvider,
     endpoint_failure,
+    scrub,
 )
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .function import FunctionProvider, ModelFunction
@@ -80,7 +82,7 @@ class Client:
         self.concurrency = concurrency  # the most calls in flight (the workers a run starts)
         # replicas keep one concurrency each (ReplicaProvider); a single endpoint's is the client's
         self._replicas = isinstance(provider, ReplicaProvider)
-        self._limit = Concurrency(concurrency, start_concurrency, getattr(provider, "base_url", None) or provider.name)
+        self._limit = Concurrency(concurrency, start_concurrency, scrub(getattr(provider, "base_url", None) or provider.name))
         self._rpm = RateLimiter(rpm) if rpm else None
         self._tpm = RateLimiter(tpm) if tpm else None
         self.default_cooldown = default_cooldown
@@ -224,9 +226,14 @@ class Client:
             if self.usage.unmetered == 1:
                 log.warning("%s sent a reply without usage: such replies are counted at their bound (the "
                             "prompt's UTF-8 bytes and the whole max_tokens)", self.name)
-            result = result.model_copy(update={"tokens_in": prompt_bound(request),
-                                               "tokens_out": int(request.params.get("max_tokens") or 0)})
+            result = self._at_bound(request, result)
         self.usage.add(self.name, result, self.prices, batch=self.batch)
+
+    @staticmethod
+    def _at_bound(request: ChatRequest, result: ChatResult) -> ChatResult:
+        """``result`` counted at its bound: the most a server can have billed for ``request``."""
+        return result.model_copy(update={"tokens_in": prompt_bound(request),
+                                         "tokens_out": int(request.params.get("max_tokens") or 0)})
 
     def worst_cost(self, request: ChatRequest) -> float | None:
         """The most ``request`` can cost (its prompt at its bound, and an answer of its whole
@@ -253,6 +260,9 @@ class Client:
         self.usage.requests += 1
         try:
             result = await self.provider.complete(request)
+        except InvalidUsage:  # answered, so billed, at a count that is a lie: counted at its bound
+            self.usage.add(self.name, self._at_bound(request, ChatResult(text="")), self.prices, batch=self.batch)
+            raise
         except TransientError as e:
             if e.status == 429:
                 self.usage.rate_limited += 1

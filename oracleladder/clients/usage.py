@@ -4,10 +4,12 @@ a call's prompt tokens that its budget reserves."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ChatRequest, ChatResult
+from .errors import InvalidUsage
 from .prices import DEFAULT_PRICES, PriceTable
 
 # What a server's chat template may add, in tokens: around each message (its role, separators), and
@@ -17,6 +19,23 @@ REQUEST_OVERHEAD = 64
 # the words a structured mode wraps its schema in (instructor's: the prompt's instructions, a tool's
 # name and description), with room to spare
 MODE_OVERHEAD = 1024
+# the most tokens one call can read or write: no model's context holds a billion (the longest hold a
+# few million), so a count past it is a lie, and a cost computed from it would turn the budget off
+MAX_TOKENS = 10**9
+
+
+def token_count(value: Any, field: str) -> int:
+    """The tokens a reply's usage says in ``field``: 0 when it says none (None), else a whole number
+    from 0 to MAX_TOKENS (an integral float is one); anything else raises InvalidUsage. Every wire
+    reads its replies' counts through here."""
+    if value is None:
+        return 0
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value != int(value) or not 0 <= value <= MAX_TOKENS:
+        shown = repr(value)
+        raise InvalidUsage(f"the reply's usage says {field} = {shown[:40] + '...' if len(shown) > 40 else shown}, "
+                           f"which is no count of tokens (a whole number from 0 to {MAX_TOKENS:,})")
+    return int(value)
 
 
 def prompt_bound(request: ChatRequest) -> int:

@@ -16,7 +16,7 @@ from .. import clients
 from ..cluster import Cluster, Wire
 from ..clients import DEFAULT_PRICES, Client, ConfigurationError, PriceTable
 from ..clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, make_batch_client
-from ..clients.errors import explain
+from ..clients.errors import explain, register_secret, scrub
 from ..clients.function import ModelFunction
 from ..clients.limits import DEFAULT_MAX_COOLDOWN_S
 from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, resolve_key, server_capacity
@@ -92,11 +92,11 @@ class Endpoint:
         urls, notes = list(self.base_urls or []), []
         if not urls and provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
             urls = [os.environ["OPENAI_BASE_URL"]]
-            notes.append(f"calling {urls[0]}, from OPENAI_BASE_URL (OPENAI_API_KEY goes only to api.openai.com; "
+            notes.append(f"calling {scrub(urls[0])}, from OPENAI_BASE_URL (OPENAI_API_KEY goes only to api.openai.com; "
                          "--api-key-env NAME names this server's key)")
         checked = []
         for url in urls:
-            base, note = _base_url(url, provider)
+            base, note = _base_url(url, provider, self.api_key_env)
             checked.append(base)
             notes += [note] if note else []
         object.__setattr__(self, "base_urls", checked or None)
@@ -137,15 +137,25 @@ def as_endpoint(model: str | Endpoint | ModelFunction, *, name: str | None = Non
     return Endpoint(f"python/{name}", function=model, cache_tag=version)
 
 
-def _base_url(url: str, provider: str) -> tuple[str, str | None]:
-    """``url`` as the wire takes it, and a note when it was cut; ExperimentError when it is no http(s) URL."""
-    parts = urlsplit(url.strip())
+def _base_url(url: str, provider: str, api_key_env: str | None) -> tuple[str, str | None]:
+    """``url`` as the wire takes it, and a note when it was cut; ExperimentError when it is no http(s)
+    URL, when it cannot be parsed (a bad port, an unclosed IPv6 bracket), or when it holds a user and
+    password and ``api_key_env`` names a key too. Its password is scrubbed from every message."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        raise ExperimentError(f"base URL {scrub(url)!r} is malformed: {exc}") from None
+    register_secret(parts.password)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ExperimentError(f"base URL {url!r} is not an http(s) URL: did you mean http://{url.strip()} ?")
+        raise ExperimentError(f"base URL {scrub(url)!r} is not an http(s) URL: did you mean http://{scrub(url.strip())} ?")
+    if parts.username is not None and api_key_env:
+        raise ExperimentError(f"base URL {scrub(url)!r} holds a user and password, and --api-key-env names a key: "
+                              "give the server one of them")
     path = _CALL_PATHS.get(provider)
     if path and parts.path.rstrip("/").endswith(path):
         base = url.strip().rstrip("/").removesuffix(path)
-        return base, f"{url} ends with {path}, which each call adds itself: calling {base}"
+        return base, f"{scrub(url)} ends with {path}, which each call adds itself: calling {scrub(base)}"
     return url.strip(), None
 
 
@@ -213,7 +223,7 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     if endpoint.base_urls and not endpoint.model_name:
         name = await client.use_served_model()
         if name is not None:
-            notify(f"{endpoint.base_urls[0]} serves one model, {_shown(name)}: the calls for {endpoint.model} are "
+            notify(f"{scrub(endpoint.base_urls[0])} serves one model, {_shown(name)}: the calls for {endpoint.model} are "
                    f"cached as calls of '{name}', however the server spells its path and at any replica "
                    "(--model-name NAME to choose)")
     return client
@@ -263,6 +273,7 @@ async def _concurrency(endpoint: Endpoint, default: int, notify: Callable[[str],
     ceilings, starts = [], []
     for url in endpoint.base_urls:
         said = await server_capacity(url)
+        url = scrub(url)  # as shown
         if said is not None and said.slots is not None:
             notify(f"{url} runs {said.slots} request(s) at once ({said.source}): --concurrency {said.slots}")
             ceilings.append(said.slots)

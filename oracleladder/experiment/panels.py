@@ -22,6 +22,7 @@ from ..ladder.outcomes import FamilyResults
 from ..schemas.jsonl import InputError, read_jsonl, write_jsonl
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family
 from ..store import PanelCell, Store
+from ..store.rows import MAX_INTEGER
 from .selection import PANEL_RUN
 
 ORACLE_PANEL = "oracle_panel"  # the folders of an export, as the release names them (less the budget)
@@ -47,8 +48,9 @@ class PanelRecord(BaseModel):
                              "one of them")
         if self.condition is not None and self.condition not in CONDITIONS + PRIMITIVE_CONDITIONS:
             raise ValueError(f"unknown condition '{self.condition}' (known: {', '.join(CONDITIONS)})")
-        if not 0 <= self.n_correct <= self.k or self.k < 1:
-            raise ValueError(f"n_correct {self.n_correct} of k {self.k} is no count")
+        if not 0 <= self.n_correct <= self.k or not 1 <= self.k <= MAX_INTEGER:
+            raise ValueError(f"n_correct {self.n_correct} of k {self.k} is no count"
+                             + (f" (k is at most {MAX_INTEGER:,})" if self.k > MAX_INTEGER else ""))
         return self
 
     @property

@@ -168,14 +168,15 @@ class Core:
 
     async def _write_loop(self) -> None:
         stop = False
+        batch: list[Op] = []
         try:
             while not stop:
                 first = await self._queue.get()
                 if first is _STOP:
                     break
+                batch = [first]
                 if self._commit_interval > 0:
                     await asyncio.sleep(self._commit_interval)
-                batch: list[Op] = [first]
                 while len(batch) < self._max_batch:
                     try:
                         item = self._queue.get_nowait()
@@ -186,31 +187,34 @@ class Core:
                         break
                     batch.append(item)
                 await self._write_batch(batch)
-        except BaseException as exc:  # the connection itself failed: fail every waiter
+        except BaseException as exc:  # the connection itself failed: fail every waiter, this batch's too
             self._failure = exc
             while True:
                 try:
                     item = self._queue.get_nowait()
                 except asyncio.QueueEmpty:
                     break
-                if item is not _STOP and item.future is not None and not item.future.done():
-                    item.future.set_exception(StoreError(f"{self.path}: store writer failed"))
+                if item is not _STOP:
+                    batch.append(item)
+            _resolve(batch, StoreError(f"{self.path}: the store's writer failed: {exc!r}"))
             if not isinstance(exc, Exception):
                 raise
 
     async def _write_batch(self, batch: list[Op]) -> None:
+        # a write that fails (any exception: sqlite3's, or binding a value SQLite cannot hold, an int
+        # past 64 bits) fails its own caller; the others commit
         ops = [op for op in batch if op.statements]
         if ops:
             try:
                 await self._transaction(ops)
-            except sqlite3.Error as exc:
+            except Exception as exc:  # noqa: BLE001
                 if len(ops) == 1:
                     _resolve([ops[0]], exc)
                 else:  # find the bad write(s): commit the rest one by one
                     for op in ops:
                         try:
                             await self._transaction([op])
-                        except sqlite3.Error as exc1:
+                        except Exception as exc1:  # noqa: BLE001
                             _resolve([op], exc1)
                         else:
                             _resolve([op], None)
@@ -251,4 +255,4 @@ def _resolve(ops: Iterable[Op], exc: BaseException | None) -> None:
         if exc is None:
             f.set_result(None)
         else:
-            f.set_exception(StoreError(f"store write failed: {exc}"))
+            f.set_exception(exc if isinstance(exc, StoreError) else StoreError(f"store write failed: {exc}"))
