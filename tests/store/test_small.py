@@ -11,6 +11,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
 import zstandard
 
 from oracleladder.clients import ChatRequest, ChatResult
@@ -118,6 +119,7 @@ def _mapped_file_kb() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("RssFile:"))
 
 
+@pytest.mark.integration  # writes 5,000 calls (a store of tens of MB): seconds of CPU, out of the fast lane
 async def test_a_run_writing_its_store_does_not_keep_the_file_resident(tmp_path: Path, release_data: Path) -> None:
     # a probe at the paper's size writes ~90 MB of store; the process's memory must not grow with it
     words = _long_text(release_data).split()
