@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
@@ -62,3 +63,17 @@ def test_field_maps_other_column_names(tmp_path: Path) -> None:
     assert solutions == {"7": "a full proof"}
     result = CliRunner().invoke(app, [*args[:5], "--field", "kernel"])
     assert result.exit_code == 2 and "--field 'kernel': expected NAME=COLUMN" in result.output
+
+
+@pytest.mark.parametrize("pid, shown", [(None, "null"), (["a", "b"], '["a", "b"]'), ("  ", '"  "'), (True, "true")])
+def test_a_pid_that_is_not_text_or_a_number_is_one_line_naming_the_line(tmp_path: Path, release_data: Path,
+                                                                       pid, shown: str) -> None:
+    store, bad = tmp_path / "s.sqlite", tmp_path / "gold.jsonl"
+    lines = (release_data / "prim_gold.jsonl").read_text().splitlines()
+    second = {**json.loads(lines[1]), "pid": pid}
+    bad.write_text("\n".join([lines[0], json.dumps(second)]) + "\n")
+    result = CliRunner().invoke(app, ["prim", "import", str(bad), "--store", str(store)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {bad}:2: pid {shown} is not a problem's id (text or a number)"]
+    assert _stored(store) == ([], {})  # nothing stored, no 'None'
