@@ -170,3 +170,28 @@ def test_probe_on_a_store_of_one_family_names_the_controls_and_the_way_out(tmp_p
     assert "the controls C2-random, C3-mismatched borrow another family's milestones" in said
     assert "'release' has no second family with milestones" in said and "--conditions C1,C2,C3" in said
     assert without.exit_code == 0, without.output
+
+
+def _read_only_folder(tmp_path: Path) -> Path:
+    """A folder this process cannot make a file in: one without write bits, or for root (whom bits do not
+    stop) sysfs, which takes no new file."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    pytest.skip("no read-only folder here")
+
+
+def test_a_new_store_in_a_read_only_folder_is_one_line_saying_so(tmp_path: Path, release_data: Path) -> None:
+    folder = _read_only_folder(tmp_path)
+    for store in (folder / "s.sqlite", folder / "new" / "s.sqlite"):
+        result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
+        said = one_line(result, 1)
+        assert said == (f"error: {store.parent}: the folder is read-only: a new store cannot be made there "
+                        "(--store PATH names another place)")
+        assert "Traceback" not in result.output and not store.exists()
