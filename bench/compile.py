@@ -11,7 +11,9 @@ right number of attempts, every attempt stored. For reference it then measures t
 machine in the same run: as many plain calls from a bare aiohttp loop, same server, same concurrency.
 
     python bench/compile.py [--n 1000] [--latency 0.1] [--concurrency 64] [--spaced-every N] [--repeat 1]
-                            [--profile OUT.prof]
+                            [--profile OUT.prof] [--smoke]
+
+``--smoke``: 6 problems at 5 ms; the checks fail it (exit 1), the wall target does not.
 """
 
 from __future__ import annotations
@@ -210,7 +212,11 @@ def main() -> None:
                     help="every N-th problem's solve answers equal the gold only up to spacing (graded by the pool)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", default=None, help="cProfile the timed compile into this file")
-    sys.exit(asyncio.run(main_async(ap.parse_args())))
+    ap.add_argument("--smoke", action="store_true", help="6 problems at 5 ms: the checks, in seconds")
+    a = ap.parse_args()
+    if a.smoke:
+        a.n, a.latency, a.repeat = 6, 0.005, 1
+    sys.exit(asyncio.run(main_async(a)))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 concurrency through the full Client, vs the ideal N x latency / concurrency and a raw aiohttp
 baseline measured in the same run; then a fully cached rerun that must make zero requests.
 
-    python bench/orchestration.py [--n 2000] [--latency 0.1] [--concurrency 64]
+    python bench/orchestration.py [--n 2000] [--latency 0.1] [--concurrency 64] [--smoke]
+
+``--smoke``: 100 calls at 5 ms; it fails when a call is lost or the cached rerun asks the server.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ async def client_run(port: int, n: int, conc: int, transport: str, tag: str, cac
     return dt, dcpu, c.usage
 
 
-async def main_async(a) -> None:
+async def main_async(a) -> int:
     n, lat, conc = a.n, a.latency, a.concurrency
+    failed = False
     ideal = n * lat / conc
     proc, port = start_server(lat)
     tmp = tempfile.mkdtemp(prefix="ladder-bench-")
@@ -102,9 +105,14 @@ async def main_async(a) -> None:
             print(f"    cached rerun                 wall {dt2:6.3f}s  {n / dt2:8.0f} items/s  "
                   f"server requests {s2['total']}  cache hits {usage2.cache_hits}/{usage2.calls}")
             await store.close()
+            if s["total"] != n or s2["total"] or usage2.cache_hits != n:
+                print(f"CHECK FAILED: {transport}: {s['total']} requests for {n} calls, then {s2['total']} requests "
+                      f"and {usage2.cache_hits} cache hits on the rerun (want {n}, 0 and {n})")
+                failed = True
     finally:
         proc.terminate()
         proc.wait(5)
+    return 1 if failed else 0
 
 
 def main() -> None:
@@ -113,7 +121,11 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--transports", nargs="+", default=["aiohttp", "sdk"])
-    asyncio.run(main_async(ap.parse_args()))
+    ap.add_argument("--smoke", action="store_true", help="100 calls at 5 ms: the checks, in seconds")
+    a = ap.parse_args()
+    if a.smoke:
+        a.n, a.latency = 100, 0.005
+    sys.exit(asyncio.run(main_async(a)))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@ process), through the real prober, Client, SQLite store and worker pool.
 0, K=8. Each answer is one released response (responses_sample.jsonl) lengthened from that run's
 4K-token budget to 16K the way a longer budget lengthens it (oracleladder.testing.answers): a
 response to the problem the prompt states where the sample holds one (25 of the 55 problems), any
-released response otherwise. Reports, and checks against its targets (exit code 1 when one is
-missed):
+released response otherwise. Checks its computation (exit code 1 when a check fails): every job
+of the plan is asked, stored and graded, or counted as left out by the leak rule (milestones whose
+gold restates the reference answer) or for an unusable reference answer; the pool's grades of the
+stored answers are the probe's. Reports, and checks against its targets (exit code 1 when one is
+missed, except with --smoke):
 
 - wall time against the larger of two ideals measured in the same run: calls x latency /
   concurrency, and the time the worker pool takes to grade the same answers on all cores
@@ -19,9 +22,11 @@ Beside them, the grading's CPU per verdict by grader in this process against bar
 the same answers (bench/verifier.py's `grading_cpu`), and the grading ideal at the paper's size
 extrapolated from this run's (`--scale 1.0` measures it).
 
-    python bench/scale.py [--scale 1.0] [--latency 0.1] [--concurrency 64] [--cpu-rounds 1]
+    python bench/scale.py [--scale 1.0] [--latency 0.1] [--concurrency 64] [--cpu-rounds 1] [--smoke]
 
-``--scale 0.1`` runs a tenth of the families. The figures are printed last.
+``--scale 0.1`` runs a tenth of the families. The figures are printed last. ``--smoke`` runs 2
+families with 5 ms of latency and the strict grader only (seconds): the checks fail it, the
+targets do not (their figures mean nothing at that size).
 """
 
 from __future__ import annotations
@@ -48,11 +53,13 @@ sys.path.insert(0, str(ROOT))
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
-from oracleladder.probe.runner import ProbeConfig  # noqa: E402
+from oracleladder.probe.runner import ProbeConfig, asked_jobs  # noqa: E402
 from oracleladder.verify import grade, grade_all  # noqa: E402
 from oracleladder.verify.extract import all_boxed  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
+from oracleladder.schemas.types import GradeStatus  # noqa: E402
+from oracleladder.validators.leak import leaking_milestones  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
 from oracleladder.workers import WorkerPool  # noqa: E402
@@ -174,30 +181,43 @@ def _copy(family: Family, copy: int) -> Family:
                        for m in family.milestones]})
 
 
-async def stored_answers(path: Path, fams: list[Family]) -> list[dict[str, str]]:
-    """Every stored answer with the gold and problem it is graded against."""
+def planned(fams: list[Family], config: ProbeConfig) -> dict[str, int]:
+    """The probe's plan for ``fams`` as `ladder import` and `ladder probe` make it: every job, those the
+    leak rule leaves out (`Family.leaking`, set on import), those of the families whose reference
+    answer is unusable (their parent jobs are skipped), and the jobs asked."""
+    domain = MathDomain()
+    every = domain.plan_jobs(fams, config, fams)
+    marked = [f.model_copy(update={"leaking": leaking_milestones(f)}) for f in fams]
+    kept = domain.plan_jobs(marked, config, marked)
+    asked = asked_jobs(kept, config, {f.pid for f in marked if domain.ungradable(f, config.use_corrections)})
+    return {"jobs": len(every), "left_out_leak": len(every) - len(kept), "left_out_unusable": len(kept) - len(asked),
+            "asked": len(asked)}
+
+
+async def stored_answers(path: Path, fams: list[Family]) -> list[dict]:
+    """Every stored answer with the gold and problem it is graded against, and the probe's verdict."""
     by_pid = {f.pid: f for f in fams}
     store = await Store.open(path)
     try:
-        return [{"response": r.response, "gold": _gold(by_pid[r.pid], r.target), "problem": by_pid[r.pid].parent_prompt}
-                for r in await store.rollouts()]
+        return [{"response": r.response, "gold": _gold(by_pid[r.pid], r.target), "problem": by_pid[r.pid].parent_prompt,
+                 "verdict": r.verdict} for r in await store.rollouts()]
     finally:
         await store.close()
 
 
-async def grading_time(items: list[dict[str, str]], grader: str) -> tuple[float, float]:
-    """Seconds the worker pool takes, on all cores, to grade every stored answer again, and its
-    workers' CPU seconds for it (their start-up taken off)."""
+async def grading_time(items: list[dict], grader: str) -> tuple[float, float, list]:
+    """Seconds the worker pool takes, on all cores, to grade every stored answer again, its workers'
+    CPU seconds for it (their start-up taken off), and its verdicts."""
     startup = pool_startup_cpu(os.cpu_count() or 1)
     cpu0 = workers_cpu()
     with WorkerPool() as pool:
         # the workers are up (grade would skip an exact match; grade_all sends each distinct answer once)
         grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(pool.size)])
         t0 = time.perf_counter()
-        await asyncio.gather(*(grade(pool, it["response"], it["gold"], grader=grader, problem=it["problem"])
-                               for it in items))
+        verdicts = await asyncio.gather(*(grade(pool, it["response"], it["gold"], grader=grader, problem=it["problem"])
+                                          for it in items))
         wall = time.perf_counter() - t0
-    return wall, workers_cpu() - cpu0 - startup
+    return wall, workers_cpu() - cpu0 - startup, verdicts
 
 
 def _gold(family: Family, target: str) -> str:
@@ -206,15 +226,19 @@ def _gold(family: Family, target: str) -> str:
 
 async def run(a: argparse.Namespace) -> int:
     fams = families(max(1, round(PAPER_FAMILIES * a.scale)))
-    config = ProbeConfig(student="openai/scale-student", k=K, max_tokens=16384)
-    n_jobs = len(MathDomain().plan_jobs(fams, config, fams))
+    # every condition, named as `ladder probe` names them (the skip of unusable parents reads them)
+    config = ProbeConfig(student="openai/scale-student", k=K, max_tokens=16384, conditions=tuple(MathDomain().conditions))
+    plan = planned(fams, config)
+    n_jobs = plan["asked"]
     proc, port = spawn([sys.executable, str(Path(__file__).resolve()), "--serve", "--latency", str(a.latency),
                         "--max-lifetime", "3600"], cwd=ROOT)
     tmp = Path(tempfile.mkdtemp(prefix="ladder-scale-"))
     path = tmp / "scale.sqlite"
     try:
-        print(f"{len(fams)} families, {n_jobs} calls (all six conditions and Stage 0, K={K}); latency "
-              f"{a.latency * 1000:.0f} ms, concurrency {a.concurrency}, {os.cpu_count()} cores", flush=True)
+        print(f"{len(fams)} families, {plan['jobs']} jobs (all six conditions and Stage 0, K={K}): {n_jobs} asked, "
+              f"{plan['left_out_leak']} left out by the leak rule, {plan['left_out_unusable']} for an unusable "
+              f"reference answer; latency {a.latency * 1000:.0f} ms, concurrency {a.concurrency}, "
+              f"{os.cpu_count()} cores", flush=True)
         write_jsonl(tmp / "families.jsonl", (to_released(f) for f in fams))
         student = Endpoint(config.student, base_urls=[f"http://127.0.0.1:{port}/v1"], concurrency=a.concurrency)
         with RssSampler(n_jobs) as rss:
@@ -231,10 +255,11 @@ async def run(a: argparse.Namespace) -> int:
                 summary = await ex.probe(student, k=config.k, max_tokens=config.max_tokens, progress=progress)
                 wall = time.perf_counter() - t0
                 stored = await ex.store.rollout_count(run_id=summary.run_id)
+                ungraded = await ex.store.rollout_count(run_id=summary.run_id, status=GradeStatus.UNGRADED)
         (tmp / "families.jsonl").unlink()
         requests = remote_stats(port)["total"]
         items = await stored_answers(path, fams)
-        grading, grading_workers_cpu = await grading_time(items, config.grader)
+        grading, grading_workers_cpu, regraded = await grading_time(items, config.grader)
     finally:
         proc.terminate()
         proc.wait(5)
@@ -247,7 +272,7 @@ async def run(a: argparse.Namespace) -> int:
     responses = [it["response"] for it in items]
     cpu = grading_cpu(items, a.graders.split(","), a.cpu_rounds)
     paper_families = families(PAPER_FAMILIES)
-    paper_jobs = len(MathDomain().plan_jobs(paper_families, config, paper_families))
+    paper_jobs = planned(paper_families, config)["asked"]
     calls_ideal = requests * a.latency / a.concurrency
     ideal = max(calls_ideal, grading)
     per_rollout = size / max(1, stored)
@@ -255,7 +280,7 @@ async def run(a: argparse.Namespace) -> int:
     early = [r for d, r in rss.samples if d <= 0.1 * n_jobs] or [rss.samples[0][1]]
     rss_early, rss_peak = max(early), max(r for _, r in rss.samples)
     figures = {
-        "families": len(fams), "calls": requests, "rollouts": stored, "wall_s": round(wall, 2),
+        "families": len(fams), **plan, "calls": requests, "rollouts": stored, "wall_s": round(wall, 2),
         "ideal_calls_s": round(calls_ideal, 2), "ideal_grading_s": round(grading, 2),
         "wall_over_ideal": round(wall / ideal, 3),
         "store_bytes_per_rollout": round(per_rollout), "zstd_response_bytes": round(compressed),
@@ -264,6 +289,10 @@ async def run(a: argparse.Namespace) -> int:
         "answers_with_several_boxes": round(statistics.fmean(len(all_boxed(t)) > 1 for t in responses), 3),
         "grading_cpu": cpu,
         "pool_workers_cpu_ms_per_verdict": round(1000 * grading_workers_cpu / max(1, len(items)), 2),
+        "pool_over_in_process_strict": round(1000 * grading_workers_cpu / max(1, len(items))
+                                             / cpu["cpu_ms_per_verdict"].get("strict", float("nan")), 2),
+        "timeouts": {"probe": sum(it["verdict"].status is GradeStatus.LIMIT for it in items),
+                     "pool_regrade": sum(v.status is GradeStatus.LIMIT for v in regraded)},
         "paper_size_grading_s": {
             "pool_extrapolated": round(grading * paper_jobs / max(1, stored), 1),
             f"pool_workers_cpu_on_{os.cpu_count()}_cores": round(grading_workers_cpu * paper_jobs / max(1, stored)
@@ -274,17 +303,28 @@ async def run(a: argparse.Namespace) -> int:
         "rss_growth": round(rss_peak / rss_early, 3),
         "store_bytes_per_rollout_by_btree": {name: round(n / max(1, stored)) for name, n in by_table.items()},
     }
+    # a grade is a function of the answer; a timeout is also one of the machine's load at the time
+    graded_twice = [(it["verdict"], v) for it, v in zip(items, regraded)
+                    if it["verdict"].status is v.status is GradeStatus.GRADED]
+    changed = sum(a != b for a, b in graded_twice)
+    failed = [name for name, ok in (
+        (f"{stored} rollouts stored and {requests} calls of {n_jobs} jobs asked", stored == n_jobs == requests),
+        (f"{ungraded} answers ungraded", ungraded == 0),
+        (f"the pool's grades of the stored answers differ from the probe's on {changed} of {len(graded_twice)}",
+         changed == 0),
+    ) if not ok]
     misses = [name for name, ok in (
         (f"wall {figures['wall_over_ideal']}x the larger ideal (target {TARGET_WALL}x)", wall <= TARGET_WALL * ideal),
         (f"store {figures['bytes_over_zstd']}x the compressed answer (target {TARGET_BYTES}x)",
          per_rollout <= TARGET_BYTES * compressed),
         (f"peak RSS {figures['rss_growth']}x its peak at 10% (target {TARGET_RSS}x)", rss_peak <= TARGET_RSS * rss_early),
-        (f"{stored} rollouts stored of {n_jobs} jobs", stored == n_jobs == requests),
     ) if not ok]
+    for name in failed:
+        print(f"CHECK FAILED: {name}")
     for miss in misses:
-        print(f"MISSED: {miss}")
+        print(f"MISSED{' (not a failure with --smoke)' if a.smoke else ''}: {miss}")
     print(json.dumps(figures))
-    return 1 if misses else 0
+    return 1 if failed or (misses and not a.smoke) else 0
 
 
 def main() -> None:
@@ -297,7 +337,10 @@ def main() -> None:
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # run as the server process
     ap.add_argument("--max-lifetime", type=float, default=3600.0, help=argparse.SUPPRESS)
     ap.add_argument("--port-file", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true", help="2 families, 5 ms latency, strict only: the checks, in seconds")
     a = ap.parse_args()
+    if a.smoke:
+        a.scale, a.latency, a.graders = 2 / PAPER_FAMILIES, 0.005, "strict"
     if a.serve:
         serve_main(a)
         return

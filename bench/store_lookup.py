@@ -2,7 +2,9 @@
 characters) stored as calls with their rollouts, then the store reopened (the hit cache's load),
 every call got again (long answers are read from the file), and the student's rollouts read.
 
-    python bench/store_lookup.py [--n 6000]
+    python bench/store_lookup.py [--n 6000] [--smoke]
+
+``--smoke``: 50 answers; it fails when a stored call or rollout is not read back.
 
 Prints one JSON line: put CPU per call and rollout (both threads), open ms, get us per long
 answer, rollouts() ms, file bytes per rollout. Compare two checkouts in the same minute.
@@ -66,7 +68,9 @@ async def run(n: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=6000)
-    print(json.dumps(asyncio.run(run(ap.parse_args().n))))
+    ap.add_argument("--smoke", action="store_true", help="50 answers: the checks, in seconds")
+    a = ap.parse_args()
+    print(json.dumps(asyncio.run(run(50 if a.smoke else a.n))))
 
 
 if __name__ == "__main__":

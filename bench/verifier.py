@@ -7,8 +7,9 @@
 - the wall rate of a worker pool on every core, per grader, and its workers' CPU per verdict,
   against bare math-verify's rate in one process.
 
-Run: python bench/verifier.py [--rounds 2] [--graders paper,strict,extended]
-Prints one JSON line; CPU figures are per verdict, in ms.
+Run: python bench/verifier.py [--rounds 2] [--graders paper,strict,extended] [--smoke]
+Prints one JSON line; CPU figures are per verdict, in ms. Fails (exit 1) when the pool's grade of
+an item differs from the same grader's in this process. ``--smoke``: 20 responses, strict, 1 round.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 import sympy  # noqa: E402
 from math_verify import parse, verify  # noqa: E402
 
+from oracleladder.schemas.types import GradeStatus  # noqa: E402
 from oracleladder.verify import grade_all, verify_inprocess  # noqa: E402
 from oracleladder.workers import WorkerPool  # noqa: E402
 
@@ -137,7 +139,11 @@ def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[
             wall = time.perf_counter() - t0
         rates[grader] = {"per_s": round(len(items) / wall, 1),
                          "workers_cpu_ms_per_verdict": round(1000 * (workers_cpu() - cpu0 - startup) / len(items), 2),
-                         "timeouts": sum(v.reason == "timeout" for v in verdicts)}
+                         "timeouts": sum(v.status is GradeStatus.LIMIT for v in verdicts),
+                         # a grade from the pool is the cascade's in process (a timeout is the load's)
+                         "differ_in_process": sum(v != verify_inprocess(**item, grader=grader)
+                                                  for item, v in zip(items, verdicts)
+                                                  if v.status is GradeStatus.GRADED)}
     clear_caches()
     t0 = time.perf_counter()
     for item in items:
@@ -150,10 +156,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--graders", default=",".join(GRADERS))
+    ap.add_argument("--smoke", action="store_true", help="20 responses, strict, 1 round: the checks, in seconds")
     a = ap.parse_args()
+    if a.smoke:
+        a.rounds, a.graders = 1, "strict"
     graders = a.graders.split(",")
-    items = released("responses_sample.jsonl", "response_tail", "gold")
-    print(json.dumps({"cpu": grading_cpu(items, graders, a.rounds), "pool": pool_rates(items, graders)}))
+    items = released("responses_sample.jsonl", "response_tail", "gold")[:20 if a.smoke else None]
+    pool = pool_rates(items, graders)
+    print(json.dumps({"cpu": grading_cpu(items, graders, a.rounds), "pool": pool}))
+    differ = {g: pool[g]["differ_in_process"] for g in graders if pool[g]["differ_in_process"]}
+    if differ:
+        print(f"CHECK FAILED: the pool's grades differ from the same grader's in process: {differ}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +77,8 @@ class Worker:
         served = getattr(self._provider(wire), "served_models", None)
         return await served() if served is not None else []
 
-    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float) -> Any:
-        return await self.pool.run(task, kwargs, timeout_s)
+    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float, affinity: Hashable = None) -> Any:
+        return await self.pool.run(task, kwargs, timeout_s, affinity)
 
     def pid(self) -> int:
         return os.getpid()
@@ -124,11 +124,13 @@ class RemotePool:
         self.size = len(actors)
         self.timeout_s = timeout_s
 
-    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None) -> Any:
+    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None,
+                  affinity: Hashable = None) -> Any:
+        """``task`` in a worker's pool (``affinity``: within that pool, see WorkerPool)."""
         why = ""
         for _ in range(len(self._actors) + 1):
             try:
-                return await _remote(next(self._turns).run.remote(task, kwargs, timeout_s or self.timeout_s))
+                return await _remote(next(self._turns).run.remote(task, kwargs, timeout_s or self.timeout_s, affinity))
             except ray.exceptions.RayActorError as exc:
                 why = str(exc).splitlines()[0]
         raise WorkerDied(task, why)

@@ -5,7 +5,9 @@ domain, or started by it for a block."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 import oracleladder.workers.pool as pool_module
 from oracleladder.domains import CodeDomain, MathDomain
+from oracleladder.verify import GradingFailed
 from oracleladder.workers import (TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, WorkersUnavailable,
                                   register_task)
 
@@ -75,6 +78,45 @@ def test_map_gives_each_failure_to_on_failure_in_its_place(tasks: Path) -> None:
     with WorkerPool(workers=2) as pool:
         out = pool.map("fail", [{"why": "a"}, {"why": "b"}], lambda e: e.message)
     assert out == ["a", "b"]
+
+
+async def test_a_call_that_hangs_in_a_batch_fails_alone_and_the_batch_goes_on_on_a_fresh_worker(
+        tasks: Path) -> None:
+    with WorkerPool(workers=1, timeout_s=30.0) as pool:
+        # the first call keeps the worker busy while the others wait: they are sent to it as one batch
+        out = await asyncio.gather(pool.run("hang", {"seconds": 0.5}), pool.run("echo", {"x": 1}),
+                                   pool.run("hang", {"seconds": 60}, timeout_s=1.0), pool.run("echo", {"x": 2}),
+                                   pool.run("fail", {"why": "bad"}), pool.run("echo", {"x": 3}),
+                                   return_exceptions=True)
+    assert out[0] is None and isinstance(out[2], TaskTimedOut) and isinstance(out[4], TaskRaised)
+    assert [out[i]["x"] for i in (1, 3, 5)] == [1, 2, 3]
+    assert out[1]["pid"] != out[3]["pid"] == out[5]["pid"]  # the calls after the hang, on its replacement
+
+
+async def test_a_call_that_kills_its_worker_in_a_batch_fails_alone(tasks: Path) -> None:
+    with WorkerPool(workers=1, timeout_s=30.0) as pool:
+        out = await asyncio.gather(pool.run("hang", {"seconds": 0.5}), pool.run("echo", {"x": 1}),
+                                   pool.run("die", {"code": 4}), pool.run("echo", {"x": 2}),
+                                   return_exceptions=True)
+    assert isinstance(out[2], WorkerDied) and out[2].why == "exit code 4"
+    assert (out[1]["x"], out[3]["x"]) == (1, 2)
+
+
+def test_calls_with_one_affinity_go_to_one_worker(tasks: Path) -> None:
+    items = [{"key": key, "i": i} for i in range(4) for key in "abc"]
+    with WorkerPool(workers=2) as pool:
+        out = pool.map("echo", items, lambda e: e, affinity=lambda item: item["key"])
+    pids = {key: {o["pid"] for o in out if o["key"] == key} for key in "abc"}
+    assert all(len(p) == 1 for p in pids.values()) and pids["a"] != pids["b"]  # "a" and "b" by turns
+    assert [o["i"] for o in out] == [item["i"] for item in items]
+
+
+def test_a_failure_crosses_processes_as_itself() -> None:
+    """A cluster's actor sends its pool's failures to the driver pickled (a timeout used not to unpickle)."""
+    for failure in (TaskTimedOut("verify", 5.0), WorkerDied("verify", "exit code 3"),
+                    TaskRaised("verify", "ValueError", "bad"), GradingFailed("x did not finish")):
+        again = pickle.loads(pickle.dumps(failure))
+        assert type(again) is type(failure) and str(again) == str(failure) and vars(again) == vars(failure)
 
 
 def test_a_task_registered_after_the_pool_started_is_imported_before_its_limit_starts(

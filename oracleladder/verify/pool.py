@@ -11,7 +11,9 @@ A pool's run grades each answer once: a verdict is a function of the grader, the
 the problem and the last boxes (the last one for `paper`, the last six that the compound-answer loop
 may read for the others), so an item whose key is one already graded in the same pool gets that
 verdict, and identical items in flight wait for the first (the K answers to a prompt often agree).
-Only grades are remembered: a timeout or a failed grading is the item's own.
+Only grades are remembered: a timeout or a failed grading is the item's own. The items to one gold
+go to one worker (the pool's affinity), whose caches hold that gold's parse and the parser's tables
+for its answers; two workers that split them would each pay for both.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def verdict_key(item: Mapping[str, Any]) -> Hashable | None:
     return grader, boxes, item["gold"], item.get("schema"), item.get("problem", "")
 
 
+def _gold(item: Mapping[str, Any]) -> str:
+    """An item's affinity in the pool: answers to one gold graded by one worker share its caches."""
+    return item["gold"]
+
+
 def _remember(pool: WorkerPool, key: Hashable | None, verdict: Verdict) -> Verdict:
     if key is not None and verdict.status is GradeStatus.GRADED:
         _graded.setdefault(pool, {})[key] = verdict
@@ -74,7 +81,7 @@ def _remember(pool: WorkerPool, key: Hashable | None, verdict: Verdict) -> Verdi
 
 async def _run(pool: WorkerPool, item: Mapping[str, Any], timeout_s: float | None) -> Verdict:
     try:
-        return await pool.run(TASK, item, timeout_s)
+        return await pool.run(TASK, item, timeout_s, affinity=item["gold"])
     except TaskFailed as e:
         return failed_verdict(e)
 
@@ -120,7 +127,7 @@ async def grade(pool: WorkerPool, response: str, gold: str, *, timeout_s: float 
 def grade_sync(pool: WorkerPool, item: Mapping[str, Any], timeout_s: float | None = None) -> Verdict:
     """One item (response, gold and options) graded in a worker of ``pool``, waited for."""
     try:
-        return pool.call(TASK, item, timeout_s)
+        return pool.call(TASK, item, timeout_s, affinity=item["gold"])
     except TaskFailed as e:
         return failed_verdict(e)
 
@@ -136,8 +143,8 @@ def grade_all(pool: WorkerPool, items: Iterable[Mapping[str, Any]]) -> list[Verd
     for i, key in enumerate(keys):
         if key is None or key not in graded:
             first.setdefault(i if key is None else key, i)
-    sent = pool.map(TASK, [items[i] for i in first.values()], failed_verdict)
+    sent = pool.map(TASK, [items[i] for i in first.values()], failed_verdict, _gold)
     verdicts: dict[int, Verdict] = {i: _remember(pool, keys[i], v) for i, v in zip(first.values(), sent)}
     again = [i for i, key in enumerate(keys) if i not in verdicts and key not in graded]
-    verdicts.update(zip(again, pool.map(TASK, [items[i] for i in again], failed_verdict)))
+    verdicts.update(zip(again, pool.map(TASK, [items[i] for i in again], failed_verdict, _gold)))
     return [verdicts[i] if i in verdicts else graded[key] for i, key in enumerate(keys)]

@@ -2,8 +2,8 @@
 
 It imports the tasks named on its command line (a task that fails to import is left out: the pool
 asks for it again when it is called, and reports why it cannot be had), says it is ready with the
-names it holds, then answers each call read from the socket FD with its result. It never imports
-the caller's `__main__` (so any script, `python -c`, stdin or a thread can use it), and it exits
+names it holds, then answers each call read from the socket FD with its result (the calls come
+in batches, each answered as it ends). It never imports the caller's `__main__` (so any script, `python -c`, stdin or a thread can use it), and it exits
 quietly when its parent goes: EOF on the socket, a broken pipe, or a new parent pid.
 """
 
@@ -29,6 +29,19 @@ def _exit_when_orphaned(parent: int) -> None:
     os._exit(0)
 
 
+def _answer(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn``'s result, or the TaskError that says what it raised."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - reported to the caller, the worker goes on
+        return TaskError(type(e).__name__, str(e)[:500])
+
+
+def _load(tasks: dict[str, Callable[..., Any]], name: str, target: str) -> str:
+    tasks[name] = load(target)
+    return READY
+
+
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the pool decides
     conn = Connection(int(sys.argv[1]))
@@ -42,16 +55,13 @@ def main() -> None:
     try:
         conn.send((READY, sorted(tasks)))
         while True:
-            kind, name, arg = conn.recv()
-            try:
-                if kind == LOAD:
-                    tasks[name] = load(arg)
-                    result: Any = READY
-                else:
-                    result = tasks[name](**arg)
-            except Exception as e:  # noqa: BLE001 - reported to the caller, the worker goes on
-                result = TaskError(type(e).__name__, str(e)[:500])
-            conn.send(result)
+            kind, *what = conn.recv()
+            if kind == LOAD:
+                name, target = what
+                conn.send(_answer(_load, tasks, name, target))
+            else:  # a batch of calls, each answered as it ends
+                for name, kwargs in what[0]:
+                    conn.send(_answer(tasks[name], **kwargs) if name in tasks else TaskError("KeyError", name))
     except (EOFError, OSError):  # the parent closed the pool or died: nothing to say
         pass
     os._exit(0)  # no interpreter teardown that could print to a closed stream

@@ -13,6 +13,8 @@ an import never counts against a task's limit. What can happen to one call:
 * the worker dies or breaks on the call (OOM killer, segfault): the call is tried once more on a
   fresh worker, then WorkerDied -- a failure, never an answer;
 * a worker found dead before the call is sent is replaced silently (the call was never sent);
+* the calls sent with it (a batch) that it had not started when it was killed or died: sent again
+  to the fresh worker, unharmed;
 * workers cannot start, or cannot import the task: WorkersUnavailable.
 
 A pool belongs to the process that made it: after `os.fork` the child starts its own workers
@@ -23,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import queue
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -37,6 +39,7 @@ from typing import Any, TypeVar
 
 READY = "ready"
 LOAD, RUN = "load", "run"  # what the pool asks of a worker: import a task, or call it
+BATCH = 8  # calls sent to a worker at once, so it never waits on the pool's thread between them
 START_TIMEOUT_S = 120.0  # starting a worker or importing a task (SymPy) on a loaded machine; never a call's
 # workers start in the directory holding this oracleladder, so they import the caller's own checkout
 _ROOT = str(Path(__file__).resolve().parents[2])
@@ -65,25 +68,32 @@ class WorkersUnavailable(RuntimeError):
 
 
 class TaskFailed(RuntimeError):
-    """A call in a worker gave no result."""
+    """A call in a worker gave no result. Pickled with its own arguments, so a failure crosses to
+    another process (a cluster's actor to its driver) as itself."""
+
+    _args: tuple[Any, ...] = ()  # a subclass's own arguments, where they are not its message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), self._args or self.args
 
 
 class TaskTimedOut(TaskFailed):
     def __init__(self, task: str, limit_s: float) -> None:
         super().__init__(f"{task}: no result within {limit_s:g} s")
-        self.limit_s = limit_s
+        self.limit_s, self._args = limit_s, (task, limit_s)
 
 
 class WorkerDied(TaskFailed):
     def __init__(self, task: str, why: str) -> None:
         super().__init__(f"{task}: the worker died twice ({why})")
         self.why = why  # how the second worker ended: "killed by signal 9", "exit code 1", ...
+        self._args = (task, why)
 
 
 class TaskRaised(TaskFailed):
     def __init__(self, task: str, kind: str, message: str) -> None:
         super().__init__(f"{task} raised {kind}: {message}")
-        self.kind, self.message = kind, message
+        self.kind, self.message, self._args = kind, message, (task, kind, message)
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,15 @@ class TaskError:
 
 
 _LIMIT = object()  # a call's limit passed
+
+
+@dataclass(eq=False)
+class _Call:
+    task: str
+    kwargs: dict[str, Any]
+    limit: float
+    future: Future[Any]
+    died: str = ""  # how the first worker that died on it ended
 
 
 class _Worker:
@@ -151,9 +170,12 @@ class _Worker:
             why = f"no answer ({self.ended()})"
         raise WorkersUnavailable(f"a worker cannot import its task {task!r} ({target}): {why}")
 
-    def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float) -> Any:
-        """The task's result, a TaskError, or _LIMIT; EOFError/OSError when the worker dies or breaks."""
-        self.conn.send((RUN, task, dict(kwargs)))
+    def send(self, calls: Iterable[_Call]) -> None:
+        """The calls, in one message; the worker answers each in turn. OSError when it broke."""
+        self.conn.send((RUN, [(c.task, c.kwargs) for c in calls]))
+
+    def result(self, timeout_s: float) -> Any:
+        """The next call's result, a TaskError, or _LIMIT; EOFError/OSError when the worker dies or breaks."""
         return self.conn.recv() if self.conn.poll(timeout_s) else _LIMIT
 
     def alive(self) -> bool:
@@ -177,25 +199,95 @@ def _replace(w: _Worker) -> _Worker:
     return _Worker()
 
 
+def _fail(calls: Iterable[_Call], e: BaseException) -> None:
+    for c in calls:
+        c.future.set_exception(e)
+
+
+def _serve(w: _Worker, calls: Iterable[_Call]) -> _Worker:
+    """Each call's outcome on its future, the calls sent to ``w`` together; the worker that serves the
+    next ones (``w``, or the fresh one that replaced it). A call the worker had not started when it
+    was killed or died is sent again, unharmed: only the call it was on pays."""
+    pending = deque(calls)
+    while pending:
+        if not w.alive():  # died while idle, or killed on the call before: the rest were never run
+            w = _replace(w)
+        try:
+            w.wait_ready()
+        except WorkersUnavailable as e:
+            _fail(pending, e)
+            break
+        for task in sorted({c.task for c in pending}):
+            try:
+                w.load(task)
+            except WorkersUnavailable as e:
+                _fail((c for c in pending if c.task == task), e)
+                pending = deque(c for c in pending if c.task != task)
+        if not pending or not w.alive():
+            continue
+        try:
+            w.send(pending)
+        except OSError:
+            pass  # the worker broke: the first call's result reads EOFError below
+        while pending:
+            c = pending[0]
+            try:
+                out = w.result(c.limit)  # its limit starts when the call before it ends
+            except (EOFError, OSError):  # died or broke on this call: once more, on a fresh worker
+                why = w.ended()
+                w = _replace(w)
+                if c.died:
+                    _fail([pending.popleft()], WorkerDied(c.task, why))
+                else:
+                    c.died = why
+                break
+            if out is _LIMIT:  # hung: replace the worker so the pool goes on
+                w = _replace(w)
+                _fail([pending.popleft()], TaskTimedOut(c.task, c.limit))
+                break
+            pending.popleft()
+            if isinstance(out, TaskError):  # raised on this input: the worker is fine
+                c.future.set_exception(TaskRaised(c.task, out.kind, out.message))
+            else:
+                c.future.set_result(out)
+    return w
+
+
+class _Slot:
+    """One worker, the calls waiting for it, and the thread that feeds it."""
+
+    def __init__(self) -> None:
+        self.worker = _Worker()
+        self.queue: deque[_Call] = deque()
+
+
 _fork_lock = threading.Lock()
 
 
 class WorkerPool:
     """Worker processes for registered tasks: ``call`` blocks, ``await run(...)`` lets other I/O go on,
-    ``map`` calls one task on many inputs; each call has ``timeout_s`` unless it says otherwise."""
+    ``map`` calls one task on many inputs; each call has ``timeout_s`` unless it says otherwise.
+
+    Calls with the same ``affinity`` (the verifier's: the gold) go to the same worker while it keeps
+    up, so its caches (the gold's parse, the parser's tables for that problem's answers) serve them
+    all; a worker with nothing of its own takes another's calls that wait beyond its next batch. A
+    worker is sent up to BATCH waiting calls at once and starts each as it ends the one before, every
+    call with its own limit."""
 
     def __init__(self, workers: int | None = None, timeout_s: float = 5.0) -> None:
         self.size = workers or os.cpu_count() or 1
         self.timeout_s = timeout_s
-        self._closed = False
         self._start()
 
     def _start(self) -> None:
         self._pid = os.getpid()
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        for _ in range(self.size):
-            self._idle.put(_Worker())
-        self._threads = ThreadPoolExecutor(self.size)
+        self._closed = False
+        self._cv = threading.Condition()
+        self._homes: dict[Hashable, _Slot] = {}  # each affinity's worker, given by turns
+        self._slots = [_Slot() for _ in range(self.size)]
+        self._threads = [threading.Thread(target=self._feed, args=(slot,), daemon=True) for slot in self._slots]
+        for t in self._threads:
+            t.start()
 
     def _own(self) -> None:
         """In a forked child, start this process's own workers; the inherited ones are the parent's."""
@@ -204,67 +296,79 @@ class WorkerPool:
                 if self._pid != os.getpid():
                     self._start()
 
-    def _call(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None) -> Any:
+    def _feed(self, slot: _Slot) -> None:
+        while True:
+            with self._cv:
+                while not (slot.queue or self._closed or self._longest() > BATCH):
+                    self._cv.wait()
+                # another's calls past the batch it is sent next wait for a while: this worker takes
+                # them one at a time (its own worker's caches would serve them best)
+                source = slot.queue or max((s.queue for s in self._slots), key=len)
+                if not source:  # closed, and every call served
+                    return
+                batch = [source.popleft() for _ in range(min(BATCH if source is slot.queue else 1, len(source)))]
+            calls = [c for c in batch if c.future.set_running_or_notify_cancel()]  # an awaiter may have gone
+            try:
+                slot.worker = _serve(slot.worker, calls)
+            except WorkersUnavailable as e:  # a replacement could not start: no call may wait forever
+                _fail((c for c in calls if not c.future.done()), e)
+
+    def _longest(self) -> int:
+        return max(len(s.queue) for s in self._slots)
+
+    def _submit(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None, affinity: Hashable) -> Future[Any]:
         if task not in _tasks:
             raise KeyError(f"no worker task {task!r}; registered: {', '.join(sorted(_tasks)) or 'none'}")
-        limit = self.timeout_s if timeout_s is None else timeout_s
-        w = self._idle.get()
-        why = ""
-        try:
-            for _ in range(2):
-                if not w.alive():  # died while idle; the call was never sent
-                    w = _replace(w)
-                w.wait_ready()
-                w.load(task)
-                try:
-                    out = w.run(task, kwargs, limit)
-                except (EOFError, OSError):  # died or broke on this call: once more, on a fresh worker
-                    why = w.ended()
-                    w = _replace(w)
-                    continue
-                if out is _LIMIT:  # hung: replace the worker so the pool goes on
-                    w = _replace(w)
-                    raise TaskTimedOut(task, limit)
-                if isinstance(out, TaskError):  # raised on this input: the worker is fine
-                    raise TaskRaised(task, out.kind, out.message)
-                return out
-            raise WorkerDied(task, why)
-        finally:
-            self._idle.put(w)
+        self._own()
+        call = _Call(task, dict(kwargs), self.timeout_s if timeout_s is None else timeout_s, Future())
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the worker pool is closed")
+            if affinity is None:
+                slot = min(self._slots, key=lambda s: len(s.queue))
+            else:
+                slot = self._homes.setdefault(affinity, self._slots[len(self._homes) % self.size])
+            slot.queue.append(call)
+            self._cv.notify_all()
+        return call.future
 
-    def call(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None) -> Any:
+    def call(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None,
+             affinity: Hashable = None) -> Any:
         """``task(**kwargs)`` in a worker, waited for; TaskFailed when it gives no result."""
-        self._own()
-        return self._call(task, kwargs, timeout_s)
+        return self._submit(task, kwargs, timeout_s, affinity).result()
 
-    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None) -> Any:
-        """``call`` on one of the pool's threads, so the event loop goes on meanwhile."""
-        self._own()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, self._call, task, kwargs, timeout_s)
+    async def run(self, task: str, kwargs: Mapping[str, Any], timeout_s: float | None = None,
+                  affinity: Hashable = None) -> Any:
+        """``call``, awaited: the event loop goes on meanwhile."""
+        return await asyncio.wrap_future(self._submit(task, kwargs, timeout_s, affinity))
 
-    def map(self, task: str, items: Iterable[Mapping[str, Any]], on_failure: Callable[[TaskFailed], R]) -> list[Any]:
+    def map(self, task: str, items: Iterable[Mapping[str, Any]], on_failure: Callable[[TaskFailed], R],
+            affinity: Callable[[Mapping[str, Any]], Hashable] | None = None) -> list[Any]:
         """``task`` on each item (its keyword arguments), every worker busy; a call that gives no result
-        is ``on_failure`` of its TaskFailed."""
-        self._own()
-
-        def one(kwargs: Mapping[str, Any]) -> Any:
+        is ``on_failure`` of its TaskFailed. ``affinity`` gives each item's (see the class)."""
+        futures = [self._submit(task, item, None, affinity and affinity(item)) for item in items]
+        out: list[Any] = []
+        for future in futures:
             try:
-                return self._call(task, kwargs, None)
+                out.append(future.result())
             except TaskFailed as e:
-                return on_failure(e)
-
-        return list(self._threads.map(one, items))
+                out.append(on_failure(e))
+        return out
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        """Serve the calls already made, then stop the workers."""
         if self._pid != os.getpid():  # the workers are the parent's: not ours to stop
+            self._closed = True
             return
-        self._threads.shutdown(wait=True)
-        while not self._idle.empty():
-            self._idle.get().kill()
+        with self._cv:
+            if self._closed:
+                return
+            self._closed = True
+            self._cv.notify_all()
+        for t in self._threads:
+            t.join()
+        for slot in self._slots:
+            slot.worker.kill()
 
     def __enter__(self) -> WorkerPool:
         return self
