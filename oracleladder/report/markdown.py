@@ -13,7 +13,7 @@ from .palette import NOT_CLASSIFIED, n_families
 from .stats import Interval, Transitions
 from ..schemas.rubric import CATEGORIES
 from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, Containment, FormatAudit, LeakResidual,
-                     ReportTables, ReviewRow, Share, StudentReport)
+                     QFamily, ReportTables, ReviewRow, Share, StudentReport)
 
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
                  "C3_mismatched", "C3_gold_answers")
@@ -264,6 +264,14 @@ def threshold_sweep(r: ReportTables) -> list[str]:
     return L
 
 
+def q_family(f: QFamily | None) -> str:
+    """The one sentence naming the family the q-values were adjusted over."""
+    if f is None:
+        return "(no planned contrast was run)"
+    return (f"over the {f.tests} planned test{'s' if f.tests != 1 else ''} of {f.students} "
+            f"student{'s' if f.students != 1 else ''} together (every planned contrast that was run)")
+
+
 def contrasts(r: ReportTables) -> list[str]:
     """Tables 11 (the planned contrasts) and 10 (each condition against direct prompting)."""
     cells = {s: [NOT_RUN if c.status == NOT_RUN else
@@ -281,7 +289,7 @@ def contrasts(r: ReportTables) -> list[str]:
             "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
             "two-sided exact p (binomial on discordant pairs); n = families where both were run.", "",
             "Planned contrasts (Table 11):", "", *part(True),
-            "", "Benjamini-Hochberg adjusted p (q) over each student's planned contrasts that were run:", "",
+            "", f"Benjamini-Hochberg adjusted p (q) {q_family(r.meta.bh_family)}:", "",
             *table(["Model"] + planned, adjusted),
             "", "Each condition against direct prompting (Table 10):", "", *part(False), ""]
 
