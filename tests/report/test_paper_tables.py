@@ -29,6 +29,7 @@ from oracleladder.report.plots import accuracy_figure, change_figure, specificit
 from oracleladder.report.report import write_report
 from oracleladder.report.tables import CONTRASTS, Contrast, QFamily, adjust_planned, q_family, report_tables
 from oracleladder.schemas.models import Family, Milestone
+from oracleladder.schemas.rubric import RubricLabel
 from oracleladder.schemas.types import AnswerSchema, MilestoneType
 
 T, F = True, False
@@ -194,6 +195,28 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert "| Column total | 1 | 1 | 1 | 1 | 4 |" in md and "Same outcome: 2 of 4." in md
     write_report(cols, tmp_path)
     assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
+
+
+def test_table_42_at_two_budgets_side_by_side(tmp_path: Path) -> None:
+    # S at 4096 (L): p1-p3 Unrecovered with m0 solved alone (the composition gap), p4 Direct. At 16384 (H): p1 and
+    # p4 in the gap, p2 and p3 Direct. The review (of L) labels p1 a verifier error, p2 and p3 clean; each budget
+    # reads the same labels. L: 3 labeled, 1 flagged (33.3%), gap 3 of 4 (75.0%) -> 2 (50.0%); H: gap 2 of 4 (50.0%)
+    # -> 1 (25.0%), p4 unlabeled (kept in the gap).
+    gap = fam("p1", FF, FF, FF, m0=[T, T])
+    low = [gap, fam("p2", FF, FF, FF, m0=[T, T]), fam("p3", FF, FF, FF, m0=[T, T]),
+           fam("p4", [T, T], FF, FF, m0=[T, T])]
+    high = [gap, fam("p2", [T, T], FF, FF, m0=[T, T]), fam("p3", [T, T], FF, FF, m0=[T, T]),
+            fam("p4", FF, FF, FF, m0=[T, T])]
+    labels = {"p1": RubricLabel(category="Verifier_Artifact", verifier_error=True, format_error=False, evidence=""),
+              "p2": RubricLabel(category="Decomposition_Incomplete", verifier_error=False, format_error=False,
+                                evidence=""),
+              "p3": RubricLabel(category="Genuine_Composition", verifier_error=False, format_error=False, evidence="")}
+    write_report({"L": low, "H": high}, tmp_path, budgets={"S": (("L", 4096), ("H", 16384))},
+                 reviews={"L": labels, "H": labels})
+    md = (tmp_path / "report.md").read_text().split("(Table 42)")[1]
+    assert "| S | 4096 / 16384 | 3 | 1 | 33.3% | 75.0% | 50.0% | 50.0% | 25.0% | 1 |" in md
+    write_report({"L": low, "H": high}, tmp_path / "one", reviews={"L": labels})  # a review at one budget only
+    assert "At two budgets" not in (tmp_path / "one" / "report.md").read_text()
 
 
 def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
