@@ -24,9 +24,6 @@ from oracleladder.workers import WorkerPool, shared_pool
 from tests.helpers.integration import is_integration
 
 RELEASE_DATA = Path(__file__).resolve().parent / "data"
-# Under pytest-xdist (`-n 2 --dist loadgroup`) the tests of a session fixture that starts something
-# heavy run on one worker, so it starts once per run, not once per worker.
-SHARED = {"llama_server": "llama_server", "local_provider": "local_model", "browser": "chromium"}
 
 
 @pytest.fixture(scope="session")
@@ -109,6 +106,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if is_integration(item):
             item.add_marker(pytest.mark.integration)
-        groups = [group for fixture, group in SHARED.items() if fixture in fixtures]
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))

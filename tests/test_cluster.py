@@ -23,7 +23,6 @@ from tests.experiment.readme import answer
 from tests.helpers import REPO, rows
 
 pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
-pytestmark = pytest.mark.xdist_group("ray")  # under pytest-xdist, one worker: one local Ray cluster at a time
 
 STUDENT = "openai/scripted"
 CONCURRENCY = 4  # each worker's calls in flight

@@ -167,15 +167,26 @@ def review(
             f"(no readable reply after a re-ask), {result.failed} failed calls.")
         typer.echo("\n".join([f"## Automated rubric review (Table 42), reviewer {reviewer}", "",
                                *markdown.review_table(result.table)]))
+        if _nothing_reviewed(result):
+            say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
     _asked(store, reviewer, endpoint_options, as_json, said,
            lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
-                                                max_tokens=max_tokens, choice=Choice(run=run)))
+                                                max_tokens=max_tokens, choice=Choice(run=run)),
+           incomplete=_nothing_reviewed)
+
+
+def _nothing_reviewed(result: ReviewAuditResult) -> bool:
+    """Every family left unreviewed: a reviewer that never answers in the rubric's JSON, a result
+    without a label (exit 3, as `prim score` with its scores missing)."""
+    return result.families > 0 and result.unreviewed == result.families
 
 
 def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: bool, said: Callable[[Any], None],
-           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]]) -> None:
+           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]],
+           incomplete: Callable[[Any], bool] = lambda result: False) -> None:
     """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
-    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)."""
+    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)
+    or the result is ``incomplete``."""
     existing(store)
     endpoint = make_endpoint(model, endpoint_options)
     result = run_experiment(store, lambda ex: work(ex, endpoint), endpoint)
@@ -183,7 +194,7 @@ def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: b
         typer.echo(json.dumps(result.flat()))
     else:
         said(result)
-    if result.failed:
+    if result.failed or incomplete(result):
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

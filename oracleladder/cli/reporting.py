@@ -214,11 +214,12 @@ def demo(
     families: Annotated[Optional[int], typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
     k: KOpt = _demo.K,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed offset: another N samples other answers (other calls in the store); 0 keeps the demo's own.")] = 0,
     open_report: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser when it is written.")] = False,
 ) -> None:
     """The whole pipeline on the embedded model, offline: import the demo set, probe, report (docs/demo.md)."""
     result = run_experiment(store, lambda ex: _demo.run(ex, out, families=families, k=k, max_tokens=max_tokens,
-                                                         progress=bar))
+                                                         seed=seed, progress=bar))
     for part in _demo.summary(result):
         console.print(part, highlight=False, markup=False)
     if open_report and not _demo.open_report(result.html):

@@ -108,14 +108,22 @@ async def import_panels(store: Store, paths: Sequence[str | os.PathLike[str]], f
     own whose config states ``settings`` (max_tokens, temperature, grader: what the files were made at,
     None if unknown); ``student`` renames every model of the files. Returns the records imported per
     student and the number left out (on families the set does not have); refused where none is on
-    the set."""
+    the set, or where two records of one model, family and target give different counts (a record
+    repeated as it is counts once)."""
     by_model: dict[str, list[PanelRecord]] = {}
+    seen: dict[tuple[str, str, str], tuple[str | os.PathLike[str], PanelRecord]] = {}
     left_out = 0
     for path in paths:
         kept, other = read_panel(path, families)
         left_out += other
         for r in kept:
-            by_model.setdefault(student or r.model, []).append(r)
+            model = student or r.model
+            first = seen.setdefault((model, r.pid, r.target), (path, r))
+            if first[1] is r:
+                by_model.setdefault(model, []).append(r)
+            elif (first[1].n_correct, first[1].k) != (r.n_correct, r.k):  # a repeat that agrees is one record
+                raise InputError(f"{path}: {model} on pid '{r.pid}' {r.target} is {r.n_correct} of {r.k} here and "
+                                 f"{first[1].n_correct} of {first[1].k} in {first[0]}: keep one of them")
     if not by_model:
         raise InputError(f"{', '.join(map(str, paths))}: no panel record on a family of the roadmap set "
                          f"({left_out} on other families); import the set the panel was made on, or name it "

@@ -33,8 +33,8 @@ from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
-from .results import (GoldImportResult, JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult, PrimScoreResult,
-                      ProbeEstimate)
+from .results import (GoldImportResult, JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult,
+                      PrimScoreResult, ProbeEstimate)
 from .run import Progress, calling, no_progress
 from .selection import Choice, Picked, matches, pick
 

@@ -266,9 +266,9 @@ class Reader:
         if screened is not None and screened.startswith(RAW):
             return await self._raw_funnel(set_name or "", list(verdicts.values()), source)
         if screened is not None and source is not None:
-            raise ExperimentError(_SET, " and ", Arg("source"), " exclude each other (a set has its own source), except "
-                                  "for the set of a raw pool's screen (", Arg("source"), ": the teacher that "
-                                  "compiled its survivors)")
+            raise ExperimentError(_SET, " and ", Arg("source"), " exclude each other (a set has its own source), "
+                                  "except for the set of a raw pool's screen (", Arg("source"),
+                                  ": the teacher that compiled its survivors)")
         name = screened or source or ""  # before any screen: the compile steps, compiled families "not screened"
         teacher, granularity = parse_roadmap_set(name)
         families = {f.pid: f for f in await store.families(source=teacher, granularity=granularity)}

@@ -29,6 +29,7 @@ from ..compiler.workers import BUDGET_CHECK
 from ..construction.screen import DIRECT, KEPT, RULES, judge_direct, raw_source, screen as screen_families
 from ..domains.math import MathDomain, collect_results
 from ..domains.math.primitive import without_primitive
+from ..domains.math.prompts import DONOR_CONTROLS
 from ..domains.math.integrate_compile import IntegrateDomain
 from ..domains.math.primitive_compile import PrimitiveDomain
 from ..ladder import WHOLE, CompileDomain, Job, ProbeConfig, Settings, Shard
@@ -376,6 +377,11 @@ class Experiment(PrimStages, Reader):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
+        borrowing = [CONDITION_NAMES[c] for c in config.conditions if c in DONOR_CONTROLS]
+        if borrowing and sum(bool(f.tested(keep_leaking=keep_leaking)) for f in donors) < 2:
+            raise ExperimentError(f"the controls {', '.join(borrowing)} borrow another family's milestones, and "
+                                  f"'{source}' has no second family with milestones: import more, or leave them "
+                                  "out (--conditions C1,C2,C3)")
         unusable = {f.pid for f in families if ladder.ungradable(f, use_corrections)}
         skipped = set() if include_unusable else unusable
 

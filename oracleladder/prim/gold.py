@@ -5,6 +5,7 @@ InputError naming file:line, and the whole file is read before anything is store
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,7 +44,10 @@ def to_record(raw: dict, fields: dict[str, str]) -> GoldRecord:
     values = {name: raw[fields.get(name, name)] for name in NAMES if fields.get(name, name) in raw}
     if "pid" not in values:
         raise ValueError(f"no pid (column '{fields.get('pid', 'pid')}')")
-    values["pid"] = str(values["pid"])
+    pid = values["pid"]
+    if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not str(pid).strip():
+        raise ValueError(f"pid {json.dumps(pid)} is not a problem's id (text or a number)")
+    values["pid"] = str(pid)
     if values.get("family") is not None:
         values["family"] = str(values["family"]).upper()
     solution = values.pop("solution", None)

@@ -15,6 +15,7 @@ plain text). Call keys are stored as their 32 bytes.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sqlite3
 from pathlib import Path
@@ -103,8 +104,8 @@ class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTab
             return await cls._open_readonly(p, commit_interval=commit_interval, max_batch=max_batch)
         if p.exists() and not os.access(p, os.W_OK):  # SQLite would open it, and fail at its first write
             raise _read_only(p)
-        if p.parent != Path("") and not p.parent.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
+        if not p.exists():
+            _check_creatable(p)
         conn = await _connect(p, str(p), uri=False)
         try:
             await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -196,6 +197,21 @@ class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTab
 
 def _read_only(p: Path) -> StoreError:
     return StoreError(f"cannot write the store at {p}: read-only")
+
+
+def _check_creatable(p: Path) -> None:
+    """Make the folder of a new store, and see that a file can be made in it, before SQLite tries (its
+    "unable to open database file" names no cause, and its connection's thread fails after it)."""
+    folder = p.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise StoreError(f"{folder}: the folder is read-only: a new store cannot be made there "
+                             "(--store PATH names another place)") from None
+        raise StoreError(f"{p}: cannot make the store ({exc.strerror})") from None
+    p.unlink()  # SQLite makes the store itself
 
 
 async def _scalar(conn: aiosqlite.Connection, sql: str) -> Any:

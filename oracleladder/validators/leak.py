@@ -21,13 +21,13 @@ read by the fast reader (``_fast.read``), exactly where they are rational.
 A text the student is shown states a gold (``stated_gold``) when one of its math pieces leaks it by
 the same rule: ``$...$``/``\(...\)``/``\[...\]`` segments, ``\boxed{}``, each side of an ``=``, and
 each token with a digit or a backslash; a longer gold is also looked for inside the text as written.
-A value the problem itself states leaks nothing, nor does a number the problem holds anywhere as
-written (the ``7`` of its ``x^7``, not the ``1001`` of its ``-1001x``: a sub-goal restating the problem's
-data tells no answer, one giving a coefficient as a result may). A reference
-answer the reference check marks unusable (``reference.answer_problem``: the garbled ``x^{2}+y^{2}=1\2``,
-which the reader takes for ``1``) is no leak pattern: every ``1`` would state it. ``prompt_leak`` applies
-it to each tested milestone's description and prompt (the problem it quotes aside): neither may state the reference
-answer, its correction or the INTEGRATE gold. There the verifier's equivalence is asked only of the
+A value the problem itself states leaks nothing, nor does a number the problem holds anywhere as a
+quantity (the ``7`` of its ``x^7``, not the ``1001`` of its ``-1001x``: a sub-goal restating the
+problem's data tells no answer, one giving a coefficient as a result may). A reference answer the
+reference check marks unusable (``reference.answer_problem``: the garbled ``x^{2}+y^{2}=1\2``, which
+the reader takes for ``1``) is no leak pattern: every ``1`` would state it. ``prompt_leak`` applies it
+to each tested milestone's description and prompt (the problem it quotes aside): neither may state the
+reference answer, its correction or the INTEGRATE gold. There the verifier's equivalence is asked only of the
 pieces the fast reader reads (``_fast.read``: numbers, fractions, roots, short expressions), where a
 restated answer lies; a longer formula of a prompt leaks as written or trivially reformatted (the
 parser would spend 5-1000 ms on each, and a sub-goal may well quote an expression equal to the answer).

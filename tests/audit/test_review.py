@@ -197,3 +197,14 @@ def test_a_batch_review_asks_through_the_batch_api_and_online_asks_nothing_again
         online = _review(store, server, "--json")
         assert online.exit_code == 0 and server.total == 0
     assert json.loads(online.stdout)["table"] == out["table"]
+
+
+def test_a_reviewer_that_never_answers_in_the_rubrics_json_exits_3(probed) -> None:
+    store, _ = probed
+    with LoopbackServer(script=lambda messages, body: "I would rather not say.") as server:
+        result = _review(store, server)
+        as_json = _review(store, server, "--json")  # the same replies, from the cache
+    assert result.exit_code == 3, result.output
+    assert "0 labeled, 4 unreviewed" in result.output
+    assert f"no family was reviewed: {REVIEWER} gave no readable reply" in result.output
+    assert as_json.exit_code == 3 and json.loads(as_json.stdout)["unreviewed"] == 4

@@ -153,3 +153,45 @@ def test_check_reads_a_roadmap_set_of_the_store(sample_store: Path, release_data
     line = one_line(runner.invoke(app, ["check", "--source", "relase", "--store", str(sample_store)]), 2)
     assert "(did you mean 'release'?)" in line
     one_line(runner.invoke(app, ["check"]), 2)
+
+
+def test_probe_on_a_store_of_one_family_names_the_controls_and_the_way_out(tmp_path: Path, release_data: Path) -> None:
+    """The controls borrow another family's milestones: with one family they cannot be asked, said in one
+    line before any call; without them the probe runs."""
+    one, store = tmp_path / "one.jsonl", tmp_path / "s.sqlite"
+    one.write_text((release_data / "families_sample.jsonl").read_text().splitlines()[0] + "\n")
+    assert CliRunner().invoke(app, ["import", str(one), "--store", str(store)]).exit_code == 0
+    with LoopbackServer() as server:
+        probe = ["probe", "--student", "openai/x", "--store", str(store), "--k", "1", "--base-url",
+                 server.openai_base_url]
+        said = one_line(CliRunner().invoke(app, probe), 2)
+        assert server.total == 0
+        without = CliRunner().invoke(app, [*probe, "--conditions", "C1,C2,C3"])
+    assert "the controls C2-random, C3-mismatched borrow another family's milestones" in said
+    assert "'release' has no second family with milestones" in said and "--conditions C1,C2,C3" in said
+    assert without.exit_code == 0, without.output
+
+
+def _read_only_folder(tmp_path: Path) -> Path:
+    """A folder this process cannot make a file in: one without write bits, or for root (whom bits do not
+    stop) sysfs, which takes no new file."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    pytest.skip("no read-only folder here")
+
+
+def test_a_new_store_in_a_read_only_folder_is_one_line_saying_so(tmp_path: Path, release_data: Path) -> None:
+    folder = _read_only_folder(tmp_path)
+    for store in (folder / "s.sqlite", folder / "new" / "s.sqlite"):
+        result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
+        said = one_line(result, 1)
+        assert said == (f"error: {store.parent}: the folder is read-only: a new store cannot be made there "
+                        "(--store PATH names another place)")
+        assert "Traceback" not in result.output and not store.exists()

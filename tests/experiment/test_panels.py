@@ -9,8 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from oracleladder import Experiment
+from oracleladder.cli import app
 from oracleladder.experiment import ExperimentError
 from oracleladder.schemas.jsonl import InputError
 
@@ -101,3 +103,22 @@ async def test_a_panel_naming_another_set_is_refused(tmp_path: Path) -> None:
             await ex.import_panels([bad], grader="papr")
         with pytest.raises(ExperimentError, match="no rollouts of student 'm'"):
             await ex.report(["m"])  # nothing of a refused file was stored
+
+
+def test_repeated_panel_records_count_once_and_contradicting_ones_are_refused(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(DATA / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
+    first = json.loads((DATA / "panels" / "oracle_panel_4k_qwen3_8b_pre_rl.jsonl").read_text().splitlines()[0])
+    again, other = tmp_path / "again.jsonl", tmp_path / "other.jsonl"
+    again.write_text(f"{json.dumps(first)}\n{json.dumps(first)}\n")
+    other.write_text(json.dumps({**first, "n_correct": (first["n_correct"] + 1) % (first["k"] + 1)}) + "\n")
+    imported = runner.invoke(app, ["panels", "import", str(again), "--store", str(store)])
+    assert imported.exit_code == 0, imported.output
+    assert f"imported 1 panel records of {first['model']}" in imported.stderr
+    refused = runner.invoke(app, ["panels", "import", str(again), str(other), "--store", str(store)])
+    assert refused.exit_code == 2
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert (f"error: {other}: {first['model']} on pid '{first['pid']}' {first['condition']} is "
+            f"{(first['n_correct'] + 1) % (first['k'] + 1)} of {first['k']} here and {first['n_correct']} of "
+            f"{first['k']} in {again}: keep one of them") in refused.stderr

@@ -14,8 +14,9 @@ from oracleladder.testing import LoopbackServer
 
 def test_a_comma_list_of_dimensions_is_the_option_repeated(tmp_path: Path, release_data: Path) -> None:
     store, runner = tmp_path / "s.sqlite", CliRunner()
-    assert runner.invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)]).exit_code == 0
-    assert runner.invoke(app, ["prim", "import", str(release_data / "prim_gold.jsonl"), "--store", str(store)]).exit_code == 0
+    for args in (["import", str(release_data / "families_sample.jsonl")],
+                 ["prim", "import", str(release_data / "prim_gold.jsonl")]):
+        assert runner.invoke(app, [*args, "--store", str(store)]).exit_code == 0
     estimates = []
     with LoopbackServer(script=lambda m, b: "\\boxed{0}") as server:
         for options in (["--dimensions", "discovery,execution", "--primitive-source", "gold,plan"],

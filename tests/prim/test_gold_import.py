@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
@@ -82,3 +83,17 @@ def test_a_gold_primitive_stating_the_answer_is_listed_and_left_out(tmp_path: Pa
     assert "imported 3 gold primitives" in said and "unchecked" not in said
     primitives, solutions = _stored(store)
     assert [p.pid[:8] for p in primitives] == ["de4b7c19", "5cf6d4d9", "85b872e8"] and len(solutions) == 4
+
+
+@pytest.mark.parametrize("pid, shown", [(None, "null"), (["a", "b"], '["a", "b"]'), ("  ", '"  "'), (True, "true")])
+def test_a_pid_that_is_not_text_or_a_number_is_one_line_naming_the_line(tmp_path: Path, release_data: Path,
+                                                                       pid, shown: str) -> None:
+    store, bad = tmp_path / "s.sqlite", tmp_path / "gold.jsonl"
+    lines = (release_data / "prim_gold.jsonl").read_text().splitlines()
+    second = {**json.loads(lines[1]), "pid": pid}
+    bad.write_text("\n".join([lines[0], json.dumps(second)]) + "\n")
+    result = CliRunner().invoke(app, ["prim", "import", str(bad), "--store", str(store)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {bad}:2: pid {shown} is not a problem's id (text or a number)"]
+    assert _stored(store) == ([], {})  # nothing stored, no 'None'

@@ -259,11 +259,12 @@ async def test_a_v11_store_migrates_to_v12_with_every_row_intact(tmp_path: Path,
         assert [(j.target, j.call_key) for j in await store.failed_jobs()] == [("m2", failed.key())]
         assert await store.families() == [fam]
         assert await store.released_records() == [json.loads(json.dumps(to_released(fam)))]
-        # a rerun of the same jobs replaces the rows, not duplicates them
+        # a rerun of the same jobs (their calls cached) neither duplicates the rows nor takes them over: they
+        # keep the run that paid for their calls (issue 43), and the rerun is recorded as reusing them
         for x in rollouts[:K]:
             await store.put_rollout(x.model_copy(update={"run_id": "run-3"}))
-        assert await store.rollout_count() == len(rollouts)
-        assert await store.rollouts(run_id="run-3") == [x.model_copy(update={"run_id": "run-3"}) for x in rollouts[:K]]
+        assert await store.rollout_count() == len(rollouts) and await store.rollouts() == rollouts
+        assert await store.rollouts(run_id="run-3") == [] and await store.reused(rollouts[:K]) == (K, 1)
         await store.put_failed_job(FailedJob(run_id="run-3", student="openai/student", source="release", pid="p9",
                                              target="m0", k=0, call_key=failed.key(), reason="HTTP 400"))
         assert [j.pid for j in await store.failed_jobs(run_id="run-3")] == ["p9"]

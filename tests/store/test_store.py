@@ -314,12 +314,13 @@ async def test_problems_attempts_reports_runs_rollouts(tmp_path: Path) -> None:
         assert sorted(await store.rollouts(student="local/x"), key=lambda r: r.k) == rollouts
         assert await store.rollouts(student="local/x", run_id="other") == []
         assert await store.rollout_count(student="local/x", run_id=rid) == 2
-        # a rerun reusing the cached calls replaces, not duplicates
+        # a rerun reusing the cached calls neither duplicates the rollouts nor takes them over (issue 43)
         rid2 = await store.start_run("probe", {})
         for r in rollouts:
             await store.put_rollout(r.model_copy(update={"run_id": rid2}))
         assert await store.rollout_count(student="local/x") == 2
-        assert {r.run_id for r in await store.rollouts(student="local/x")} == {rid2}
+        assert {r.run_id for r in await store.rollouts(student="local/x")} == {rid}
+        assert (await store.get_run(rid2)).reused == 2
 
 
 # ------------------------------------------------------------------ crash safety

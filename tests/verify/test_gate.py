@@ -30,9 +30,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"  # tests/data
 RECORDED = DATA / "verdicts_gate.jsonl"
 GRADERS = ("paper", "strict", "extended")
 # every item graded three ways: tens of seconds of CPU, so out of the fast lane (run it alone after a
-# change to grading: python -m pytest -q tests/verify/test_gate.py -n 2)
+# change to grading: python -m pytest -q tests/verify/test_gate.py)
 pytestmark = pytest.mark.integration
-PARTS = 4  # each grader's items in 4 tests, which pytest-xdist's workers share out (strict's take seconds)
 
 # Items whose recorded verdict is a crash, reported by the worker as "parse error: TypeError" with
 # nothing extracted: an answer holding a labelled tuple, `(a, m, n) = (2, m, 2^t m), 64`, parses as
@@ -108,11 +107,10 @@ def gate() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return list(zip(built, recorded))
 
 
-@pytest.mark.parametrize("part", range(PARTS))
 @pytest.mark.parametrize("grader", GRADERS)
-def test_verdicts_are_the_recorded_ones(gate, grader: str, part: int) -> None:
+def test_verdicts_are_the_recorded_ones(gate, grader: str) -> None:
     differ = []
-    for item, recorded in gate[part::PARTS]:
+    for item, recorded in gate:
         got = _row(verify_inprocess(item["response"], item["gold"], grader=grader, problem=item["problem"]))
         want = recorded[grader]
         if item["id"] in CRASHED and want[1] == "parse error: TypeError":

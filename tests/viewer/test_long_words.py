@@ -22,10 +22,11 @@ from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.schemas.prim import PrimPrimitive
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
-from tests.prim.scripted import B, JUDGE, STUDENT, TEACHER, scripted_store
-from tests.viewer.browser import errors as _errors, open_page as _open
-from tests.viewer.test_viewer import A, _answer, _import, _numbers, _report
+from tests.prim.scripted import JUDGE, STUDENT, TEACHER, B, scripted_store
+from tests.viewer.browser import errors as _errors
+from tests.viewer.browser import open_page as _open
 from tests.viewer.stores import fill
+from tests.viewer.test_viewer import A, _answer, _import, _numbers, _report
 
 # unbroken words, repeated to the length wanted: letters from two fonts, as in a formula written without
 # spaces (one font's letters alone are laid out fast in any case); the more font changes, the slower

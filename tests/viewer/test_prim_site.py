@@ -120,6 +120,10 @@ def test_the_prim_overview_and_a_problem_page_render_and_hostile_text_stays_text
         "A": ("solved", "Direct"), "B": ("execution-limited", "Roadmap-gap"),
         "C": ("discovery-limited", "Milestone-execution-gap"), "D": ("capability-limited", "Capability-gap")}
     assert browser.find_element(By.CSS_SELECTOR, "#tables table")  # the tables of report.md
+    # D's Discovery primitive had nothing to read: the banner says so, in report.md's words
+    banner = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#cut-off-banner li")]
+    assert banner == overview["warnings"] and any(line.startswith("discovery: 0 of 4 answers cut off")
+                                                  and line.endswith("1 unreadable (1 no box)") for line in banner)
 
     for pid in (D, A):  # D: the hostile Digestion; A: the hostile teacher's primitive
         n = next(f["n"] for f in overview["families"] if f["pid"] == pid)

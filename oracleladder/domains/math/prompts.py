@@ -57,6 +57,10 @@ def seeded_rng(seed: int, pid: str, condition: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+# the controls that borrow another family's milestones (C2-random its descriptions, C3-mismatched its answers)
+DONOR_CONTROLS = ("C2_random", "C3_mismatched")
+
+
 def donor_pool(family: Family, pool: Sequence[Family], keep_leaking: bool = False) -> list[Family]:
     others = [f for f in pool if f.pid != family.pid and f.tested(keep_leaking=keep_leaking)]
     if not others:
