@@ -9,7 +9,9 @@ resolved by the fixed priority rule (the paper's order, favouring data-quality e
 user's), which gives Table 39. A validation sheet of a second sample is compared with the resolved
 labels the same way. With each repair's outcome (the verifier repair of a Verifier_Artifact family,
 the leak-safe regeneration of a Decomposition_Incomplete one), the post-repair triage and its bounds
-give Table 40 and Figure 9.
+give Table 40 and Figure 9. Against the automated review's labels of the same student (`audit.review`),
+the resolved labels give the review's agreement on the verifier-or-format verdict (the paper's 69%,
+kappa 0.14).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +31,7 @@ from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
 from ..prim.scoring import cohen_kappa
 from ..report.markdown import pct, table
 from ..schemas.models import Family, Rollout
-from ..schemas.rubric import CATEGORIES
+from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 
 if TYPE_CHECKING:
@@ -72,10 +74,24 @@ class _Key(BaseModel):
 # ------------------------------------------------------------------ statistics
 
 
-def agreement(a: Sequence[str], b: Sequence[str]) -> dict:
+def agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> dict:
     """Raw agreement (count and share) and Cohen's kappa of two label lists of the same items."""
     agree = sum(x == y for x, y in zip(a, b))
     return {"n": len(a), "agree": agree, "raw": agree / len(a), "kappa": cohen_kappa(a, b)}
+
+
+def review_agreement(resolved: Mapping[str, str], review: Mapping[str, RubricLabel | None]) -> dict | None:
+    """The automated review against the raters' resolved labels, on the families both cover (the review's
+    label read, not unreviewed): the same verifier-or-format verdict (the review's flag, the raters'
+    Verifier_Artifact) as raw agreement and Cohen's kappa (the paper's 51 of 74, 69%, kappa 0.14), and the
+    raters' Verifier_Artifact families the review flags (its 6 of 20). None: no family in both."""
+    both = [p for p in resolved if review.get(p) is not None]
+    if not both:
+        return None
+    flagged = [review[p].flagged for p in both]
+    human = [resolved[p] == VERIFIER_ARTIFACT for p in both]
+    return {**agreement(flagged, human), "human_flagged": sum(human),
+            "both_flagged": sum(f and h for f, h in zip(flagged, human))}
 
 
 def resolve(a: str, b: str, priority: Sequence[str] = CATEGORIES) -> str:
@@ -306,6 +322,13 @@ def markdown(result: dict) -> list[str]:
         L += [f"Validation pass on {v['n']} of the families: {v['agree']} agree with the resolved labels "
               f"({pct(v['raw'])}), Cohen's kappa {v['kappa']:.2f}. Its shares against the primary labels': "
               f"{shares}.", ""]
+    if "review" in result:  # read against the automated review (`--review`)
+        r = result["review"]
+        line = "The automated review (`ladder audit review`) labeled none of these families." if r is None else (
+            f"Against the automated review: on the {r['n']} families both cover, the same verifier or format verdict "
+            f"for {r['agree']} ({pct(r['raw'])}, Cohen's kappa {r['kappa']:.2f}); the review flags "
+            f"{r['both_flagged']} of the {r['human_flagged']} families the raters resolved to {VERIFIER_ARTIFACT}.")
+        L += [line, ""]
     t = result["triage"]
     if t:
         L += triage_markdown(t)

@@ -1,7 +1,8 @@
 """The automated rubric review of the composition gap (paper Appendix S.1, Table 42).
 
-An LLM reviewer (prompt ``prompts/audit_review.txt``) reads each composition-gap family of a student:
-the problem and its reference answer, the roadmap with its golds, the student's Stage 0 attempts and
+An LLM reviewer (prompt ``prompts/audit_review.txt``) reads each distinct composition-gap family of the
+students once (the paper's 253 families, each label carried to every model that has the family in the
+gap): the problem and its reference answer, the roadmap with its golds, a student's Stage 0 attempts and
 its attempts at the parent (the grader's verdict and extracted answer of each, and the end of each
 parent response), and labels it with the rubric (`schemas.rubric.RubricLabel`: a category, the
 verifier and format error flags, the evidence). Every call goes through the cached client at

@@ -20,6 +20,7 @@ from ..experiment.selection import Picked, pick
 from ..report import markdown
 from ..domains.math import MathDomain
 from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
+from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE, Store
 from .common import (EXIT_INCOMPLETE, PidsOpt, SourceOpt, StoreOpt, existing, fail, listed, make_endpoint, pids_given,
@@ -238,6 +239,7 @@ def human(
     priority: Annotated[Optional[str], typer.Option("--priority", help="The order that resolves a disagreement, all five categories as a comma list (default the paper's: Verifier_Artifact, Beyond_Capability, Not_Standalone, Decomposition_Incomplete, Genuine_Composition).")] = None,
     repairs: Annotated[Optional[Path], typer.Option("--repairs", help="A CSV of each repaired family's outcome (columns family, outcome: unlocked, unrecovered or not_applicable): Table 40 and the bounds.")] = None,
     figure: Annotated[Optional[Path], typer.Option("--figure", help="With --repairs: write Figure 9 (the triage) to this PNG.")] = None,
+    review: Annotated[bool, typer.Option("--review", help="With --read: the automated review's agreement with the resolved labels (raw and Cohen's kappa of the verifier-or-format verdict), from the student's stored `ladder audit review` labels.")] = False,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -246,7 +248,8 @@ def human(
     """Human audit of unrecovered families (paper Appendix S): grader-blind sheets for two raters (each
     in its own order) and an optional validation sheet; `--read FOLDER` checks the filled-in sheets and
     gives the raw agreement and Cohen's kappa, the labels resolved by the priority rule (Table 39), the
-    validation pass, and with `--repairs` the post-repair triage, its bounds (Table 40) and Figure 9.
+    validation pass, and with `--repairs` the post-repair triage, its bounds (Table 40) and Figure 9;
+    with `--review`, the automated review's agreement with the resolved labels (Appendix S.1: 69%, kappa 0.14).
     The student's results at one setting (--max-tokens, --run, ...)."""
     if read is not None:
         try:
@@ -259,6 +262,13 @@ def human(
             result = hum.read_audit(read, priority=order, repairs=repairs)
         except SheetError as exc:
             fail(str(exc))
+        if review:
+            if not (result["student"] and result["source"]):
+                fail(f"{read / hum.KEY} names no student and roadmap set: --review reads that student's review")
+            existing(store)
+            labels = run_experiment(store, lambda ex: _review_labels(ex, result["student"], result["source"]),
+                                    reading=True)
+            result["review"] = hum.review_agreement({p: la["resolved"] for p, la in result["labels"].items()}, labels)
         if figure is not None:
             hum.write_figure(result["triage"], figure)
         typer.echo(json.dumps(result) if as_json else "\n".join(hum.markdown(result)))
@@ -281,6 +291,11 @@ def human(
     say(f"{len(key['families'])} of the {key['unrecovered']} unrecovered families of {student} written to "
         f"{sheets}: a sheet per rater ({', '.join(key['raters'].values())}){checked}. Each rater writes one of "
         f"{', '.join(hum.CATEGORIES)} in the category column, then run `ladder audit human --read {sheets}`.")
+
+
+async def _review_labels(ex: Experiment, student: str, source: str) -> dict[str, RubricLabel | None]:
+    """The student's stored review labels by family (`ladder audit review`; None: unreviewed)."""
+    return {r.pid: r.label for r in await ex.store.reviews(student, source)}
 
 
 async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: list[str], sheet: Path,

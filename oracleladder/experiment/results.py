@@ -184,7 +184,7 @@ class ReviewAuditResult(Result):
     """`ladder audit review`: the reviewer on each composition-gap family of each student, and Table 42."""
 
     run_id: str
-    families: int  # composition-gap families asked about (over the students)
+    families: int  # distinct composition-gap families asked about, each once over the students
     labeled: int
     unreviewed: int  # no reply in the JSON asked for, after its re-ask: in no category
     failed: int  # calls that failed for good (a rerun asks them again)

@@ -615,15 +615,17 @@ class Experiment(PrimStages, Reader):
 
     async def review_audit(self, reviewer: str | Endpoint, students: Sequence[str], *, source: str = "release",
                            threshold: int = 1, max_tokens: int = 4096, choice: Choice = Choice()) -> ReviewAuditResult:
-        """The automated rubric review (paper Appendix S.1, Table 42): the LLM ``reviewer`` labels each
-        composition-gap family (strict milestone test, ``threshold`` correct of K) of each student at one
-        setting (``choice``) on a math roadmap set; each label is stored (a later review of the student's
-        family replaces it), an unreadable reply as unreviewed, a call that failed for good not at all (a
-        rerun asks it again). Returns the counts and Table 42 of the students."""
+        """The automated rubric review (paper Appendix S.1, Table 42): the LLM ``reviewer`` labels each distinct
+        composition-gap family (strict milestone test, ``threshold`` correct of K) of the students at one setting
+        (``choice``) on a math roadmap set once, reading the first student's attempts that has it in the gap, and
+        the label is stored for every student that has it there (the paper's 253 families carried to six models;
+        a later review of a student's family replaces it); an unreadable reply as unreviewed, a call that failed
+        for good not at all (a rerun asks it again). Returns the counts and Table 42 of the students."""
         endpoint, store, domain = as_endpoint(reviewer), self.store, MathDomain()
         families = await self.roadmap_set(source)
         by_pid = {f.pid: f for f in families}
-        results, todo = {}, []
+        results: dict[str, list] = {}
+        todo: dict[str, tuple[Family, list[Rollout], list[str]]] = {}  # pid -> what is asked, the students it labels
         for student in dict.fromkeys(students):
             [picked] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
             results[student] = [r for r in self._collected(domain, families, picked, False)
@@ -632,7 +634,8 @@ class Experiment(PrimStages, Reader):
             rollouts: dict[str, list[Rollout]] = {}
             for r in picked.rollouts:
                 rollouts.setdefault(r.pid, []).append(r)
-            todo += [(student, by_pid[pid], rollouts.get(pid, [])) for pid in sorted(gap)]
+            for pid in sorted(gap):
+                todo.setdefault(pid, (by_pid[pid], rollouts.get(pid, []), []))[2].append(student)
         if not todo:
             raise ExperimentError(f"no composition-gap family of {', '.join(results)} on roadmap set '{source}' "
                                   "(it needs Stage 0 and C1-C3 results)")
@@ -641,9 +644,9 @@ class Experiment(PrimStages, Reader):
         async with calling(store, endpoint, "audit-review", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             answers = await gather_or_cancel(*(ask_review(client, review_messages(f, rolls), max_tokens)
-                                               for _, f, rolls in todo))
-            for (student, f, _), a in zip(todo, answers):
-                if not a.failed:
+                                               for f, rolls, _ in todo.values()))
+            for (f, _, labels), a in zip(todo.values(), answers):
+                for student in labels if not a.failed else []:
                     await store.put_review(Review(student=student, source=source, pid=f.pid, reviewer=endpoint.model,
                                                   prompt=meta["prompt"], label=a.label, reason=a.reason,
                                                   run_id=run.id), wait=False)

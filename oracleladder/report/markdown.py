@@ -9,11 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
+from ..schemas.rubric import CATEGORIES
 from .palette import NOT_CLASSIFIED, n_families
 from .stats import Interval, Transitions
-from ..schemas.rubric import CATEGORIES
-from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, Containment, FormatAudit, LeakResidual,
-                     ReportTables, ReviewRow, Share, StudentReport)
+from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, BudgetChange, Containment, FormatAudit,
+                     LeakResidual, QFamily, ReportTables, ReviewRow, Share, StudentReport)
 
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
                  "C3_mismatched", "C3_gold_answers")
@@ -264,6 +264,14 @@ def threshold_sweep(r: ReportTables) -> list[str]:
     return L
 
 
+def q_family(f: QFamily | None) -> str:
+    """The one sentence naming the family the q-values were adjusted over."""
+    if f is None:
+        return "(no planned contrast was run)"
+    return (f"over the {f.tests} planned test{'s' if f.tests != 1 else ''} of {f.students} "
+            f"student{'s' if f.students != 1 else ''} together (every planned contrast that was run)")
+
+
 def contrasts(r: ReportTables) -> list[str]:
     """Tables 11 (the planned contrasts) and 10 (each condition against direct prompting)."""
     cells = {s: [NOT_RUN if c.status == NOT_RUN else
@@ -281,7 +289,7 @@ def contrasts(r: ReportTables) -> list[str]:
             "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
             "two-sided exact p (binomial on discordant pairs); n = families where both were run.", "",
             "Planned contrasts (Table 11):", "", *part(True),
-            "", "Benjamini-Hochberg adjusted p (q) over each student's planned contrasts that were run:", "",
+            "", f"Benjamini-Hochberg adjusted p (q) {q_family(r.meta.bh_family)}:", "",
             *table(["Model"] + planned, adjusted),
             "", "Each condition against direct prompting (Table 10):", "", *part(False), ""]
 
@@ -560,7 +568,24 @@ def review(r: ReportTables) -> list[str]:
     title = "## Automated rubric review of the composition gap (Table 42)"
     if r.review is None:
         return [title, "", "Not run: `ladder audit review` labels each composition-gap family.", ""]
-    return [title, "", *review_table(r.review)]
+    return [title, "", *review_table(r.review), *review_at_budgets(r.review, r.budgets)]
+
+
+def review_at_budgets(rows: Mapping[str, ReviewRow], budgets: Mapping[str, BudgetChange]) -> list[str]:
+    """Table 42's two budgets side by side, for each student read at two --max-tokens with a review at both
+    (its labels are the student's, so each budget reads the same label of a family, as the paper carries its
+    4K labels to its 16K sets); nothing where there is none."""
+    both = {s: b for s, b in budgets.items() if b.low in rows and b.high in rows}
+    if not both:
+        return []
+    body = [[s, f"{b.max_tokens[0]} / {b.max_tokens[1]}", lo.labeled, lo.flagged, pct(lo.flagged_share),
+             pct(lo.before), pct(lo.after), pct(hi.before), pct(hi.after), hi.unlabeled]
+            for s, b in both.items() for lo, hi in [(rows[b.low], rows[b.high])]]
+    return [("At two budgets (max_tokens lower / higher): the families labeled and flagged at the lower, and the "
+             "composition gap's share before and after removing the flagged families at each; unlabeled at the "
+             "higher: its gap families without a label, kept in the category."), "",
+            *table(["Model", "max_tokens", "Labeled (lower)", "Flagged", "Flagged %", "Before (lower)",
+                    "After (lower)", "Before (higher)", "After (higher)", "Unlabeled (higher)"], body), ""]
 
 
 def leak_residual(r: ReportTables) -> list[str]:

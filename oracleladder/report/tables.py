@@ -8,13 +8,13 @@ CIs with the any-probe rank interval (Table 12), and for two or more students th
 ordering of every pair (Table 13), the outcome and five-way label transitions (Table 38) and the change
 in counts (Table 18) of each student against a base. Also: the fingerprint of the families that pass the
 milestone test (Table 14), per-condition recovery over tau (Table 28), Benjamini-Hochberg over the planned
-contrasts, the set's milestone types and answer schemas and each student's types by outcome state (Tables 7,
-48 and 8, given the set's families), a student at two budgets (Tables 22 and 15, with the transitions
-of each family's outcome from one budget to the other), and the milestone answers in each student's unaided
-attempts by whether it solves the milestone alone and by gold length (Tables 36 and 37: `audit.roadmap`
-computes them from the attempts' text, and the report is given them). Per student and family, its labels and counts
-(`family_rows`: report.json's "families", `Report.to_pandas`). Conditions that were not run are "not
-run" (None in report.json), never zeros.
+contrasts of all the students as one family, the set's milestone types and answer schemas and each student's
+types by outcome state (Tables 7, 48 and 8, given the set's families), a student at two budgets (Tables 22
+and 15, with the transitions of each family's outcome from one budget to the other), and the milestone
+answers in each student's unaided attempts by whether it solves the milestone alone and by gold length
+(Tables 36 and 37: `audit.roadmap` computes them from the attempts' text, and the report is given them).
+Per student and family, its labels and counts (`family_rows`: report.json's "families", `Report.to_pandas`).
+Conditions that were not run are "not run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
 has its counts where C2-primitive was run and none elsewhere.
 """
@@ -134,7 +134,7 @@ class Contrast(Frozen):
     only_b: int | None = None
     discordant: int | None = None
     p_value: float | None = None
-    p_bh: float | None = None  # Benjamini-Hochberg over the planned contrasts that ran (None: not planned)
+    p_bh: float | None = None  # Benjamini-Hochberg over the report's planned tests (None: not planned)
 
     @model_serializer(mode="wrap")
     def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -418,6 +418,14 @@ def leak_rule(families: Sequence[Family], kept_by: Sequence[str]) -> LeakRule:
                              for f in families for i in f.leaking or []], kept_by=list(kept_by))
 
 
+class QFamily(Frozen):
+    """The family of tests Benjamini-Hochberg adjusted together: the planned contrasts that ran, of every
+    student the report shows (the paper adjusts its 6 models x 4 contrasts as one family of 24, Appendix E)."""
+
+    tests: int
+    students: int
+
+
 class Meta(Frozen):
     tau: int
     seed: int
@@ -431,6 +439,7 @@ class Meta(Frozen):
     order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the report's columns)
     benchmark: str | None = None  # the plain benchmark whose pass@1 is Table 1's last column
     teacher_prompts: list[str] = []  # the teacher prompts (name and hash) the set was compiled with
+    bh_family: QFamily | None = None  # the contrasts' q family (None: no planned contrast ran)
 
 
 class ReportTables(Frozen):
@@ -525,10 +534,26 @@ def contrasts(fams: list[FamilyResults], tau: int = 1) -> list[Contrast]:
             continue
         m = mcnemar_exact([solved(f.ladder[ca], tau) for f in pairs], [solved(f.ladder[cb], tau) for f in pairs])
         rows.append(Contrast(**row, status="ok", n=len(pairs), delta=m.only_a - m.only_b, **m.model_dump()))
-    planned = [i for i, c in enumerate(rows) if c.planned and c.status == "ok"]
-    for i, q in zip(planned, benjamini_hochberg([rows[i].p_value for i in planned])):
-        rows[i] = rows[i].model_copy(update={"p_bh": q})
-    return rows
+    return adjust_planned({"": rows})[""]
+
+
+def _planned_tests(contrasts: Mapping[str, list[Contrast]]) -> list[tuple[str, int]]:
+    return [(s, i) for s, rows in contrasts.items() for i, c in enumerate(rows) if c.planned and c.status == "ok"]
+
+
+def adjust_planned(contrasts: Mapping[str, list[Contrast]]) -> dict[str, list[Contrast]]:
+    """Per student, its contrasts with ``p_bh``: Benjamini-Hochberg over the planned contrasts that ran of all
+    the students together, one family as the paper's (None for the others)."""
+    tests = _planned_tests(contrasts)
+    q = dict(zip(tests, benjamini_hochberg([contrasts[s][i].p_value for s, i in tests])))
+    return {s: [c.model_copy(update={"p_bh": q.get((s, i))}) for i, c in enumerate(rows)]
+            for s, rows in contrasts.items()}
+
+
+def q_family(contrasts: Mapping[str, list[Contrast]]) -> QFamily | None:
+    """The family `adjust_planned` adjusts over (None: no planned contrast ran)."""
+    tests = _planned_tests(contrasts)
+    return QFamily(tests=len(tests), students=len({s for s, _ in tests})) if tests else None
 
 
 def fingerprint_passing(fams: list[FamilyResults], tau: int = 1) -> dict[str, int] | None:
@@ -827,16 +852,19 @@ def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roa
     benchmarks, containment = benchmarks or {}, containment or {}
     names = list(students)
     base = base if base is not None or len(names) < 2 else names[0]
+    tables = {s: student_tables(f, tau) for s, f in students.items()}
+    shown = {s: t.contrasts for s, t in tables.items()}
+    adjusted = adjust_planned(shown)
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
                   roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
                   base=base, order=None if order is None else list(order), benchmark=benchmark,
-                  teacher_prompts=teacher_prompts(families or [])),
-        students={s: StudentReport(**_with_benchmark(student_tables(f, tau), benchmarks.get(s)),
+                  teacher_prompts=teacher_prompts(families or []), bh_family=q_family(shown)),
+        students={s: StudentReport(**_with_benchmark(t, benchmarks.get(s)) | {"contrasts": adjusted[s]},
                                    missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
-                                   settings=settings.get(s), families=family_rows(f, tau),
+                                   settings=settings.get(s), families=family_rows(students[s], tau),
                                    containment=containment.get(s), spent=spent.get(s))
-                  for s, f in students.items()},
+                  for s, t in tables.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),
         changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base},

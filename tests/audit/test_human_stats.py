@@ -1,6 +1,7 @@
 """The human audit's bookkeeping on label lists built here, each value worked out by hand: Cohen's kappa,
 the priority rule, the triage and its bounds; and the paper's own Table 39 and Table 40 (Appendix S)
-reproduced from per-family labels that sum to its counts."""
+reproduced from per-family labels that sum to its counts, and the automated review's agreement with them
+(Appendix S.1: 69%, kappa 0.14)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,8 +10,9 @@ import pytest
 
 from oracleladder.audit.human import (BEYOND_CAPABILITY as BC, CATEGORIES, DECOMPOSITION_INCOMPLETE as DI,
                                       GENUINE_COMPOSITION as GC, NOT_STANDALONE as NS, VERIFIER_ARTIFACT as VA,
-                                      agreement, markdown, parse_priority, resolve, table39, triage,
-                                      write_figure)
+                                      agreement, markdown, parse_priority, resolve, review_agreement, table39,
+                                      triage, write_figure)
+from oracleladder.schemas.rubric import RubricLabel
 
 
 def test_agreement_and_kappa_by_hand() -> None:
@@ -103,3 +105,30 @@ def test_the_papers_table_40_and_figure_9(tmp_path: Path) -> None:
     assert "at most 57+17=74 (74.0%" in text
     write_figure(t, tmp_path / "figure9.png")
     assert (tmp_path / "figure9.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _label(category: str, flagged: bool) -> RubricLabel:
+    return RubricLabel(category=category, verifier_error=flagged, format_error=False, evidence="")
+
+
+def test_the_papers_review_agreement_from_per_family_labels() -> None:
+    # Appendix S.1: on the 74 families both cover, the review and the authors give the same verifier or format
+    # verdict for 51 (69%, kappa 0.14), and the review flags 6 of the 20 the authors labeled Verifier_Artifact.
+    # So: 6 flagged by both, 14 by the authors alone, 51 - 6 = 45 by neither, 74 - 20 - 45 = 9 by the review alone.
+    # Families the review left unreviewed (None) or never saw are not covered.
+    human = [VA] * 6 + [VA] * 14 + [DI] * 5 + [GC] * 4 + [DI] * 30 + [GC] * 10 + [BC] * 5 + [VA, GC]
+    review = ([_label(VA, True)] * 6 + [_label(DI, False)] * 14 + [_label(DI, True)] * 5 + [_label(GC, True)] * 4
+              + [_label(DI, False)] * 30 + [_label(GC, False)] * 10 + [_label(BC, False)] * 5 + [None])
+    resolved = {f"f{i}": c for i, c in enumerate(human)}
+    r = review_agreement(resolved, {f"f{i}": label for i, label in enumerate(review)})
+    assert (r["n"], r["agree"], r["human_flagged"], r["both_flagged"]) == (74, 51, 20, 6)
+    # p_o = 51/74; p_e = (review flagged 15 * authors 20 + 59 * 54) / 74**2
+    p_e = (15 * 20 + 59 * 54) / 74 ** 2
+    assert r["kappa"] == pytest.approx((51 / 74 - p_e) / (1 - p_e))
+    assert (round(100 * r["raw"]), round(r["kappa"], 2)) == (69, 0.14)
+    text = "\n".join(markdown({"families": 76, "raters": ["a", "b"], "student": "S", "priority": list(CATEGORIES),
+                               "agreement": agreement(human, human), "resolved_disagreements": {},
+                               "table39": table39(resolved), "validation": None, "triage": None, "review": r}))
+    assert ("on the 74 families both cover, the same verifier or format verdict for 51 (68.9%, Cohen's kappa 0.14); "
+            "the review flags 6 of the 20 families the raters resolved to Verifier_Artifact.") in text
+    assert review_agreement(resolved, {}) is None

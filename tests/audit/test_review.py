@@ -1,7 +1,8 @@
 """The automated rubric review (`ladder audit review`, paper Table 42), end to end against the loopback
 server: a probed student with four composition-gap families and one Direct one, a scripted reviewer
 that flags two, labels one clean and answers one unreadably twice; Table 42 counted by hand, in the
-command's output and in the report; a rerun asks nothing."""
+command's output and in the report; a rerun asks nothing. Two students: one question per distinct family,
+its label carried to both. The review read against a human audit of the same student (`audit human --review`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.schemas import Family
 from oracleladder.testing import LoopbackServer, Refuse
+from tests.audit.test_human import _fill
 from tests.helpers.composition import STUDENT, WRONG, composition_gap_store
 
 REVIEWER = "openai/reviewer-model"
@@ -85,6 +87,56 @@ def test_review_gives_table_42_by_hand_and_a_rerun_asks_nothing(probed, tmp_path
     written = json.loads((tmp_path / "out" / "report.json").read_text())
     assert written["review"][STUDENT] == row
     assert f"| {STUDENT} | 4 | 3 | 1 | 2 | 66.7% | 80.0% | 40.0% |" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_two_students_one_question_per_family_the_label_carried_to_both(tmp_path: Path, release_data: Path) -> None:
+    # both students have the same four composition-gap families (attempts that differ: their wrong answers):
+    # four questions and the unreadable family's re-ask, not one set per student; each student's Table 42 row
+    # reads the shared labels (as the single student's above)
+    other = "openai/student-b"
+    store, fams = composition_gap_store(tmp_path, release_data, {STUDENT: WRONG, other: "\\boxed{123456789}"})
+    asked: Counter[str] = Counter()
+    with LoopbackServer(script=_reviewer(fams, asked)) as server:
+        result = _review(store, server, "--student", other, "--json")
+        assert result.exit_code == 0, result.output
+        assert server.total == 5 and asked == {fams[0].pid: 1, fams[1].pid: 1, fams[2].pid: 2, fams[3].pid: 1}
+    out = json.loads(result.stdout)
+    assert (out["families"], out["labeled"], out["unreviewed"], out["failed"]) == (4, 3, 1, 0)
+    for s in (STUDENT, other):
+        row = out["table"][s]
+        assert (row["families"], row["gap"], row["labeled"], row["unlabeled"], row["flagged"]) == (5, 4, 3, 1, 2)
+    with sqlite3.connect(store) as con:
+        stored = Counter(student for (student,) in con.execute("SELECT student FROM reviews"))
+    assert stored == {STUDENT: 4, other: 4}
+
+
+def test_the_review_against_the_human_audit_of_the_student(probed, tmp_path: Path) -> None:
+    store, fams = probed
+    with LoopbackServer(script=_reviewer(fams, Counter())) as server:
+        assert _review(store, server).exit_code == 0
+    folder = tmp_path / "audit"
+    sheets = CliRunner().invoke(app, ["audit", "human", "--student", STUDENT, "--sheets", str(folder),
+                                      "--store", str(store)])
+    assert sheets.exit_code == 0, sheets.output
+    # the raters: families 0, 2 and 3 Verifier_Artifact, 1 Decomposition_Incomplete. The review covers 0, 1 and 3
+    # (2 is unreviewed) and flags 0 and 1: the same verdict on family 0 alone, 1 of 3; both flag 2 of 3, so
+    # p_e = (2 * 2 + 1 * 1) / 9 and kappa = (1/3 - 5/9) / (1 - 5/9) = -0.5; the review flags 1 of the raters' 2
+    labels = {fams[0].pid: "Verifier_Artifact", fams[1].pid: "Decomposition_Incomplete",
+              fams[2].pid: "Verifier_Artifact", fams[3].pid: "Verifier_Artifact"}
+    for rater in ("rater-a.csv", "rater-b.csv"):
+        _fill(folder / rater, labels)
+    read = CliRunner().invoke(app, ["audit", "human", "--read", str(folder), "--review", "--store", str(store),
+                                    "--json"])
+    assert read.exit_code == 0, read.output
+    r = json.loads(read.stdout)["review"]
+    assert (r["n"], r["agree"], r["human_flagged"], r["both_flagged"]) == (3, 1, 2, 1)
+    assert r["kappa"] == pytest.approx(-0.5)
+    text = CliRunner().invoke(app, ["audit", "human", "--read", str(folder), "--review", "--store", str(store)])
+    assert ("on the 3 families both cover, the same verifier or format verdict for 1 (33.3%, Cohen's kappa -0.50); "
+            "the review flags 1 of the 2 families the raters resolved to Verifier_Artifact.") in text.stdout
+    # without --review, no such line
+    assert "review" not in json.loads(CliRunner().invoke(app, ["audit", "human", "--read", str(folder),
+                                                                "--json"]).stdout)
 
 
 def test_the_reviewer_reads_the_attempts_and_the_grader(probed) -> None:

@@ -22,11 +22,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oracleladder.ladder.outcomes import FamilyResults
 from oracleladder.report.plots import accuracy_figure, change_figure, specificity_figure, trajectory_figure
 from oracleladder.report.report import write_report
-from oracleladder.report.tables import report_tables
+from oracleladder.report.tables import CONTRASTS, Contrast, QFamily, adjust_planned, q_family, report_tables
 from oracleladder.schemas.models import Family, Milestone
+from oracleladder.schemas.rubric import RubricLabel
 from oracleladder.schemas.types import AnswerSchema, MilestoneType
 
 T, F = True, False
@@ -91,7 +94,54 @@ def test_benjamini_hochberg_over_the_planned_contrasts(tmp_path: Path) -> None:
     assert q["C2-primitive vs C2-primitive-random"] is None  # not run: in no adjustment
     assert q["C3 vs C1"] is None  # not planned
     write_report({"S": fams}, tmp_path)
-    assert "| S | 0.0026 | 0.0026 | 0.0026 | 1 | not run |" in (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text()
+    assert "| S | 0.0026 | 0.0026 | 0.0026 | 1 | not run |" in md
+    assert "(q) over the 4 planned tests of 1 student together" in md
+
+
+def test_benjamini_hochberg_over_the_papers_24_planned_tests() -> None:
+    # Table 11 of the OracleLadder paper (Appendix E): per model, C2-correct vs C1, vs C2-random, vs C2-generic,
+    # and C3-gold vs C3-mismatched, the exact p-values as printed (rounded). The paper prints no q-value; it says
+    # BH at q = 0.05 over the 24 tests leaves every C2 contrast significant, and the three C3 ones at p = 0.144,
+    # 0.324 and 0.701 non-significant. Worked by hand: 0.701 is the largest, its q = 0.701 * 24 / 24; 0.324 is
+    # the 23rd, q = 0.324 * 24 / 23; 0.144 is the 22nd, q = 0.144 * 24 / 22.
+    table11 = {"Qwen-base": [2.4e-4, 8.6e-9, 8.2e-5, 0.015],
+               "OutcomeRL-2K step 180": [7.7e-4, 7.6e-4, 0.003, 0.144],
+               "MilestoneRL-2K step 180": [0.001, 2.4e-7, 0.002, 0.005],
+               "gpt-oss-20b": [0.003, 0.010, 0.011, 0.324],
+               "Llama-3.3-70B-Inst.": [4.5e-10, 3.2e-10, 2e-6, 4.6e-4],
+               "DeepSeek-V3.1": [4.2e-5, 9e-6, 0.006, 0.701]}
+    rows = {m: [Contrast(contrast=name, a=a, b=b, planned=True, status="ok", n=354, p_value=p)
+                for (name, a, b, _), p in zip(CONTRASTS[:4], ps)] for m, ps in table11.items()}
+    q = {m: [c.p_bh for c in cs] for m, cs in adjust_planned(rows).items()}
+    assert q_family(rows) == QFamily(tests=24, students=6)
+    assert all(x < 0.05 for cs in q.values() for x in cs[:3])  # every C2 contrast stays significant
+    assert q["OutcomeRL-2K step 180"][3] == pytest.approx(0.144 * 24 / 22)
+    assert q["gpt-oss-20b"][3] == pytest.approx(0.324 * 24 / 23)
+    assert q["DeepSeek-V3.1"][3] == pytest.approx(0.701)
+
+
+def test_benjamini_hochberg_over_the_planned_tests_of_two_students(tmp_path: Path) -> None:
+    # A: the ten families above, p = 0.001953125 (C2 contrasts, each) and 1 (C3). B: six families that C2 and C3
+    # solve and C1, C2-random, C2-generic and C3-mismatched do not: 6 discordant of 6, p = 2 / 2**6 = 0.03125 for
+    # all four. One family of 8: sorted 3 x 0.001953125, 4 x 0.03125, 1; q of A's C2 contrasts 0.001953125 * 8 / 3,
+    # of B's four 0.03125 * 8 / 7, of A's C3 1 * 8 / 8. (Each alone: A's 0.001953125 * 4 / 3, B's 0.03125.)
+    a = {"C1_direct": FF, "C2_descriptions": [T, T], "C2_random": FF, "C2_generic": FF,
+         "C3_gold_answers": [T, T], "C3_mismatched": [T, T]}
+    b = a | {"C3_mismatched": FF}
+    students = {"A": [FamilyResults(f"p{i}", {}, dict(a)) for i in range(10)],
+                "B": [FamilyResults(f"p{i}", {}, dict(b)) for i in range(6)]}
+    r = report_tables(students)
+    q = {s: [c.p_bh for c in t.contrasts[:5]] for s, t in r.students.items()}
+    assert q["A"][:4] == pytest.approx([0.001953125 * 8 / 3] * 3 + [1.0]) and q["A"][4] is None
+    assert q["B"][:4] == pytest.approx([0.03125 * 8 / 7] * 4) and q["B"][4] is None
+    assert r.meta.bh_family == QFamily(tests=8, students=2)
+    res = write_report(students, tmp_path)
+    assert res["meta"]["bh_family"] == {"tests": 8, "students": 2}
+    md = (tmp_path / "report.md").read_text()
+    assert "Benjamini-Hochberg adjusted p (q) over the 8 planned tests of 2 students together" in md
+    assert "| A | 0.00521 | 0.00521 | 0.00521 | 1 | not run |" in md
+    assert "| B | 0.0357 | 0.0357 | 0.0357 | 0.0357 | not run |" in md
 
 
 def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None:
@@ -145,6 +195,28 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert "| Column total | 1 | 1 | 1 | 1 | 4 |" in md and "Same outcome: 2 of 4." in md
     write_report(cols, tmp_path)
     assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
+
+
+def test_table_42_at_two_budgets_side_by_side(tmp_path: Path) -> None:
+    # S at 4096 (L): p1-p3 Unrecovered with m0 solved alone (the composition gap), p4 Direct. At 16384 (H): p1 and
+    # p4 in the gap, p2 and p3 Direct. The review (of L) labels p1 a verifier error, p2 and p3 clean; each budget
+    # reads the same labels. L: 3 labeled, 1 flagged (33.3%), gap 3 of 4 (75.0%) -> 2 (50.0%); H: gap 2 of 4 (50.0%)
+    # -> 1 (25.0%), p4 unlabeled (kept in the gap).
+    gap = fam("p1", FF, FF, FF, m0=[T, T])
+    low = [gap, fam("p2", FF, FF, FF, m0=[T, T]), fam("p3", FF, FF, FF, m0=[T, T]),
+           fam("p4", [T, T], FF, FF, m0=[T, T])]
+    high = [gap, fam("p2", [T, T], FF, FF, m0=[T, T]), fam("p3", [T, T], FF, FF, m0=[T, T]),
+            fam("p4", FF, FF, FF, m0=[T, T])]
+    labels = {"p1": RubricLabel(category="Verifier_Artifact", verifier_error=True, format_error=False, evidence=""),
+              "p2": RubricLabel(category="Decomposition_Incomplete", verifier_error=False, format_error=False,
+                                evidence=""),
+              "p3": RubricLabel(category="Genuine_Composition", verifier_error=False, format_error=False, evidence="")}
+    write_report({"L": low, "H": high}, tmp_path, budgets={"S": (("L", 4096), ("H", 16384))},
+                 reviews={"L": labels, "H": labels})
+    md = (tmp_path / "report.md").read_text().split("(Table 42)")[1]
+    assert "| S | 4096 / 16384 | 3 | 1 | 33.3% | 75.0% | 50.0% | 50.0% | 25.0% | 1 |" in md
+    write_report({"L": low, "H": high}, tmp_path / "one", reviews={"L": labels})  # a review at one budget only
+    assert "At two budgets" not in (tmp_path / "one" / "report.md").read_text()
 
 
 def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:

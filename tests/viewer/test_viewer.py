@@ -94,6 +94,9 @@ def test_the_overview_renders_the_counts_of_its_report_json(browser, site, tmp_p
     headings = re.findall(r"^## (.+)$", (out / "report.md").read_text(), re.M)
     shown = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#tables h2")]
     assert shown == [h.replace("`", "") for h in headings]
+    q = report["meta"]["bh_family"]  # the family the q-values were adjusted over: both students' planned tests
+    assert q["students"] == 2 and (f"(q) over the {q['tests']} planned tests of 2 students together"
+                                   in browser.find_element(By.ID, "tables").text)
     prov = browser.find_element(By.CSS_SELECTOR, "dl.prov").text
     assert f"Student {A}" in prov and "max tokens 256" in prov and "K = 2 per condition" in prov
     browser.save_screenshot(str(tmp_path / "overview.png"))
