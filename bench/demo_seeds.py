@@ -25,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleladder import (
+from oracleladder import (  # noqa: E402 - after the path insert
     Experiment,
     demo,
 )
-from oracleladder.ladder.outcomes import Gap, Outcome
+from oracleladder.ladder.outcomes import Gap, Outcome  # noqa: E402
 
 DEFAULT_DIR = Path("demo-seeds")
 LADDER_GAPS = (Gap.ROADMAP, Gap.MS_EXEC, Gap.COMPOSITION, Gap.MISSING_MS)  # a ladder gap, not Capability-gap

@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleladder.clients import ChatRequest
-from oracleladder.store import Store
-from oracleladder.store.rows import pack
-from tests.helpers import store_at  # an empty store as an old schema made it
+from oracleladder.clients import ChatRequest  # noqa: E402
+from oracleladder.store import Store  # noqa: E402
+from oracleladder.store.rows import pack  # noqa: E402
+from tests.helpers import store_at  # noqa: E402 - an empty store as an old schema made it
 
 OLD = 12
 SERVER = "http://127.0.0.1:8000/v1"

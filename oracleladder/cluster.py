@@ -146,7 +146,7 @@ class Cluster:
 
     def __init__(self, address: str = LOCAL, *, workers: int | None = None, num_cpus: int | None = None) -> None:
         try:
-            ray.__version__  # imported now: a missing Ray is said before any store is opened
+            ray.__version__  # noqa: B018 - imported now: a missing Ray is said before any store is opened
         except ModuleNotFoundError:
             raise ClusterError(INSTALL) from None
         self.address = address

@@ -13,7 +13,7 @@ from ..schemas import CheckResult
 from ..workers import TaskFailed
 
 P = TypeVar("P")
-O = TypeVar("O")
+R = TypeVar("R")
 
 
 def failure(check: str, what: str, exc: BaseException) -> CheckResult:
@@ -70,20 +70,20 @@ def teacher_failure(exc: BaseException, max_tokens: int) -> CheckResult:
 
 async def compile_all(
     problems: Sequence[P],
-    compile_one: Callable[[P], Awaitable[O]],
-    failed: Callable[[P, CheckResult], O],
+    compile_one: Callable[[P], Awaitable[R]],
+    failed: Callable[[P, CheckResult], R],
     *,
     concurrency: int,
-    on_done: Callable[[O], None] | None = None,
+    on_done: Callable[[R], None] | None = None,
     stopped: Callable[[], str | None] = lambda: None,
-) -> list[O]:
+) -> list[R]:
     """Run ``compile_one`` on every problem, ``concurrency`` at a time; a problem that raises ends as
     ``failed(problem, reason)`` and the run goes on. Once ``stopped()`` gives a reason (the client's
     budget is reached), the problems not yet started end as budget failures, nothing stored. The
     collector is kept off the libraries' objects meanwhile (see ``runtime.frozen_heap``)."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(problem: P) -> O:
+    async def one(problem: P) -> R:
         async with gate:
             reason = stopped()
             if reason is not None:

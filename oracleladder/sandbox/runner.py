@@ -289,7 +289,7 @@ _probed: str | None = None  # the isolation level
 def _probe_ok(cmd: list[str]) -> bool:
     try:
         r = subprocess.run(cmd, env={"PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+                           capture_output=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return False
     return r.returncode == 0 and r.stdout.strip() == b"ok"
@@ -425,7 +425,7 @@ def run(
                 f.write(_NO_SOCKET_PREAMBLE)
             main = "_sandbox_main.py"
         if uid is not None:
-            for dirpath, dirnames, filenames in os.walk(tmpdir):
+            for dirpath, _dirnames, filenames in os.walk(tmpdir):
                 os.chown(dirpath, uid, uid)
                 for n in filenames:
                     os.chown(os.path.join(dirpath, n), uid, uid)

@@ -31,15 +31,14 @@ import math
 import re
 from fractions import Fraction
 from functools import lru_cache
-from typing import Union
 
 from oracleladder.schemas.types import AnswerSchema
 from oracleladder.verify.normalize import normalize
 from oracleladder.verify.screen import screen
 
-Const = Union[Fraction, float]
+Const = Fraction | float
 SYMBOLIC = "symbolic"  # an expression with free symbols: no value
-Value = Union[Fraction, float, str]
+Value = Fraction | float | str
 
 MARGIN = 0.05
 _MAX_EXP = 64

@@ -33,7 +33,7 @@ def unicode_math(s: str) -> str:
     s = _INVISIBLE.sub("", _ODD_SPACE.sub(" ", s)).translate(_FULLWIDTH)
     s = _SUPERSCRIPT.sub(lambda m: "^{" + m.group(0).translate(_SUPER_MAP) + "}", s)
     # after a digit, `3¾` is the mixed number 3 3/4 (normalize reads "3 \\frac{3}{4}" as 15/4)
-    s = _VULGAR.sub(lambda m: " \\frac{%s}{%s}" % tuple(unicodedata.normalize("NFKC", m.group(0)).split("⁄")), s)
+    s = _VULGAR.sub(lambda m: " \\frac{" + "}{".join(unicodedata.normalize("NFKC", m.group(0)).split("⁄")) + "}", s)
     s = _SQRT.sub(lambda m: "\\sqrt{" + (m.group(1)[1:-1] if m.group(1)[0] in "{(" else m.group(1)) + "}", s)
     return _SYMBOL.sub(lambda m: _SYMBOLS[m.group(0)], s)
 

@@ -78,7 +78,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
+def _stop(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

@@ -31,7 +31,7 @@ def test_the_boxed_grammar_ends_every_answer_in_a_box_within_its_bound(provider:
     chars = 40
     for k in range(3):
         result = provider.complete_sync(_request(boxed_grammar(chars), boxed_max_tokens(chars), k))
-        shape = r"(?:[^\n]|\n(?!\n)){0,%d}\n\nFinal answer: \\boxed\{[^\n]+\}" % (2 * chars)
+        shape = r"(?:[^\n]|\n(?!\n)){0," + str(2 * chars) + r"}\n\nFinal answer: \\boxed\{[^\n]+\}"
         assert re.fullmatch(shape, result.text), result.text
         assert result.finish_reason == "stop" and result.tokens_out <= boxed_max_tokens(chars)
 

@@ -39,4 +39,5 @@ def asks_plan(messages: list[dict]) -> bool:
 def solve(messages: list[dict]) -> str:
     """The right answer, boxed, to an independent solve of one of GOOD's milestones."""
     description = re.search(r"Milestone:\n(.*?)\n\nOutput instruction", messages[-1]["content"], re.S).group(1)
-    return "\\boxed{%s}" % next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+    answer = next(m["canonical_answer"] for m in GOOD["milestones"] if m["description"] == description)
+    return f"\\boxed{{{answer}}}"

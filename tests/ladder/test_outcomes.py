@@ -1,4 +1,5 @@
-from oracleladder.ladder.outcomes import FamilyResults, Gap, Outcome, classify, milestone_test, parent_outcome
+from oracleladder.ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, milestone_test,
+                                         parent_outcome, taxonomy_from_fingerprints)
 
 T, F = True, False
 
@@ -19,8 +20,6 @@ def test_taxonomy_small():
     assert classify(fam, 1, "fraction") is Gap.MS_EXEC
     assert classify(fam, 3, "fraction") is Gap.COMPOSITION
 
-
-from oracleladder.ladder.outcomes import ladder_gaps, taxonomy_from_fingerprints
 
 TABLE14 = {  # model: (all families D/R/A/U, passing families D/R/A/U)
     "Qwen-base": ((76, 50, 26, 202), (70, 42, 23, 171)),

@@ -52,7 +52,7 @@ def family(pid: str, *types: MilestoneType, schemas: tuple[AnswerSchema | None, 
     return Family(pid=pid, parent_prompt=f"problem {pid}", parent_answer="1", milestones=ms)
 
 
-K, M, CO, I = MilestoneType.KEY_MOVE, MilestoneType.MODEL, MilestoneType.COMPUTE, MilestoneType.INTEGRATE
+K, M, CO, I = MilestoneType.KEY_MOVE, MilestoneType.MODEL, MilestoneType.COMPUTE, MilestoneType.INTEGRATE  # noqa: E741 - the paper's letters
 # tested milestones: p1 KEY_MOVE, MODEL (and its Integrate); p2 KEY_MOVE; p3 COMPUTE, KEY_MOVE; p4 MODEL
 FAMILIES = [family("p1", K, M, I), family("p2", K), family("p3", CO, K), family("p4", M)]
 

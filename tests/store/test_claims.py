@@ -64,7 +64,7 @@ async def test_a_lapsed_claim_or_one_of_a_gone_process_is_taken_over(tmp_path: P
         _write(path, "INSERT INTO claims (key, owner, expires) VALUES (?, ?, ?)",
                (pack_key(REQUEST.key()), owner, expires))
         async with Store.open(path) as store:
-            provider = FakeProvider(lambda r: owner)
+            provider = FakeProvider(lambda r, owner=owner: owner)
             assert (await Client(provider, model="student", cache=store).complete(REQUEST)).text == owner
             assert len(provider.requests) == 1
         assert _claims(path) == []

@@ -119,8 +119,9 @@ def test_different_answers_and_families_are_reported_and_the_first_kept(
         f"family {records[0]['pid']} of 'release': {second} holds another; kept the first"]
     answers = _answers(merged)
     assert all(answers[key] == _answers(first)[key] for key in common)
-    assert (rows(merged, "SELECT family FROM families WHERE pid = '%s'" % records[0]["pid"])
-            == rows(first, "SELECT family FROM families WHERE pid = '%s'" % records[0]["pid"]))
+    pid = records[0]["pid"]
+    assert (rows(merged, f"SELECT family FROM families WHERE pid = '{pid}'")
+            == rows(first, f"SELECT family FROM families WHERE pid = '{pid}'"))
 
     preferred = tmp_path / "preferred.sqlite"
     result = runner.invoke(app, ["merge", str(first), str(second), "--into", str(preferred), "--prefer", str(second)])

@@ -86,7 +86,9 @@ def test_independent_solve():
     async def solver_bad(prompt):
         return "\\boxed{6}"
 
-    verify = lambda resp, gold: f"\\boxed{{{gold}}}" in resp
+    def verify(resp: str, gold: str) -> bool:
+        return f"\\boxed{{{gold}}}" in resp
+
     assert asyncio.run(independent_solve_check(ms("5"), solver_ok, verify)).passed
     r = asyncio.run(independent_solve_check(ms("5"), solver_bad, verify, 0))
     assert not r.passed and r.check == "independent_solve"
@@ -125,7 +127,7 @@ def test_check_family_and_render():
 
 def test_sample_totals(release_data):
     sample = release_data / "families_sample.jsonl"
-    fams = [Family.model_validate(json.loads(l)) for l in sample.read_text().splitlines() if l.strip()]
+    fams = [Family.model_validate(json.loads(line)) for line in sample.read_text().splitlines() if line.strip()]
     reps = [check_family(f) for f in fams]
     s = summarize(reps, fams)
     assert s == summarize([check_family(f) for f in fams], fams)  # stable
@@ -147,7 +149,7 @@ def test_cli_check_numbers_milestones_like_its_reasons(release_data):
 
     result = CliRunner().invoke(app, ["check", str(release_data / "families_sample.jsonl")])
     assert result.exit_code == 0, result.output
-    dup = [l for l in result.stderr.splitlines() if "[duplicates]" in l and "'k^2'" in l]
+    dup = [line for line in result.stderr.splitlines() if "[duplicates]" in line and "'k^2'" in line]
     assert len(dup) == 1 and " milestone 2 (m1) [duplicates] " in dup[0]
     assert "duplicates milestone 1's gold" in dup[0]
     totals = json.loads(result.stderr[result.stderr.index("\n{") :])

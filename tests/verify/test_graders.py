@@ -81,7 +81,7 @@ def test_paper_reproduces_the_release_buckets(release_data: Path) -> None:
     multi = [(r, v) for r, v, s in zip(rows, paper, strict) if "boxes" in s.reason]
     assert multi
     for r, v in multi:
-        last = verify(r"\boxed{%s}" % v.extracted, r["gold"], grader="paper", in_process=True)
+        last = verify(rf"\boxed{{{v.extracted}}}", r["gold"], grader="paper", in_process=True)
         assert v.accepted is last.accepted and "boxes" not in v.reason
 
 

@@ -20,8 +20,7 @@ STARTUP_HEAVY = ("sympy", "math_verify", "pyarrow", "matplotlib", "openai", "ant
 def _loaded(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     """The modules of ``heavy`` that ``code`` executes (one oracleladder._lazy only registered is a
     subclass of ModuleType until first used)."""
-    probe = code + ("\nimport sys, types\nprint(' '.join(m for m in %r if type(sys.modules.get(m)) is types.ModuleType))"
-                    % (heavy,))
+    probe = code + f"\nimport sys, types\nprint(' '.join(m for m in {heavy!r} if type(sys.modules.get(m)) is types.ModuleType))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return out.stdout.split()
 

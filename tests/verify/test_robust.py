@@ -138,12 +138,12 @@ def test_script_that_deletes_itself(tmp_path: Path) -> None:
 
 
 def test_from_a_thread(tmp_path: Path) -> None:
-    body = "import threading\nt = threading.Thread(target=exec, args=(%r,))\nt.start(); t.join()\n" % SCRIPT
+    body = f"import threading\nt = threading.Thread(target=exec, args=({SCRIPT!r},))\nt.start(); t.join()\n"
     _assert_clean(_run([sys.executable, "-c", body], cwd=tmp_path))
 
 
 def test_inside_a_running_event_loop(tmp_path: Path) -> None:
-    body = "import asyncio\nasync def main():\n    exec(%r)\nasyncio.run(main())\n" % SCRIPT
+    body = f"import asyncio\nasync def main():\n    exec({SCRIPT!r})\nasyncio.run(main())\n"
     _assert_clean(_run([sys.executable, "-c", body], cwd=tmp_path))
 
 

@@ -564,7 +564,7 @@ def test_a_megabyte_of_unclosed_math_openers_renders_in_seconds(browser, tmp_pat
         block = f'.target-block[data-target="{target}"]'
         start = time.monotonic()
         browser.find_element(By.CSS_SELECTOR, f"{block} .attempt summary").click()
-        WebDriverWait(browser, 600).until(lambda d: d.execute_script(
+        WebDriverWait(browser, 600).until(lambda d, block=block: d.execute_script(
             "return document.querySelector(arguments[0]).hasChildNodes()", f"{block} .response"))
         took = time.monotonic() - start
         # the behaviour, not a speed: linear splitting (1.2-1.6 s measured); the quadratic one took over 7 minutes

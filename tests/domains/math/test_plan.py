@@ -13,7 +13,7 @@ def _plan(*types: MilestoneType) -> TeacherPlan:
                                    for i, t in enumerate(types)])
 
 
-K, C, I = MilestoneType.KEY_MOVE, MilestoneType.COMPUTE, MilestoneType.INTEGRATE
+K, C, I = MilestoneType.KEY_MOVE, MilestoneType.COMPUTE, MilestoneType.INTEGRATE  # noqa: E741 - the paper's letters
 
 
 @pytest.mark.parametrize("types,reason", [
