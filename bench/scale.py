@@ -51,20 +51,21 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from verifier import GRADERS, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
+
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
 from oracleladder.probe.runner import ProbeConfig, asked_jobs  # noqa: E402
-from oracleladder.verify import grade, grade_all  # noqa: E402
-from oracleladder.verify.extract import all_boxed  # noqa: E402
 from oracleladder.schemas import Family, to_released  # noqa: E402
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.schemas.types import GradeStatus  # noqa: E402
-from oracleladder.validators.leak import leaking_milestones  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
-from oracleladder.workers import WorkerPool  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
-from verifier import GRADERS, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
+from oracleladder.validators.leak import leaking_milestones  # noqa: E402
+from oracleladder.verify import grade, grade_all  # noqa: E402
+from oracleladder.verify.extract import all_boxed  # noqa: E402
+from oracleladder.workers import WorkerPool  # noqa: E402
 
 DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 PAPER_FAMILIES = 354
@@ -148,7 +149,7 @@ class RssSampler:
                       f"({rss_parts()})", flush=True)
                 tenth = 10 * self.done // self.total + 1
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         self._thread.start()
         return self
 

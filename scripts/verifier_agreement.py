@@ -14,8 +14,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from oracleladder.verify import GRADER_VERSIONS, GRADERS, verify_many
 from oracleladder.validators import answer_problem
+from oracleladder.verify import GRADER_VERSIONS, GRADERS, verify_many
 
 SHARED = Path(__file__).resolve().parents[1] / "tests" / "data"  # the release's sample, shipped with the tests
 DATA = SHARED / "responses_sample.jsonl"

@@ -20,7 +20,6 @@ from oracleladder.cli import app
 from oracleladder.clients.local import LocalProvider, find_gguf
 from oracleladder.testing.llama_server import LlamaServer
 from oracleladder.workers import WorkerPool, shared_pool
-
 from tests.helpers.integration import is_integration
 
 RELEASE_DATA = Path(__file__).resolve().parent / "data"

@@ -18,7 +18,6 @@ from oracleladder import Endpoint, Experiment
 from oracleladder.cluster import Cluster
 from oracleladder.experiment import ProbeResult
 from oracleladder.testing import LoopbackServer
-
 from tests.experiment.readme import answer
 from tests.helpers import REPO, rows
 

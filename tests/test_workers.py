@@ -16,8 +16,7 @@ import pytest
 import oracleladder.workers.pool as pool_module
 from oracleladder.domains import CodeDomain, MathDomain
 from oracleladder.verify import GradingFailed
-from oracleladder.workers import (TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, WorkersUnavailable,
-                                  register_task)
+from oracleladder.workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, WorkersUnavailable, register_task
 
 TASKS = """
     import os, time

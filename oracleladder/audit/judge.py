@@ -28,11 +28,11 @@ from ..clients import Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..ladder.contract import Domain
 from ..prompts import load
+from ..report.markdown import num, pct, table
 from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 from ..schemas.types import GradeStatus
-from ..report.markdown import num, pct, table
 
 if TYPE_CHECKING:
     from ..verify import parse as _parse

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
-from ..verify.normalize import normalize, strip_thousands
-from ..schemas.models import Family, Rollout
 from ..report.markdown import by_length, num, share, solved_alone as solved_alone_md, table
 from ..report.tables import Against, Containment, Rates, Share, SolvedAlone, Versus
+from ..schemas.models import Family, Rollout
+from ..verify.normalize import normalize, strip_thousands
 
 C1 = "C1_direct"
 LENGTHS = (None, 25, 15)  # Table 37's columns: every gold, then golds of at most that many characters

@@ -6,25 +6,34 @@ import json
 import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from ..audit import human as hum
-from ..audit import judge as jdg
-from ..audit import retest as rt
-from ..audit import roadmap
+from ..audit import human as hum, judge as jdg, retest as rt, roadmap
+from ..domains.math import MathDomain
 from ..experiment import Choice, Endpoint, Experiment
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
-from ..domains.math import MathDomain
 from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE, Store
-from .common import (EXIT_INCOMPLETE, PidsOpt, SourceOpt, StoreOpt, existing, fail, listed, make_endpoint, pids_given,
-                     run_experiment, say, with_endpoint_options)
+from .common import (
+    EXIT_INCOMPLETE,
+    PidsOpt,
+    SourceOpt,
+    StoreOpt,
+    existing,
+    fail,
+    listed,
+    make_endpoint,
+    pids_given,
+    run_experiment,
+    say,
+    with_endpoint_options,
+)
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -81,7 +90,7 @@ async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
 @with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
                   source: SourceOpt = "release", store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False,
-                  against: Annotated[Optional[str], typer.Option(
+                  against: Annotated[str | None, typer.Option(
                       "--against", help="A second roadmap set of the same problems: Table 37's ratio of the two "
                       "sets' own rates on the same attempts.")] = None,
                   picked: Choice = Choice()) -> None:
@@ -90,7 +99,7 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex: _roadmap(ex, s, source, picked, against), reading=True)
+    results = {s: run_experiment(store, lambda ex, s=s: _roadmap(ex, s, source, picked, against), reading=True)
                for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
@@ -99,12 +108,12 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
 @app.command("judge")
 @with_endpoint_options
 def judge(
-    judge_model: Annotated[Optional[str], typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
-    student: Annotated[Optional[str], typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
+    student: Annotated[str | None, typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
     n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
-    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
-    read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
+    sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     source: SourceOpt = "release",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
@@ -228,17 +237,17 @@ async def _human_sheets(ex: Experiment, student: str, source: str, picked: Choic
 @app.command("human")
 @with_choice()
 def human(
-    student: Annotated[Optional[str], typer.Option("--student", help="The student whose unrecovered families to audit.")] = None,
-    sheets: Annotated[Optional[Path], typer.Option("--sheets", help="Folder to write: a grader-blind sheet per rater (rater-NAME.csv), the validation sheet and the key (audit.key.json).")] = None,
-    read: Annotated[Optional[Path], typer.Option("--read", help="A folder of filled-in sheets: print agreement, kappa and Tables 39 and 40.")] = None,
-    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="Audit a seeded sample of N unrecovered families (default: all).")] = None,
+    student: Annotated[str | None, typer.Option("--student", help="The student whose unrecovered families to audit.")] = None,
+    sheets: Annotated[Path | None, typer.Option("--sheets", help="Folder to write: a grader-blind sheet per rater (rater-NAME.csv), the validation sheet and the key (audit.key.json).")] = None,
+    read: Annotated[Path | None, typer.Option("--read", help="A folder of filled-in sheets: print agreement, kappa and Tables 39 and 40.")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", min=1, help="Audit a seeded sample of N unrecovered families (default: all).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of each rater's order.")] = 0,
-    raters: Annotated[Optional[list[str]], typer.Option("--raters", help="The two raters' names (comma list or repeat; default a,b).")] = None,
+    raters: Annotated[list[str] | None, typer.Option("--raters", help="The two raters' names (comma list or repeat; default a,b).")] = None,
     validation: Annotated[int, typer.Option("--validation", min=0, help="Also write a validation sheet of a second, seeded sample of N of the families.")] = 0,
     show_grader: Annotated[bool, typer.Option("--show-grader", help="Show the student's name and the verifier's verdicts in the sheets (they are blind by default).")] = False,
-    priority: Annotated[Optional[str], typer.Option("--priority", help="The order that resolves a disagreement, all five categories as a comma list (default the paper's: Verifier_Artifact, Beyond_Capability, Not_Standalone, Decomposition_Incomplete, Genuine_Composition).")] = None,
-    repairs: Annotated[Optional[Path], typer.Option("--repairs", help="A CSV of each repaired family's outcome (columns family, outcome: unlocked, unrecovered or not_applicable): Table 40 and the bounds.")] = None,
-    figure: Annotated[Optional[Path], typer.Option("--figure", help="With --repairs: write Figure 9 (the triage) to this PNG.")] = None,
+    priority: Annotated[str | None, typer.Option("--priority", help="The order that resolves a disagreement, all five categories as a comma list (default the paper's: Verifier_Artifact, Beyond_Capability, Not_Standalone, Decomposition_Incomplete, Genuine_Composition).")] = None,
+    repairs: Annotated[Path | None, typer.Option("--repairs", help="A CSV of each repaired family's outcome (columns family, outcome: unlocked, unrecovered or not_applicable): Table 40 and the bounds.")] = None,
+    figure: Annotated[Path | None, typer.Option("--figure", help="With --repairs: write Figure 9 (the triage) to this PNG.")] = None,
     review: Annotated[bool, typer.Option("--review", help="With --read: the automated review's agreement with the resolved labels (raw and Cohen's kappa of the verifier-or-format verdict), from the student's stored `ladder audit review` labels.")] = False,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
@@ -314,10 +323,10 @@ async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choic
 @app.command("retest")
 @with_choice()
 def retest(
-    student: Annotated[Optional[str], typer.Option("--student", help="The student whose attempts to grade by hand.")] = None,
+    student: Annotated[str | None, typer.Option("--student", help="The student whose attempts to grade by hand.")] = None,
     pids: PidsOpt = None,
-    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: every attempt of the families, to grade by hand (its key beside it, SHEET.key.json).")] = None,
-    read: Annotated[Optional[Path], typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's.")] = None,
+    sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: every attempt of the families, to grade by hand (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Path | None, typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sheet's order.")] = 0,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -22,8 +22,17 @@ from rich.markup import escape
 
 from ..clients import ProviderError
 from ..cluster import Cluster, ClusterError
-from ..experiment import (CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint,
-                          EndpointError, Experiment, ExperimentError, request_body)
+from ..experiment import (
+    CONCURRENCY,
+    JUDGE_CONCURRENCY,
+    START_CONCURRENCY,
+    TEACHER_CONCURRENCY,
+    Endpoint,
+    EndpointError,
+    Experiment,
+    ExperimentError,
+    request_body,
+)
 from ..ladder import WHOLE, Shard
 from ..schemas.jsonl import InputError
 from ..verify import grader_name
@@ -75,7 +84,7 @@ def pids_given(value: str | None) -> list[str] | None:
     return pids
 
 
-PidsOpt = Annotated[Optional[str], typer.Option("--pids", metavar="FILE|LIST", help=(
+PidsOpt = Annotated[str | None, typer.Option("--pids", metavar="FILE|LIST", help=(
     "Only these families: a comma list of pids, or a file of pids (one a line, or comma-separated)."))]
 
 
@@ -130,20 +139,20 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
         raise typer.Exit(130) from None
 
 
-BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it (or comma-separate) for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down. Without it, an openai/ model calls OPENAI_BASE_URL when set.")]
-ConcurrencyOpt = Annotated[Optional[int], typer.Option(min=1, help=f"Calls in flight at once, per server (default: what a --base-url server says it runs at once: llama.cpp's /props, SGLang's server info, llama-cpp-python's one; a server that does not say starts at {START_CONCURRENCY} and grows; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others). Halved at a timeout or a 429, then grown back by one.")]
+BaseUrlOpt = Annotated[list[str] | None, typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it (or comma-separate) for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down. Without it, an openai/ model calls OPENAI_BASE_URL when set.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(min=1, help=f"Calls in flight at once, per server (default: what a --base-url server says it runs at once: llama.cpp's /props, SGLang's server info, llama-cpp-python's one; a server that does not say starts at {START_CONCURRENCY} and grows; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others). Halved at a timeout or a 429, then grown back by one.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
 MaxCooldownOpt = Annotated[float, typer.Option("--max-cooldown", min=0, help="Longest wait, in seconds, after a 429 or between retries, whatever Retry-After asks.")]
-RpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Requests-per-minute limit.")]
-TpmOpt = Annotated[Optional[float], typer.Option(callback=positive, help="Tokens-per-minute limit.")]
-ParamOpt = Annotated[Optional[list[str]], typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
-ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
-ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
-ModelNameOpt = Annotated[Optional[str], typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
-CacheTagOpt = Annotated[Optional[str], typer.Option("--cache-tag", metavar="TAG", help="A tag in each call's cache key, for weights changed behind the same model name (the key names the model, not the server: a new port or a replica hits the cache).")]
+RpmOpt = Annotated[float | None, typer.Option(callback=positive, help="Requests-per-minute limit.")]
+TpmOpt = Annotated[float | None, typer.Option(callback=positive, help="Tokens-per-minute limit.")]
+ParamOpt = Annotated[list[str] | None, typer.Option("--param", help="A server parameter NAME=VALUE for the request body's top level (VALUE is JSON, else a string), e.g. top_k=20; repeat the option. Part of each call's cache key.")]
+ExtraBodyOpt = Annotated[str | None, typer.Option("--extra-body", help="A JSON object merged into the request body's top level, e.g. '{\"chat_template_kwargs\": {\"enable_thinking\": false}}'. Part of each call's cache key.")]
+ApiKeyEnvOpt = Annotated[str | None, typer.Option("--api-key-env", help="The environment variable holding this endpoint's key. OPENAI_API_KEY / ANTHROPIC_API_KEY go only to api.openai.com / api.anthropic.com unless named here; a server without a key gets no Authorization header.")]
+ModelNameOpt = Annotated[str | None, typer.Option("--model-name", help="The model name the requests carry (a server's served name); default: the part after provider/.")]
+CacheTagOpt = Annotated[str | None, typer.Option("--cache-tag", metavar="TAG", help="A tag in each call's cache key, for weights changed behind the same model name (the key names the model, not the server: a new port or a replica hits the cache).")]
 BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the calls through the provider's batch API (openai/, anthropic/ and google/ models; half the online price, answers within 24 h): batches logged in the store, a rerun reads the batches in flight instead of submitting again. See `ladder batches`.")]
 BatchPollOpt = Annotated[float, typer.Option("--batch-poll", metavar="SECONDS", min=0.001, help="With --batch: the first wait between polls of a batch; it grows 1.5x a poll, up to 5 minutes.")]
-BatchDeadlineOpt = Annotated[Optional[float], typer.Option("--batch-deadline", metavar="SECONDS", callback=positive, help="With --batch: a batch not ended this long after its creation is cancelled, and its rows without an answer go in the next batch (default: the provider's 24 h window and an hour).")]
+BatchDeadlineOpt = Annotated[float | None, typer.Option("--batch-deadline", metavar="SECONDS", callback=positive, help="With --batch: a batch not ended this long after its creation is cancelled, and its rows without an answer go in the next batch (default: the provider's 24 h window and an hour).")]
 BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
 
 
@@ -206,9 +215,9 @@ def known_grader(grader: str) -> str:
         fail(str(exc))
 
 
-FieldOpt = Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")]
-NullValuesOpt = Annotated[Optional[str], typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")]
-EncodingOpt = Annotated[Optional[str], typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")]
+FieldOpt = Annotated[list[str] | None, typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")]
+NullValuesOpt = Annotated[str | None, typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")]
+EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")]
 
 
 def null_texts(null_values: str | None) -> list[str]:
@@ -234,14 +243,14 @@ def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
         fail(str(exc))
 
 
-RayOpt = Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
-WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
-ShardOpt = Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Only shard I of N (from 1): the families (compile: the problems) split by a stable hash of their pid, the controls still drawn from the whole set; N runs into N stores, then `ladder merge`, give the whole run (docs/cluster.md).")]
+RayOpt = Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
+ShardOpt = Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Only shard I of N (from 1): the families (compile: the problems) split by a stable hash of their pid, the controls still drawn from the whole set; N runs into N stores, then `ladder merge`, give the whole run (docs/cluster.md).")]
 GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
 KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
 DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
-PricesOpt = Annotated[Optional[Path], typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
-MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
+MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -14,17 +14,38 @@ from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DryRunOpt, EncodingOpt, FieldOpt, MaxCostOpt, NullValuesOpt,
-                     OnDuplicate, OnDuplicateOpt, PricesOpt, RayOpt, ShardOpt, StoreOpt, WorkersOpt, cluster_of,
-                     console, existing, fail, make_endpoint, null_texts, run_experiment, say, shard_of,
-                     with_endpoint_options)
+from .common import (
+    EXIT_INCOMPLETE,
+    DryRunOpt,
+    EncodingOpt,
+    FieldOpt,
+    MaxCostOpt,
+    NullValuesOpt,
+    OnDuplicate,
+    OnDuplicateOpt,
+    PricesOpt,
+    RayOpt,
+    ShardOpt,
+    StoreOpt,
+    WorkersOpt,
+    cluster_of,
+    console,
+    existing,
+    fail,
+    make_endpoint,
+    null_texts,
+    run_experiment,
+    say,
+    shard_of,
+    with_endpoint_options,
+)
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 
 
 @with_endpoint_options
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
-    problems: Annotated[Optional[Path], typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
+    problems: Annotated[Path | None, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
     domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
@@ -42,7 +63,7 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     null_values: NullValuesOpt = None,
     encoding: EncodingOpt = None,
     teacher_prompt: Annotated[str, typer.Option("--teacher-prompt", help="toolkit (default): the toolkit's teacher prompt, Appendix U's rules plus ANSWER FORMAT, NO-LEAK and PRIMITIVE sections (and the granularity's); paper: Appendix U's prompt as published, nothing added (math, default granularity; the paper publishes no code teacher prompt). Its name and hash go in each family's provenance, the report header and `compare`.")] = "toolkit",
-    screened: Annotated[Optional[str], typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
+    screened: Annotated[str | None, typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
@@ -131,8 +152,8 @@ def _fill(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_t
 
 
 def check(
-    families: Annotated[Optional[Path], typer.Argument(help="Families in the released record format (or --source).")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
+    families: Annotated[Path | None, typer.Argument(help="Families in the released record format (or --source).")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
@@ -165,7 +186,7 @@ def check(
 
 def attempts(
     teacher: Annotated[str, typer.Option("--teacher", help="The teacher (provider/model) whose attempts to show.")],
-    pid: Annotated[Optional[str], typer.Option("--pid", help="Only this problem's attempts.")] = None,
+    pid: Annotated[str | None, typer.Option("--pid", help="Only this problem's attempts.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per attempt.")] = False,
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,15 +13,35 @@ from rich.console import Console
 from .._lazy import lazy_module
 from ..construction.funnel import into_report
 from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
-from ..report.palette import n_families
-from ..validators.reference import CHECK as REFERENCE_CHECK
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
+from ..report.palette import n_families
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, EncodingOpt, FieldOpt, GraderOpt, KOpt, NullValuesOpt, RayOpt, ShardOpt,
-                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, fail, listed, make_endpoint,
-                     null_texts, run_experiment, say, shard_of,
-                     with_endpoint_options)
+from ..validators.reference import CHECK as REFERENCE_CHECK
+from .common import (
+    EXIT_INCOMPLETE,
+    EncodingOpt,
+    FieldOpt,
+    GraderOpt,
+    KOpt,
+    NullValuesOpt,
+    RayOpt,
+    ShardOpt,
+    SourceOpt,
+    StoreOpt,
+    WorkersOpt,
+    cluster_of,
+    console,
+    existing,
+    fail,
+    listed,
+    make_endpoint,
+    null_texts,
+    run_experiment,
+    say,
+    shard_of,
+    with_endpoint_options,
+)
 from .display import bar, print_failed_jobs
 
 if TYPE_CHECKING:
@@ -33,10 +53,10 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
 @with_endpoint_options
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
-    pool: Annotated[Optional[Path], typer.Argument(help="A raw pool, screened before any compile (Appendix N, the code pilot), read as `ladder compile` reads it: math, a JSONL, CSV or Parquet pool (see --field); code, humaneval[:N] or a JSONL of stdin/stdout problems. Only --rule direct-only; `ladder compile POOL --set NAME` compiles the survivors. Without it: the compiled families of --source.")] = None,
+    pool: Annotated[Path | None, typer.Argument(help="A raw pool, screened before any compile (Appendix N, the code pilot), read as `ladder compile` reads it: math, a JSONL, CSV or Parquet pool (see --field); code, humaneval[:N] or a JSONL of stdin/stdout problems. Only --rule direct-only; `ladder compile POOL --set NAME` compiles the survivors. Without it: the compiled families of --source.")] = None,
     domain: Annotated[str, typer.Option(help="With POOL: math, code, or another registered domain (docs/domains.md).")] = "math",
     source: SourceOpt = "release",
-    set_name: Annotated[Optional[str], typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="Name of the diagnostic set the verdicts are filed under (default: the anchor).")] = None,
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each anchor answer (the paper's construction budget: 4096).")] = 4096,
     rule: Annotated[str, typer.Option("--rule", help="default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only (Appendix N: the milestone test only measured; the only rule for a raw POOL, which has no roadmaps).")] = "default",
@@ -91,10 +111,10 @@ def _screened(result: ScreenResult, raw: str | None) -> str:
 
 
 def funnel(
-    set_name: Annotated[Optional[str], typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen. With the --set of a raw pool's screen: the roadmap set compiled from its survivors.")] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="The set of `ladder screen --set NAME` (default: the store's only set).")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Instead of a set: the compile steps of this teacher's roadmap set, before any screen. With the --set of a raw pool's screen: the roadmap set compiled from its survivors.")] = None,
     dropped: Annotated[bool, typer.Option("--dropped", help="Also list every dropped problem with its stage and reason.")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder whose report.json gets the funnel (under \"funnel\"; other keys kept).")] = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the funnel as JSON.")] = False,
 ) -> None:
@@ -115,14 +135,14 @@ def funnel(
 
 @with_endpoint_options
 def reanchor(
-    counts: Annotated[Optional[Path], typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
-    anchors: Annotated[Optional[list[str]], typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
-    sets: Annotated[Optional[list[str]], typer.Option("--sets", help="Screened sets (`ladder screen --set`, one per anchor; repeat, or comma-separate): the families each keeps and how many of each other's (Table 29).")] = None,
-    students: Annotated[Optional[list[str]], typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
+    counts: Annotated[Path | None, typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
+    anchors: Annotated[list[str] | None, typer.Option("--anchors", help="Anchor models (repeat the option, or comma-separate): counts from their stored rollouts.")] = None,
+    sets: Annotated[list[str] | None, typer.Option("--sets", help="Screened sets (`ladder screen --set`, one per anchor; repeat, or comma-separate): the families each keeps and how many of each other's (Table 29).")] = None,
+    students: Annotated[list[str] | None, typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
     source: SourceOpt = "release",
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="The budget of the rollouts read (and probed).")] = 4096,
-    stage0_max_tokens: Annotated[Optional[int], typer.Option("--stage0-max-tokens", min=1, help="The budget of the Stage 0 rollouts read (and probed), C1-C3 staying at --max-tokens (Tables 5-6: the milestone test at the 4K screening budget); default --max-tokens.")] = None,
+    stage0_max_tokens: Annotated[int | None, typer.Option("--stage0-max-tokens", min=1, help="The budget of the Stage 0 rollouts read (and probed), C1-C3 staying at --max-tokens (Tables 5-6: the milestone test at the 4K screening budget); default --max-tokens.")] = None,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of what is probed.")] = 1.0,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
@@ -164,8 +184,8 @@ def reanchor(
             for model in models:
                 endpoint = make_endpoint(model, endpoint_options)
                 for conditions, stage0, budget in probes:
-                    probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(
-                        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=budget,
+                    probed: ProbeResult = run_experiment(store, lambda ex: ex.probe(  # noqa: B023 (run at once)
+                        endpoint, k=k, conditions=conditions, stage0=stage0, max_tokens=budget,  # noqa: B023
                         temperature=temperature, source=source, progress=bar), endpoint)
                     say(f"{model} at {budget} tokens: {probed.usage.requests} requests, "
                         f"{probed.usage.cache_hits} cache hits")

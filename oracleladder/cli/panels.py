@@ -5,7 +5,7 @@ beside new ones in one report (`experiment.panels`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -22,7 +22,7 @@ app = typer.Typer(no_args_is_help=True, help="Per-family results in the release'
 def export(
     student: Annotated[str, typer.Option("--student", help="The student whose results to write.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for oracle_panel/<model>.jsonl and stage0_panel/<model>.jsonl.")],
-    model: Annotated[Optional[str], typer.Option("--model", help="The model name the records carry (default: the student).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The model name the records carry (default: the student).")] = None,
     source: SourceOpt = "release",
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
@@ -42,10 +42,10 @@ def export(
 def import_(
     files: Annotated[list[Path], typer.Argument(help="Panel files (the release's oracle_panel_16k/*.jsonl, stage0 panels).")],
     source: Annotated[str, typer.Option(help="The roadmap set the panels were made on (imported first).")] = "release",
-    student: Annotated[Optional[str], typer.Option("--student", help="File every record under this student (default: each record's model).")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="The --max-tokens the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", min=0.0, help="The temperature the panel was made at, stated in the report.")] = None,
-    grader: Annotated[Optional[str], typer.Option("--grader", help="The grader of the panel's verdicts (the release's: paper), stated in the report.")] = None,
+    student: Annotated[str | None, typer.Option("--student", help="File every record under this student (default: each record's model).")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="The --max-tokens the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="The temperature the panel was made at, stated in the report.")] = None,
+    grader: Annotated[str | None, typer.Option("--grader", help="The grader of the panel's verdicts (the release's: paper), stated in the report.")] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Import panel records into a store: each model a student whose results show in reports as an

@@ -7,22 +7,42 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from ..clients import load_prices
 from ..experiment import Choice, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
-from ..prim.analysis import PrimReport
 from ..prim import audit as prim_audit
+from ..prim.analysis import PrimReport
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..report.palette import n_families
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE
-from .common import (EXIT_INCOMPLETE, DryRunOpt, GraderOpt, fail, KOpt, MaxCostOpt, PricesOpt, RayOpt, ShardOpt,
-                     SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint, run_experiment, say,
-                     shard_of, with_endpoint_options)
+from .common import (
+    EXIT_INCOMPLETE,
+    DryRunOpt,
+    GraderOpt,
+    KOpt,
+    MaxCostOpt,
+    PricesOpt,
+    RayOpt,
+    ShardOpt,
+    SourceOpt,
+    StoreOpt,
+    WorkersOpt,
+    cluster_of,
+    console,
+    existing,
+    fail,
+    listed,
+    make_endpoint,
+    run_experiment,
+    say,
+    shard_of,
+    with_endpoint_options,
+)
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 from .selecting import with_choice
 
@@ -32,7 +52,7 @@ app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Gener
 @app.command("import")
 def import_(
     file: Annotated[Path, typer.Argument(help="JSONL: pid, essential_property, solution_principle, core_concept, primary_type, secondary_types, family (routed from the primary type when absent), solution.")],
-    field: Annotated[Optional[list[str]], typer.Option("--field", help="NAME=COLUMN: read our field NAME from the file's COLUMN (repeat the option).")] = None,
+    field: Annotated[list[str] | None, typer.Option("--field", help="NAME=COLUMN: read our field NAME from the file's COLUMN (repeat the option).")] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Import gold primitives and reference solutions; a bad line imports nothing."""
@@ -82,14 +102,14 @@ app.command()(compile)
 @with_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    dimensions: Annotated[Optional[list[str]], typer.Option("--dimensions", help="The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
-    primitive_source: Annotated[Optional[list[str]], typer.Option("--primitive-source", help="Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
-    teacher: Annotated[Optional[str], typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
+    dimensions: Annotated[list[str] | None, typer.Option("--dimensions", help="The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
+    primitive_source: Annotated[list[str] | None, typer.Option("--primitive-source", help="Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
+    teacher: Annotated[str | None, typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
     k: KOpt = 1,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
     source: SourceOpt = "release",
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N families.")] = None,
     grader: GraderOpt = "strict",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
@@ -199,8 +219,8 @@ def report(
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
     rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
-    after: Annotated[Optional[str], typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
-    answer_judge: Annotated[Optional[str], typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
+    after: Annotated[str | None, typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
+    answer_judge: Annotated[str | None, typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
     html: Annotated[bool, typer.Option("--html", help="Also write the HTML report (OUT/html/index.html): the tables and figures, and a page per problem with its primitives and what the student wrote, with the judge's verdicts and evidence.")] = False,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
@@ -251,10 +271,10 @@ app.command()(across)
 
 
 def audit(
-    judge: Annotated[Optional[str], typer.Option("--judge", help="Whose scores to audit.")] = None,
-    student: Annotated[Optional[str], typer.Option("--student", help="Whose primitives they scored.")] = None,
-    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
-    read: Annotated[Optional[Path], typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help="Whose scores to audit.")] = None,
+    student: Annotated[str | None, typer.Option("--student", help="Whose primitives they scored.")] = None,
+    sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
+    read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
     n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,

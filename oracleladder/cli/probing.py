@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,9 +17,31 @@ from ..report.palette import n_families
 from ..schemas import CONDITION_NAMES
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
-from .common import (EXIT_INCOMPLETE, DomainOpt, DryRunOpt, GraderOpt, KOpt, MaxCostOpt, PidsOpt, PricesOpt, RayOpt,
-                     ShardOpt, SourceOpt, StoreOpt, WorkersOpt, cluster_of, console, existing, listed, make_endpoint,
-                     pids_given, run_experiment, say, shard_of, with_endpoint_options)
+from .common import (
+    EXIT_INCOMPLETE,
+    DomainOpt,
+    DryRunOpt,
+    GraderOpt,
+    KOpt,
+    MaxCostOpt,
+    PidsOpt,
+    PricesOpt,
+    RayOpt,
+    ShardOpt,
+    SourceOpt,
+    StoreOpt,
+    WorkersOpt,
+    cluster_of,
+    console,
+    existing,
+    listed,
+    make_endpoint,
+    pids_given,
+    run_experiment,
+    say,
+    shard_of,
+    with_endpoint_options,
+)
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
 
 if TYPE_CHECKING:
@@ -52,7 +74,7 @@ def verify(
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     k: KOpt = 8,
-    conditions: Annotated[Optional[list[str]], typer.Option("--conditions", help=(
+    conditions: Annotated[list[str] | None, typer.Option("--conditions", help=(
         f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())} (or the released "
         f"names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None,
     stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
@@ -60,7 +82,7 @@ def probe(
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (reasoning models take only their default).")] = 1.0,
     seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
     source: SourceOpt = "release",
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
     use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
     grader: GraderOpt = "strict",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
@@ -142,13 +164,13 @@ def benchmark(
     student: Annotated[str, typer.Option("--student", help="provider/model of the student.")],
     problems: Annotated[Path, typer.Argument(help="A JSONL, CSV or Parquet pool of problems with reference answers "
                                              "(the field names `ladder compile` reads; see --field).")],
-    name: Annotated[Optional[str], typer.Option("--name", help="The benchmark's name (default: the file's stem); "
+    name: Annotated[str | None, typer.Option("--name", help="The benchmark's name (default: the file's stem); "
                                                 "`ladder report --benchmark NAME` reads it.")] = None,
     k: KOpt = 8,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
     grader: GraderOpt = "strict",
-    field: Annotated[Optional[list[str]], typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for "
+    field: Annotated[list[str] | None, typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for "
                                                        "one of pid, problem, answer, e.g. problem=question; repeat.")] = None,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,

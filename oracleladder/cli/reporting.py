@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -56,14 +56,14 @@ def report(
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     html: HtmlOpt = False,
-    base: Annotated[Optional[str], typer.Option("--base", help="The student (a report column) the change tables "
+    base: Annotated[str | None, typer.Option("--base", help="The student (a report column) the change tables "
                                                 "(Tables 18, 38) read the others against; default the first.")] = None,
-    order: Annotated[Optional[list[str]], typer.Option("--order", help="The report's columns as checkpoints left to "
+    order: Annotated[list[str] | None, typer.Option("--order", help="The report's columns as checkpoints left to "
                                                         "right in Figure 7 (repeat, each once); default as given.")] = None,
-    benchmark: Annotated[Optional[str], typer.Option("--benchmark", help="A plain benchmark probe's name (`ladder "
+    benchmark: Annotated[str | None, typer.Option("--benchmark", help="A plain benchmark probe's name (`ladder "
                                                      "benchmark --name`): its pass@1 at each column's settings is "
                                                      "Table 1's MATH score.")] = None,
-    against: Annotated[Optional[str], typer.Option("--against", help="A second roadmap set of the same problems: "
+    against: Annotated[str | None, typer.Option("--against", help="A second roadmap set of the same problems: "
                                                    "Table 37's ratio of the two sets' golds in the same unaided "
                                                    "attempts.")] = None,
     picked: Choice = Choice(),
@@ -96,7 +96,7 @@ def export_results(
     per: Annotated[ExportPer, typer.Option("--per", help="family: one row per student and family (outcome, milestone "
                                            "tests, gaps, n_correct and k per condition and milestone); rollout: one "
                                            "row per attempt.")] = ExportPer.family,
-    out: Annotated[Optional[Path], typer.Option("--out", help="The file to write (default results.csv or results.parquet).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="The file to write (default results.csv or results.parquet).")] = None,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
     source: SourceOpt = "release",
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
@@ -135,9 +135,9 @@ def view(
     use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
     store: StoreOpt = DEFAULT_STORE,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
-    a: Annotated[Optional[str], typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
+    a: Annotated[str | None, typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
                                              "roadmap sets (one --student) instead of the report.")] = None,
-    b: Annotated[Optional[str], typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="The second roadmap set of the comparison.")] = None,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="With --a/--b: compare even when the two sets were graded by different graders.")] = False,
     picked: Choice = Choice(),
 ) -> None:
@@ -173,7 +173,7 @@ def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_cor
 def compare(
     a: Annotated[str, typer.Option("--a", help="First roadmap set: a teacher, 'release', or TEACHER@coarse|fine.")],
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
-    b: Annotated[Optional[str], typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
     primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
@@ -211,7 +211,7 @@ def compare(
 def demo(
     store: StoreOpt = Path("demo.sqlite"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
-    families: Annotated[Optional[int], typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
+    families: Annotated[int | None, typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
     k: KOpt = _demo.K,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed offset: another N samples other answers (other calls in the store); 0 keeps the demo's own.")] = 0,

@@ -6,28 +6,28 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from ..experiment import Choice
 
-RunPick = Annotated[Optional[str], typer.Option(
+RunPick = Annotated[str | None, typer.Option(
     "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
 # name -> (option, default): what `with_choice` gives a command, each a field of Choice
 PICK_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "max_tokens": (Annotated[Optional[int], typer.Option(
+    "max_tokens": (Annotated[int | None, typer.Option(
         "--max-tokens", min=1, help="Read the results made at this --max-tokens (where a student has several).")],
         None),
-    "temperature": (Annotated[Optional[float], typer.Option(
+    "temperature": (Annotated[float | None, typer.Option(
         "--temperature", help="Read the results made at this temperature (where a student has several).")], None),
-    "grader": (Annotated[Optional[str], typer.Option(
+    "grader": (Annotated[str | None, typer.Option(
         "--grader", help="Read the results graded by this grader (where a student has several).")], None),
-    "prompt": (Annotated[Optional[str], typer.Option(
+    "prompt": (Annotated[str | None, typer.Option(
         "--prompt", metavar="NAME@VERSION", help="Read the results made with this version of a prompt template "
         "(as the settings line spells it; `unknown`: runs recorded before runs said).")], None),
     "run": (RunPick, None),
-    "k": (Annotated[Optional[int], typer.Option(
+    "k": (Annotated[int | None, typer.Option(
         "--k", min=1, help="Read the first K samples per condition and milestone (default: all).")], None),
 }
 BY_RUN = (Annotated[bool, typer.Option(

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from ..store.merge import merge_stores
-from .common import (ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, fail, run_experiment,
-                     say)
+from .common import ApiKeyEnvOpt, OnDuplicate, OnDuplicateOpt, StoreOpt, console, existing, fail, run_experiment, say
 
 
 def import_(
@@ -21,7 +20,7 @@ def import_(
     store: StoreOpt = DEFAULT_STORE,
     source: Annotated[str, typer.Option(help="Name the families are filed under.")] = "release",
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
-    corrections: Annotated[Optional[Path], typer.Option("--corrections", help="The release's corrections.jsonl, merged into the families' correction fields (parent_answer_corrected, correction_note, milestone_gold_invalid); each is listed.")] = None,
+    corrections: Annotated[Path | None, typer.Option("--corrections", help="The release's corrections.jsonl, merged into the families' correction fields (parent_answer_corrected, correction_note, milestone_gold_invalid); each is listed.")] = None,
 ) -> None:
     """Import released-format milestone families into the store; the milestones whose gold restates the
     reference answer, or whose description or prompt states it, are listed (the leak rule leaves them
@@ -50,8 +49,8 @@ def import_(
 def export(
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     store: StoreOpt = DEFAULT_STORE,
-    teacher: Annotated[Optional[str], typer.Option(help="Only families from this source/teacher (TEACHER@coarse|fine: one granularity of it).")] = None,
-    set_name: Annotated[Optional[str], typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
+    teacher: Annotated[str | None, typer.Option(help="Only families from this source/teacher (TEACHER@coarse|fine: one granularity of it).")] = None,
+    set_name: Annotated[str | None, typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
 ) -> None:
     """Export families in the released OracleLadder record format."""
     existing(store)
@@ -93,7 +92,7 @@ def batches(
 def merge(
     sources: Annotated[list[Path], typer.Argument(help="The stores to merge (the shards of a run, made on several machines).")],
     into: Annotated[Path, typer.Option("--into", help="The store they are merged into (created if missing; what it holds is kept).")],
-    prefer: Annotated[Optional[Path], typer.Option("--prefer", metavar="SRC", help="Where two stores hold different answers under one call key, or different families under one pid, keep SRC's (default: the first, which --into holds or the earlier SRC gave).")] = None,
+    prefer: Annotated[Path | None, typer.Option("--prefer", metavar="SRC", help="Where two stores hold different answers under one call key, or different families under one pid, keep SRC's (default: the first, which --into holds or the earlier SRC gave).")] = None,
 ) -> None:
     """Merge stores made apart into one, by content: each call kept once, every difference said in one line.
     Idempotent: a source merged again adds nothing; a merge cut short is resumed by running it again."""

@@ -58,7 +58,7 @@ class FunctionProvider:
         self._function = function
         self._timeout = timeout
         self._async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-            getattr(function, "__call__", None))
+            getattr(function, "__call__", None))  # noqa: B004 (an object whose __call__ is async)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         name = f"python/{request.model}"

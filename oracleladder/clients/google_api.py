@@ -114,7 +114,7 @@ def _name(value: Any) -> str:
 
 
 def sdk_client(name: str, *, api_key: str | None, api_key_env: str | None, base_url: str | None,
-               timeout: float, api_version: str | None = None) -> "genai.Client":
+               timeout: float, api_version: str | None = None) -> genai.Client:
     """The SDK's client for ``base_url`` (its retries off), with no key sent when there is none;
     ``api_version``: the API version it asks (None: the SDK's, v1)."""
     key = resolve_key("google", api_key, base_url, api_key_env)

@@ -118,7 +118,7 @@ class Slot:
         self._held = False
         self.epoch = 0
 
-    async def __aenter__(self) -> "Slot":
+    async def __aenter__(self) -> Slot:
         self.epoch = await self._limit.acquire()
         self._held = True
         return self

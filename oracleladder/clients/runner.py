@@ -29,9 +29,9 @@ from .errors import (
     endpoint_failure,
     scrub,
 )
-from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .function import FunctionProvider, ModelFunction
 from .google_api import GoogleProvider
+from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
@@ -322,7 +322,7 @@ class Client:
     async def aclose(self) -> None:
         await self.provider.aclose()
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

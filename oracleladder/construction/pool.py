@@ -24,9 +24,9 @@ import pyarrow
 import pyarrow.csv
 import pyarrow.parquet
 
-from ..verify.extract import last_boxed
 from ..schemas import MathProblem
 from ..schemas.jsonl import InputError, OnDuplicate, read_unique, unique
+from ..verify.extract import last_boxed
 
 ID_FIELDS = ("pid", "id", "unique_id", "problem_id")
 FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}  # anything else is read as JSONL

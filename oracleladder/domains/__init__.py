@@ -15,8 +15,8 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names, load
-from ..schemas.jsonl import InputError
 from ..ladder.contract import Domain, Settings
+from ..schemas.jsonl import InputError
 
 if TYPE_CHECKING:
     from .code import CodeDomain

@@ -27,11 +27,29 @@ from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
 from .reader import Reader, Report
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, Estimate, GoldImportResult, ImportResult, IntegrateResult, JobFailure, JudgeAuditResult, PrimAnswersResult,
-                      PrimCompileResult, PrimitivesResult, PrimProbeResult, PrimScoreResult, ProbeEstimate,
-                      ProbeResult, RegradeResult, Result, ScreenResult)
-from .selection import Choice
+from .results import (
+                      BenchmarkResult,
+                      CompileEstimate,
+                      CompileResult,
+                      Estimate,
+                      GoldImportResult,
+                      ImportResult,
+                      IntegrateResult,
+                      JobFailure,
+                      JudgeAuditResult,
+                      PrimAnswersResult,
+                      PrimCompileResult,
+                      PrimitivesResult,
+                      PrimProbeResult,
+                      PrimScoreResult,
+                      ProbeEstimate,
+                      ProbeResult,
+                      RegradeResult,
+                      Result,
+                      ScreenResult,
+)
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
+from .selection import Choice
 from .stages import GRANULARITIES, Experiment
 from .sync import SyncExperiment
 

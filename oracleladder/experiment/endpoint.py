@@ -13,13 +13,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import clients
-from ..cluster import Cluster, Wire
 from ..clients import DEFAULT_PRICES, Client, ConfigurationError, PriceTable
 from ..clients.batch import DEFAULT_POLL_S, DEFAULT_QUIET_S, make_batch_client
 from ..clients.errors import explain, register_secret, scrub
 from ..clients.function import ModelFunction
 from ..clients.limits import DEFAULT_MAX_COOLDOWN_S
 from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, resolve_key, server_capacity
+from ..cluster import Cluster, Wire
 from ..store import Store
 from .errors import EndpointError, ExperimentError
 

@@ -21,8 +21,19 @@ from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_re
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
-from ..prim.probe import (DIMENSIONS, DISCOVERY, EXECUTION, GENERATION, SOURCES, WRITTEN, PrimDomain, Supports,
-                          prim_source, problem_text, read_written)
+from ..prim.probe import (
+    DIMENSIONS,
+    DISCOVERY,
+    EXECUTION,
+    GENERATION,
+    SOURCES,
+    WRITTEN,
+    PrimDomain,
+    Supports,
+    prim_source,
+    problem_text,
+    read_written,
+)
 from ..prim.scoring import TAU, UNREADABLE_SCORE, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
 from ..runtime import gather_or_cancel
@@ -33,8 +44,15 @@ from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
-from .results import (GoldImportResult, JobFailure, PrimAnswersResult, PrimCompileResult, PrimProbeResult,
-                      PrimScoreResult, ProbeEstimate)
+from .results import (
+    GoldImportResult,
+    JobFailure,
+    PrimAnswersResult,
+    PrimCompileResult,
+    PrimProbeResult,
+    PrimScoreResult,
+    ProbeEstimate,
+)
 from .run import Progress, calling, no_progress
 from .selection import Choice, Picked, matches, pick
 

@@ -7,8 +7,8 @@ runs the stages that write (`stages.py`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
@@ -22,14 +22,21 @@ from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, fun
 from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
-from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_label, parent_outcome, results_from_rollouts
+from ..ladder.outcomes import (
+    NOT_DETERMINED,
+    FamilyResults,
+    Outcome,
+    outcome_label,
+    parent_outcome,
+    results_from_rollouts,
+)
 from ..report.palette import n_families
-from ..report.spent import Spent
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
+from ..report.spent import Spent
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
-from ..schemas.rubric import RubricLabel
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
+from ..schemas.rubric import RubricLabel
 from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
 from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
@@ -44,11 +51,12 @@ _SET = Arg("set_name", flag="--set")  # the screened set a command reads
 BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
 
 if TYPE_CHECKING:
+    import pandas
+
     from ..construction import reanchor as _reanchor
     from ..report import compare as _compare, report as _report, tables as _tables
     from ..report.tables import Containment, FormatAudit
     from ..viewer import site as _site
-    import pandas
 else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.report.compare")

@@ -20,18 +20,18 @@ from ..audit.format import finish_reasons, truncation
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
 from ..clients import Client
-from ..cluster import Cluster
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
 from ..clients.function import ModelFunction
+from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..compiler.workers import BUDGET_CHECK
 from ..construction.screen import DIRECT, KEPT, RULES, judge_direct, raw_source, screen as screen_families
 from ..domains.math import MathDomain, collect_results
-from ..domains.math.primitive import without_primitive
-from ..domains.math.prompts import DONOR_CONTROLS
 from ..domains.math.integrate_compile import IntegrateDomain
+from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
+from ..domains.math.prompts import DONOR_CONTROLS
 from ..ladder import WHOLE, CompileDomain, Job, ProbeConfig, Settings, Shard
 from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
@@ -40,23 +40,42 @@ from ..prompts import load as load_prompt
 from ..report.palette import n_families
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
-from ..schemas import (CONDITION_NAMES, PRIMITIVE_CONDITIONS, CheckResult, Family, Provenance, Rollout, Verdict,
-                       parse_condition)
+from ..schemas import (
+    CONDITION_NAMES,
+    PRIMITIVE_CONDITIONS,
+    CheckResult,
+    Family,
+    Provenance,
+    Rollout,
+    Verdict,
+    parse_condition,
+)
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
 from ..verify import GRADERS
 from ..workers import WorkerPool
-from .endpoint import (CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint,
-                       endpoint_client)
 from . import panels as _panels
+from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint, endpoint_client
 from .errors import Arg, ExperimentError
 from .files import apply_corrections, load_families, with_leaks_left_out
 from .prim import PrimStages
 from .reader import BENCHMARK, Reader, benchmark_scores
-from .results import (BenchmarkResult, CompileEstimate, CompileResult, ImportResult, IntegrateResult, JobFailure,
-                      JudgeAuditResult, PrimitivesResult, ProbeEstimate, ProbeResult, RegradeResult, ReviewAuditResult,
-                      ScreenResult)
+from .results import (
+    BenchmarkResult,
+    CompileEstimate,
+    CompileResult,
+    ImportResult,
+    IntegrateResult,
+    JobFailure,
+    JudgeAuditResult,
+    PrimitivesResult,
+    ProbeEstimate,
+    ProbeResult,
+    RegradeResult,
+    ReviewAuditResult,
+    ScreenResult,
+)
 from .run import Progress, calling, no_progress, recorded
 from .selection import Choice
 

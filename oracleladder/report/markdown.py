@@ -12,8 +12,23 @@ from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
 from ..schemas.rubric import CATEGORIES
 from .palette import NOT_CLASSIFIED, n_families
 from .stats import Interval, Transitions
-from .tables import (ANY_PROBE, BUCKETS, CONTRASTS, LADDER, NOT_RUN, STAGE0, BudgetChange, Containment, FormatAudit,
-                     LeakResidual, QFamily, ReportTables, ReviewRow, Share, StudentReport)
+from .tables import (
+    ANY_PROBE,
+    BUCKETS,
+    CONTRASTS,
+    LADDER,
+    NOT_RUN,
+    STAGE0,
+    BudgetChange,
+    Containment,
+    FormatAudit,
+    LeakResidual,
+    QFamily,
+    ReportTables,
+    ReviewRow,
+    Share,
+    StudentReport,
+)
 
 TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
                  "C3_mismatched", "C3_gold_answers")

@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
-from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
 from ..schemas.models import CONDITION_NAMES
+from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
 from .tables import ANY_PROBE, ReportTables
 
 # Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by side

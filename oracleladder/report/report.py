@@ -17,8 +17,18 @@ from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from .markdown import report_md
 from .spent import Spent
-from .tables import (N_RESAMPLES, SEED, Containment, FormatAudit, Missing, known_gap, known_outcome, missing_verdicts,
-                     report_tables, student_tables)
+from .tables import (
+    N_RESAMPLES,
+    SEED,
+    Containment,
+    FormatAudit,
+    Missing,
+    known_gap,
+    known_outcome,
+    missing_verdicts,
+    report_tables,
+    student_tables,
+)
 
 if TYPE_CHECKING:
     from . import plots as _plots

@@ -28,15 +28,39 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from ..ladder.outcomes import (NOT_DETERMINED, FamilyResults, Gap, Outcome, classify, known_outcome, ladder_gaps,
-                               ladder_outcomes, milestone_test, outcome_counts, outcome_label, parent_outcome, solved)
+from ..ladder.outcomes import (
+    NOT_DETERMINED,
+    FamilyResults,
+    Gap,
+    Outcome,
+    classify,
+    known_outcome,
+    ladder_gaps,
+    ladder_outcomes,
+    milestone_test,
+    outcome_counts,
+    outcome_label,
+    parent_outcome,
+    solved,
+)
 from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family, teacher_prompts
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
 from .spent import Spent
-from .stats import Interval, McNemar, Rank, Transitions, benjamini_hochberg, bootstrap_ci, bootstrap_order, \
-    bootstrap_ranks, mcnemar_exact, threshold_sweep, transition_matrix
+from .stats import (
+    Interval,
+    McNemar,
+    Rank,
+    Transitions,
+    benjamini_hochberg,
+    bootstrap_ci,
+    bootstrap_order,
+    bootstrap_ranks,
+    mcnemar_exact,
+    threshold_sweep,
+    transition_matrix,
+)
 
 SEED = 42
 N_RESAMPLES = 1000

@@ -36,11 +36,11 @@ from .panels import PanelsTable
 from .primitives import PrimitivesTable
 from .problems import ProblemsTable
 from .reports import ReportsTable
+from .reviews import ReviewsTable
 from .rollouts import RolloutsTable
 from .rows import COMPRESS_FROM
 from .runs import RunRecord, RunsTable, mark_interrupted
 from .schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS
-from .reviews import ReviewsTable
 from .screen import ScreenTable, ScreenVerdict
 
 DEFAULT_STORE = Path("ladder.sqlite")

@@ -58,7 +58,7 @@ class LlamaServer:
         """The HTTP status of every ``POST /v1/chat/completions`` the server answered so far."""
         return [int(s) for s in _CHAT.findall(self.log_text())]
 
-    def start(self) -> "LlamaServer":
+    def start(self) -> LlamaServer:
         cmd = [sys.executable, "-m", "oracleladder.testing.llama_server", "--model", str(self.model_path),
                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads)]
@@ -92,7 +92,7 @@ class LlamaServer:
             self._proc.kill()
             self._proc.wait()
 
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> LlamaServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

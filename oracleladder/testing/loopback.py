@@ -29,8 +29,9 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -478,7 +479,7 @@ class LoopbackServer:
         return web.json_response({"ok": True})
 
     # ------------------------------------------------------------------ lifecycle (async)
-    async def start(self) -> "LoopbackServer":
+    async def start(self) -> LoopbackServer:
         app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._count_inflight])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
@@ -512,7 +513,7 @@ class LoopbackServer:
         await self._stop_evt.wait()
         await self.stop()
 
-    async def __aenter__(self) -> "LoopbackServer":
+    async def __aenter__(self) -> LoopbackServer:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -531,7 +532,7 @@ class LoopbackServer:
             self._started.set()
             loop.close()
 
-    def start_in_thread(self) -> "LoopbackServer":
+    def start_in_thread(self) -> LoopbackServer:
         self._thread = threading.Thread(target=self._thread_main, name="loopback-server", daemon=True)
         self._thread.start()
         if not self._started.wait(10):
@@ -545,7 +546,7 @@ class LoopbackServer:
             self._loop.call_soon_threadsafe(self._stop_evt.set)
             self._thread.join(10)
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start_in_thread()
 
     def __exit__(self, *exc: Any) -> None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from oracleladder.schemas.models import CheckResult, Family, FamilyReport
 

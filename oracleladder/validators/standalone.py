@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from oracleladder.schemas.models import CheckResult, Family, Milestone
 

@@ -3,7 +3,8 @@ answers (`answers_equivalent`)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from oracleladder.schemas.types import AnswerSchema
 

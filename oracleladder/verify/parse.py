@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 import sympy
-from math_verify import LatexExtractionConfig, ExprExtractionConfig, parse
+from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse
 
 from oracleladder.schemas.types import AnswerSchema
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from markdown_it import MarkdownIt

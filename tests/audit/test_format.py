@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.clients import ChatRequest, ChatResult
-from oracleladder.verify import verify_many
-from oracleladder.verify.extract import all_boxed
 from oracleladder.schemas import Family, Rollout, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import FailedJob, Store
 from oracleladder.testing import LoopbackServer, Refuse
+from oracleladder.verify import verify_many
+from oracleladder.verify.extract import all_boxed
 
 STUDENT = "qwen3_8b_pre_rl"
 CONDITION = {"C1_direct": "C1_direct", "C3_gold": "C3_gold_answers"}

@@ -8,10 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from oracleladder.audit.human import (BEYOND_CAPABILITY as BC, CATEGORIES, DECOMPOSITION_INCOMPLETE as DI,
-                                      GENUINE_COMPOSITION as GC, NOT_STANDALONE as NS, VERIFIER_ARTIFACT as VA,
-                                      agreement, markdown, parse_priority, resolve, review_agreement, table39,
-                                      triage, write_figure)
+from oracleladder.audit.human import (
+    BEYOND_CAPABILITY as BC,
+    CATEGORIES,
+    DECOMPOSITION_INCOMPLETE as DI,
+    GENUINE_COMPOSITION as GC,
+    NOT_STANDALONE as NS,
+    VERIFIER_ARTIFACT as VA,
+    agreement,
+    markdown,
+    parse_priority,
+    resolve,
+    review_agreement,
+    table39,
+    triage,
+    write_figure,
+)
 from oracleladder.schemas.rubric import RubricLabel
 
 

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from oracleladder.audit.judge import allocate, paired, paired_markdown
 from oracleladder.cli import app
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer, Refuse
 from oracleladder.validators import reference_answer_problem
+from oracleladder.verify import verify_inprocess
 
 STUDENT, JUDGE = "openai/student", "openai/judge-model"
 SURE = "I am sure."

@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracleladder.audit import human as hum
-from oracleladder.audit import judge as jdg
-from oracleladder.audit import retest as rt
+from oracleladder.audit import human as hum, judge as jdg, retest as rt
 from oracleladder.cli import app
 from oracleladder.domains.math import MathDomain
 from oracleladder.prim import audit as prim_audit

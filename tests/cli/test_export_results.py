@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 from oracleladder import SyncExperiment
 from oracleladder.cli import app
 from oracleladder.schemas.sheets import read_rows
-
 from tests.helpers import REPO
 
 BEFORE = REPO / "tests" / "data" / "before-house" / "before.sqlite"

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.testing import LoopbackServer
-
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
 
 MODEL = "google/gemini-2.5-flash"

@@ -21,7 +21,6 @@ from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import Store, StoreError
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators.leak import with_leak_rule
-
 from tests.helpers import REPO
 
 runner = CliRunner()

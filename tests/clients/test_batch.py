@@ -28,7 +28,6 @@ from oracleladder.clients.rounds import Rounds
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.testing.batches import LOST_CREATES, NOT_CREATED
-
 from tests.helpers.roots import BAD, GOOD
 
 LADDER = [sys.executable, "-m", "oracleladder.cli"]

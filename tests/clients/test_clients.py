@@ -25,7 +25,7 @@ from oracleladder.clients import (
     parse_model,
 )
 from oracleladder.clients.errors import ServerError
-from oracleladder.testing import Faults, FakeProvider, LoopbackServer
+from oracleladder.testing import FakeProvider, Faults, LoopbackServer
 
 
 def test_parse_model():

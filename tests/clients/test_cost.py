@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import DEFAULT_PRICES, Client, ConfigurationError, load_prices
 from oracleladder.testing import FakeProvider, LoopbackServer
-
 from tests.helpers import rows
 
 STUDENT = "openai/student"

@@ -11,13 +11,18 @@ import pytest
 from google import genai
 from google.genai import types
 
-from oracleladder.clients import AuthenticationError, BadRequestError, ConfigurationError, MemoryCache, make_client
+from oracleladder.clients import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigurationError,
+    MemoryCache,
+    make_client,
+    providers,
+)
 from oracleladder.clients.batch import make_batch_client
-from oracleladder.clients import providers
 from oracleladder.clients.errors import ContentRefused
 from oracleladder.domains.math.plan import TeacherPlan
 from oracleladder.testing import Faults, LoopbackServer
-
 from tests.helpers.roots import GOOD
 
 MODEL = "google/gemini-2.5-flash"

@@ -15,7 +15,6 @@ from oracleladder.clients import MemoryCache, make_client
 from oracleladder.clients.batch import make_batch_client
 from oracleladder.domains.math.plan import TeacherPlan
 from oracleladder.testing import LoopbackServer
-
 from tests.clients.test_batch import ANSWER, FAST, _count, _import, _summary
 from tests.helpers.roots import GOOD
 

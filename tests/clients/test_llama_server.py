@@ -167,7 +167,7 @@ class _Recorder:
                 self.chats.append((json.loads(raw), r.status))
             return web.Response(body=body, status=r.status, content_type="application/json")
 
-    async def __aenter__(self) -> "_Recorder":
+    async def __aenter__(self) -> _Recorder:
         self._session = aiohttp.ClientSession()
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._forward)

@@ -19,7 +19,6 @@ from oracleladder.clients.errors import scrub
 from oracleladder.clients.providers import Capacity, server_capacity
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
-
 from tests.helpers import REPO
 
 WIRES = [("openai/m", "sdk"), ("openai/m", "aiohttp"), ("anthropic/m", "auto")]

@@ -14,7 +14,6 @@ import pytest
 
 from oracleladder import Endpoint, Experiment
 from oracleladder.testing import LoopbackServer
-
 from tests.helpers.roots import BAD, GOOD
 
 PROBLEMS = [{"pid": f"roots{i}", "answer": "5",

@@ -15,7 +15,6 @@ from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import FakeProvider
 from oracleladder.workers import WorkerPool
-
 from tests.helpers.roots import GOOD, asks_plan, solve
 
 PROBLEMS = [

@@ -15,7 +15,6 @@ from oracleladder.schemas import MilestoneType
 from oracleladder.store import Store
 from oracleladder.testing import FakeProvider, LoopbackServer
 from oracleladder.workers import WorkerPool
-
 from tests.helpers.roots import BAD, GOOD, PROBLEM, asks_plan, solve
 
 

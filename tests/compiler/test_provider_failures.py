@@ -19,7 +19,6 @@ from oracleladder.schemas import Verdict
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import CallRecord, Store
 from oracleladder.testing import LoopbackServer, Refuse
-
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
 
 EXIT_INCOMPLETE = 3

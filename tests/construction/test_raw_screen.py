@@ -12,9 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.testing import LoopbackServer, Refuse
-
 from oracleladder.domains.code.problems import load_humaneval
+from oracleladder.testing import LoopbackServer, Refuse
 
 from ..domains.code.test_compile import GOOD
 

@@ -18,7 +18,6 @@ import pytest
 from oracleladder import Endpoint, Experiment, SyncExperiment
 from oracleladder.experiment import ExperimentError, ProbeResult
 from oracleladder.testing import LoopbackServer
-
 from tests.experiment.readme import answer, readme_blocks
 from tests.helpers import REPO
 

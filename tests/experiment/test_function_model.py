@@ -15,7 +15,6 @@ import pytest
 
 from oracleladder import Endpoint, Experiment, SyncExperiment
 from oracleladder.experiment import EndpointError, ExperimentError, ProbeResult
-
 from tests.experiment.readme import answer
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
 

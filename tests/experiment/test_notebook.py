@@ -14,7 +14,6 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from oracleladder.testing import LoopbackServer
-
 from tests.experiment.readme import answer, readme_blocks
 from tests.helpers import REPO
 

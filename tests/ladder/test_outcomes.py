@@ -1,5 +1,13 @@
-from oracleladder.ladder.outcomes import (FamilyResults, Gap, Outcome, classify, ladder_gaps, milestone_test,
-                                         parent_outcome, taxonomy_from_fingerprints)
+from oracleladder.ladder.outcomes import (
+    FamilyResults,
+    Gap,
+    Outcome,
+    classify,
+    ladder_gaps,
+    milestone_test,
+    parent_outcome,
+    taxonomy_from_fingerprints,
+)
 
 T, F = True, False
 

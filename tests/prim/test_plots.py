@@ -14,6 +14,7 @@ from oracleladder.prim.analysis import PrimReport, StudentPoint, across
 from oracleladder.prim.plots import composition_figure, discovery_figure, quadrant_figure, tokens_figure
 from tests.prim.scripted import JUDGE, STUDENT, scripted_store
 
+
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory, release_data: Path) -> tuple[Path, PrimReport]:
     tmp = tmp_path_factory.mktemp("prim-plots")

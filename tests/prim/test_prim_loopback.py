@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
-from tests.prim.scripted import B, C, D, JUDGE, NAMES, STUDENT, TEACHER, scripted_store
+from tests.prim.scripted import JUDGE, NAMES, STUDENT, TEACHER, B, C, D, scripted_store
 
 
 def test_prim_end_to_end_tables_equal_the_hand_counts(tmp_path: Path, release_data: Path) -> None:

@@ -15,13 +15,12 @@ from typer.testing import CliRunner
 import oracleladder.verify
 from oracleladder.cli import app
 from oracleladder.domains.math.prompts import condition_prompt
-from oracleladder.verify import grade, verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.testing import LoopbackServer, Refuse
 from oracleladder.validators import reference_answer_problem
-
+from oracleladder.verify import grade, verify_inprocess
 from tests.helpers import rows
 
 STUDENT = "openai/student"

@@ -12,17 +12,17 @@ import threading
 from pathlib import Path
 
 from oracleladder.clients import BadRequestError, ChatRequest, Client
-from oracleladder.ladder.outcomes import Gap, Outcome, classify, parent_outcome
-from oracleladder.domains.math.prompts import condition_prompt, description, stage0_prompt
 from oracleladder.domains import MathDomain
 from oracleladder.domains.math import collect_results
+from oracleladder.domains.math.prompts import condition_prompt, description, stage0_prompt
 from oracleladder.ladder import ProbeConfig
+from oracleladder.ladder.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.probe.runner import run_probe
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import FailedJob, Store
 from oracleladder.testing import FakeProvider
+from oracleladder.verify import verify_inprocess
 from oracleladder.workers import WorkerPool
 
 K = 3

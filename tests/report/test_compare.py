@@ -1,7 +1,7 @@
 import json
 
-from oracleladder.report.compare import compare, write_compare
 from oracleladder.ladder.outcomes import FamilyResults
+from oracleladder.report.compare import compare, write_compare
 from oracleladder.schemas.models import Family, Milestone
 from oracleladder.schemas.types import MilestoneType as MT
 

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.domains.math.prompts import condition_prompt, stage0_prompt, versions
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import CONDITIONS, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators.leak import with_leak_rule
+from oracleladder.verify import verify_inprocess
 
 K = 2
 # correct answers out of K per (set, family position, condition); Stage 0 is always solved

@@ -6,8 +6,15 @@ import numpy as np
 from oracleladder.ladder.outcomes import FamilyResults
 from oracleladder.report.report import summarize, write_report
 from oracleladder.report.stats import bootstrap_ci
-from oracleladder.report.tables import (bootstrap_shares, condition_counts, contrasts, pair, report_tables,
-                                        stage0_stats, student_tables)
+from oracleladder.report.tables import (
+    bootstrap_shares,
+    condition_counts,
+    contrasts,
+    pair,
+    report_tables,
+    stage0_stats,
+    student_tables,
+)
 
 T, F = True, False
 FF = [F, F]

@@ -1,5 +1,6 @@
-import numpy as np
 from math import comb
+
+import numpy as np
 
 from oracleladder.report.stats import bootstrap_ci, bootstrap_order, mcnemar_exact
 

@@ -10,9 +10,7 @@ import time
 
 import pytest
 
-from oracleladder.sandbox import isolation_level, run
-from oracleladder.sandbox import runner
-
+from oracleladder.sandbox import isolation_level, run, runner
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.timeout(60)

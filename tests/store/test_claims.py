@@ -16,7 +16,6 @@ from oracleladder.clients import ChatRequest, Client
 from oracleladder.store import Store
 from oracleladder.store.rows import pack_key
 from oracleladder.testing import FakeProvider, LoopbackServer
-
 from tests.helpers import rows
 from tests.helpers.terminal import ladder
 

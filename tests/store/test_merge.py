@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.store.schema import SQL_FUNCTIONS
 from oracleladder.testing import LoopbackServer
-
 from tests.experiment.readme import answer
 from tests.helpers import rows
 

@@ -14,15 +14,14 @@ from pathlib import Path
 import zstandard
 
 from oracleladder.clients import ChatRequest, ChatResult
-from oracleladder.domains.code.packet import CodePacket
 from oracleladder.domains.code import load_packets
+from oracleladder.domains.code.packet import CodePacket
 from oracleladder.schemas import Family, Milestone, Primitive, Provenance, Rollout, Verdict, to_released
 from oracleladder.schemas.types import GradeStatus, Label, MilestoneType
 from oracleladder.store import FailedJob, Store
 from oracleladder.store.calls import request_parts
 from oracleladder.store.rows import pack
-from oracleladder.store.schema import SQL_FUNCTIONS, MIGRATIONS, SCHEMA_VERSION
-
+from oracleladder.store.schema import MIGRATIONS, SCHEMA_VERSION, SQL_FUNCTIONS
 from tests.helpers import rows, store_at
 
 K = 8

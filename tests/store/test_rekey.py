@@ -21,7 +21,6 @@ from oracleladder.store import Store
 from oracleladder.store.rows import pack, pack_key
 from oracleladder.store.schema import MIGRATIONS
 from oracleladder.testing import FakeProvider, LoopbackServer
-
 from tests.helpers import rows, store_at
 from tests.test_call_keys import AT_A_SERVER, AT_A_SERVER_BEFORE, digest, probe_requests
 

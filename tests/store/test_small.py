@@ -19,7 +19,6 @@ from oracleladder.schemas import Rollout, Verdict
 from oracleladder.schemas.types import Label
 from oracleladder.store import Store
 from oracleladder.store.schema import MIGRATIONS, SCHEMA_VERSION
-
 from tests.helpers import rows
 
 

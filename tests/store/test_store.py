@@ -30,7 +30,6 @@ from oracleladder.schemas.models import (
 )
 from oracleladder.schemas.types import Label, MilestoneType
 from oracleladder.store import SCHEMA_VERSION, Store, StoreError, StoreVersionError
-
 from tests.helpers import REPO
 
 

@@ -18,7 +18,6 @@ from oracleladder.clients import ChatRequest
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
 from oracleladder.testing.loopback import spawn
-
 from tests.helpers import REPO
 
 

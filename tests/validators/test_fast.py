@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import sympy
 
-from oracleladder.verify import answers_equivalent, parse_answer
-from oracleladder.verify.parse import sym
-from oracleladder.verify.normalize import normalize
 from oracleladder.schemas.types import AnswerSchema
 from oracleladder.validators._fast import clearly_not_equivalent, read, schema_ok
+from oracleladder.verify import answers_equivalent, parse_answer
+from oracleladder.verify.normalize import normalize
+from oracleladder.verify.parse import sym
 
 
 def _expr(rng: random.Random, depth: int = 0) -> str:

@@ -18,7 +18,6 @@ from oracleladder.testing import FakeProvider
 from oracleladder.validators import check_family
 from oracleladder.validators.leak import CHECK_TRANSFORM, transformation
 from oracleladder.workers import WorkerPool
-
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, milestone, solve
 
 # (gold, parent answer, what the reason says; a near miss of the same gold that is no leak)

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.experiment import Experiment
 from oracleladder.schemas import Family, MilestoneType, to_released
-from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
+from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import check_prompt_leak
 from oracleladder.validators.leak import leaking_milestones

@@ -3,14 +3,24 @@ import json
 
 import pytest
 
-from oracleladder.schemas.models import Family, FamilyReport, CheckResult, Milestone
+from oracleladder.schemas.models import CheckResult, Family, FamilyReport, Milestone
 from oracleladder.schemas.types import AnswerSchema, MilestoneType
-from oracleladder.validators import (check_atomicity, check_leak, check_count, check_duplicates, check_family,
-                                     check_integrate, check_reference, check_schema, check_symbols,
-                                     independent_solve_check, render_errors, summarize)
+from oracleladder.validators import (
+    check_atomicity,
+    check_count,
+    check_duplicates,
+    check_family,
+    check_integrate,
+    check_leak,
+    check_reference,
+    check_schema,
+    check_symbols,
+    independent_solve_check,
+    render_errors,
+    summarize,
+)
 from oracleladder.validators.atomicity import atomicity_problem
 from oracleladder.validators.leak import leak_level
-
 
 
 def ms(answer, text="Compute x given x+1=3.", type_=MilestoneType.COMPUTE, **kw):

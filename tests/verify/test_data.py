@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleladder.verify import verify_many
 from oracleladder.schemas.types import Label
+from oracleladder.verify import verify_many
 from oracleladder.verify.graders import exact_match
 
 # (pid prefix, condition, rollout, accepted) -- each read by hand, see docs/verifier-agreement.md

@@ -2,8 +2,8 @@
 
 import pytest
 
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas.types import Label
+from oracleladder.verify import verify_inprocess
 
 
 def ok(resp: str, gold: str, extended: bool = True, **kw) -> bool:

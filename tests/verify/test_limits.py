@@ -5,10 +5,10 @@ import time
 
 import pytest
 
+from oracleladder.schemas.types import Label
 from oracleladder.verify import grade, grade_all, verify
 from oracleladder.verify.core import verify_inprocess
 from oracleladder.verify.graders import exact_match
-from oracleladder.schemas.types import Label
 from oracleladder.workers import WorkerPool
 
 TOWER = "\\boxed{\\dfrac{5^{(5^{(5^{(5^5)})} - 4)} - 5}{16}}"

@@ -16,17 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import MathDomain
-from oracleladder.clients import make_client
-from oracleladder.verify import Verdict, grade, grade_all, verify, verify_inprocess, verify_many
 from oracleladder.schemas import Family, MathProblem
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators import check_family, check_family_in
+from oracleladder.verify import Verdict, grade, grade_all, verify, verify_inprocess, verify_many
 from oracleladder.workers import WorkerPool
-
 from tests.helpers import REPO
 
 HANG = "\\boxed{2^{2^{30}}}"  # passes the screen; SymPy does not finish it in minutes

@@ -2,8 +2,8 @@
 
 import pytest
 
-from oracleladder.verify import ParseError, answers_equivalent, infer_schema, parse_answer, verify_inprocess
 from oracleladder.schemas.types import AnswerSchema as S, Label
+from oracleladder.verify import ParseError, answers_equivalent, infer_schema, parse_answer, verify_inprocess
 
 CASES = [  # (schema, gold, accepted, rejected near misses)
     (S.NUMBER, "\\frac{1}{2}", ["0.5", "\\dfrac{1}{2}", "1/2"], ["-\\frac{1}{2}", "2"]),

@@ -9,12 +9,12 @@ import random
 from pathlib import Path
 
 from oracleladder.clients.base import ChatRequest, ChatResult
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, Verdict
 from oracleladder.schemas.models import CONDITIONS, Rollout
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
 from oracleladder.store.sqlite import FailedJob
+from oracleladder.verify import verify_inprocess
 
 WRONG = r"Let me think. $x^2 + 1 = 0$ has no real root, so the answer is \boxed{987654321}."
 

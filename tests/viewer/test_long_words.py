@@ -23,8 +23,7 @@ from oracleladder.schemas.prim import PrimPrimitive
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
 from tests.prim.scripted import JUDGE, STUDENT, TEACHER, B, scripted_store
-from tests.viewer.browser import errors as _errors
-from tests.viewer.browser import open_page as _open
+from tests.viewer.browser import errors as _errors, open_page as _open
 from tests.viewer.stores import fill
 from tests.viewer.test_viewer import A, _answer, _import, _numbers, _report
 

@@ -20,7 +20,7 @@ from oracleladder.experiment import Experiment, ExperimentError
 from oracleladder.prim.probe import DIGESTION
 from oracleladder.schemas.prim import PrimPrimitive, read_labelled
 from oracleladder.store import Store
-from tests.prim.scripted import A, D, JUDGE, NAMES, STUDENT, TEACHER, scripted_store
+from tests.prim.scripted import JUDGE, NAMES, STUDENT, TEACHER, A, D, scripted_store
 from tests.viewer.browser import errors as _errors, open_page as _open
 
 # one line per field, as a student writes a primitive; the teacher's primitive has the same payloads

@@ -22,13 +22,13 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
-from oracleladder.verify import verify_inprocess
 from oracleladder.schemas import Family, Verdict, to_released
-from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
+from oracleladder.schemas.models import Milestone, Provenance
 from oracleladder.schemas.types import AnswerSchema, Label, MilestoneType
 from oracleladder.store import Store
 from oracleladder.validators import reference_answer_problem
+from oracleladder.verify import verify_inprocess
 from tests.helpers import REPO
 from tests.helpers.terminal import ladder
 from tests.viewer.browser import errors as _errors, open_page as _open

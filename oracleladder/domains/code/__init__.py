@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .packet import CodePacket
-from .problems import MAX_CASES, load_humaneval, load_stdio_jsonl, run_tests
-from .validate import check_gold_passes_asserts, check_packet
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from ...prompts import load
 from ...schemas import CodeProblem, Condition, FamilyReport, Rollout, Verdict
@@ -39,7 +37,9 @@ from ...schemas.jsonl import InputError, OnDuplicate
 from ...schemas.types import Label
 from ...store import Store
 from ...validators import render_failures
-from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
+from .packet import CodePacket
+from .problems import MAX_CASES, load_humaneval, load_stdio_jsonl, run_tests
+from .validate import check_gold_passes_asserts, check_packet
 
 T = TypeVar("T")
 CODE_CONDITIONS: tuple[Condition, ...] = ("C1_direct", "C2_descriptions", "C3_gold_answers")

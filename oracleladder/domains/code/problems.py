@@ -6,10 +6,10 @@ Programs are graded only by running them in the sandbox (`oracleladder.sandbox.r
 from __future__ import annotations
 
 import ast
-import threading
 import gzip
 import json
 import textwrap
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field

@@ -14,24 +14,49 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ... import verify
 from ..._lazy import lazy_module
-from .plan import (TEACHER_PROMPTS, Granularity, TeacherPlan, TeacherPrompt, parent_prompt, plan_errors,
-                   teacher_messages, to_family)
+from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
-from .primitive import family_primitive, primitive_prompt
-from .prompts import condition_prompt, messages as student_messages, stage0_prompt, versions as prompt_versions
 from ...prompts import load
-from ...schemas import CONDITIONS, PRIMITIVE_CONDITIONS, CheckResult, Family, FamilyReport, MathProblem, Provenance, Rollout, Verdict, one_roadmap_set, parse_roadmap_set
+from ...schemas import (
+    CONDITIONS,
+    PRIMITIVE_CONDITIONS,
+    CheckResult,
+    Family,
+    FamilyReport,
+    MathProblem,
+    Provenance,
+    Rollout,
+    Verdict,
+    one_roadmap_set,
+    parse_roadmap_set,
+)
 from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
-from ...validators import (answer_problem, check_family_in, independent_solve_check, reference_answer_problem,
-                           render_errors)
+from ...validators import (
+    answer_problem,
+    check_family_in,
+    independent_solve_check,
+    reference_answer_problem,
+    render_errors,
+)
 from ...validators.leak import with_leak_rule
 from ...validators.reference import CHECK as REFERENCE_CHECK
-from ... import verify
 from ...verify import GradingFailed
-from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Settings
 from ...workers import WorkerPool
+from .plan import (
+    TEACHER_PROMPTS,
+    Granularity,
+    TeacherPlan,
+    TeacherPrompt,
+    parent_prompt,
+    plan_errors,
+    teacher_messages,
+    to_family,
+)
+from .primitive import family_primitive, primitive_prompt
+from .prompts import condition_prompt, messages as student_messages, stage0_prompt, versions as prompt_versions
 
 if TYPE_CHECKING:
     from ...construction import pool as _pools

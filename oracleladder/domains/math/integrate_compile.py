@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .plan import PlannedMilestone, problem_of, student_prompt
-from .primitive_compile import FamilyPartDomain, render_primitive_errors
-from .prompts import description, roadmap_text
 from ...ladder.contract import Attempt, Checked
 from ...prompts import load
 from ...schemas import AnswerSchema, Family, FamilyReport, Milestone, MilestoneType
 from ...store import Store
 from ...validators import check_family_in
 from ...validators.family import CHECK_INTEGRATE
+from .plan import PlannedMilestone, problem_of, student_prompt
+from .primitive_compile import FamilyPartDomain, render_primitive_errors
+from .prompts import description, roadmap_text
 
 PROMPTS = ("teacher_integrate", "teacher_integrate_user")
 

@@ -15,7 +15,6 @@ from ...prompts import load
 from ...schemas import Condition, Family, MilestoneType, Primitive
 from .prompts import TEMPLATES, description, messages, seeded_rng
 
-
 C2P, C2P_RANDOM = "C2_primitive", "C2_primitive_random"
 
 

@@ -16,14 +16,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from .prompts import description, roadmap_text
+from ...ladder.contract import Attempt, Checked, CompileDomain
 from ...prompts import load
 from ...schemas import CheckResult, Family, FamilyReport, Primitive
 from ...store import Store
 from ...validators import check_family_in
 from ...validators.primitive import CHECKS
-from ...ladder.contract import Attempt, Checked, CompileDomain
 from ...workers import WorkerPool
+from .prompts import description, roadmap_text
 
 PROMPTS = ("teacher_primitive", "teacher_primitive_user")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from oracleladder.clients import make_client
-from oracleladder.domains.code.packet import CodePacket
-from oracleladder.domains.code.problems import load_humaneval
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains.code import CodeDomain, load_code_families, load_packets, render_code_errors, teacher_messages
+from oracleladder.domains.code.packet import CodePacket
+from oracleladder.domains.code.problems import load_humaneval
 from oracleladder.schemas import CheckResult, FamilyReport
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer

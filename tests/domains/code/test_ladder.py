@@ -12,9 +12,6 @@ from pathlib import Path
 import pytest
 
 from oracleladder.clients import make_client
-from oracleladder.domains.code.packet import CodePacket, Helper
-from oracleladder.domains.code.problems import load_humaneval
-from oracleladder.domains.code.validate import check_packet
 from oracleladder.domains.code import (
     CODE_CONDITIONS,
     CodeDomain,
@@ -23,8 +20,11 @@ from oracleladder.domains.code import (
     extract_code,
     helper_prompt,
 )
-from oracleladder.ladder.outcomes import Gap, Outcome, classify, milestone_test, parent_outcome
+from oracleladder.domains.code.packet import CodePacket, Helper
+from oracleladder.domains.code.problems import load_humaneval
+from oracleladder.domains.code.validate import check_packet
 from oracleladder.ladder import ProbeConfig
+from oracleladder.ladder.outcomes import Gap, Outcome, classify, milestone_test, parent_outcome
 from oracleladder.probe.runner import run_probe
 from oracleladder.schemas import CodeProblem, CodeTest
 from oracleladder.schemas.types import Label

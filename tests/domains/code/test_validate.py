@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from oracleladder.domains.code import grade_helper
 from oracleladder.domains.code.packet import CodePacket, Helper
 from oracleladder.domains.code.problems import load_humaneval
 from oracleladder.domains.code.validate import check_gold_passes_asserts, check_packet, check_signature
-from oracleladder.domains.code import grade_helper
 from oracleladder.schemas.models import CodeProblem, CodeTest, FamilyReport
 
 pytestmark = pytest.mark.timeout(120)

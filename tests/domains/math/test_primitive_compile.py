@@ -19,7 +19,6 @@ from oracleladder.domains.math import MathDomain
 from oracleladder.store import Store
 from oracleladder.testing import FakeProvider, LoopbackServer
 from oracleladder.workers import WorkerPool
-
 from tests.helpers import roots
 
 LEAKY = "Factor the quadratic; the roots are 2 and 3 and their sum is five, i.e. 5."

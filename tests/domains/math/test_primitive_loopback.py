@@ -15,12 +15,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.domains.math import collect_results
 from oracleladder.ladder.outcomes import Gap, Outcome
 from oracleladder.report.report import known_gap, known_outcome
-from oracleladder.domains.math import collect_results
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
-
 from tests.helpers.roots import milestone
 
 K = 3

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleladder.cli import app
+from oracleladder.domains.math import MathDomain
 from oracleladder.domains.math.primitive import family_primitive, primitive_prompt, without_primitive
 from oracleladder.domains.math.prompts import description
-from oracleladder.domains.math import MathDomain
 from oracleladder.ladder import ProbeConfig
 from oracleladder.schemas import CONDITIONS, Family, MilestoneType, Primitive
 from oracleladder.schemas.jsonl import read_jsonl

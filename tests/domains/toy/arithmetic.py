@@ -18,9 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from oracleladder.ladder import Attempt, Checked, Domain, Job
+from oracleladder.ladder import Attempt, Checked, Domain, Job, ProbeConfig
 from oracleladder.ladder.outcomes import FamilyResults, results_from_rollouts
-from oracleladder.ladder import ProbeConfig
 from oracleladder.schemas import CheckResult, Condition, FamilyReport, MathProblem, Rollout, Verdict
 from oracleladder.schemas.jsonl import InputError, OnDuplicate, read_unique
 from oracleladder.schemas.types import Label

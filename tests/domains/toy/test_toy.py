@@ -17,13 +17,12 @@ from oracleladder.cli import app
 from oracleladder.clients import make_client
 from oracleladder.compiler.loop import Compiler
 from oracleladder.domains import DOMAINS, register_domain
-from oracleladder.ladder.outcomes import Outcome, milestone_test, parent_outcome
 from oracleladder.ladder import ProbeConfig
+from oracleladder.ladder.outcomes import Outcome, milestone_test, parent_outcome
 from oracleladder.probe.runner import run_probe
 from oracleladder.schemas import MathProblem
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
-
 from tests.domains.toy.arithmetic import ArithDomain, ArithPlan
 from tests.helpers import REPO
 
