@@ -470,7 +470,7 @@ class Experiment(PrimStages, Reader):
                                   progress=progress)
         assert isinstance(probed, ProbeResult)  # not a dry run
         families = shard.of(await self.roadmap_set(source))
-        rollouts = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
+        rollouts = await self.store.answered_by(probed.run_id, endpoint.model)
         verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=rule, k=k, max_tokens=max_tokens, run_id=probed.run_id)
         for verdict in verdicts:
@@ -525,7 +525,7 @@ class Experiment(PrimStages, Reader):
             ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
             run.incomplete = bool(failed or ungraded)
         graded: dict[str, list[bool]] = {p.pid: [] for p in pool}
-        for r in await self.store.rollouts(student=endpoint.model, run_id=run.id):
+        for r in await self.store.answered_by(run.id, endpoint.model):
             if r.verdict.graded:
                 graded[r.pid].append(r.verdict.accepted)
         verdicts: Counter[str] = Counter()
@@ -566,7 +566,7 @@ class Experiment(PrimStages, Reader):
         probed = await self.probe(endpoint, k=k, conditions=(DIRECT,), stage0=False, max_tokens=max_tokens,
                                   temperature=temperature, grader=grader, source=source, progress=progress)
         assert isinstance(probed, ProbeResult)  # not a dry run
-        answers = await self.store.rollouts(student=endpoint.model, run_id=probed.run_id)
+        answers = await self.store.answered_by(probed.run_id, endpoint.model)
         complete, pass1, passk = benchmark_scores(answers, k)
         return BenchmarkResult(**dict(probed), name=name, k=k, problems=len(asked), no_answer=len(pool) - len(asked),
                                complete=complete, pass_at_1=pass1, pass_at_k=passk, max_tokens=max_tokens,

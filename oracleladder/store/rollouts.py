@@ -46,6 +46,13 @@ SELECT u.run_ref, student.name, source.name, pid.name, target.name, u.k, u.call_
 FROM run_reuse u JOIN names student ON student.id = u.student_ref JOIN names source ON source.id = u.source_ref
      JOIN names pid ON pid.id = u.pid_ref JOIN names target ON target.id = u.target_ref
 """
+# a rollout a run answered: it paid for its call, or it reused it from an earlier run (run_reuse)
+_ANSWERED_BY = f"""
+WHERE r.student = ?2 AND (r.run_id = ?1 OR EXISTS (
+    SELECT 1 FROM run_reuse u JOIN rollouts x ON x.student_ref = u.student_ref AND x.source_ref = u.source_ref
+        AND x.pid_ref = u.pid_ref AND x.target_ref = u.target_ref AND x.k = u.k AND x.call_key = u.call_key
+    WHERE x.rowid = r.seq AND u.run_ref = {name_id("?1")}))
+"""
 _SELECT = """
 SELECT r.run_id, r.student, r.source, r.pid, r.target, r.k, r.call_key,
        COALESCE(r.response, (SELECT c.response FROM calls c WHERE c.key = r.call_key)) AS response,
@@ -72,6 +79,12 @@ class RolloutsTable(Core):
         sql, params = where({"r.student": student, "r.run_id": run_id, "r.pid": pid, "r.target": target,
                              "r.source": source})
         return [_rollout(r) for r in await self._fetch(_SELECT + sql + " ORDER BY r.seq", params)]
+
+    async def answered_by(self, run_id: str, student: str) -> list[Rollout]:
+        """The student's rollouts that a run answered: those it paid for, and those a cached rerun reused
+        (which keep the run that paid, `put_rollout`); in insertion order. A run's own results, as a
+        screen or a benchmark reads them."""
+        return [_rollout(r) for r in await self._fetch(_SELECT + _ANSWERED_BY + " ORDER BY r.seq", (run_id, student))]
 
     async def reused(self, rollouts: Sequence[Rollout]) -> tuple[int, int]:
         """Of ``rollouts``, how many a later run reused, and how many runs reused any of them."""
