@@ -28,8 +28,8 @@ from pydantic import BaseModel
 from .._lazy import lazy_module
 from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
-from ..prim.scoring import cohen_kappa
 from ..report.markdown import pct, table
+from ..report.stats import cohen_kappa
 from ..schemas.models import Family, Rollout
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows

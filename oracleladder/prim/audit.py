@@ -17,11 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..report.stats import cohen_kappa
 from ..schemas.prim import PrimPrimitive
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 from ..store import PrimScore
 from .probe import labelled
-from .scoring import cohen_kappa, primitive_acc
+from .scoring import primitive_acc
 
 COLUMNS = ("case", "problem", "reference_solution", "gold_primitive", "model_primitive", "label", "comment")
 LABELS = ("correct", "incorrect")

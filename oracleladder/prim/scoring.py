@@ -8,9 +8,6 @@ D+E− execution-limited, D+E+ utilization-limited.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Hashable, Sequence
-
 TAU = 0.8
 UNREADABLE_SCORE = "unreadable"  # the reason of a score of 0 given with no judge asked: no primitive to read
 AGREEMENT: dict[str, float] = {"match": 1.0, "partial": 0.5, "mismatch": 0.0}  # Fig. 9's verdicts -> σ
@@ -38,14 +35,3 @@ def quadrant(discovered: bool, executed: bool) -> str:
     """The quadrant of a Generation failure by Discovery and Execution (Table 9)."""
     return QUADRANTS[(discovered, executed)]
 
-
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Cohen's kappa of two raters' labels on the same items: (p_o − p_e) / (1 − p_e); 1.0 when both
-    give every item the one same label (no chance agreement to correct)."""
-    if len(a) != len(b) or not a:
-        raise ValueError("kappa needs two label lists of the same, non-zero length")
-    n = len(a)
-    observed = sum(x == y for x, y in zip(a, b)) / n
-    ca, cb = Counter(a), Counter(b)
-    expected = sum(ca[label] * cb[label] for label in ca.keys() | cb.keys()) / (n * n)
-    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)

@@ -7,7 +7,8 @@ import it, and `ladder --help` imports those."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
@@ -170,3 +171,15 @@ def threshold_sweep(families: Sequence[FamilyResults], taus: Sequence[int] = (1,
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
     primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
     return {int(tau): outcome_counts(families, tau, primitive) for tau in taus}
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa of two raters' labels on the same items: (p_o − p_e) / (1 − p_e); 1.0 when both
+    give every item the one same label (no chance agreement to correct)."""
+    if len(a) != len(b) or not a:
+        raise ValueError("kappa needs two label lists of the same, non-zero length")
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    ca, cb = Counter(a), Counter(b)
+    expected = sum(ca[label] * cb[label] for label in ca.keys() | cb.keys()) / (n * n)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)

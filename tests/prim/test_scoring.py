@@ -7,7 +7,8 @@ import itertools
 
 import pytest
 
-from oracleladder.prim.scoring import cohen_kappa, primitive_acc, quadrant, score
+from oracleladder.prim.scoring import primitive_acc, quadrant, score
+from oracleladder.report.stats import cohen_kappa
 
 # hand-computed: V · gate · (0.6 + 0.4 · mechanism)
 CASES = {
