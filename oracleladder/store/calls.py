@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..clients.base import ChatRequest, ChatResult
+from ..schemas.calls import ChatRequest, ChatResult
 from .core import Core, kept
 from .rows import now, pack, pack_key, unpack, unpack_key, where
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..clients.base import ChatResult
+from ..schemas.calls import ChatResult
 from .calls import CallsTable, release_statement
 from .rows import pack_key, process_gone
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
-from oracleladder.clients.base import ChatRequest, ChatResult
+from oracleladder.schemas.calls import ChatRequest, ChatResult
 
 Reply = ChatResult | str
 Handler = Callable[[ChatRequest], Reply | Awaitable[Reply]]
