@@ -23,8 +23,7 @@ from ._lazy import lazy_module
 from .clients import ChatRequest, ChatResult
 from .clients.base import Provider
 from .clients.errors import ConnectionDropped
-from .clients.providers import endpoint_of
-from .clients.runner import make_provider
+from .clients.providers import endpoint_of, make_provider
 from .workers import WorkerDied, WorkerPool, register_task, registered
 
 if TYPE_CHECKING:

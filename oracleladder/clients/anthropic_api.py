@@ -1,6 +1,6 @@
 """Anthropic's API through its official SDK: Messages (``AnthropicProvider``) and Message Batches
-(``AnthropicBatchAPI``). A structured call's body is its mode's (``structured.wire_body``: a forced
-tool_use, or the schema in the top-level ``system``)."""
+(``AnthropicBatchAPI``), declared as the anthropic/ wire (``WIRE``). A structured call's body is its
+mode's (``structured.wire_body``: a forced tool_use, or the schema in the top-level ``system``)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from .batch_api import (
     read_rows,
 )
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
-from .structured import wire_body
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .registry import ProviderModes, ProviderSpec
+from .structured import anthropic_reply, wire_body
 from .usage import token_count
 from .wire import Refusals, answer
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 else:  # loaded by the first client that uses it, not by `ladder --help` (3 to 3.6 s on a loaded 2-core machine)
     anthropic = lazy_module("anthropic")
 
+ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 1024  # the Messages API requires one
 MESSAGES_PARAMS = {"max_tokens", "stop_sequences", "thinking"}
 # The SDK (1.0 on) has no keyword for these any more and takes them through extra_body: same wire.
@@ -113,7 +115,7 @@ class AnthropicProvider:
             kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
         self._client = anthropic.AsyncAnthropic(
             api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
-            base_url=base_url or DEFAULT_BASE_URLS["anthropic"],  # not the SDK's ANTHROPIC_BASE_URL, nor its key there
+            base_url=base_url or ANTHROPIC_URL,  # not the SDK's ANTHROPIC_BASE_URL, nor its key there
             timeout=timeout,
             max_retries=0,
             **kw,
@@ -154,7 +156,7 @@ class AnthropicBatchAPI:
         key = resolve_key("anthropic", api_key, base_url, api_key_env)
         # no key: none sent, on every request (results() sets headers of its own)
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url or DEFAULT_BASE_URLS["anthropic"],
+        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url or ANTHROPIC_URL,
                                                 timeout=timeout, max_retries=3,
                                                 default_headers=omit)
         self.refusals = Refusals(self.name, messages_body, SAMPLING)
@@ -234,3 +236,17 @@ class AnthropicBatchAPI:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def not_found(error: BaseException, where: str) -> str:
+    return (f"{where}/v1/messages not found (HTTP 404): this server does not speak the Anthropic "
+            f"format; for an OpenAI-compatible server use openai/MODEL")
+
+
+MODES = ProviderModes("ANTHROPIC", {
+    "tools": ("TOOLS", "a forced tool_use whose input_schema is the schema"),
+    "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
+}, anthropic_reply)
+WIRE = ProviderSpec("anthropic", lambda c: AnthropicProvider(**c.server()), MODES,
+                    key_env=("ANTHROPIC_API_KEY",), base_url=ANTHROPIC_URL, call_path="/v1/messages",
+                    batch=lambda c: AnthropicBatchAPI(**c.server()), not_found=not_found)

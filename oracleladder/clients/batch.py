@@ -38,18 +38,14 @@ from typing import Any, Protocol
 
 from ..store.batches import CREATING, RESULTS_EMPTY, SUBMITTED, BatchRecord
 from ..store.rows import now
-from .anthropic_api import AnthropicBatchAPI
 from .base import ChatRequest, ChatResult
 from .batch_api import COMPLETED, ENDED, BatchAPI, CreateLost, Outcome, RowRefused
 from .errors import ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
-from .google_api import GoogleBatchAPI
-from .openai_api import OpenAIBatchAPI
-from .providers import DEFAULT_TIMEOUT_S, parse_model
+from .providers import DEFAULT_TIMEOUT_S, make_batch_api, parse_model
 from .rounds import Rounds
 from .runner import Client
 
 log = logging.getLogger(__name__)
-BATCH_PROVIDERS = ("openai", "anthropic", "google")
 BATCH_SLOTS = 10_000_000  # a batch client's concurrency: every call of a run may wait in a batch at once
 DEFAULT_QUIET_S = 2.0
 DEFAULT_HOLD_S = 120.0  # the longest a queue waits on tasks at work (one stuck must not stall the rest)
@@ -104,18 +100,6 @@ class _Waiter:
     future: asyncio.Future[ChatResult]
     task: asyncio.Task[Any] | None  # the task that asked
     rounds: int = 0  # batches this call was in
-
-
-def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
-                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> BatchAPI:
-    if provider == "openai":
-        return OpenAIBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "anthropic":
-        return AnthropicBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "google":
-        return GoogleBatchAPI(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    raise ConfigurationError(f"--batch: {provider} has no batch API (batch mode is for "
-                             f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models); run without --batch")
 
 
 class BatchProvider:

@@ -1,7 +1,8 @@
-"""OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama, gateways) over a bare ``aiohttp``
-session: OpenAI's chat-completions wire (``openai_api``) at about a third of the SDK's CPU per call,
-which counts against a fast local server at high concurrency (``transport="aiohttp"``, the default
-for a ``base_url``); and the models a server lists."""
+"""OpenAI's chat-completions wire, which OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama,
+gateways) speak: its body and its reply (which the SDK transport, ``openai_api``, sends and reads
+too), and the wire over a bare ``aiohttp`` session, at about a third of the SDK's CPU per call, which
+counts against a fast local server at high concurrency (``transport="aiohttp"``, the default for a
+``base_url``); the models a server lists; what an HTTP 404 there means."""
 
 from __future__ import annotations
 
@@ -23,14 +24,66 @@ from .errors import (
     parse_retry_after,
     scrub,
 )
-from .openai_api import REFUSABLE, chat_body, chat_result
-from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .structured import wire_body
+from .usage import token_count
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
     import aiohttp
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
+
+OPENAI_URL = "https://api.openai.com/v1"
+# params that go straight through to the chat-completions body
+CHAT_PARAMS = {
+    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "n",
+    "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
+    "top_k", "min_p", "repetition_penalty", "tools", "tool_choice",
+}
+REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what a newer model may refuse (wire.Refusals)
+
+
+def chat_body(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions body as it goes on the wire (a structured call's as its mode builds it);
+    ``extra_body`` fields at its top level."""
+    body: dict[str, Any] = {"model": request.model, "messages": request.messages}
+    for k, v in request.params.items():
+        if k in CHAT_PARAMS:
+            body[k] = v
+    body.update(request.params.get("extra_body") or {})
+    return body if request.mode is None else wire_body(request, body)
+
+
+def reply_text(message: dict[str, Any]) -> Any:
+    """The reply a chat-completions message holds: its text, or, when it has none but a tool call,
+    that call's arguments (mode tools asks for its reply as a forced call; no other request asks
+    for a tool, so a message is read without its mode)."""
+    text = message["content"]
+    calls = message.get("tool_calls")
+    if not text and calls:
+        return calls[0]["function"]["arguments"]
+    return text
+
+
+def chat_result(data: Any, latency: float) -> ChatResult:
+    """A chat-completions reply body as a ChatResult (MalformedResponse if it is not one)."""
+    try:
+        choice = data["choices"][0]
+        text = reply_text(choice["message"])
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise TypeError("content is not a string")
+        usage = data.get("usage") or {}
+        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        finish_reason = choice.get("finish_reason")
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
+    return ChatResult(text=text, tokens_in=token_count(tokens_in, "prompt_tokens"),
+                      tokens_out=token_count(tokens_out, "completion_tokens"), latency_s=latency,
+                      finish_reason=finish_reason, metered=tokens_in is not None and tokens_out is not None)
+
 
 
 def served_identity(served: str) -> str:
@@ -55,7 +108,7 @@ class OpenAIRawProvider:
         connection_limit: int = 0,
     ) -> None:
         self.name = name
-        self.base_url = (base_url or DEFAULT_BASE_URLS["openai"]).rstrip("/")
+        self.base_url = (base_url or OPENAI_URL).rstrip("/")
         self.endpoint = endpoint_of("openai", base_url)
         self._url = self.base_url + "/chat/completions"
         key = resolve_key("openai", api_key, base_url, api_key_env)
@@ -131,3 +184,10 @@ def _error_text(data: Any, text: str) -> str:
     error = data.get("error") if isinstance(data, dict) else None
     message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
     return excerpt(" ".join(str(message or text).split()))
+
+
+def not_found(error: BaseException, where: str) -> str:
+    """The line for an HTTP 404 at the chat-completions server ``where``: its URL, else its model."""
+    if not where.endswith("/v1"):
+        return f"{where}/chat/completions not found (HTTP 404): did you mean {where}/v1 ?"
+    return f"{where}/chat/completions: {error} (check the model name: --model-name)"

@@ -13,9 +13,9 @@ import re
 import time
 from typing import Any
 
+from .registry import key_variables, wire
+
 REDACTED = "[REDACTED]"
-# environment variables that hold keys: their values are scrubbed even when not the key in use
-KEY_ENV_VARS: set[str] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
 _secrets: set[str] = set()
 # key-shaped text: OpenAI/Anthropic keys (sk-..., sk-proj-..., sk-ant-...), bearer tokens, and long
 # tokens mixing letters and digits (gateways' own keys); error text loses nothing useful by it
@@ -39,10 +39,11 @@ def _redact_shaped(m: re.Match[str]) -> str:
 
 
 def scrub(text: str) -> str:
-    """``text`` without any configured key (registered, or the value of a ``KEY_ENV_VARS`` variable),
+    """``text`` without any configured key (registered, or the value of a provider's key variable,
+    even when not the key in use: ``registry.key_variables``),
     a URL's password, nor anything shaped like a key. Error bodies pass through here before they are
     stored or printed, and so does every URL shown (a base URL may hold a user and password)."""
-    known = _secrets | {v for v in (os.environ.get(n) for n in KEY_ENV_VARS) if v and len(v) >= 4}
+    known = _secrets | {v for v in (os.environ.get(n) for n in key_variables()) if v and len(v) >= 4}
     for secret in sorted(known, key=len, reverse=True):  # longest first: a key containing another
         text = text.replace(secret, REDACTED)
     text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
@@ -271,14 +272,7 @@ def explain(error: BaseException, *, provider: str, base_url: str | None, key_en
             return (f"{where} wants a key (HTTP {status}): put it in an environment variable and name "
                     f"that with --api-key-env NAME")
         return f"{where} refused the key in {key_env} (HTTP {status}): set {key_env} to a key it accepts"
-    if status == 404 and base_url:
-        if provider == "google":
-            return (f"{where}: {' '.join(str(error).split())} (does this server speak Gemini's generateContent, "
-                    f"and serve this model?)")
-        if provider == "anthropic":
-            return (f"{where}/v1/messages not found (HTTP 404): this server does not speak the Anthropic "
-                    f"format; for an OpenAI-compatible server use openai/MODEL")
-        if not where.endswith("/v1"):
-            return f"{where}/chat/completions not found (HTTP 404): did you mean {where}/v1 ?"
-        return f"{where}/chat/completions: {error} (check the model name: --model-name)"
+    not_found = wire(provider).not_found
+    if status == 404 and base_url and not_found is not None:
+        return not_found(error, where)
     return " ".join(str(error).split())

@@ -11,7 +11,7 @@ an answer, and never the end of the run. Each call runs under the endpoint's tim
 function is cancelled and a plain one abandoned (Python cannot stop a thread: it runs on, ignored, and
 does not keep the process from exiting), and the call fails, not retried (``FunctionTimeout``). Its
 calls are keyed by the model's name and the version the user gives (``cache_tag``): the toolkit cannot
-see a function's code change.
+see a function's code change. Declared as the python/ wire (``WIRE``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from .errors import (
     ProviderError,
     function_error,
 )
+from .openai_api import MODES as OPENAI_MODES
 from .providers import DEFAULT_TIMEOUT_S
+from .registry import Connection, ProviderModes, ProviderSpec
 from .structured import wire_body
 from .usage import token_count
 
@@ -135,3 +137,15 @@ def _result(reply: Any, name: str, latency: float) -> ChatResult:
                           tokens_out=token_count(usage["tokens_out"], "tokens_out"), latency_s=latency)
     raise FunctionFailed(f"{name} returned {type(reply).__name__}, not its text nor (text, "
                          "{'tokens_in': N, 'tokens_out': N})")
+
+
+def _provider(connection: Connection) -> FunctionProvider:
+    if connection.function is None:
+        raise ConfigurationError("a python/ model is a Python function, given through the Python API "
+                                 "(Experiment.probe(student=fn, name=...))")
+    return FunctionProvider(connection.function, timeout=connection.timeout)
+
+
+# a Python function gets the messages alone: the schema in the prompt
+WIRE = ProviderSpec("python", _provider, ProviderModes("OPENAI", {"md_json": OPENAI_MODES.modes["md_json"]},
+                                                      OPENAI_MODES.reply), function=True)

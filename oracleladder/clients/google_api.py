@@ -10,7 +10,7 @@ filter blocked is ``ContentRefused``: a failed call, never an answer. A batch ro
 request (its custom_id in the row's metadata), its inlined response read as an online reply; a row's
 error is that row's failure.
 
-Install with ``pip install 'oracleladder[google]'``.
+Declared as the google/ wire (``WIRE``). Install with ``pip install 'oracleladder[google]'``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from .errors import (
     classify_status,
     genai_error,
 )
-from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .openai_api import MODES as OPENAI_MODES
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .registry import ProviderModes, ProviderSpec
 from .structured import wire_body
 from .usage import token_count
 from .wire import Refusals, answer
@@ -47,6 +49,7 @@ else:  # an optional extra, loaded by the first google/ client (its package load
     genai = lazy_module("google.genai")
     httpx2 = lazy_module("httpx2")  # the SDK's HTTP layer
 
+GOOGLE_URL = "https://generativelanguage.googleapis.com"
 INSTALL_HINT = "pip install 'oracleladder[google]'"
 RENAMED = {"max_tokens": "max_output_tokens", "stop": "stop_sequences"}  # the toolkit's names, Gemini's
 # the finish reasons of a reply a filter blocked (the same request is blocked again)
@@ -118,7 +121,7 @@ def sdk_client(name: str, *, api_key: str | None, api_key_env: str | None, base_
     """The SDK's client for ``base_url`` (its retries off), with no key sent when there is none;
     ``api_version``: the API version it asks (None: the SDK's, v1)."""
     key = resolve_key("google", api_key, base_url, api_key_env)
-    options: dict[str, Any] = {"base_url": base_url or DEFAULT_BASE_URLS["google"],
+    options: dict[str, Any] = {"base_url": base_url or GOOGLE_URL,
                                "timeout": int(timeout * 1000)}  # milliseconds
     if api_version is not None:
         options["api_version"] = api_version
@@ -257,3 +260,17 @@ class GoogleBatchAPI:
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
+
+
+def not_found(error: BaseException, where: str) -> str:
+    return (f"{where}: {' '.join(str(error).split())} (does this server speak Gemini's generateContent, "
+            f"and serve this model?)")
+
+
+# the JSON-schema response_format instructor's OpenAI handler builds becomes Gemini's response_schema
+# (generate_args reads OpenAI's shape); no OpenAI tools
+MODES = ProviderModes("OPENAI", {m: OPENAI_MODES.modes[m] for m in ("json_schema", "md_json")},
+                      OPENAI_MODES.reply)
+# GEMINI_API_KEY, else GOOGLE_API_KEY (Google's SDK reads both)
+WIRE = ProviderSpec("google", lambda c: GoogleProvider(**c.server()), MODES,
+                    key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url=GOOGLE_URL, batch=lambda c: GoogleBatchAPI(**c.server()), not_found=not_found)

@@ -9,7 +9,8 @@ A request may constrain the decoding with a llama.cpp grammar (GBNF): the reques
 reads too, so one request means the same in process and on a server, and the grammar is part of the
 call key. ``boxed_grammar`` makes one that ends every answer in a box (`ladder demo` uses it).
 
-Install with ``pip install 'oracleladder[local]'``.
+Declared as the local/ wire (``WIRE``): a bare ``local`` asks the default model. Install with
+``pip install 'oracleladder[local]'``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any
 
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError
+from .openai_api import MODES as OPENAI_MODES
+from .registry import Connection, ProviderSpec
 from .structured import wire_body
 from .usage import token_count
 
@@ -282,3 +285,11 @@ class LocalProvider:
         llm, self._llm = self._llm, None
         if llm is not None and hasattr(llm, "close"):
             await asyncio.to_thread(llm.close)
+
+
+def _provider(connection: Connection) -> LocalProvider:
+    return LocalProvider()  # llama.cpp loads with the model, on the first request
+
+
+# the embedded model speaks OpenAI's chat shape (llama.cpp's response_format and tools)
+WIRE = ProviderSpec("local", _provider, OPENAI_MODES, default_model=DEFAULT_MODEL)

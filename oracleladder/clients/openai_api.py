@@ -1,6 +1,6 @@
 """OpenAI's API through its official SDK: chat completions (``OpenAIProvider``, also the ``sdk``
-transport to an OpenAI-compatible server) and the Batch API (``OpenAIBatchAPI``); the
-chat-completions body and reply, which the aiohttp transport (``compatible``) speaks too."""
+transport to an OpenAI-compatible server) and the Batch API (``OpenAIBatchAPI``); and the openai/
+wire's declaration (``WIRE``), whose other transport is bare aiohttp (``compatible``)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ from .batch_api import (
     no_batch_api,
     read_rows,
 )
-from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_BASE_URLS, DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
-from .structured import wire_body
-from .usage import token_count
+from .compatible import OPENAI_URL, REFUSABLE, OpenAIRawProvider, chat_body, chat_result, not_found
+from .errors import ProviderError, ServerError, classify_status, sdk_error
+from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .registry import Connection, ProviderModes, ProviderSpec
+from .structured import openai_reply
 from .wire import Refusals, answer
 
 if TYPE_CHECKING:
@@ -36,55 +37,7 @@ if TYPE_CHECKING:
 else:  # loaded by the first client that uses it, not by `ladder --help` (1 to 1.6 s on a loaded 2-core machine)
     openai = lazy_module("openai")
 
-# params that go straight through to the chat-completions body
-CHAT_PARAMS = {
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "n",
-    "presence_penalty", "frequency_penalty", "logit_bias", "reasoning_effort", "response_format",
-    "top_k", "min_p", "repetition_penalty", "tools", "tool_choice",
-}
-REFUSABLE = {"max_tokens", "temperature", "top_p"}  # what a newer model may refuse (wire.Refusals)
 INTENT_KEY = "oracleladder_intent"  # the batch metadata naming the intent it was created for
-
-
-def chat_body(request: ChatRequest) -> dict[str, Any]:
-    """The chat-completions body as it goes on the wire (a structured call's as its mode builds it);
-    ``extra_body`` fields at its top level."""
-    body: dict[str, Any] = {"model": request.model, "messages": request.messages}
-    for k, v in request.params.items():
-        if k in CHAT_PARAMS:
-            body[k] = v
-    body.update(request.params.get("extra_body") or {})
-    return body if request.mode is None else wire_body(request, body)
-
-
-def reply_text(message: dict[str, Any]) -> Any:
-    """The reply a chat-completions message holds: its text, or, when it has none but a tool call,
-    that call's arguments (mode tools asks for its reply as a forced call; no other request asks
-    for a tool, so a message is read without its mode)."""
-    text = message["content"]
-    calls = message.get("tool_calls")
-    if not text and calls:
-        return calls[0]["function"]["arguments"]
-    return text
-
-
-def chat_result(data: Any, latency: float) -> ChatResult:
-    """A chat-completions reply body as a ChatResult (MalformedResponse if it is not one)."""
-    try:
-        choice = data["choices"][0]
-        text = reply_text(choice["message"])
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise TypeError("content is not a string")
-        usage = data.get("usage") or {}
-        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        finish_reason = choice.get("finish_reason")
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
-        raise MalformedResponse(f"malformed chat-completions body: {e!r}") from None
-    return ChatResult(text=text, tokens_in=token_count(tokens_in, "prompt_tokens"),
-                      tokens_out=token_count(tokens_out, "completion_tokens"), latency_s=latency,
-                      finish_reason=finish_reason, metered=tokens_in is not None and tokens_out is not None)
 
 
 class OpenAIProvider:
@@ -105,7 +58,7 @@ class OpenAIProvider:
         key = resolve_key("openai", api_key, base_url, api_key_env)
         self._client = openai.AsyncOpenAI(
             api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
-            base_url=base_url or DEFAULT_BASE_URLS["openai"],  # not the SDK's OPENAI_BASE_URL, nor its key there
+            base_url=base_url or OPENAI_URL,  # not the SDK's OPENAI_BASE_URL, nor its key there
             timeout=timeout,
             max_retries=0,
             http_client=openai.DefaultAioHttpClient(timeout=timeout),
@@ -154,7 +107,7 @@ class OpenAIBatchAPI:
         key = resolve_key("openai", api_key, base_url, api_key_env)
         # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
         # No key: a placeholder the SDK insists on, never sent.
-        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url or DEFAULT_BASE_URLS["openai"],
+        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url or OPENAI_URL,
                                           timeout=timeout, max_retries=3)
         self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
         self.refusals = Refusals(self.name, chat_body, REFUSABLE)
@@ -240,3 +193,22 @@ class OpenAIBatchAPI:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _provider(connection: Connection) -> OpenAIRawProvider | OpenAIProvider:
+    """The SDK at OpenAI itself; bare aiohttp at a server of one's own (transport "auto")."""
+    raw = connection.transport == "aiohttp" or (connection.transport == "auto" and connection.base_url is not None)
+    return (OpenAIRawProvider if raw else OpenAIProvider)(**connection.server())
+
+
+# How a structured answer is asked for on OpenAI's wire, strongest first ("auto" starts at the first
+# and steps down when a server rejects a mode); the wires that speak OpenAI's shape take some of them.
+MODES = ProviderModes("OPENAI", {
+    "json_schema": ("JSON_SCHEMA", "a JSON-schema response_format"),
+    "json_object": ("JSON", "a JSON-object response_format, the schema in the system prompt"),
+    "tools": ("TOOLS", "a forced tool call whose parameters are the schema"),
+    "md_json": ("MD_JSON", "the schema in the prompt, the JSON in a ```json block"),
+}, openai_reply)
+WIRE = ProviderSpec("openai", _provider, MODES, key_env=("OPENAI_API_KEY",), base_url=OPENAI_URL,
+                    base_url_env="OPENAI_BASE_URL", call_path="/chat/completions",
+                    batch=lambda c: OpenAIBatchAPI(**c.server()), not_found=not_found)

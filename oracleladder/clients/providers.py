@@ -1,9 +1,8 @@
-"""A provider and its endpoint: which provider a model string names, the endpoint a call key names,
-the key an endpoint gets, and how many requests its server runs at once (``server_capacity``).
+"""A provider and its endpoint: which provider a model string names, its Provider and batch API
+(``make_provider``, ``make_batch_api``, from its declaration in ``registry``), the endpoint a call key
+names, the key an endpoint gets, and how many requests its server runs at once (``server_capacity``).
 
-The wires (``openai_api``, ``anthropic_api``, ``compatible``, the embedded ``local``, and ``function``,
-a Python function as a model) speak to an endpoint; ``runner.make_provider`` picks one. API keys are held only by the wire objects: never
-logged, never put in a ChatRequest.
+API keys are held only by the wire objects: never logged, never put in a ChatRequest.
 """
 
 from __future__ import annotations
@@ -11,25 +10,23 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._lazy import lazy_module
-from .errors import MissingAPIKey, UnknownProvider, register_secret
-from .local import DEFAULT_MODEL as DEFAULT_LOCAL_MODEL
+from .errors import ConfigurationError, MissingAPIKey, UnknownProvider, register_secret
+from .registry import WIRES, Connection, wire
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from .base import Provider
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
 
-KNOWN_PROVIDERS = ["openai", "anthropic", "google", "local", "python"]
-API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
-# a provider's other variable, read when its own is not set (Google's SDK reads both)
-API_KEY_ENV_ALSO = {"google": "GOOGLE_API_KEY"}
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
-                     "google": "https://generativelanguage.googleapis.com"}
+KNOWN_PROVIDERS = list(WIRES)
 DEFAULT_TIMEOUT_S = 120.0
+TRANSPORTS = ("auto", "sdk", "aiohttp")
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -42,13 +39,42 @@ def parse_model(model: str) -> tuple[str, str]:
         raise UnknownProvider("", KNOWN_PROVIDERS)
     provider, sep, name = model.partition("/")
     provider = provider.lower()
-    if provider not in KNOWN_PROVIDERS:
+    if provider not in WIRES:
         raise UnknownProvider(provider, KNOWN_PROVIDERS)
     if not name:
-        if provider == "local":
-            return "local", DEFAULT_LOCAL_MODEL
+        default = wire(provider).default_model
+        if default is not None:
+            return provider, default
         raise UnknownProvider(f"{model} (no model name after '{provider}/')", KNOWN_PROVIDERS)
     return provider, name
+
+
+def make_provider(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
+                  base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S, transport: str = "auto",
+                  function: Any = None) -> Provider:
+    """The Provider of ``provider`` (a name of ``registry.WIRES``), made by its wire's declaration.
+
+    OpenAI's transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
+    the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
+    where a fast local server makes the client's CPU the bottleneck, the SDK for OpenAI itself.
+    ``function``: a python/NAME model's function (``clients.function``)."""
+    provider = provider.lower()
+    if provider not in WIRES:
+        raise UnknownProvider(provider, KNOWN_PROVIDERS)
+    if transport not in TRANSPORTS:
+        raise ValueError(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
+    return wire(provider).provider(Connection(timeout, api_key, api_key_env, base_url, transport, function))
+
+
+def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
+                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> Any:
+    """The batch API (a ``batch_api.BatchAPI``) of ``provider``; ConfigurationError when it has none."""
+    make = wire(provider).batch
+    if make is None:
+        having = ", ".join(name + "/" for name in WIRES if wire(name).batch is not None)
+        raise ConfigurationError(f"--batch: {provider} has no batch API (batch mode is for {having} models); "
+                                 "run without --batch")
+    return make(Connection(timeout, api_key, api_key_env, base_url))
 
 
 def normalize_base_url(url: str) -> str:
@@ -66,13 +92,14 @@ def endpoint_of(provider: str, base_url: str | None) -> str | None:
     if base_url is None:
         return None
     url = normalize_base_url(base_url)
-    return None if url == normalize_base_url(DEFAULT_BASE_URLS[provider]) else url
+    own = wire(provider).base_url
+    return None if own is not None and url == normalize_base_url(own) else url
 
 
 def resolve_key(provider: str, api_key: str | None, base_url: str | None, api_key_env: str | None) -> str | None:
     """This endpoint's key: ``api_key``, else the variable ``api_key_env`` names, else the
-    provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY), but only for the provider's own
-    host: a key is never handed to another server unless the user names it for that server.
+    provider's own variable (its declaration's ``key_env``), but only for the provider's own host: a
+    key is never handed to another server unless the user names it for that server.
     None: send no key at all (an OpenAI-compatible server that needs none)."""
     if api_key:
         register_secret(api_key)  # some gateways echo the key in their error bodies
@@ -92,10 +119,11 @@ def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) ->
     own host, else none."""
     if api_key_env:
         return api_key_env
-    if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS[provider]).hostname:
+    spec = wire(provider)
+    elsewhere = base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(spec.base_url or "").hostname
+    if not spec.key_env or elsewhere:
         return None
-    env, also = API_KEY_ENV.get(provider), API_KEY_ENV_ALSO.get(provider)
-    return also if also and env and not os.environ.get(env) and os.environ.get(also) else env
+    return next((env for env in spec.key_env if os.environ.get(env)), spec.key_env[0])
 
 
 @dataclass(frozen=True)

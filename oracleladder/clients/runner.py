@@ -1,7 +1,7 @@
 """The one runner every teacher/student worker calls: ``Client`` composes the cache and in-flight
 sharing (``cache``), the limits (``limits``), the retries (``retry``), the usage accounting
-(``usage``) and structured outputs (``structured``) over one Provider; ``make_provider`` picks a
-provider's wire, ``make_client`` builds the Client over it."""
+(``usage``) and structured outputs (``structured``) over one Provider; ``make_client`` builds the
+Client over a model's provider (``providers.make_provider``, from its wire's declaration)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .anthropic_api import AnthropicProvider
 from .base import ChatRequest, ChatResult, Provider
 from .cache import CallCache, InFlight
-from .compatible import OpenAIRawProvider
 from .errors import (
     BadRequestError,
     BudgetReached,
@@ -25,17 +23,13 @@ from .errors import (
     ProviderError,
     RequestTimeout,
     TransientError,
-    UnknownProvider,
     endpoint_failure,
     scrub,
 )
-from .function import FunctionProvider, ModelFunction
-from .google_api import GoogleProvider
+from .function import ModelFunction
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
-from .local import LocalProvider
-from .openai_api import OpenAIProvider
 from .prices import DEFAULT_PRICES, PriceTable
-from .providers import DEFAULT_TIMEOUT_S, KNOWN_PROVIDERS, parse_model
+from .providers import DEFAULT_TIMEOUT_S, make_provider, parse_model
 from .replicas import ReplicaProvider
 from .retry import Retries
 from .rounds import Rounds
@@ -327,47 +321,6 @@ class Client:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
-
-
-TRANSPORTS = ("auto", "sdk", "aiohttp")
-
-
-def make_provider(
-    provider: str,
-    *,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    base_url: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    transport: str = "auto",
-    function: ModelFunction | None = None,
-    **local_kwargs: Any,
-) -> Provider:
-    """Build the provider named ``provider`` ("openai", "anthropic", "google", "local", "python": ``function``).
-
-    OpenAI transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
-    the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
-    where a fast local server makes the client's CPU the bottleneck, the SDK for OpenAI itself.
-    """
-    provider = provider.lower()
-    if transport not in TRANSPORTS:
-        raise ValueError(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
-    if provider == "openai":
-        raw = transport == "aiohttp" or (transport == "auto" and base_url is not None)
-        cls = OpenAIRawProvider if raw else OpenAIProvider
-        return cls(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "anthropic":
-        return AnthropicProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "google":
-        return GoogleProvider(api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)
-    if provider == "local":  # llama.cpp loads with the model, on the first request
-        return LocalProvider(**local_kwargs)
-    if provider == "python":
-        if function is None:
-            raise ConfigurationError("a python/ model is a Python function, given through the Python API "
-                                     "(Experiment.probe(student=fn, name=...))")
-        return FunctionProvider(function, timeout=timeout)
-    raise UnknownProvider(provider, KNOWN_PROVIDERS)
 
 
 def make_client(

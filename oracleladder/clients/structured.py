@@ -1,9 +1,9 @@
 """Structured outputs: a reply parsed into a pydantic model, asked for in one of instructor's modes.
 
-instructor is the mode layer, not the client: for each provider, ``MODES`` names the instructor
-modes a structured call can be asked in (strongest first), and a wire builds the body of such a call
-with instructor's own handler for its mode (``wire_body``: ``handle_response_model``, called as a
-function), then sends it itself (the toolkit's cache, budget, batches and replicas; no patched
+instructor is the mode layer, not the client: each provider's declaration (``registry.ProviderSpec``)
+names the instructor modes a structured call can be asked in (strongest first), and a wire builds the
+body of such a call with instructor's own handler for its mode (``wire_body``: ``handle_response_model``,
+called as a function), then sends it itself (the toolkit's cache, budget, batches and replicas; no patched
 client). A call is keyed by its logical request (the caller's messages, the schema, the mode's name:
 ``ChatRequest.key``), never by the body instructor builds, which changes with its version.
 
@@ -13,9 +13,9 @@ that ask again in the mode's own shape (instructor's re-ask handler: an Anthropi
 by a tool_result carrying the errors, an OpenAI tool call by a tool message); the compile loop is
 the one that asks again, each call a stored attempt.
 
-A provider's modes are one entry of ``MODES``: instructor's name of each mode, and how a reply of
-that provider reads as its SDK's response (``ProviderModes.reply``, what instructor's re-ask
-handlers read).
+A provider's modes are its ``registry.ProviderModes``: instructor's name of each mode, and how a
+reply of that provider reads as its SDK's response (``openai_reply``, ``anthropic_reply``: what
+instructor's re-ask handlers read).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -35,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
 from .errors import BadRequestError, ConfigurationError
+from .registry import WIRES, wire
 
 if TYPE_CHECKING:
     import anthropic
@@ -51,7 +50,7 @@ M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 
-def _openai_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
+def openai_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
     """A reply as the OpenAI SDK reads it: its text, or in mode tools the forced call's arguments."""
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if request.mode == "tools":
@@ -63,7 +62,7 @@ def _openai_reply(text: str, request: ChatRequest, finish_reason: str | None) ->
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason or "stop"}]})
 
 
-def _anthropic_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
+def anthropic_reply(text: str, request: ChatRequest, finish_reason: str | None) -> Any:
     """A reply as the Anthropic SDK reads it: its text, or in mode tools the forced tool_use's input."""
     block: dict[str, Any] = {"type": "text", "text": text}
     if request.mode == "tools" and isinstance(tool_input := _object(text), dict):
@@ -74,42 +73,6 @@ def _anthropic_reply(text: str, request: ChatRequest, finish_reason: str | None)
         "usage": {"input_tokens": 0, "output_tokens": 0}})
 
 
-@dataclass(frozen=True)
-class ProviderModes:
-    """How a provider's structured calls are asked: instructor's name of the provider (an
-    ``instructor.Provider`` member); each mode's name here and instructor's (an ``instructor.Mode``
-    member), strongest first, with a line on what it sends; and ``reply``, a stored reply (its text,
-    its request, its finish reason) as the provider's SDK returns it, for instructor's re-ask."""
-
-    provider: str
-    modes: dict[str, tuple[str, str]]
-    reply: Callable[[str, ChatRequest, str | None], Any]
-
-
-_OPENAI = ProviderModes("OPENAI", {
-    "json_schema": ("JSON_SCHEMA", "a JSON-schema response_format"),
-    "json_object": ("JSON", "a JSON-object response_format, the schema in the system prompt"),
-    "tools": ("TOOLS", "a forced tool call whose parameters are the schema"),
-    "md_json": ("MD_JSON", "the schema in the prompt, the JSON in a ```json block"),
-}, _openai_reply)
-# How a structured answer is asked for on each provider's wire, strongest first: "auto" starts at
-# the first and steps down when a server rejects a mode (``Modes``). The local model speaks OpenAI's.
-MODES: dict[str, ProviderModes] = {
-    "openai": _OPENAI,
-    "local": _OPENAI,
-    "anthropic": ProviderModes("ANTHROPIC", {
-        "tools": ("TOOLS", "a forced tool_use whose input_schema is the schema"),
-        "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
-    }, _anthropic_reply),
-    # Gemini: the JSON-schema response_format instructor's OpenAI handler builds becomes its
-    # response_schema (google_api.generate_args, which reads OpenAI's shape); no OpenAI tools
-    "google": ProviderModes("OPENAI", {m: _OPENAI.modes[m] for m in ("json_schema", "md_json")}, _openai_reply),
-    # a Python function gets the messages alone: the schema in the prompt
-    "python": ProviderModes("OPENAI", {"md_json": _OPENAI.modes["md_json"]}, _openai_reply),
-}
-# provider -> its modes, strongest first, and what each sends
-STRUCTURED_MODES: dict[str, dict[str, str]] = {provider: {name: what for name, (_, what) in p.modes.items()}
-                                               for provider, p in MODES.items()}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
 
@@ -132,7 +95,7 @@ def _tool_name(request: ChatRequest) -> str:
 
 def _instructor_mode(request: ChatRequest) -> dict[str, Any]:
     """instructor's provider and mode of ``request`` (its handler's keywords)."""
-    provider = MODES[request.provider]
+    provider = wire(request.provider).modes
     return {"provider": instructor.Provider[provider.provider],
             "mode": instructor.Mode[provider.modes[request.mode or ""][0]]}
 
@@ -226,7 +189,7 @@ class StructuredOutputError(Exception):
         the reply as the provider gave it, then what is wrong with it (``describe``: no pydantic
         version in the words, so the re-ask's key stays)."""
         request = self.request
-        reply = MODES[request.provider].reply(self.raw, request, self.finish_reason)
+        reply = wire(request.provider).modes.reply(self.raw, request, self.finish_reason)
         asked = {"messages": copy.deepcopy(request.messages)}
         again = instructor_response.handle_reask_kwargs(asked, response=reply, exception=ValueError(self.describe()),
                                                         **_instructor_mode(request))
@@ -269,9 +232,9 @@ class Modes:
     rejects is dropped for the client's endpoint (learned once, said once)."""
 
     def __init__(self, mode: str, provider: str) -> None:
-        known = list(MODES[provider].modes) if provider in MODES else []
+        known = list(wire(provider).modes.modes) if provider in WIRES else []
         if mode != "auto" and mode not in known:
-            every = list(dict.fromkeys(name for modes in STRUCTURED_MODES.values() for name in modes))
+            every = list(dict.fromkeys(name for other in WIRES for name in wire(other).modes.modes))
             if mode in every:
                 raise ConfigurationError(f"{provider} takes structured mode {', '.join(known)} (or auto), not {mode}")
             raise ConfigurationError(f"unknown structured mode {mode!r}; known: auto, " + ", ".join(every))

@@ -19,6 +19,7 @@ from ..clients.errors import explain, register_secret, scrub
 from ..clients.function import ModelFunction
 from ..clients.limits import DEFAULT_MAX_COOLDOWN_S
 from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, resolve_key, server_capacity
+from ..clients.registry import wire
 from ..cluster import Cluster, Wire
 from ..store import Store
 from .errors import EndpointError, ExperimentError
@@ -36,8 +37,6 @@ OWNED_FIELDS = {
     "max_completion_tokens": "--max-tokens", "temperature": "--temperature", "response_format": "--structured",
     "tools": "--structured", "tool_choice": "--structured", "n": "--k", "stream": "none: answers are read whole",
 }
-# the path a chat-completions URL ends with, which the wire adds itself; per provider
-_CALL_PATHS = {"openai": "/chat/completions", "anthropic": "/v1/messages"}
 
 
 @dataclass(frozen=True)
@@ -78,25 +77,26 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         """Each base URL checked (an http(s) URL; a chat-completions URL cut to its base, with a
-        note); an openai/ model without one takes OPENAI_BASE_URL's, with a note (its key stays with
-        api.openai.com unless ``api_key_env`` names one)."""
+        note); a model whose wire reads a base URL from a variable (openai/: OPENAI_BASE_URL) takes
+        its value when none is given, with a note (its key stays with the provider's own host unless
+        ``api_key_env`` names one)."""
         try:
-            provider = parse_model(self.model)[0]
+            spec = wire(parse_model(self.model)[0])
         except ConfigurationError as exc:
             raise EndpointError(str(exc)) from None
-        if (provider == "python") != (self.function is not None):
+        if spec.function != (self.function is not None):
             raise EndpointError(f"{self.model}: a python/NAME model is a Python function, given through the "
                                 "Python API (Experiment.probe(student=fn, name=NAME)), and a function is no other model")
         if self.function is not None and (self.base_urls or self.batch):
             raise EndpointError(f"{self.model} is a Python function: it has no base URL and no batch API")
         urls, notes = list(self.base_urls or []), []
-        if not urls and provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
-            urls = [os.environ["OPENAI_BASE_URL"]]
-            notes.append(f"calling {scrub(urls[0])}, from OPENAI_BASE_URL (OPENAI_API_KEY goes only to api.openai.com; "
-                         "--api-key-env NAME names this server's key)")
+        if not urls and spec.base_url_env and os.environ.get(spec.base_url_env):
+            urls = [os.environ[spec.base_url_env]]
+            notes.append(f"calling {scrub(urls[0])}, from {spec.base_url_env} ({spec.key_env[0]} goes only to "
+                         f"{urlsplit(spec.base_url or '').hostname}; --api-key-env NAME names this server's key)")
         checked = []
         for url in urls:
-            base, note = _base_url(url, provider, self.api_key_env)
+            base, note = _base_url(url, spec.call_path, self.api_key_env)
             checked.append(base)
             notes += [note] if note else []
         object.__setattr__(self, "base_urls", checked or None)
@@ -105,9 +105,11 @@ class Endpoint:
     def check_key(self) -> None:
         """Raise EndpointError, before any store is opened, when the key this endpoint needs is not set."""
         provider = parse_model(self.model)[0]
+        if not wire(provider).key_env:  # a wire that takes no key (the embedded model, a function, a script)
+            return
         for url in self.base_urls or [None]:
             try:
-                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python") else None
+                resolve_key(provider, None, url, self.api_key_env)
             except ConfigurationError as exc:
                 raise EndpointError(str(exc)) from None
 
@@ -137,8 +139,9 @@ def as_endpoint(model: str | Endpoint | ModelFunction, *, name: str | None = Non
     return Endpoint(f"python/{name}", function=model, cache_tag=version)
 
 
-def _base_url(url: str, provider: str, api_key_env: str | None) -> tuple[str, str | None]:
-    """``url`` as the wire takes it, and a note when it was cut; ExperimentError when it is no http(s)
+def _base_url(url: str, path: str | None, api_key_env: str | None) -> tuple[str, str | None]:
+    """``url`` as the wire takes it, and a note when it ended with ``path``, the path each call adds
+    itself (its wire's ``call_path``), and was cut; ExperimentError when it is no http(s)
     URL, when it cannot be parsed (a bad port, an unclosed IPv6 bracket), or when it holds a user and
     password and ``api_key_env`` names a key too. Its password is scrubbed from every message."""
     try:
@@ -152,7 +155,6 @@ def _base_url(url: str, provider: str, api_key_env: str | None) -> tuple[str, st
     if parts.username is not None and api_key_env:
         raise ExperimentError(f"base URL {scrub(url)!r} holds a user and password, and --api-key-env names a key: "
                               "give the server one of them")
-    path = _CALL_PATHS.get(provider)
     if path and parts.path.rstrip("/").endswith(path):
         base = url.strip().rstrip("/").removesuffix(path)
         return base, f"{scrub(url)} ends with {path}, which each call adds itself: calling {scrub(base)}"

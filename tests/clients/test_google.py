@@ -5,6 +5,7 @@ and price, a safety refusal and the HTTP errors mapped, and the key sent to Goog
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -16,8 +17,8 @@ from oracleladder.clients import (
     BadRequestError,
     ConfigurationError,
     MemoryCache,
+    google_api,
     make_client,
-    providers,
 )
 from oracleladder.clients.batch import make_batch_client
 from oracleladder.clients.errors import ContentRefused
@@ -121,7 +122,9 @@ async def test_the_key_reaches_google_s_host_only(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET")
     async with LoopbackServer(Recorder("ok")) as srv:
         # the loopback server as "Google's host" (localhost), and as any other server (127.0.0.1)
-        monkeypatch.setitem(providers.DEFAULT_BASE_URLS, "google", f"http://localhost:{srv.port}")
+        own = f"http://localhost:{srv.port}"
+        monkeypatch.setattr(google_api, "GOOGLE_URL", own)
+        monkeypatch.setattr(google_api, "WIRE", dataclasses.replace(google_api.WIRE, base_url=own))
         for model, url in [("google/m", None), ("google/m", srv.google_base_url),
                            ("openai/m", srv.openai_base_url), ("anthropic/m", srv.anthropic_base_url)]:
             async with make_client(model, base_url=url, transport="sdk" if model.startswith("openai") else "auto") as c:
