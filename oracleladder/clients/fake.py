@@ -129,4 +129,4 @@ def _provider(connection: Connection) -> FakeProvider:
     return FakeProvider(answer, name="fake")
 
 
-WIRE = ProviderSpec("fake", _provider, OPENAI_MODES)
+WIRE = ProviderSpec("fake", _provider, OPENAI_MODES, free="a script")

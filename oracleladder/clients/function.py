@@ -148,4 +148,5 @@ def _provider(connection: Connection) -> FunctionProvider:
 
 # a Python function gets the messages alone: the schema in the prompt
 WIRE = ProviderSpec("python", _provider, ProviderModes("OPENAI", {"md_json": OPENAI_MODES.modes["md_json"]},
-                                                      OPENAI_MODES.reply), function=True)
+                                                      OPENAI_MODES.reply), function=True,
+                    free="a Python function")

@@ -74,7 +74,9 @@ class ProviderSpec:
     is given. ``call_path``: the path each call adds to a base URL (a URL given with it is cut).
     ``batch``: makes its batch API (None: it has none). ``not_found``: the line for an HTTP 404 at a
     server of one's own (its URL given), else the error as it is. ``default_model``: the model a bare
-    ``name`` asks (None: a name needs a model). ``function``: a python/NAME model's Python function."""
+    ``name`` asks (None: a name needs a model). ``function``: a python/NAME model's Python function.
+    ``free``: what runs it, when its calls cost nothing whatever the price table says (a Python
+    function, a script)."""
 
     name: str
     provider: Callable[[Connection], Provider]
@@ -87,6 +89,7 @@ class ProviderSpec:
     not_found: Callable[[BaseException, str], str] | None = None
     default_model: str | None = None
     function: bool = False
+    free: str | None = None
 
 
 def wire(name: str) -> ProviderSpec:

@@ -238,14 +238,14 @@ def _shown(served: str) -> str:
 
 def _prices(endpoint: Endpoint) -> PriceTable:
     """The endpoint's price table, where a model without a price served by one's own server (a
-    loopback or private address) or run by a Python function costs nothing: a run and its cached
-    rerun both say so."""
+    loopback or private address), or run by what its wire says runs it free (a Python function, a
+    script), costs nothing: a run and its cached rerun both say so."""
     provider, name = parse_model(endpoint.model)
     model = f"{provider}/{name}"
-    own = endpoint.function is not None or bool(endpoint.base_urls and all(map(_own_server, endpoint.base_urls)))
-    if model in endpoint.prices.models or not own:
+    own = bool(endpoint.base_urls and all(map(_own_server, endpoint.base_urls)))
+    where = wire(provider).free or ("a server of one's own" if own else None)
+    if model in endpoint.prices.models or where is None:
         return endpoint.prices
-    where = "a Python function" if endpoint.function is not None else "a server of one's own"
     return PriceTable(f"{endpoint.prices.name}; {model} free on {where}",
                       {**endpoint.prices.models, model: (0.0, 0.0, 0.0, 0.0)})
 

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from oracleladder import SyncExperiment
@@ -15,6 +16,7 @@ from oracleladder.cli import app
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
+from tests.helpers import fake
 
 PIDS = ("f8a3e468", "de4b7c19", "b36a1161")  # two short numeric answers, and the garbled "\\1"
 
@@ -56,13 +58,13 @@ def test_graders_are_named_and_never_mixed_silently(tmp_path: Path, release_data
     assert list(report["meta"]["ungradable_reference"]) == [f.pid for f in fams if f.pid.startswith("b36a1161")]
 
 
-def test_a_run_stored_before_graders_had_names_is_read_with_its_grader(sample_store: Path) -> None:
+def test_a_run_stored_before_graders_had_names_is_read_with_its_grader(sample_store: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A probe run's config from before graders had names says only `"extended": true` (or false):
     read back, it names the extended grader (or strict)."""
-    with LoopbackServer({"*": r"\boxed{1}"}) as server:
-        result = CliRunner().invoke(app, ["probe", "--student", "openai/s", "--base-url", server.openai_base_url,
-                                          "--k", "1", "--limit", "2", "--no-stage0", "--conditions", "C1",
-                                          "--store", str(sample_store)])
+    fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{1}"})
+    result = CliRunner().invoke(app, ["probe", "--student", "fake/s", "--k", "1", "--limit", "2", "--no-stage0",
+                                      "--conditions", "C1", "--store", str(sample_store)])
     assert result.exit_code == 0, result.output
     for extended, grader in ((True, "extended (extended-2)"), (False, "strict (strict-2)")):
         with sqlite3.connect(sample_store) as con:
@@ -70,4 +72,4 @@ def test_a_run_stored_before_graders_had_names_is_read_with_its_grader(sample_st
             old = {k: v for k, v in json.loads(config).items() if k != "grader"} | {"extended": extended}
             con.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old), run_id))
         with SyncExperiment(sample_store, workers=1) as ex:
-            assert ex.graders("openai/s") == grader
+            assert ex.graders("fake/s") == grader

@@ -1,5 +1,5 @@
 """A cached rerun reuses the answers of the run that paid for them and never takes them over (issue 43,
-item 3): after a probe and three cached reruns against the loopback server, every rollout keeps the
+item 3): after a probe and three cached reruns of a fake/ student, every rollout keeps the
 first run, `ladder runs` lists what each rerun reused, `ladder report --run FIRST` reports them, its
 report.json, report.md and HTML provenance count the first run's tokens and say the answers were reused,
 and
@@ -19,10 +19,10 @@ from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.schemas.models import Rollout
 from oracleladder.store import RunRecord, Store
-from oracleladder.testing import LoopbackServer
+from tests.helpers import fake
 
 PIDS = ("f8a3e468", "de4b7c19")  # two families with short numeric answers
-S = "openai/s"
+S = "fake/s"
 
 
 def _overview(site: Path) -> dict:
@@ -41,17 +41,16 @@ async def _run_ids(store: Path) -> set[str]:
     return set(report.to_pandas("rollout")["run_id"])
 
 
-def test_three_cached_reruns_keep_the_run_that_paid(tmp_path: Path, release_data: Path) -> None:
+def test_three_cached_reruns_keep_the_run_that_paid(tmp_path: Path, release_data: Path, monkeypatch) -> None:
     fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
     families, store, runner = tmp_path / "f.jsonl", tmp_path / "s.sqlite", CliRunner()
     write_jsonl(families, (to_released(f) for f in fams))
     assert runner.invoke(app, ["import", str(families), "--store", str(store)]).exit_code == 0
     probe = ["probe", "--student", S, "--k", "2", "--no-stage0", "--conditions", "C1_direct", "--store", str(store)]
-    with LoopbackServer({"*": r"\boxed{3}"}) as server:
-        for _ in range(4):
-            probed = runner.invoke(app, [*probe, "--base-url", server.openai_base_url])
-            assert probed.exit_code == 0, probed.output
-        assert server.total == 4  # 2 families x K = 2, asked once
+    fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{3}", "tokens_in": 40, "tokens_out": 6})
+    for _ in range(4):
+        probed = runner.invoke(app, probe)
+        assert probed.exit_code == 0, probed.output
 
     (first, *reruns), rollouts = asyncio.run(_stored(store))
     assert len(reruns) == 3 and first.tokens_in > 0 and first.tokens_out > 0

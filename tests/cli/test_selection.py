@@ -1,5 +1,5 @@
 """Through the command line: one student probed at two budgets, or under two versions of a prompt,
-against the loopback server is never pooled (`ladder report` exits 2 naming both), `--max-tokens 256`
+is never pooled (`ladder report` exits 2 naming both), `--max-tokens 256`
 (`--prompt`, `--run`) reports one alone, `--by-run` both side by side; and `ladder panels export` then
 `import` into a fresh store reports the same."""
 
@@ -20,9 +20,11 @@ from oracleladder.cli import app
 from oracleladder.schemas import Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
+from tests.helpers import fake
 
 PIDS = ("f8a3e468", "de4b7c19")  # two families with short numeric answers
-S = "openai/s"
+S = "openai/s"  # a student whose answer depends on its request's body: on the loopback server
+F = "fake/s"  # one that only answers
 
 
 def test_two_budgets_of_one_student(tmp_path: Path, release_data: Path) -> None:
@@ -64,29 +66,28 @@ def test_two_budgets_of_one_student(tmp_path: Path, release_data: Path) -> None:
                                                                      f"{S}@max_tokens=512": 2}
 
 
-def test_panels_export_then_import(tmp_path: Path, release_data: Path) -> None:
+def test_panels_export_then_import(tmp_path: Path, release_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store, fresh, runner = str(tmp_path / "s.sqlite"), str(tmp_path / "fresh.sqlite"), CliRunner()
     fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
     families = tmp_path / "f.jsonl"
     write_jsonl(families, (to_released(f) for f in fams))
     for path in (store, fresh):
         assert runner.invoke(app, ["import", str(families), "--store", path]).exit_code == 0
-    with LoopbackServer({"*": r"\boxed{3}"}) as server:
-        probed = runner.invoke(app, ["probe", "--student", S, "--base-url", server.openai_base_url, "--k", "2",
-                                     "--store", store])
-        assert probed.exit_code == 0, probed.output
+    fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{3}"})
+    probed = runner.invoke(app, ["probe", "--student", F, "--k", "2", "--store", store])
+    assert probed.exit_code == 0, probed.output
     out = tmp_path / "panels"
-    exported = runner.invoke(app, ["panels", "export", "--student", S, "--out", str(out), "--store", store])
+    exported = runner.invoke(app, ["panels", "export", "--student", F, "--out", str(out), "--store", store])
     assert exported.exit_code == 0, exported.output
-    files = [str(out / "oracle_panel" / "openai_s.jsonl"), str(out / "stage0_panel" / "openai_s.jsonl")]
+    files = [str(out / "oracle_panel" / "fake_s.jsonl"), str(out / "stage0_panel" / "fake_s.jsonl")]
     imported = runner.invoke(app, ["panels", "import", *files, "--max-tokens", "4096", "--store", fresh])
     assert imported.exit_code == 0, imported.output
-    assert f"panel records of {S} into {fresh}" in imported.stderr
+    assert f"panel records of {F} into {fresh}" in imported.stderr
     tables = {}
     for name, path in (("probed", store), ("imported", fresh)):
-        result = runner.invoke(app, ["report", "--student", S, "--store", path, "--out", str(tmp_path / name)])
+        result = runner.invoke(app, ["report", "--student", F, "--store", path, "--out", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
-        tables[name] = json.loads((tmp_path / name / "report.json").read_text())["students"][S]
+        tables[name] = json.loads((tmp_path / name / "report.json").read_text())["students"][F]
     for key in ("outcomes", "taxonomy", "taxonomy_fraction", "stage0", "families"):
         assert tables["imported"][key] == tables["probed"][key], key
     assert tables["imported"]["settings"].endswith("provenance = imported panel")
@@ -110,28 +111,29 @@ def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
     shutil.copytree(Path(str(resources.files(prompts))), changed)
     (changed / "c1_direct.txt").write_text(prompts.load("c1_direct").text + "\nShow your work.\n")
     v2 = prompts.Prompt("c1_direct", (changed / "c1_direct.txt").read_text()).version
-    report = ["report", "--student", S, "--store", store]
+    report = ["report", "--student", F, "--store", store]
 
-    with LoopbackServer({"*": r"\boxed{3}"}) as server:
-        def probe(condition: str) -> None:
-            probed = runner.invoke(app, ["probe", "--student", S, "--base-url", server.openai_base_url, "--k", "1",
-                                         "--no-stage0", "--conditions", condition, "--store", store])
-            assert probed.exit_code == 0, probed.output
+    fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{3}"})
 
-        probe("C1")
-        probe("C2")  # the same versions of what both sent: one group of two runs
-        pooled = runner.invoke(app, [*report, "--out", str(tmp_path / "pooled")])
-        assert pooled.exit_code == 0, pooled.output
-        with monkeypatch.context() as m:
-            m.setattr(prompts, "resources", SimpleNamespace(files=lambda _: changed))
-            prompts.load.cache_clear()
-            probe("C1")
+    def probe(condition: str) -> None:
+        probed = runner.invoke(app, ["probe", "--student", F, "--k", "1", "--no-stage0", "--conditions", condition,
+                                     "--store", store])
+        assert probed.exit_code == 0, probed.output
+
+    probe("C1")
+    probe("C2")  # the same versions of what both sent: one group of two runs
+    pooled = runner.invoke(app, [*report, "--out", str(tmp_path / "pooled")])
+    assert pooled.exit_code == 0, pooled.output
+    with monkeypatch.context() as m:
+        m.setattr(prompts, "resources", SimpleNamespace(files=lambda _: changed))
         prompts.load.cache_clear()
+        probe("C1")
+    prompts.load.cache_clear()
     (first, sent1), (second, sent2), (third, sent3) = _recorded(store)
     assert sent1 == {"c1_direct": v1["c1_direct"], "student_system": v1["student_system"]}
     assert sent2 == {"c2_descriptions": v1["c2_descriptions"], "student_system": v1["student_system"]}
     assert sent3 == {"c1_direct": v2, "student_system": v1["student_system"]} and v2 != v1["c1_direct"]
-    at = json.loads((tmp_path / "pooled" / "report.json").read_text())["students"][S]["settings"]
+    at = json.loads((tmp_path / "pooled" / "report.json").read_text())["students"][F]["settings"]
     assert at.endswith(f"prompts = c1_direct@{v1['c1_direct']} c2_descriptions@{v1['c2_descriptions']} "
                        f"student_system@{v1['student_system']}")
 
@@ -148,9 +150,9 @@ def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
         assert result.exit_code == 0, result.output
         return json.loads((out / "report.json").read_text())["students"]
 
-    alone = read("--run", third)[S]  # C1 of the new version alone: C2 was asked under the old
+    alone = read("--run", third)[F]  # C1 of the new version alone: C2 was asked under the old
     assert alone["conditions"]["C1_direct"]["rollouts"] == 2 and alone["conditions"]["C2_descriptions"] is None
     assert alone["settings"].endswith(f"prompts = {new} student_system@{v1['student_system']}")
-    before = read("--prompt", old)[S]
+    before = read("--prompt", old)[F]
     assert [before["conditions"][c]["rollouts"] for c in ("C1_direct", "C2_descriptions")] == [2, 2]
-    assert list(read("--by-run")) == [f"{S}@prompts={old}", f"{S}@prompts={new}"]
+    assert list(read("--by-run")) == [f"{F}@prompts={old}", f"{F}@prompts={new}"]

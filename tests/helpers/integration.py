@@ -1,12 +1,13 @@
 """Which tests are integration tests: those that start a server (the loopback server, llama-cpp-python's,
-`ladder view`), drive the CLI (typer's CliRunner, a `ladder` child), start processes of their own
+`ladder view`), start `ladder` as a child, start processes of their own
 (subprocess, multiprocessing, a verifier pool, the code sandbox) or load the embedded model (marked
 `local`). Decided from what a test reaches: the names its code uses, through the fixtures and the helper
 functions of the test tree, so a new test is classed without a list of tests to keep.
 
 Grading that runs in processes by design stays in the fast lane, so that the lane covers grading: the
 verifier's shared pool (``verify()``, the ``verifier`` fixture: started once per session) and the
-sandbox the code domain's checks run their programs in."""
+sandbox the code domain's checks run their programs in; and the CLI driven in process (typer's
+CliRunner) over models that answer in process (``fake/NAME``, a Python function): no socket, no process."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 # Modules, classes and functions (by qualified name) that make a test an integration test.
 REACHED = (
     "oracleladder.testing.loopback", "oracleladder.testing.llama_server",  # servers
-    "typer.testing", "click.testing", "tests.helpers.terminal",  # the CLI, in process or as a child
+    "tests.helpers.terminal",  # the CLI as a child
     "subprocess", "multiprocessing", "oracleladder.sandbox",  # processes
     "oracleladder.workers.pool.WorkerPool", "oracleladder.verify.api.verify_many",  # worker pools of a test's own
     "oracleladder.cluster.Cluster",  # a Ray cluster: its processes, seconds to start
