@@ -36,7 +36,8 @@ class _Ladder(TyperGroup):
         except USER_ERRORS as exc:
             if ctx.meta.get("debug"):
                 raise
-            said = exc.cli_message() if isinstance(exc, ExperimentError) else str(exc)  # its options as flags
+            # its options as flags
+            said = exc.cli_message() if isinstance(exc, (ExperimentError, ConfigurationError)) else str(exc)
             fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else said,
                  code=2 if isinstance(exc, (InputError, ExperimentError, EndpointError)) else 1)
 

@@ -120,7 +120,9 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
             for path in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
                 path.unlink(missing_ok=True)
         raise
-    except (EndpointError, ClusterError) as exc:
+    except EndpointError as exc:
+        fail(exc.cli_message())
+    except ClusterError as exc:
         fail(str(exc))
     except ProviderError as exc:
         if endpoint is None:
@@ -203,7 +205,8 @@ def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
     try:
         endpoint.check_key()
     except EndpointError as exc:
-        fail(str(exc) if options["api_key_env"] else f"{exc}, or name the variable that holds it: --api-key-env NAME")
+        said = exc.cli_message()
+        fail(said if options["api_key_env"] else f"{said}, or name the variable that holds it: --api-key-env NAME")
     return endpoint
 
 

@@ -40,7 +40,7 @@ from ..store.batches import CREATING, RESULTS_EMPTY, SUBMITTED, BatchRecord
 from ..store.rows import now
 from .base import ChatRequest, ChatResult
 from .batch_api import COMPLETED, ENDED, BatchAPI, CreateLost, Outcome, RowRefused
-from .errors import ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
+from .errors import Arg, ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
 from .providers import DEFAULT_TIMEOUT_S, make_batch_api, parse_model
 from .rounds import Rounds
 from .runner import Client
@@ -504,7 +504,8 @@ def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | Non
     creation after which it is cancelled (default: the provider's window and an hour)."""
     if isinstance(base_url, list):
         if len(base_url) > 1:
-            raise ConfigurationError("--batch takes one --base-url (a batch API has no replicas)")
+            raise ConfigurationError(Arg("batch", True), " takes one ", Arg("base_url", flag="--base-url"),
+                                     " (a batch API has no replicas)")
         base_url = base_url[0] if base_url else None
     provider, name = parse_model(model)
     api = make_batch_api(provider, api_key=api_key, api_key_env=api_key_env, base_url=base_url, timeout=timeout)

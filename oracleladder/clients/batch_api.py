@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .base import ChatRequest, ChatResult
 from .errors import (
+    Arg,
     BadRequestError,
     CannotConnect,
     ConfigurationError,
@@ -90,8 +91,8 @@ class RowRefused(BadRequestError):
 
 
 def no_batch_api(where: str, error: ProviderError) -> ConfigurationError:
-    return ConfigurationError(f"--batch: {where} has no batch API ({' '.join(str(error).split())[:120]}); "
-                              "run without --batch")
+    return ConfigurationError(Arg("batch", True), f": {where} has no batch API ({' '.join(str(error).split())[:120]}); "
+                              "run without ", Arg("batch", True))
 
 
 class BatchAPI(Protocol):

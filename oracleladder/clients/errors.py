@@ -11,6 +11,7 @@ import email.utils
 import os
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .registry import key_variables, wire
@@ -144,11 +145,43 @@ class InvalidUsage(PermanentError):
 
 
 class BudgetReached(ProviderError):
-    """A call refused before it is sent: spend plus the calls in flight could pass --max-cost."""
+    """A call refused before it is sent: spend plus the calls in flight could pass the budget (max_cost)."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """An argument an error names, said as each surface spells it: the Python API ``max_tokens=256``,
+    the CLI ``--max-tokens 256``. ``flag``: the CLI's option where it is not the argument's name
+    (``set_name``: ``--set``)."""
+
+    name: str
+    value: object = None
+    flag: str | None = None
+
+    def python(self) -> str:
+        return self.name if self.value is None else f"{self.name}={self.value!r}"
+
+    def cli(self) -> str:
+        flag = self.flag or "--" + self.name.replace("_", "-")
+        return flag if self.value is None or self.value is True else f"{flag} {self.value}"  # a switch: its flag
+
+
+def spelled(parts: tuple[str | Arg, ...], cli: bool) -> str:
+    """A message of text and arguments, each argument as the Python API (or the CLI) spells it."""
+    return "".join(p if isinstance(p, str) else p.cli() if cli else p.python() for p in parts)
 
 
 class ConfigurationError(ProviderError, ValueError):
-    """Bad model string, unknown provider, missing API key."""
+    """Bad model string, unknown provider, missing API key, options that cannot be used together.
+    Its ``parts`` are text and the arguments it names (`Arg`): ``str()`` says them as Python does,
+    `cli_message` as the CLI does."""
+
+    def __init__(self, *parts: str | Arg) -> None:
+        self.parts = parts
+        super().__init__(spelled(parts, cli=False))
+
+    def cli_message(self) -> str:
+        return scrub(spelled(self.parts, cli=True))
 
 
 class MissingAPIKey(ConfigurationError):

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BudgetReached, ConfigurationError
+from .errors import Arg, BudgetReached, ConfigurationError
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_COOLDOWN_S = 120.0
@@ -185,7 +185,7 @@ class Budget:
         while self.stop is None:
             so_far = spent()
             if worst is None or so_far is None or not bounded:
-                raise ConfigurationError(f"--max-cost cannot bound the cost of a call to {self.name}")
+                raise ConfigurationError(Arg("max_cost"), f" cannot bound the cost of a call to {self.name}")
             if so_far + worst > self.max_cost:
                 self.stop = (f"stopped at the budget: ${so_far:.4f} spent, and the next call could cost "
                              f"${worst:.4f} more than --max-cost ${self.max_cost:g} allows")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import ConfigurationError
+from .errors import Arg, ConfigurationError
 
 PACKAGE_PRICES = resources.files("oracleladder.data") / "prices.json"
 
@@ -74,7 +74,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigurationError(f"--prices {p}: cannot be read ({exc.strerror or exc})") from None
+            raise ConfigurationError(Arg("path", str(p), flag="--prices"), f": cannot be read ({exc.strerror or exc})") from None
         user = _read(text, str(p))
         models.update(_entries(user))
         name = f"{p.name} of {user.date} over the {name}"

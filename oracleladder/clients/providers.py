@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._lazy import lazy_module
-from .errors import ConfigurationError, MissingAPIKey, UnknownProvider, register_secret
+from .errors import Arg, ConfigurationError, MissingAPIKey, UnknownProvider, register_secret
 from .registry import WIRES, Connection, wire
 
 if TYPE_CHECKING:
@@ -72,8 +72,8 @@ def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: st
     make = wire(provider).batch
     if make is None:
         having = ", ".join(name + "/" for name in WIRES if wire(name).batch is not None)
-        raise ConfigurationError(f"--batch: {provider} has no batch API (batch mode is for {having} models); "
-                                 "run without --batch")
+        raise ConfigurationError(Arg("batch", True), f": {provider} has no batch API (batch mode is for {having} "
+                                 "models); run without ", Arg("batch", True))
     return make(Connection(timeout, api_key, api_key_env, base_url))
 
 

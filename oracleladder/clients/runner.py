@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from .base import ChatRequest, ChatResult, Provider
 from .cache import CallCache, InFlight
 from .errors import (
+    Arg,
     BadRequestError,
     BudgetReached,
     ConfigurationError,
@@ -93,8 +94,8 @@ class Client:
         self.extra_body = dict(extra_body or {})  # server parameters for every request's top level
         self.cache_tag = cache_tag  # in every call's key: what changed behind this model's name
         if max_cost is not None and self.name not in prices.models:
-            raise ConfigurationError(f"--max-cost: no price for {self.name} in the {prices.name}; "
-                                     "give one with --prices FILE")
+            raise ConfigurationError(Arg("max_cost"), f": no price for {self.name} in the {prices.name}; give one with ",
+                                     Arg("prices", flag="--prices FILE"))
         self.max_cost = max_cost  # USD: no call is sent that could take spend past it
         self._budget = Budget(max_cost, self.name) if max_cost is not None else None
         self.batch = bool(getattr(provider, "batch", False))  # a batch API's provider: calls at the batch price

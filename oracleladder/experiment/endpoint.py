@@ -22,7 +22,7 @@ from ..clients.providers import DEFAULT_TIMEOUT_S, key_env_for, parse_model, res
 from ..clients.registry import wire
 from ..cluster import Cluster, Wire
 from ..store import Store
-from .errors import EndpointError, ExperimentError
+from .errors import Arg, EndpointError, ExperimentError
 
 # calls in flight when neither the endpoint nor its server says how many
 TEACHER_CONCURRENCY = 16  # compile and its primitives
@@ -83,7 +83,7 @@ class Endpoint:
         try:
             spec = wire(parse_model(self.model)[0])
         except ConfigurationError as exc:
-            raise EndpointError(str(exc)) from None
+            raise EndpointError(*exc.parts) from None
         if spec.function != (self.function is not None):
             raise EndpointError(f"{self.model}: a python/NAME model is a Python function, given through the "
                                 "Python API (Experiment.probe(student=fn, name=NAME)), and a function is no other model")
@@ -111,7 +111,7 @@ class Endpoint:
             try:
                 resolve_key(provider, None, url, self.api_key_env)
             except ConfigurationError as exc:
-                raise EndpointError(str(exc)) from None
+                raise EndpointError(*exc.parts) from None
 
     def explain(self, error: BaseException) -> str:
         """One line for a failed call to this endpoint (clients.errors.explain)."""
@@ -161,6 +161,9 @@ def _base_url(url: str, path: str | None, api_key_env: str | None) -> tuple[str,
     return url.strip(), None
 
 
+_EXTRA_BODY = Arg("extra_body")
+
+
 def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[str, Any]:
     """An Endpoint's extra_body from the CLI's --extra-body (a JSON object) and --param NAME=VALUE
     options (VALUE is JSON, else a string; --param wins). A field the toolkit sets itself
@@ -170,21 +173,23 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
         try:
             body = json.loads(extra_body)
         except ValueError as exc:
-            raise ExperimentError(f"--extra-body is not JSON: {exc}") from None
+            raise ExperimentError(_EXTRA_BODY, f" is not JSON: {exc}") from None
         if not isinstance(body, dict):
-            raise ExperimentError("--extra-body must be a JSON object, e.g. '{\"top_k\": 20}'")
+            raise ExperimentError(_EXTRA_BODY, " must be a JSON object, e.g. '{\"top_k\": 20}'")
     for item in params or []:
         name, sep, raw = item.partition("=")
         if not sep or not name.strip():
-            raise ExperimentError(f"--param {item!r}: expected NAME=VALUE, e.g. --param top_k=20")
+            raise ExperimentError(Arg("params", item, flag="--param"), ": expected NAME=VALUE, e.g. ",
+                                  Arg("params", "top_k=20", flag="--param"))
         try:
             body[name.strip()] = json.loads(raw)
         except ValueError:
             body[name.strip()] = raw  # not JSON: the string itself
     owned = [name for name in body if name in OWNED_FIELDS]
     if owned:
-        option = "--param" if params and any(p.partition("=")[0].strip() == owned[0] for p in params) else "--extra-body"
-        raise ExperimentError(f"{option} {owned[0]}: the toolkit sets {owned[0]} itself (and records it with the "
+        by_param = bool(params) and any(p.partition("=")[0].strip() == owned[0] for p in params or [])
+        option = Arg("params", flag="--param") if by_param else _EXTRA_BODY
+        raise ExperimentError(option, f" {owned[0]}: the toolkit sets {owned[0]} itself (and records it with the "
                               f"run); use {OWNED_FIELDS[owned[0]]}")
     return body
 
@@ -199,7 +204,8 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     and what is learned from a server. On a ``cluster``, each of its workers asks the endpoint (one
     replica each, with that concurrency), on its own node."""
     if cluster is not None and endpoint.batch:
-        raise EndpointError("--ray and --batch do not go together: a provider's batch API is one queue already")
+        raise EndpointError(Arg("cluster", flag="--ray"), " and ", Arg("batch", True),
+                            " do not go together: a provider's batch API is one queue already")
     for note in endpoint.notes:
         notify(note)
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
@@ -221,7 +227,7 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
                 start_concurrency=start, rpm=endpoint.rpm, tpm=endpoint.tpm, function=endpoint.function,
                 providers=workers, **options)
     except ConfigurationError as exc:
-        raise EndpointError(str(exc)) from exc
+        raise EndpointError(*exc.parts) from exc
     if endpoint.base_urls and not endpoint.model_name:
         name = await client.use_served_model()
         if name is not None:

@@ -1,5 +1,6 @@
 """An error names the argument as the caller spells it (issue 43): the Python API `base='nope'`, the
-CLI `--base nope`; one message, each surface its own spelling (`experiment.errors.Arg`)."""
+CLI `--base nope`; one message, each surface its own spelling (`clients.errors.Arg`), the client
+layer's errors too (`batch=True` / `--batch`, `max_cost` / `--max-cost`, `extra_body` / `--extra-body`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracleladder import Experiment
+from oracleladder import Experiment, SyncExperiment
 from oracleladder.cli import app
-from oracleladder.experiment import ExperimentError
+from oracleladder.clients import ConfigurationError, make_client
+from oracleladder.experiment import Endpoint, EndpointError, ExperimentError, request_body
+from tests.helpers import fake
 
 BEFORE = Path(__file__).resolve().parents[1] / "data" / "before-house"
 S = "openai/student"
@@ -36,3 +39,38 @@ def test_the_cli_names_its_options(tmp_path: Path) -> None:
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert result.output.strip() == f"error: --base nope is not one of the report's columns ({S})"
+
+
+def test_an_endpoint_s_error_names_the_python_argument_and_the_cli_option(tmp_path: Path, sample_store: Path,
+                                                                          monkeypatch) -> None:
+    fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{3}"})
+    batch = "{}: fake has no batch API (batch mode is for openai/, anthropic/, google/ models); run without {}"
+    with SyncExperiment(sample_store, workers=1) as ex, pytest.raises(EndpointError) as raised:
+        ex.probe(Endpoint("fake/s", batch=True), k=1, limit=1)
+    assert str(raised.value) == batch.format("batch=True", "batch=True")
+    result = CliRunner().invoke(app, ["probe", "--student", "fake/s", "--batch", "--k", "1", "--limit", "1",
+                                      "--store", str(sample_store)])
+    assert result.exit_code == 2 and result.output.strip() == "error: " + batch.format("--batch", "--batch")
+
+
+def test_a_budget_without_a_price_names_max_cost_and_prices_as_each_surface_spells_them() -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        make_client("openai/no-price", api_key="k", max_cost=1.0)
+    said = "{}: no price for openai/no-price in the " + raised.value.parts[1].split(" in the ", 1)[1] + "{}"
+    assert str(raised.value) == said.format("max_cost", "prices")
+    assert raised.value.cli_message() == said.format("--max-cost", "--prices FILE")
+
+
+@pytest.mark.parametrize(("params", "extra_body", "python", "cli"), [
+    (["top_k"], None, "params='top_k': expected NAME=VALUE, e.g. params='top_k=20'",
+     "--param top_k: expected NAME=VALUE, e.g. --param top_k=20"),
+    (None, "[1]", "extra_body must be a JSON object, e.g. '{\"top_k\": 20}'",
+     "--extra-body must be a JSON object, e.g. '{\"top_k\": 20}'"),
+    (["max_tokens=10"], None, "params max_tokens: the toolkit sets max_tokens itself",
+     "--param max_tokens: the toolkit sets max_tokens itself"),
+])
+def test_a_request_body_s_error_names_its_argument(params, extra_body, python, cli) -> None:
+    with pytest.raises(ExperimentError) as raised:
+        request_body(params, extra_body)
+    assert str(raised.value).startswith(python) and raised.value.cli_message().startswith(cli)
+
