@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..clients import ConfigurationError, ProviderError
+from ..clients.errors import Spelled
 from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
@@ -36,8 +37,7 @@ class _Ladder(TyperGroup):
         except USER_ERRORS as exc:
             if ctx.meta.get("debug"):
                 raise
-            # its options as flags
-            said = exc.cli_message() if isinstance(exc, (ExperimentError, ConfigurationError)) else str(exc)
+            said = exc.cli_message() if isinstance(exc, Spelled) else str(exc)  # its options as flags
             fail(f"store: {exc}" if isinstance(exc, sqlite3.Error) else said,
                  code=2 if isinstance(exc, (InputError, ExperimentError, EndpointError)) else 1)
 

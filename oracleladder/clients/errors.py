@@ -166,22 +166,20 @@ class Arg:
         return flag if self.value is None or self.value is True else f"{flag} {self.value}"  # a switch: its flag
 
 
-def spelled(parts: tuple[str | Arg, ...], cli: bool) -> str:
-    """A message of text and arguments, each argument as the Python API (or the CLI) spells it."""
-    return "".join(p if isinstance(p, str) else p.cli() if cli else p.python() for p in parts)
-
-
-class ConfigurationError(ProviderError, ValueError):
-    """Bad model string, unknown provider, missing API key, options that cannot be used together.
-    Its ``parts`` are text and the arguments it names (`Arg`): ``str()`` says them as Python does,
-    `cli_message` as the CLI does."""
+class Spelled(Exception):
+    """An error whose message names arguments: its ``parts`` are text and the arguments (`Arg`);
+    ``str()`` says them as Python does, `cli_message` as the CLI does."""
 
     def __init__(self, *parts: str | Arg) -> None:
         self.parts = parts
-        super().__init__(spelled(parts, cli=False))
+        super().__init__("".join(p if isinstance(p, str) else p.python() for p in parts))
 
     def cli_message(self) -> str:
-        return scrub(spelled(self.parts, cli=True))
+        return scrub("".join(p if isinstance(p, str) else p.cli() for p in self.parts))
+
+
+class ConfigurationError(Spelled, ProviderError, ValueError):
+    """Bad model string, unknown provider, missing API key, options that cannot be used together."""
 
 
 class MissingAPIKey(ConfigurationError):

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from ..clients.errors import Arg, ConfigurationError, spelled
+from ..clients.errors import Arg, ConfigurationError, Spelled
 
 __all__ = ["Arg", "EndpointError", "ExperimentError"]
 
 
-class ExperimentError(ValueError):
-    """What was asked cannot be done with this store or these options; the message says what to do.
-    Its ``parts`` are text and the arguments it names (`Arg`): ``str()`` says them as Python does,
-    `cli_message` as the CLI does."""
-
-    def __init__(self, *parts: str | Arg) -> None:
-        self.parts = parts
-        super().__init__(spelled(parts, cli=False))
-
-    def cli_message(self) -> str:
-        return spelled(self.parts, cli=True)
+class ExperimentError(Spelled, ValueError):
+    """What was asked cannot be done with this store or these options; the message says what to do,
+    naming each argument as the caller spells it (`Arg`)."""
 
 
 class EndpointError(ConfigurationError):
