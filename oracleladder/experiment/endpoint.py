@@ -107,7 +107,7 @@ class Endpoint:
         provider = parse_model(self.model)[0]
         for url in self.base_urls or [None]:
             try:
-                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python") else None
+                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python", "inspect") else None
             except ConfigurationError as exc:
                 raise EndpointError(str(exc)) from None
 
