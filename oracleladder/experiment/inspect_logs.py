@@ -100,7 +100,10 @@ async def _check(ex: Experiment, path: Path) -> CheckedLog:
         raise ExperimentError(f"{path}: the log holds no samples (run without --no-log-samples): nothing imported")
     domain = MathDomain()
     source = str(header.get("source"))
-    exported = ExportedSet.of_header(header, await ex.domain_families(domain, source))
+    try:
+        exported = ExportedSet.of_header(header, await ex.domain_families(domain, source))
+    except (ValueError, TypeError) as exc:  # settings no export wrote
+        raise ExperimentError(f"{path}: its task's OracleLadder settings cannot be read ({exc}): nothing imported") from None
     asked = log.plan.config.merge(log.eval.model_generate_config)  # the task's, then the eval's own options
     if asked.temperature is None or asked.max_tokens is None:
         raise ExperimentError(f"{path}: the log does not say the temperature and max_tokens its model was asked at")
