@@ -12,7 +12,7 @@ import typer
 
 from ..audit import human as hum, judge as jdg, retest as rt, roadmap
 from ..domains.math import MathDomain
-from ..experiment import Choice, Endpoint, Experiment
+from ..experiment import Choice, Endpoint, Experiment, release as rel
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
@@ -37,7 +37,7 @@ from .common import (
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest, review.")
+                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest, review; and the release's own audit files (release).")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -358,3 +358,18 @@ def retest(
     else:
         say(f"{n} attempts written to {sheet} (key: {rt.key_path(sheet)}); write yes or no in the correct column, "
             f"then run `ladder audit retest --read {sheet}`.")
+
+
+@app.command("release")
+def release(
+    folder: Annotated[Path, typer.Argument(help="The release's data/ folder (audit_*.jsonl, human_validation.jsonl, the repairs' oracle files, math_hard100_panel*.jsonl, oracle_panel_16k/).")],
+    student: Annotated[str, typer.Option("--student", help="The audited model, as the panel names it: its panel gives Table 41's original triage.")] = "mile_2k_step_180",
+    as_json: JsonOpt = False,
+) -> None:
+    """The paper's Tables 17 and 39-41 rebuilt from the release's own files: the MATH hard-100 score
+    beside each model's fingerprint; the two raters' agreement, the consensus labels and the validation
+    pass; the post-repair triage and its bounds; the fingerprint of the fresh oracle pass after repair per
+    rater category beside the original triage. A record that does not fit its file's model is one line
+    naming the file and line (exit 2)."""
+    result = rel.read_release(folder, student)
+    typer.echo(json.dumps(result) if as_json else "\n".join(rel.markdown(result)))
