@@ -9,6 +9,7 @@ global state, so nothing needs closing and no backend is switched for the rest o
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +22,8 @@ from matplotlib.legend import Legend
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.models import CONDITION_NAMES
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
-from .tables import ANY_PROBE, ReportTables
-
-# Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by side
-SPECIFICITY = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
+from .replication import SPECIFICITY, ReplicationColumn
+from .tables import ANY_PROBE, ConditionCount, ReportTables
 
 _HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -147,28 +146,44 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
 
 
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figures 3a and 6: per condition of SPECIFICITY, one bar per student, the % of its families solved (>= tau
+    """Figure 3a: per condition of SPECIFICITY, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
-    names = list(r.students)
+    return _solved_bars({s: (t.n, t.conditions) for s, t in r.students.items()},
+                        f"Specificity: matched help against controls (tau = {r.meta.tau})")
+
+
+def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
+    """Figure 6 (the explainer's): the same bars, one per roadmap set, each at its own student and tau."""
+    return _solved_bars({f"{c.source} ({c.student}, tau = {c.tau})": (c.n, c.conditions) for c in columns},
+                        "The roadmap effect across roadmap sets")
+
+
+def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | None]]],
+                 title: str) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
+    """Per condition of SPECIFICITY, one bar per column (a student, a roadmap set): the % of its n families
+    solved; "not run" where the condition was not. Returns the heights drawn."""
+    names = list(columns)
     fig, ax = _figure(figsize=(2.5 + 1.1 * len(SPECIFICITY) * max(1, len(names)) / 2, 4.2), layout="constrained")
     width = 0.8 / max(1, len(names))
     drawn: dict[str, dict[str, float | None]] = {}
     for j, s in enumerate(names):
-        t = r.students[s]
-        drawn[s] = {c: (None if (v := t.conditions[c]) is None else 100 * v.solved / t.n if t.n else 0.0)
+        n, conditions = columns[s]
+        drawn[s] = {c: (None if (v := conditions[c]) is None else 100 * v.solved / n if n else 0.0)
                     for c in SPECIFICITY}
         for i, c in enumerate(SPECIFICITY):
             x = i - 0.4 + width * (j + 0.5)
-            if drawn[s][c] is None:
+            count = conditions[c]
+            if count is None:
                 ax.text(x, 1, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="#555555")
             else:
-                ax.bar(x, drawn[s][c], width=width * 0.9, color=f"C{j}", label=s if i == 0 or
+                height = drawn[s][c] or 0.0
+                ax.bar(x, height, width=width * 0.9, color=f"C{j}", label=s if i == 0 or
                        all(drawn[s][d] is None for d in SPECIFICITY[:i]) else None)
-                ax.text(x, drawn[s][c] + 1, str(t.conditions[c].solved), ha="center", va="bottom", fontsize=7)
+                ax.text(x, height + 1, str(count.solved), ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(SPECIFICITY)), [CONDITION_NAMES[c] for c in SPECIFICITY], fontsize=8.5)
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
-    ax.set_title(f"Specificity: matched help against controls (tau = {r.meta.tau})", fontsize=10)
+    ax.set_title(title, fontsize=10)
     if ax.get_legend_handles_labels()[0]:  # no bar at all where no condition was run: no legend
         ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.spines[["top", "right"]].set_visible(False)
