@@ -298,3 +298,55 @@ def triage_figure(t: dict) -> tuple[Figure, Axes, Legend, list[tuple[str | None,
     legend = ax.legend(handles, labels, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax, legend, drawn
+
+
+def _grouped_shares(groups: Sequence[str], series: Sequence[tuple[str, Sequence[tuple[int, int] | None]]],
+                    ylabel: str, title: str, width_each: float = 1.1) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """Per group on the x axis, one bar per series: k of n as a % (the count "k/n" on the bar; nothing
+    drawn where n is 0 or the series has no such group). Returns the heights drawn, by series."""
+    fig, ax = _figure(figsize=(2.5 + width_each * len(groups) * max(1, len(series)) / 2, 4.0), layout="constrained")
+    width = 0.8 / max(1, len(series))
+    drawn: dict[str, list[float | None]] = {}
+    for j, (name, cells) in enumerate(series):
+        drawn[name] = [100 * c[0] / c[1] if c is not None and c[1] else None for c in cells]
+        label: str | None = name  # on the series' first bar only: one legend entry
+        for i, (cell, height) in enumerate(zip(cells, drawn[name])):
+            if cell is None or height is None:
+                continue
+            x = i - 0.4 + width * (j + 0.5)
+            ax.bar(x, height, width=width * 0.9, color=f"C{j}", label=label)
+            ax.text(x, height + 1, f"{cell[0]}/{cell[1]}", ha="center", va="bottom", fontsize=7)
+            label = None
+    ax.set_xticks(range(len(groups)), list(groups), fontsize=8)
+    ax.set_ylim(0, 110)
+    ax.set_ylabel(ylabel, fontsize=8.5)
+    ax.set_title(title, fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, drawn
+
+
+def length_figure(students: Sequence[tuple[str, Sequence[tuple[str, int, int]]]]
+                  ) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """The length analysis: per gold-length bin, one bar per student, the % of its tested milestones it
+    solves alone (solved/tested on the bar)."""
+    labels = [label for label, _, _ in students[0][1]]
+    return _grouped_shares([f"{label} chars" for label in labels],
+                           [(s, [(k, n) for _, k, n in bins]) for s, bins in students],
+                           "% of milestones solved alone (numbers: solved/tested)",
+                           "Milestone solve rate by gold answer length")
+
+
+def retest_figure(results: Sequence[dict]) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """The raw-output retest (the explainer's Figure 8): per family and condition, one bar per graded sheet
+    (its student), the attempts correct by hand of those made (`audit.retest.read_sheet`'s results)."""
+    keys = list(dict.fromkeys((f["pid"], f["condition"]) for r in results for f in r["families"]))
+    conditions = {c for _, c in keys}
+    series = []
+    for r in results:
+        cells = {(f["pid"], f["condition"]): (f["hand"], f["attempts"]) for f in r["families"]}
+        series.append((str(r["student"]), [cells.get(key) for key in keys]))
+    groups = [pid[:8] + (f"\n{c}" if len(conditions) > 1 else "") for pid, c in keys]
+    return _grouped_shares(groups, series, "% of attempts correct by hand (numbers: correct/attempts)",
+                           "Raw-output retest graded by hand", width_each=0.7)
