@@ -18,8 +18,8 @@ from ..audit import human as hum
 from ..ladder.outcomes import Outcome, parent_outcome
 from ..report.markdown import NOT_RUN, table
 from ..schemas.jsonl import InputError, read_jsonl, read_unique
+from ..schemas.models import Family
 from ..schemas.release import ComparatorRecord, ConsensusLabel, RaterLabel
-from .files import load_families
 from .panels import PanelRecord
 
 CONSENSUS, RATER_A, RATER_B = "audit_consensus.jsonl", "audit_rater_a.jsonl", "audit_rater_b.jsonl"
@@ -37,7 +37,7 @@ FINGERPRINT = (Outcome.DIRECT, Outcome.ROADMAP_NEEDED, Outcome.ANSWERS_NEEDED, O
 
 def labels(path: Path, model: type[RaterLabel]) -> dict[str, RaterLabel]:
     """A label file by pid (a family labeled twice is an error naming both lines)."""
-    return {r.pid: r for r in read_unique(path, model)}
+    return {r.pid: r for r in read_unique(path, model, hint="remove one")}
 
 
 def fingerprint(records: Iterable[PanelRecord]) -> dict[str, Outcome]:
@@ -195,7 +195,7 @@ def read_release(folder: Path, student: str) -> dict:
     if (folder / LEAK_SAFE).is_file() and (folder / RERUN).is_file() and (folder / VERIFIER_REPAIRED).is_file():
         leak_safe = fingerprint(read_jsonl(folder / LEAK_SAFE, PanelRecord))
         rerun = fingerprint(read_jsonl(folder / RERUN, PanelRecord))
-        verifier = [f.pid for f in load_families(folder / VERIFIER_REPAIRED)]
+        verifier = [f.pid for f in read_unique(folder / VERIFIER_REPAIRED, Family, hint="remove one")]
         result["triage"] = hum.triage(resolved, repair_outcomes(resolved, verifier, rerun, leak_safe))
         result["table41"] = table41(resolved, verifier, rerun, leak_safe, original)
     out["audit"] = result

@@ -157,7 +157,7 @@ def test_files_that_disagree_on_the_families_are_refused(tmp_path: Path, release
     release_folder(tmp_path, release_data)
     consensus = folder / "audit_consensus.jsonl"
     consensus.write_text(consensus.read_text() + json.dumps({"pid": f[0], "category": VA}) + "\n")
-    with pytest.raises(InputError, match=f"audit_consensus.jsonl:9: pid '{f[0]}' repeats line 1"):
+    with pytest.raises(InputError, match=f"audit_consensus.jsonl:9: pid '{f[0]}' repeats line 1 .*; remove one$"):
         rel.read_release(folder, STUDENT)
     release_folder(tmp_path, release_data)
     rerun = folder / "oracle_repaired.jsonl"
