@@ -154,7 +154,7 @@ def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[st
 
 def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
     """Figure 6 (the explainer's): the same bars, one per roadmap set, each at its own student and tau."""
-    return _solved_bars({f"{c.source} ({c.student}, tau = {c.tau})": (c.n, c.conditions) for c in columns},
+    return _solved_bars({f"{c.source} (n={c.n}): {c.student}, tau = {c.tau}": (c.n, c.conditions) for c in columns},
                         "The roadmap effect across roadmap sets")
 
 

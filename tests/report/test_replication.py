@@ -97,8 +97,8 @@ def test_the_figure_draws_each_sets_share() -> None:
         for s, t, n, counts in (("main", 1, 4, (1, 1, 1, 2, 1, 3)), ("aime", 1, 2, (0, None, None, 1, None, 1)))]
     from oracleladder.report.plots import replication_figure
     _, ax, drawn = replication_figure(cols)
-    assert drawn["main (q, tau = 1)"]["C3_gold_answers"] == 75.0 and drawn["aime (q, tau = 1)"]["C2_random"] is None
-    assert drawn["aime (q, tau = 1)"]["C2_descriptions"] == 50.0
+    assert drawn["main (n=4): q, tau = 1"]["C3_gold_answers"] == 75.0 and drawn["aime (n=2): q, tau = 1"]["C2_random"] is None
+    assert drawn["aime (n=2): q, tau = 1"]["C2_descriptions"] == 50.0
     assert [t.get_text() for t in ax.get_xticklabels()] == ["C1", "C2-random", "C2-generic", "C2", "C3-mismatched", "C3"]
 
 
