@@ -15,6 +15,8 @@ layer over this package: it parses options, calls an Experiment, prints.
 - `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client;
 - `selection`: which of a student's results a reader reads (`Choice`; settings never pooled);
 - `panels`: per-family results out and in, in the release's panel records;
+- `release`: the release's audit, repair and comparator files read, Tables 17 and 39-41 from them;
+- `replication`: several roadmap sets side by side, each for its own student and tau (Table 2);
 - `stages`: `Experiment`, a Reader that also runs the stages that write;
 - `files`: families in released-format files (`load_families`, `check`);
 - `sync`: `SyncExperiment`.
