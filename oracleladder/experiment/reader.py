@@ -567,12 +567,21 @@ class Reader:
 
     async def export_panels(self, student: str, out: str | os.PathLike[str], *, source: str = "release",
                             model: str | None = None, use_corrections: bool = False,
-                            choice: Choice = Choice()) -> tuple[Path, Path, int]:
+                            choice: Choice = Choice()) -> _panels.Written:
         """A student's results on a roadmap set at one setting as the release's panel records
         (`panels.write_panels`: OUT/oracle_panel/ and OUT/stage0_panel/), named ``model`` (default: the
-        student); returns both files and the number of records."""
-        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections, choice=choice)
-        return _panels.write_panels(out, model or student, results)
+        student), each with its answers cut off and unreadable; returns both files, the number of records and
+        the warnings of answers cut off or unreadable."""
+        ladder = self.domain()
+        families = await self.roadmap_set(source)
+        [p] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
+        finish = await fmt.finish_reasons(self.store, p.rollouts)
+        cells: dict[tuple[str, str], list[Rollout]] = {}
+        for r in p.rollouts:
+            cells.setdefault((r.pid, r.target), []).append(r)
+        return _panels.write_panels(out, model or student, self._collected(ladder, families, p, use_corrections),
+                                    {cell: fmt.truncation(rs, finish) for cell, rs in cells.items()},
+                                    [] if p.settings.max_tokens is None else [p.settings.max_tokens])
 
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""

@@ -139,7 +139,40 @@ def panels_export_selection(s: Surfaces, tmp: Path) -> None:
 def audit_truncation(s: Surfaces, tmp: Path) -> None:
     said = " ".join(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW),
                          "--store", str(s.store)).split())
-    assert f"warning: {STUDENT}, C1: 4 of 4 rollouts (100.0%) were cut off at --max-tokens {LOW}" in said
+    assert f"warning: {STUDENT}, C1: {CUT}" in said
+
+
+def ladder_report_truncation(s: Surfaces, tmp: Path) -> None:
+    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"), "--store", str(s.store))
+    assert f"- **Warning:** {STUDENT}, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
+
+
+def html_truncation(s: Surfaces, tmp: Path) -> None:
+    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--html", "--out", str(tmp / "r"),
+         "--store", str(s.store))
+    overview = (tmp / "r" / "html" / "data" / "overview.js").read_text()
+    assert json.loads(overview[overview.index("(") + 1:overview.rindex(")")])["warnings"] == [f"{STUDENT}, C1: {CUT}"]
+
+
+def _exported(s: Surfaces, out: Path) -> str:
+    """The student's answers at the lower budget as panel files in ``out``, and what the export said."""
+    return " ".join(_cli("panels", "export", "--student", STUDENT, "--out", str(out), "--max-tokens", str(LOW),
+                         "--store", str(s.store)).split())
+
+
+def panels_export_truncation(s: Surfaces, tmp: Path) -> None:
+    assert f"warning: {STUDENT}, C1: {CUT}" in _exported(s, tmp / "p")
+    records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
+    assert [(r["cut_off"], r["unreadable"]) for r in records] == [(1, {"cut off": 1})] * 4
+
+
+def panels_import_truncation(s: Surfaces, tmp: Path) -> None:
+    _exported(s, tmp / "p")
+    store = tmp / "s.sqlite"
+    shutil.copy(s.store, store)
+    said = " ".join(_cli("panels", "import", *map(str, sorted((tmp / "p").rglob("*.jsonl"))), "--student", "panel",
+                         "--max-tokens", str(LOW), "--store", str(store)).split())
+    assert f"warning: panel, C1: {CUT}" in said
 
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
@@ -194,6 +227,10 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("audits", "selection"): audit_selection,
     ("panels export", "selection"): panels_export_selection,
     ("audits", "truncation"): audit_truncation,
+    ("ladder report", "truncation"): ladder_report_truncation,
+    ("html", "truncation"): html_truncation,
+    ("panels export", "truncation"): panels_export_truncation,
+    ("panels import", "truncation"): panels_import_truncation,
     ("prim report", "truncation"): prim_report_truncation,
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,
