@@ -12,7 +12,8 @@ audits, panels export) guard it, the others failed before it:
   had nothing to grade, in `audit.format`'s words.
 
 Plus: a bare teacher name that names two granularities is refused, naming both, by probe, report,
-export and compare."""
+export and compare; a set probed before and after a recompile under another teacher prompt version is two
+groups, never pooled."""
 
 from __future__ import annotations
 
@@ -273,6 +274,44 @@ def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surface
         assert named in " ".join(said.split()), (args, said)
     _cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
     assert len((tmp_path / "fine.jsonl").read_text().splitlines()) == 4
+
+
+def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfaces: Surfaces, tmp_path: Path) -> None:
+    """One pool compiled by one teacher under two versions of its teacher prompt, the student probed on the
+    set after each: two groups, which the report refuses to pool in one line naming both and the option that
+    picks one; --run picks the first, whose C2 answers are one per family (pooled, they were two)."""
+    store = tmp_path / "recompiled.sqlite"
+    shutil.copy(surfaces.store, store)
+
+    async def compile_and_probe() -> list[str]:
+        runs = []
+        async with LoopbackServer(script=script(surfaces.families), cut_at_budget=True) as server:
+            student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
+            for version in ("v1", "v2"):
+                async with Store.open(store) as s:
+                    for pid in FAMILIES:
+                        f = Family.model_validate(surfaces.families[pid])
+                        milestones = [m.model_copy(update={"prompt": f"{m.prompt} ({version})", "description":
+                                                           f"{m.description or m.prompt} ({version})"})
+                                      for m in f.milestones]
+                        await s.put_family(f.model_copy(update={"milestones": milestones, "provenance": Provenance(
+                            source=TEACHER, teacher_prompt="toolkit", prompt_hash=version)}))
+                async with Experiment(store) as ex:
+                    probed = await ex.probe(student, source=TEACHER, k=1, conditions=["C1", "C2"], stage0=False,
+                                            max_tokens=HIGH)
+                    runs.append(probed.run_id)
+        return runs
+    first, second = asyncio.run(compile_and_probe())
+    said = " ".join(_cli("report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r"),
+                         "--store", str(store), code=2).split())
+    assert f"has results on '{TEACHER}' at 2 settings, which a report never pools" in said
+    assert "teacher_prompts=toolkit (v1) (K = 1" in said and "teacher_prompts=toolkit (v2) (K = 1" in said
+    assert f"pick one with --run {first} or --run {second}" in said
+    with SyncExperiment(store) as ex:
+        report = ex.report([STUDENT], source=TEACHER, choice=Choice(run=first))
+        assert report.settings[STUDENT].endswith("teacher_prompts = toolkit (v1)")
+        c2 = [f.ladder["C2_descriptions"] for f in report.results[STUDENT]]
+    assert len(c2) == 4 and all(len(answers) == 1 for answers in c2)
 
 
 # ------------------------------------------------------------------ PRIM's probe: the student's own primitive
