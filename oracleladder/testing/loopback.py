@@ -133,6 +133,7 @@ class LoopbackServer:
         prompt_tokens: float = 1.0,
         usage: bool = True,
         cut_at_budget: bool = False,
+        served: str | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -145,6 +146,7 @@ class LoopbackServer:
         self.api_key = api_key  # if set, requests with another key get 401
         self.echo_key = echo_key  # that 401 quotes the key it got, as some gateways do
         self.slots = slots  # if set, GET /props says total_slots as llama.cpp's server does
+        self.served = served  # if set, GET /v1/models lists this one model, as llama.cpp's server lists its GGUF
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
         # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
@@ -471,6 +473,12 @@ class LoopbackServer:
             return web.json_response({"error": {"message": "not found"}}, status=404)
         return web.json_response({"total_slots": self.slots})
 
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.served is None:
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        return web.json_response({"object": "list", "data": [{"id": self.served, "object": "model",
+                                                               "owned_by": "llamacpp"}]})
+
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
 
@@ -487,6 +495,7 @@ class LoopbackServer:
         app.router.add_post(r"/{version:v1|v1beta}/models/{model:[^/:]+}:generateContent", self._generate)
         self.batches.add_routes(app)
         app.router.add_get("/props", self._props)
+        app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
