@@ -61,7 +61,8 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.schemas.types import GradeStatus  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
-from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
+from oracleladder.testing.loopback import LoopbackServer  # noqa: E402
+from oracleladder.testing.processes import remote_stats, serve, spawn  # noqa: E402
 from oracleladder.validators.leak import leaking_milestones  # noqa: E402
 from oracleladder.verify import grade, grade_all  # noqa: E402
 from oracleladder.verify.extract import all_boxed  # noqa: E402
