@@ -6,7 +6,7 @@ import difflib
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -67,7 +67,8 @@ def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: On
 
 def _numbered(path: str | Path, model: type[M] | Callable[[dict], M]) -> Iterator[tuple[int, M]]:
     """(line number, validated model) per non-blank line; every failure is an InputError at its line."""
-    parse = model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model
+    parse = cast("Callable[[dict], M]",
+                 model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model)
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
