@@ -8,7 +8,8 @@ not made yet: a smaller K, fewer offsets or a subset of the families cost nothin
 Prints each family's outcome and gap over the offsets with its attempts solved per rung, then each
 offset's count of families per outcome and of families in a ladder gap other than Capability-gap,
 in how many offsets the demo's picture holds (at least three outcomes, and a family in such a gap),
-and the range of each label's count over the offsets (what `oracleladder.demo.OVER_SEEDS` holds). docs/demo.md has its output for the demo set at N = 10.
+and the range of each label's count over the offsets (what `oracleladder.demo.OVER_SEEDS` holds).
+docs/demo.md has its output for the demo set at N = 10.
 """
 
 from __future__ import annotations

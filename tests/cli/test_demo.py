@@ -118,11 +118,11 @@ def test_the_summary_counts_each_outcome_and_gap_and_shows_the_most_telling_gap(
 def test_the_summarys_ranges_are_the_measurement_docs_demo_shows() -> None:
     # the bench's last line, pasted into docs/demo.md with its output for N = 10: the summary's ranges
     # are what that measurement found, not numbers of their own
-    pasted = re.search(r"^ranges over the offsets \(demo.OVER_SEEDS\): (\{.*\})$",
-                       (REPO / "docs" / "demo.md").read_text(), re.MULTILINE)
+    page = (REPO / "docs" / "demo.md").read_text()
+    pasted = re.search(r"^ranges over the offsets \(demo.OVER_SEEDS\): (\{.*\})$", page, re.MULTILINE)
     assert pasted, "docs/demo.md shows no bench output with its ranges"
     assert ast.literal_eval(pasted[1]) == demo.OVER_SEEDS
-    assert f"{demo.SEED_OFFSETS} seed offsets (0..{demo.SEED_OFFSETS - 1})" in (REPO / "docs" / "demo.md").read_text()
+    assert f"{demo.SEED_OFFSETS} seed offsets (0..{demo.SEED_OFFSETS - 1})" in page
 
 
 @pytest.mark.local
