@@ -13,6 +13,7 @@ import typer
 from ..audit import human as hum, judge as jdg, retest as rt, roadmap
 from ..domains.math import MathDomain
 from ..experiment import Choice, Endpoint, Experiment
+from ..experiment.configs import JudgeConfig, ReviewConfig
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
@@ -34,6 +35,7 @@ from .common import (
     say,
     with_endpoint_options,
 )
+from .options import with_config
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -107,15 +109,14 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
 
 @app.command("judge")
 @with_endpoint_options
+@with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
     student: Annotated[str | None, typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
-    source: SourceOpt = "release",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
+    *,
+    config: JudgeConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -145,19 +146,17 @@ def judge(
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
     _asked(store, judge_model, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                               max_tokens=max_tokens, choice=Choice(run=run)))
+           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=Choice(run=run)))
 
 
 @app.command("review")
 @with_endpoint_options
+@with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
-    source: SourceOpt = "release",
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each reviewer answer.")] = 4096,
+    config: ReviewConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -179,8 +178,7 @@ def review(
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
     _asked(store, reviewer, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
-                                                max_tokens=max_tokens, choice=Choice(run=run)),
+           lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=Choice(run=run)),
            incomplete=_nothing_reviewed)
 
 

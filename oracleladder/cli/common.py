@@ -12,7 +12,6 @@ import os
 import signal
 import tempfile
 from collections.abc import Awaitable, Callable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -33,6 +32,7 @@ from ..experiment import (
     ExperimentError,
     request_body,
 )
+from ..experiment.configs import OnDuplicate
 from ..ladder import WHOLE, Shard
 from ..schemas.jsonl import InputError
 from ..verify import grader_name
@@ -252,12 +252,6 @@ DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with
 PricesOpt = Annotated[Path | None, typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
 MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
-
-
-class OnDuplicate(str, Enum):
-    error = "error"
-    keep_first = "keep-first"
-    keep_last = "keep-last"
 
 
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(

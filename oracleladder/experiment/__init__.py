@@ -23,6 +23,7 @@ layer over this package: it parses options, calls an Experiment, prints.
 from __future__ import annotations
 
 from ..ladder import Shard
+from .configs import GRANULARITIES
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
@@ -50,7 +51,7 @@ from .results import (
 )
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
 from .selection import Choice
-from .stages import GRANULARITIES, Experiment
+from .stages import Experiment
 from .sync import SyncExperiment
 
 __all__ = [
