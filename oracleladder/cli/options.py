@@ -13,30 +13,19 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from pydantic.fields import FieldInfo
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # the same parser, before it joined the standard library
     import tomli as tomllib
 
-from ..experiment.configs import Flag, StageConfig, first_error, flag_of
+from ..experiment.configs import StageConfig, first_error, flag_of
 from ..experiment.errors import Arg, ExperimentError
-from .common import fail
+from .common import fail, field_option
 
 ConfigFileOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help=(
     "A TOML file of this command's options, by name (max_tokens = 512, or max-tokens); an option given on the "
     "command line overrides the file's."))]
-
-
-def _option(name: str, field: FieldInfo) -> inspect.Parameter:
-    """The typer option of one config field."""
-    flag = next(m for m in field.metadata if isinstance(m, Flag))
-    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
-    option = typer.Option(flag.decls, help=field.description, min=low, metavar=flag.metavar)
-    kind = field.annotation if flag.cli_type is None else flag.cli_type
-    default = None if flag.cli_type is not None else not field.default if flag.off else field.default
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, option], default=default)
 
 
 def read_config(path: Path, kind: type[StageConfig]) -> dict[str, Any]:
@@ -86,7 +75,7 @@ def with_config(command: Callable[..., None]) -> Callable[..., None]:
             params += [inspect.Parameter("typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
                        inspect.Parameter("config_file", inspect.Parameter.KEYWORD_ONLY, annotation=ConfigFileOpt,
                                          default=None)]
-            params += [_option(name, field) for name, field in kind.model_fields.items()]
+            params += [field_option(name, field) for name, field in kind.model_fields.items()]
         else:  # keyword-only: typer passes every option by name, and the order stays the help's
             params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
 

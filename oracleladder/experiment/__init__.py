@@ -15,7 +15,9 @@ layer over this package: it parses options, calls an Experiment, prints.
 - `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client;
 - `selection`: which of a student's results a reader reads (`Choice`; settings never pooled);
 - `panels`: per-family results out and in, in the release's panel records;
-- `stages`: `Experiment`, a Reader that also runs the stages that write;
+- `configs`: each stage's options (`ProbeConfig`, `CompileConfig`, ...), declared once with their defaults;
+- `stages`: `Experiment`, a Reader that also runs the stages that write (`core`, and a module per stage:
+  `compiling`, `probing`, `screening`, `audits`, `prim`);
 - `files`: families in released-format files (`load_families`, `check`);
 - `sync`: `SyncExperiment`.
 """

@@ -68,13 +68,18 @@ class StageConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
 
+# options several stages share at defaults of their own: each stage's field is ``max_tokens: MaxTokens = N``
+MaxTokens = Annotated[int, Flag("--max-tokens"), Field(ge=1, description=(
+    "Token budget of each answer (a reasoning model's reasoning counts in it)."))]
+K = Annotated[int, Flag("--k"), Field(ge=1, description="Attempts per milestone and per condition.")]
+
+
 class Budgeted(StageConfig):
-    max_tokens: Annotated[int, Flag("--max-tokens"), Field(ge=1, description=(
-        "Token budget of each answer (a reasoning model's reasoning counts in it)."))] = 4096
+    max_tokens: MaxTokens = 4096
 
 
 class Sampling(Budgeted):
-    k: Annotated[int, Flag("--k"), Field(ge=1, description="Attempts per milestone and per condition.")] = 8
+    k: K = 8
     temperature: Annotated[float, Flag("--temperature"), Field(ge=0.0, description=(
         "Sampling temperature (reasoning models take only their default; a later probe at the same settings "
         "reuses what is stored)."))] = 1.0
@@ -100,6 +105,16 @@ class InDomain(StageConfig):
 class Thresholded(StageConfig):
     threshold: Annotated[int, Flag("--threshold"), Field(ge=1, description=(
         "tau: correct attempts of K that count as solved."))] = 1
+
+
+class Limited(StageConfig):
+    limit: Annotated[int | None, Flag("--limit"), Field(ge=1, description=(
+        "Only the first N families (the controls still draw from the whole set)."))] = None
+
+
+class Corrected(StageConfig):
+    use_corrections: Annotated[bool, Flag("--use-corrections"), Field(description=(
+        "Grade against corrected reference answers."))] = False
 
 
 class OnSet(StageConfig):
@@ -175,7 +190,7 @@ def pid_list(value: object) -> object:
     return pids
 
 
-class ProbeConfig(InDomain, Planned, Sharded, OnSet, Sampled):
+class ProbeConfig(InDomain, Planned, Corrected, Limited, Sharded, OnSet, Sampled):
     """A probe of a student on one roadmap set (`Experiment.probe`)."""
 
     conditions: Annotated[tuple[str, ...] | None, Flag("--conditions", cli_type=list[str] | None), Field(description=(
@@ -183,10 +198,6 @@ class ProbeConfig(InDomain, Planned, Sharded, OnSet, Sampled):
         f"released names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None
     stage0: Annotated[bool, Flag("--stage0/--no-stage0"), Field(description="Run the milestone test (Stage 0).")] = True
     seed: Annotated[int, Flag("--seed"), Field(description="Seed of the controls' substitute content.")] = 0
-    limit: Annotated[int | None, Flag("--limit"), Field(ge=1, description=(
-        "Only the first N families (the controls still draw from the whole set)."))] = None
-    use_corrections: Annotated[bool, Flag("--use-corrections"), Field(description=(
-        "Grade against corrected reference answers."))] = False
     primitive: Annotated[bool, Flag("--primitive"), Field(description=(
         "Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have "
         "a primitive (docs/primitive.md); the others are skipped and counted."))] = False
@@ -278,6 +289,48 @@ class ReviewConfig(Thresholded, OnSet, Budgeted):
     """The automated rubric review (`Experiment.review_audit`)."""
 
 
+class PrimConfig(Planned, Limited, Sharded, OnSet, Sampled):
+    """A PRIM probe of a student's four dimensions (`Experiment.prim_probe`, docs/prim.md)."""
+
+    k: K = 1
+    dimensions: Annotated[tuple[str, ...] | None, Flag("--dimensions", cli_type=list[str] | None), Field(description=(
+        "The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, "
+        "execution; default all four."))] = None
+    sources: Annotated[tuple[str, ...], Flag("--primitive-source", cli_type=list[str] | None), Field(description=(
+        "Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self "
+        "(the student's own Discovery output), or plan (the teacher's plan); default gold."))] = ("gold",)
+    teacher: Annotated[str | None, Flag("--teacher"), Field(description=(
+        "Whose teacher primitives Execution shows, when several teachers wrote them (default: the last "
+        "stored)."))] = None
+
+    @field_validator("dimensions", mode="before")
+    @classmethod
+    def _dimension_list(cls, value: object) -> object:
+        return _words(value) or None  # none named: all four
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _source_list(cls, value: object) -> object:
+        return _words(value) or cls.model_fields["sources"].default
+
+
+class ReportConfig(InDomain, Corrected, Thresholded, OnSet):
+    """A report of students' results (`Experiment.report`); which results: `Choice`."""
+
+    base: Annotated[str | None, Flag("--base"), Field(description=(
+        "The student (a report column) the change tables (Tables 18, 38) read the others against; default the "
+        "first."))] = None
+    order: Annotated[tuple[str, ...] | None, Flag("--order", cli_type=list[str] | None), Field(description=(
+        "The report's columns as checkpoints left to right in Figure 7 (repeat, each once); default as "
+        "given."))] = None
+    benchmark: Annotated[str | None, Flag("--benchmark"), Field(description=(
+        "A plain benchmark probe's name (`ladder benchmark --name`): its pass@1 at each column's settings is "
+        "Table 1's MATH score."))] = None
+    against: Annotated[str | None, Flag("--against"), Field(description=(
+        "A second roadmap set of the same problems: Table 37's ratio of the two sets' golds in the same unaided "
+        "attempts."))] = None
+
+
 C = TypeVar("C", bound=StageConfig)
 
 
@@ -288,7 +341,7 @@ def configured(kind: type[C], config: C | None, options: Mapping[str, object]) -
         return kind(**{**(dict(config) if config is not None else {}), **options})
     except ValidationError as exc:
         name, value, why = first_error(exc)
-        arg = Arg(name, value, flag=flag_of(kind, name).name) if name in kind.model_fields else name
+        arg = Arg(name, value, flag=flag_of(kind, name).name if name in kind.model_fields else None)
         raise ExperimentError(arg, f": {why}") from None
 
 
