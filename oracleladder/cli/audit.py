@@ -15,12 +15,12 @@ from ..domains.math import MathDomain
 from ..experiment import Choice, Endpoint, Experiment
 from ..experiment.configs import JudgeConfig, ReviewConfig
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
-from ..experiment.selection import Picked, pick
+from ..experiment.selection import Picked
 from ..report import markdown
-from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
+from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
-from ..store import DEFAULT_STORE, Store
+from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
     PidsOpt,
@@ -64,30 +64,6 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     typer.echo("\n".join(markdown.format_audit({student: audit})))
 
 
-async def _families(store: Store, source: str) -> list:
-    try:
-        name, granularity = parse_roadmap_set(source)
-        families = await store.families(source=name, granularity=granularity)
-        one_roadmap_set(source, families)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    if not families:
-        fail(f"{store.path} holds no families of roadmap set '{source}'")
-    return families
-
-
-async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
-                   against: str | None) -> roadmap.Containment:
-    families = await _families(ex.store, source)
-    found = await ex.result_groups(student, families[0].provenance.roadmap_set)
-    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
-    if not any(r.target == roadmap.C1 for r in rollouts):
-        fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
-             f"run `ladder probe --student {student} --conditions C1` first")
-    other = None if against is None else await _families(ex.store, against)
-    return roadmap.roadmap_match(families, rollouts, other)
-
-
 @app.command("roadmap-match")
 @with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
@@ -101,7 +77,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex, s=s: _roadmap(ex, s, source, picked, against), reading=True)
+    results = {s: run_experiment(store, lambda ex, s=s: ex.roadmap_audit(s, source=source, against=against,
+                                                                         choice=picked), reading=True)
                for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))

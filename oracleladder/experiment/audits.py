@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..audit import roadmap
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
 from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
 from ..domains.math import MathDomain
@@ -29,7 +30,7 @@ from .results import (
     ReviewAuditResult,
 )
 from .run import calling
-from .selection import Choice
+from .selection import Choice, pick
 
 
 class AuditStages(ExperimentCore):
@@ -118,3 +119,18 @@ class AuditStages(ExperimentCore):
                                  unreviewed=sum(a.label is None and not a.failed for a in answers),
                                  failed=sum(a.failed for a in answers), usage=client.usage,
                                  batch_rows_submitted=client.batch_rows_submitted, table=table)
+
+    async def roadmap_audit(self, student: str, *, source: str = "release", against: str | None = None,
+                            choice: Choice = Choice()) -> roadmap.Containment:
+        """The milestone answers in the student's own unaided (C1) attempts at one setting (paper Tables 35
+        to 37: `audit.roadmap.roadmap_match`); ``against``, a second roadmap set of the same problems whose
+        golds are read in the same attempts (Table 37's ratio). Refused where the student has no C1
+        attempt there."""
+        families = await self.roadmap_set(source)
+        found = await self.result_groups(student, families[0].provenance.roadmap_set)
+        rollouts = [r for g in pick(student, source, found, choice) for r in g.rollouts] if found else []
+        if not any(r.target == roadmap.C1 for r in rollouts):
+            raise ExperimentError(f"{self.path} holds no C1 attempts of student '{student}' on roadmap set "
+                                  f"'{source}'; run `ladder probe --student {student} --conditions C1` first")
+        other = None if against is None else await self.roadmap_set(against)
+        return roadmap.roadmap_match(families, rollouts, other)
