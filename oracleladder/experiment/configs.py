@@ -172,7 +172,8 @@ class Pooled(Columns):
     @field_validator("null_values", mode="before")
     @classmethod
     def _null_list(cls, value: object) -> object:
-        return () if value is None else _words(value)
+        # cell texts as written: a space in one is part of it
+        return () if value is None else tuple(v for v in value.split(",") if v) if isinstance(value, str) else value
 
 
 def pid_list(value: object) -> object:
