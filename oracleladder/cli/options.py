@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # the same parser, before it joined the standard library
     import tomli as tomllib
 
-from ..experiment.configs import StageConfig, first_error, flag_of
+from ..experiment.configs import StageConfig, configured, flag_of
 from ..experiment.errors import Arg, ExperimentError
 from .common import fail, field_option
 
@@ -49,12 +48,12 @@ def build_config(kind: type[StageConfig], flags: dict[str, Any], path: Path | No
     value is one line naming the flag or the file and its key (exit 2)."""
     from_file = {} if path is None else read_config(path, kind)
     try:
-        return kind(**{**from_file, **flags})
-    except ValidationError as exc:
-        name, value, why = first_error(exc)
-        if name in flags or path is None:
-            raise ExperimentError(Arg(name, value, flag=flag_of(kind, name).name), f": {why}") from None
-        fail(f"--config {path}: {name} = {value!r}: {why}")
+        return configured(kind, None, {**from_file, **flags})
+    except ExperimentError as exc:
+        named = exc.parts[0]
+        if path is None or (isinstance(named, Arg) and named.name in flags):
+            raise
+        fail(f"--config {path}: {exc}")
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -80,7 +79,7 @@ def with_config(command: Callable[..., None]) -> Callable[..., None]:
             params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
 
     @functools.wraps(command)
-    def configured(**kwargs: Any) -> None:
+    def with_options(**kwargs: Any) -> None:
         ctx: typer.Context = kwargs.pop("typer_context")
         values = {name: kwargs.pop(name) for name in kind.model_fields}
         flags = {name: not value if flag_of(kind, name).off else value for name, value in values.items()
@@ -88,5 +87,5 @@ def with_config(command: Callable[..., None]) -> Callable[..., None]:
         path = kwargs.pop("config_file")
         command(**kwargs, **{slot: build_config(kind, flags, path)})
 
-    configured.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    return configured
+    with_options.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return with_options

@@ -341,12 +341,12 @@ def configured(kind: type[C], config: C | None, options: Mapping[str, object]) -
     try:
         return kind(**{**(dict(config) if config is not None else {}), **options})
     except ValidationError as exc:
-        name, value, why = first_error(exc)
+        name, value, why = _first_error(exc)
         arg = Arg(name, value, flag=flag_of(kind, name).name if name in kind.model_fields else None)
         raise ExperimentError(arg, f": {why}") from None
 
 
-def first_error(exc: ValidationError) -> tuple[str, object, str]:
+def _first_error(exc: ValidationError) -> tuple[str, object, str]:
     """A config's first refused field: its name, the value given, and why, in one line."""
     error = exc.errors()[0]
     name = str(error["loc"][0]) if error["loc"] else ""

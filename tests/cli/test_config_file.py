@@ -67,10 +67,10 @@ def test_a_config_file_gives_the_same_run_as_its_flags_and_a_flag_overrides_it(
 
 
 @pytest.mark.parametrize("text, said", [
-    ("k = 0\n", "k = 0: Input should be greater than or equal to 1"),
-    ('k = "many"\n', "k = 'many': Input should be a valid integer"),
+    ("k = 0\n", "k=0: Input should be greater than or equal to 1"),
+    ('k = "many"\n', "k='many': Input should be a valid integer"),
     ("max_tokens = 64\nbudget = 3\n", "no option 'budget' here"),
-    ('grader = "lenient"\n', "grader = 'lenient': unknown grader 'lenient'"),
+    ('grader = "lenient"\n', "grader='lenient': unknown grader 'lenient'"),
     ("k = \n", "not TOML"),
 ])
 def test_a_bad_config_file_is_one_line_naming_the_file_and_the_key(tmp_path: Path, text: str, said: str) -> None:
