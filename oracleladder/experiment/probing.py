@@ -29,6 +29,7 @@ from ..schemas import (
     Rollout,
     Verdict,
     parse_condition,
+    teacher_prompts,
 )
 from ..schemas.types import GradeStatus
 from ..store import FailedJob
@@ -154,10 +155,14 @@ class ProbeStages(ExperimentCore):
         # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
         extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
         picked = {"pids": [f.pid for f in families]} if c.pids is not None else {}
-        # the prompts' versions too: a report never pools results made under two versions of one
+        # the prompts' versions too, the student's and the teacher's: a report never pools results made under
+        # two versions of one
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": c.source,
                                                            "families": len(families),
-                                                           "prompts": ladder.student_prompts(config), **picked,
+                                                           "prompts": ladder.student_prompts(config),
+                                                           "teacher_prompts": teacher_prompts(
+                                                               [f for f in families if isinstance(f, Family)]),
+                                                           **picked,
                                                            **extra},
                            concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()

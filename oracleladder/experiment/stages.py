@@ -58,11 +58,12 @@ class Experiment(PrimStages, CompileStages, ScreenStages, AuditStages):
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
                             student: str | None = None, max_tokens: int | None = None,
                             temperature: float | None = None, grader: str | None = None,
-                            ) -> tuple[dict[str, int], int]:
+                            ) -> _panels.Imported:
         """Import the release's panel records (`panels`: per model, condition or milestone and family,
         n_correct of k) on the families of ``source``: each model a student with no rollouts, its
         results filed as an imported panel at the settings given (None: not stated). Returns the
-        records imported per student, and how many were left out (on families not in the set)."""
+        records imported per student, how many were left out (on families not in the set), and per student
+        the warnings of the answers its records say were cut off or unreadable."""
         if grader is not None and grader not in GRADERS:
             raise ExperimentError(f"unknown grader {grader!r}; known: {', '.join(GRADERS)}")
         families = await self.roadmap_set(source)
