@@ -13,13 +13,14 @@ import typer
 from ..audit import human as hum, judge as jdg, lengths as lg, retest as rt, roadmap
 from ..domains.math import MathDomain
 from ..experiment import Choice, Endpoint, Experiment, release as rel
+from ..experiment.configs import JudgeConfig, ReviewConfig
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
-from ..experiment.selection import Picked, pick
+from ..experiment.selection import Picked
 from ..report import markdown
-from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
+from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
-from ..store import DEFAULT_STORE, Store
+from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
     PidsOpt,
@@ -34,6 +35,7 @@ from .common import (
     say,
     with_endpoint_options,
 )
+from .options import with_config
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -62,30 +64,6 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     typer.echo("\n".join(markdown.format_audit({student: audit})))
 
 
-async def _families(store: Store, source: str) -> list:
-    try:
-        name, granularity = parse_roadmap_set(source)
-        families = await store.families(source=name, granularity=granularity)
-        one_roadmap_set(source, families)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    if not families:
-        fail(f"{store.path} holds no families of roadmap set '{source}'")
-    return families
-
-
-async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
-                   against: str | None) -> roadmap.Containment:
-    families = await _families(ex.store, source)
-    found = await ex.result_groups(student, families[0].provenance.roadmap_set)
-    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
-    if not any(r.target == roadmap.C1 for r in rollouts):
-        fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
-             f"run `ladder probe --student {student} --conditions C1` first")
-    other = None if against is None else await _families(ex.store, against)
-    return roadmap.roadmap_match(families, rollouts, other)
-
-
 @app.command("roadmap-match")
 @with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
@@ -99,7 +77,8 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex, s=s: _roadmap(ex, s, source, picked, against), reading=True)
+    results = {s: run_experiment(store, lambda ex, s=s: ex.roadmap_audit(s, source=source, against=against,
+                                                                         choice=picked), reading=True)
                for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
@@ -138,15 +117,14 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
 
 @app.command("judge")
 @with_endpoint_options
+@with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
     student: Annotated[str | None, typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
-    source: SourceOpt = "release",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
+    *,
+    config: JudgeConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -176,19 +154,17 @@ def judge(
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
     _asked(store, judge_model, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                               max_tokens=max_tokens, choice=Choice(run=run)))
+           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=Choice(run=run)))
 
 
 @app.command("review")
 @with_endpoint_options
+@with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
-    source: SourceOpt = "release",
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each reviewer answer.")] = 4096,
+    config: ReviewConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -210,8 +186,7 @@ def review(
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
     _asked(store, reviewer, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
-                                                max_tokens=max_tokens, choice=Choice(run=run)),
+           lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=Choice(run=run)),
            incomplete=_nothing_reviewed)
 
 

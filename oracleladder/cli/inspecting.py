@@ -12,7 +12,7 @@ from ..experiment.inspect_logs import import_inspect as import_logs
 from ..experiment.inspect_set import TASK_FILE, TASK_NAME, export_inspect as export_set
 from ..schemas.models import CONDITION_NAMES
 from ..store import DEFAULT_STORE
-from .common import GraderOpt, KOpt, SourceOpt, StoreOpt, existing, listed, run_experiment, say
+from .common import GraderOpt, KOpt, MaxTokensOpt, SourceOpt, StoreOpt, existing, listed, run_experiment, say
 
 
 def export_inspect(
@@ -23,7 +23,7 @@ def export_inspect(
     conditions: Annotated[list[str] | None, typer.Option("--conditions", help=(
         f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())}; "
         "default all six."))] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (the task's; `inspect eval --max-tokens` overrides it, and the log says which).")] = 4096,
+    max_tokens: MaxTokensOpt = 4096,  # the task's: `inspect eval --max-tokens` overrides it, and the log says which
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (the task's; `inspect eval --temperature` overrides it).")] = 1.0,
     grader: GraderOpt = "strict",
 ) -> None:

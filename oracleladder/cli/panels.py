@@ -12,7 +12,7 @@ import typer
 from ..experiment import Choice
 from ..store import DEFAULT_STORE
 from .common import SourceOpt, StoreOpt, existing, fail, run_experiment, say
-from .selecting import with_choice
+from .selecting import BUDGET, with_choice
 
 app = typer.Typer(no_args_is_help=True, help="Per-family results in the release's panel records: export, import.")
 
@@ -45,7 +45,7 @@ def import_(
     files: Annotated[list[Path], typer.Argument(help="Panel files (the release's oracle_panel_16k/*.jsonl, stage0 panels).")],
     source: Annotated[str, typer.Option(help="The roadmap set the panels were made on (imported first).")] = "release",
     student: Annotated[str | None, typer.Option("--student", help="File every record under this student (default: each record's model).")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="The --max-tokens the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(BUDGET, min=1, help=f"The {BUDGET} the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="The temperature the panel was made at, stated in the report.")] = None,
     grader: Annotated[str | None, typer.Option("--grader", help="The grader of the panel's verdicts (the release's: paper), stated in the report.")] = None,
     store: StoreOpt = DEFAULT_STORE,

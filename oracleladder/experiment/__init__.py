@@ -18,7 +18,9 @@ layer over this package: it parses options, calls an Experiment, prints.
 - `panels`: per-family results out and in, in the release's panel records;
 - `release`: the release's audit, repair and comparator files read, Tables 17 and 39-41 from them;
 - `replication`: several roadmap sets side by side, each for its own student and tau (Table 2);
-- `stages`: `Experiment`, a Reader that also runs the stages that write;
+- `configs`: each stage's options (`ProbeConfig`, `CompileConfig`, ...), declared once with their defaults;
+- `stages`: `Experiment`, a Reader that also runs the stages that write (`core`, and a module per stage:
+  `compiling`, `probing`, `screening`, `audits`, `prim`);
 - `files`: families in released-format files (`load_families`, `check`);
 - `sync`: `SyncExperiment`.
 """
@@ -26,6 +28,7 @@ layer over this package: it parses options, calls an Experiment, prints.
 from __future__ import annotations
 
 from ..ladder import Shard
+from .configs import GRANULARITIES
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
@@ -54,7 +57,7 @@ from .results import (
 )
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
 from .selection import Choice
-from .stages import GRANULARITIES, Experiment
+from .stages import Experiment
 from .sync import SyncExperiment
 
 __all__ = [

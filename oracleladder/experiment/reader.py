@@ -2,7 +2,7 @@
 
 Results of a student on a roadmap set, the report, the comparisons, the construction funnel and the
 re-anchoring counts; the families of a set and their export. `Experiment` is a Reader that also
-runs the stages that write (`stages.py`)."""
+runs the stages that write (`stages.py` and the stage modules)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from statistics import fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
 from ..audit import format as fmt, roadmap
@@ -30,6 +30,7 @@ from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
+from .configs import ReportConfig, configured
 from .errors import Arg, ExperimentError
 from .files import CheckResult, check_families
 from .report import Report
@@ -284,46 +285,46 @@ class Reader:
         if not self.domain(domain).verifier:
             raise ExperimentError(f"--html shows math roadmap sets; the {domain} ladder has report.md and report.json")
 
-    async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
-                     use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
-                     base: str | None = None, order: Sequence[str] | None = None,
-                     benchmark: str | None = None, against: str | None = None) -> Report:
+    async def report(self, students: Sequence[str], config: ReportConfig | None = None, *,
+                     choice: Choice = Choice(), **options: Any) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
         (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
         to right in Figure 7 (each column once; default: as picked); ``benchmark``, a plain benchmark probe's
         name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column; ``against``, a second
-        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts."""
-        ladder = self.domain(domain)
-        families = await self.domain_families(ladder, source)
+        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts. These are
+        a `ReportConfig`'s fields, given as ``config`` or as keywords."""
+        c = configured(ReportConfig, config, options)
+        ladder = self.domain(c.domain)
+        families = await self.domain_families(ladder, c.source)
         picked = {p.label: p for name in dict.fromkeys(students)
-                  for p in await self.picked(name, source=source, domain=domain, choice=choice)}
-        if base is not None and base not in picked:
-            raise ExperimentError(Arg("base", base), f" is not one of the report's columns ({', '.join(picked)})")
-        if order is not None and sorted(order) != sorted(picked):
+                  for p in await self.picked(name, source=c.source, domain=c.domain, choice=choice)}
+        if c.base is not None and c.base not in picked:
+            raise ExperimentError(Arg("base", c.base), f" is not one of the report's columns ({', '.join(picked)})")
+        if c.order is not None and sorted(c.order) != sorted(picked):
             raise ExperimentError(Arg("order"), f" must name each of the report's columns once ({', '.join(picked)}), "
-                                  f"not {', '.join(order)}")
-        ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
-        results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
+                                  f"not {', '.join(c.order)}")
+        ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, c.use_corrections))}
+        results = {label: [r for r in self._collected(ladder, families, p, c.use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
         # answers the verifier graded: which grader, the format audit of their final answers, and (their
         # milestones' golds being text) the milestone answers in their unaided attempts
         graded = ladder.verifier
-        reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, source)}
+        reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, c.source)}
                    for label, p in picked.items()}
         gradable = [f for f in families if f.pid not in ungradable]
-        other = None if against is None else await self.domain_families(ladder, against)
+        other = None if c.against is None else await self.domain_families(ladder, c.against)
         return Report(
-            source=source, domain=domain, tau=threshold, families=families, results=results,
+            source=c.source, domain=c.domain, tau=c.threshold, families=families, results=results,
             missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
             graders={label: _grader(p) for label, p in picked.items()} if graded else None,
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
-            picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
-            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked),
+            picked=picked, base=c.base, order=None if c.order is None else list(c.order), benchmark=c.benchmark,
+            benchmarks={} if c.benchmark is None else await self._benchmarks(c.benchmark, picked),
             reviews={label: labels for label, labels in reviews.items() if labels},
-            leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None,
+            leaking=self._leaking(families, results, c.threshold, c.use_corrections) if c.domain == "math" else None,
             containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
                          if graded and any(r.target == roadmap.C1 for r in p.rollouts)},
             finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]))
@@ -360,16 +361,17 @@ class Reader:
         probes = await self.store.runs("probe")
         spent = {label: Spent.of([r for r in probes if r.id in p.run_ids], await self.store.reused(p.rollouts))
                  for label, p in counted.picked.items()}
-        res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
-                                   graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
-                                   formats=counted.formats, settings=counted.settings, base=counted.base,
-                                   # Tables 7, 8 and 48 read a roadmap's milestones: math families have them
-                                   families=[f for f in counted.families if f.pid not in counted.ungradable]
-                                   if counted.domain == "math" else None,
-                                   budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
-                                   containment=counted.containment, spent=spent,
-                                   kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking])
+        res = _report.write_report(_report.ReportInput(
+            students=counted.results, tau=counted.tau, roadmap_set=counted.source, graders=counted.graders,
+            ungradable=counted.ungradable, missing=counted.missing, formats=counted.formats or {},
+            settings=counted.settings, base=counted.base,
+            # Tables 7, 8 and 48 read a roadmap's milestones: math families have them
+            families=[f for f in counted.families if f.pid not in counted.ungradable]
+            if counted.domain == "math" else None,
+            budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
+            benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
+            containment=counted.containment, spent=spent,
+            kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking]), out)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
