@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, model_validator
 
 from .._lazy import lazy_module
-from ..clients import Client, ProviderError
-from ..clients.errors import endpoint_failure
+from ..clients import Client
+from ..clients.asking import ask_json
 from ..ladder.contract import Domain
 from ..prompts import load
 from ..report.markdown import num, pct, table
@@ -46,7 +45,7 @@ SHEET_COLUMNS = ("case", "response_tail", "reference_answer", "note", "label", "
 LABELS = {"correct": "verifier_false_negatives", "malformed_reference": "malformed_references",
           "incorrect": "judge_over_acceptances", "undecidable": "undecidable"}
 RESULTS = ("verifier_false_negatives", "malformed_references", "judge_over_acceptances")
-_VERDICT = re.compile(r'"verdict"\s*:\s*"(ACCEPT|NOT_ACCEPT)"')
+VERDICT_FORMAT = '{"verdict": "ACCEPT" or "NOT_ACCEPT", "reason": "one sentence"}'  # as the prompt asks
 ACCEPTED = "accepted"  # the stratum of the rollouts the verifier accepted
 # Table 46's cells: (cascade accepts, judge accepts) -> name
 CELLS = {(True, True): "both_accept", (False, False): "both_reject",
@@ -106,27 +105,24 @@ def judge_messages(domain: Domain, family: Family, rollout: Rollout) -> list[dic
     return [{"role": "user", "content": prompt}]
 
 
-def read_verdict(text: str) -> str:
-    """ACCEPT or NOT_ACCEPT from the judge's JSON (its last verdict), else "unreadable"."""
-    found = _VERDICT.findall(text)
-    return found[-1] if found else "unreadable"
+class JudgeVerdict(BaseModel):
+    """The judge's reply (prompts/judge.txt): its verdict read strictly, its reason as given."""
+
+    verdict: Literal["ACCEPT", "NOT_ACCEPT"]
+    reason: Any = ""
 
 
 async def ask_judge(client: Client, domain: Domain, families: dict[str, Family], sample: Sequence[Rollout],
                     max_tokens: int) -> list[tuple[str, str | None]]:
-    """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, unreadable, or "failed" when its
-    call failed for good) and the call's key. A failure of the endpoint itself (no connection, a
-    refused key) would fail every call the same way: it propagates."""
+    """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, "unreadable" when its reply is not
+    the JSON asked for after its re-ask, or "failed" when its call failed for good, `clients.asking`) and
+    the first call's key."""
 
     async def one(r: Rollout) -> tuple[str, str | None]:
-        request = client.request(judge_messages(domain, families[r.pid], r), temperature=0.0, max_tokens=max_tokens)
-        try:
-            result = await client.complete(request)
-        except ProviderError as exc:
-            if endpoint_failure(exc):
-                raise
-            return "failed", request.key()
-        return read_verdict(result.text), request.key()
+        asked = await ask_json(client, judge_messages(domain, families[r.pid], r), JudgeVerdict,
+                               max_tokens=max_tokens, prompted=VERDICT_FORMAT)
+        verdict = "failed" if asked.failed else "unreadable" if asked.reply is None else asked.reply.verdict
+        return verdict, asked.keys[0]
 
     return await gather_or_cancel(*(one(r) for r in sample))
 

@@ -344,8 +344,8 @@ class PrimStages:
                 family = families[r.pid]
                 asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
                 verdict = ("missing" if asked.reply is None else
-                           "correct" if asked.reply["correct"] == "yes" else "incorrect")
-                extracted = None if asked.reply is None else str(asked.reply.get("extracted_final_answer", ""))
+                           "correct" if asked.reply.correct == "yes" else "incorrect")
+                extracted = None if asked.reply is None else str(asked.reply.extracted_final_answer)
                 return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
                                      judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
                                      call_keys=asked.keys, run_id=run.id)

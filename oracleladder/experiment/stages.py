@@ -18,8 +18,9 @@ from .. import workers
 from .._lazy import lazy_module
 from ..audit.format import finish_reasons, truncation
 from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
-from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
+from ..audit.review import prompt_version as review_prompt, review_messages
 from ..clients import Client
+from ..clients.asking import REASK, ask_json
 from ..clients.batch import CREATING, ENDED, make_batch_api
 from ..clients.errors import endpoint_failure
 from ..clients.function import ModelFunction
@@ -51,6 +52,7 @@ from ..schemas import (
     parse_condition,
 )
 from ..schemas.jsonl import OnDuplicate
+from ..schemas.rubric import RubricLabel
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
 from ..verify import GRADERS
@@ -619,7 +621,7 @@ class Experiment(PrimStages, Reader):
         if not sample:
             raise ExperimentError(f"{store.path} holds no graded rollouts of student '{student}' on roadmap set "
                                   f"'{source}'")
-        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
+        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version} {REASK}@{load_prompt(REASK).version}", "student": student,
                 "source": source, "n": n, "max_tokens": max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         async with calling(store, endpoint, "audit-judge", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
@@ -662,19 +664,19 @@ class Experiment(PrimStages, Reader):
                 "threshold": threshold, "max_tokens": max_tokens, "families": len(todo)}
         async with calling(store, endpoint, "audit-review", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
-            answers = await gather_or_cancel(*(ask_review(client, review_messages(f, rolls), max_tokens)
-                                               for f, rolls, _ in todo.values()))
+            answers = await gather_or_cancel(*(ask_json(client, review_messages(f, rolls), RubricLabel,
+                                                        max_tokens=max_tokens) for f, rolls, _ in todo.values()))
             for (f, _, labels), a in zip(todo.values(), answers):
                 for student in labels if not a.failed else []:
                     await store.put_review(Review(student=student, source=source, pid=f.pid, reviewer=endpoint.model,
-                                                  prompt=meta["prompt"], label=a.label, reason=a.reason,
+                                                  prompt=meta["prompt"], label=a.reply, reason=a.why,
                                                   run_id=run.id), wait=False)
             await store.flush()
             run.incomplete = any(a.failed for a in answers)
         table = {s: review_row(fams, {r.pid: r.label for r in await store.reviews(s, source)}, threshold)
                  for s, fams in results.items()}
-        return ReviewAuditResult(run_id=run.id, families=len(todo), labeled=sum(a.label is not None for a in answers),
-                                 unreviewed=sum(a.label is None and not a.failed for a in answers),
+        return ReviewAuditResult(run_id=run.id, families=len(todo), labeled=sum(a.reply is not None for a in answers),
+                                 unreviewed=sum(a.reply is None and not a.failed for a in answers),
                                  failed=sum(a.failed for a in answers), usage=client.usage,
                                  batch_rows_submitted=client.batch_rows_submitted, table=table)
 
