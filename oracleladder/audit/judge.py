@@ -13,7 +13,6 @@ rollout of the run with the sampling weights (stratum size / rollouts judged in 
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from ..prompts import load
 from ..report.markdown import num, pct, table
 from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet
 from ..schemas.types import GradeStatus
 
 if TYPE_CHECKING:
@@ -143,7 +142,6 @@ def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Fami
         cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
                        "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",
                        "judge_call": call}
-    write_rows(sheet, SHEET_COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
     judged: dict[str, Counter[str]] = {s: Counter() for s in sizes}
     for r, (v, _) in zip(sample, verdicts):
         judged[stratum(r)][v] += 1
@@ -152,7 +150,7 @@ def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Fami
             ("ACCEPT", "NOT_ACCEPT", "unreadable", "failed")}} for s in sizes}, "cases": cases,
         "judged": [[stratum(r), answer_schema(domain, families[r.pid], r.target), v]
                    for r, (v, _) in zip(sample, verdicts)]}
-    key.write_text(json.dumps(written, indent=2))
+    BlindSheet(sheet, "case", "label", key).write(SHEET_COLUMNS, rows, written)
     return written
 
 
@@ -181,10 +179,6 @@ def paired(key: dict) -> dict:
                         for schema in sorted({j[1] for j in judged})}}
 
 
-def key_path(sheet: Path) -> Path:
-    return sheet.with_name(sheet.name + ".key.json")
-
-
 class _Stratum(BaseModel):
     ACCEPT: int
     NOT_ACCEPT: int
@@ -211,20 +205,20 @@ class _Key(BaseModel):
     judged: list[tuple[str, str, str]] | None = None
 
 
+def _label(text: str) -> str:
+    label = text.lower()
+    if label not in LABELS:
+        raise ValueError(f"label '{label}' is not one of {', '.join(LABELS)} (or blank)")
+    return label
+
+
 def read_sheet(sheet: Path, key: Path) -> dict:
     """The filled-in sheet and its key file -> the result table by rejection reason, with each
     count projected to every rejected rollout: stratum size / rollouts judged x judge accepts x
     the count's share of the adjudicated cases (undecidable and unfilled ones left out)."""
-    meta = read_key(key, _Key)
-    labels: dict[str, str] = {}
-    for n, row in read_numbered(sheet, ("case", "label")):
-        where = f"{sheet}:{n}"
-        case, label = row["case"], (row["label"] or "").strip().lower()
-        if case not in meta["cases"]:
-            raise SheetError(f"{where}: case '{case}' is not in {key.name}")
-        if label and label not in LABELS:
-            raise SheetError(f"{where}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
-        labels[case] = label
+    blind = BlindSheet(sheet, "case", "label", key)
+    meta = blind.read_key(_Key)
+    labels = {case: label for case, (label, _) in blind.labels(meta["cases"], _label, every=False).items()}
     table = {}
     for s, st in meta["strata"].items():
         if s == ACCEPTED:

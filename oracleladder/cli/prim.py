@@ -18,7 +18,7 @@ from ..prim.analysis import PrimReport
 from ..prim.probe import DIMENSIONS
 from ..prim.scoring import TAU
 from ..report.palette import n_families
-from ..schemas.sheets import SheetError
+from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
@@ -295,7 +295,7 @@ def audit(
     existing(store)
     cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
                                                            tau=tau), reading=True)
-    say(f"wrote {cases} cases to {sheet} (key: {prim_audit.key_path(sheet)}); label each correct or incorrect, "
+    say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each correct or incorrect, "
         f"then run `ladder prim audit --read {sheet}`")
 
 

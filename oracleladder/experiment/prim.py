@@ -4,7 +4,6 @@ by an answer judge, the judge's audit sheet, and the analyses read back."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -36,6 +35,7 @@ from ..prim.probe import (
 )
 from ..prim.scoring import TAU, UNREADABLE_SCORE, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
+from ..report.report import write_files
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
@@ -304,13 +304,11 @@ class PrimStages:
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:
-            folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
-            (folder / "report.md").write_text(report_md(report))
+            folder, md = Path(out), report_md(report)
+            write_files(folder, report.model_dump(mode="json"), md)
             _plots.write_prim_plots(report, folder)
             if html:
-                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
+                _site.write_prim_site(folder / "html", report, md, families, rollouts)
         return report
 
     async def _ladder_beside(self, student: str, families: Sequence[Family], group: Picked) -> list[Rollout]:
@@ -390,10 +388,7 @@ class PrimStages:
         points = across(reports)
         if out is not None:
             folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "across.json").write_text(json.dumps(
-                {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
-            (folder / "across.md").write_text(across_md(points, source, judge))
-            _plots.composition_figure(points).savefig(folder / "across-figure2.png", dpi=110, bbox_inches="tight")
-            _plots.discovery_figure(points).savefig(folder / "across-figure3.png", dpi=110, bbox_inches="tight")
+            write_files(folder, {s: p.model_dump(mode="json") for s, p in points.items()},
+                        across_md(points, source, judge), "across")
+            _plots.write_across_plots(points, folder)
         return points

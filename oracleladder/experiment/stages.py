@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .. import workers
 from .._lazy import lazy_module
 from ..audit.format import finish_reasons, truncation
-from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
+from ..audit.judge import ask_judge, draw, paired, write_sheet
 from ..audit.review import prompt_version as review_prompt, review_messages
 from ..clients import Client
 from ..clients.asking import REASK, ask_json
@@ -53,6 +53,7 @@ from ..schemas import (
 )
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.rubric import RubricLabel
+from ..schemas.sheets import key_path
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
 from ..verify import GRADERS
@@ -606,7 +607,7 @@ class Experiment(PrimStages, Reader):
         student's graded rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens``
         is the judge's), stratified by the verifier's verdict (accepted, or its rejection reason), graded
         by the LLM ``judge``: the paired grades (Tables 45, 46: ``paired``), and the rejected cases it
-        accepts in the grader-blind CSV ``sheet`` (its key beside it, audit.judge.key_path), which is
+        accepts in the grader-blind CSV ``sheet`` (its key beside it, schemas.sheets.key_path), which is
         never overwritten. ``failed`` counts the judge calls that failed for good (a rerun asks them
         again)."""
         sheet = Path(sheet)

@@ -10,16 +10,15 @@ and are never sampled.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..report.stats import cohen_kappa
+from ..report.stats import agreement
 from ..schemas.prim import PrimPrimitive
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet
 from ..store import PrimScore
 from .probe import labelled
 from .scoring import primitive_acc
@@ -36,10 +35,6 @@ class _Key(BaseModel):
     """What `read_sheet` reads of the key file."""
 
     cases: dict[str, _Case]
-
-
-def key_path(sheet: Path) -> Path:
-    return sheet.with_name(sheet.name + ".key.json")
 
 
 def judged(scores: Sequence[PrimScore]) -> list[PrimScore]:
@@ -70,31 +65,27 @@ def write_sheet(sheet: Path, sample: Sequence[PrimScore], *, problems: Mapping[s
                      labelled(written[(s.pid, s.target, s.k)]), "", ""])
         cases[case] = {"pid": s.pid, "target": s.target, "k": s.k, "score": s.score,
                        "judge_correct": primitive_acc(s.score or 0.0, tau)}
-    write_rows(sheet, COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
-    key_path(sheet).write_text(json.dumps({**meta, "tau": tau, "cases": cases}, indent=2))
+    BlindSheet(sheet, "case", "label").write(COLUMNS, rows, {**meta, "tau": tau, "cases": cases})
     return len(cases)
+
+
+def _label(text: str) -> bool:
+    """A person's label: True for correct."""
+    label = text.lower()
+    if label not in LABELS:
+        raise ValueError(f"label '{label}' is not one of {', '.join(LABELS)} (or blank)")
+    return label == "correct"
 
 
 def read_sheet(sheet: Path) -> dict:
     """The filled-in sheet against its key: labelled cases, agreement, kappa, the disagreements."""
-    key = key_path(sheet)
-    meta = read_key(key, _Key)
-    judge, person, disagree = [], [], []
-    for line, row in read_numbered(sheet, ("case", "label")):
-        case, label = row.get("case"), (row.get("label") or "").strip().lower()
-        if case not in meta["cases"]:
-            raise SheetError(f"{sheet}:{line}: case {case!r} is not in {key.name}")
-        if not label:
-            continue
-        if label not in LABELS:
-            raise SheetError(f"{sheet}:{line}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
-        j = meta["cases"][case]["judge_correct"]
-        judge.append(j)
-        person.append(label == "correct")
-        if j != (label == "correct"):
-            disagree.append(case)
-    n = len(judge)
+    blind = BlindSheet(sheet, "case", "label")
+    meta = blind.read_key(_Key)
+    person = {case: correct for case, (correct, _) in blind.labels(meta["cases"], _label, every=False).items()}
+    judge = {case: meta["cases"][case]["judge_correct"] for case in person}
+    cases = sorted(person)
+    stats = agreement([judge[c] for c in cases], [person[c] for c in cases]) if cases else None
     return {"judge": meta.get("judge"), "student": meta.get("student"), "tau": meta.get("tau"),
-            "cases": len(meta["cases"]), "labelled": n,
-            "agreement": (n - len(disagree)) / n if n else None,
-            "kappa": cohen_kappa(judge, person) if n else None, "disagreements": disagree}
+            "cases": len(meta["cases"]), "labelled": len(cases),
+            "agreement": None if stats is None else stats["raw"], "kappa": None if stats is None else stats["kappa"],
+            "disagreements": [c for c in cases if judge[c] != person[c]]}

@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 else:  # matplotlib: loaded by the first report written, not by `ladder --help`, a probe or a comparison
     _plots = lazy_module("oracleladder.report.plots")
 
-__all__ = ["known_gap", "known_outcome", "missing_counts", "summarize", "write_report"]
+__all__ = ["known_gap", "known_outcome", "missing_counts", "summarize", "write_files", "write_report"]
+
+
+def write_files(out: Path, data: Mapping[str, object], markdown: str, name: str = "report") -> None:
+    """A report's two files in ``out`` (made): NAME.json (its tables' JSON form) and NAME.md; every report
+    (the ladder's, PRIM's) writes them here."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(data, indent=2))
+    (out / f"{name}.md").write_text(markdown)
 
 
 def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
@@ -86,8 +94,7 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
                            budgets, order, benchmark, benchmarks, reviews, leaking, containment, kept_leaking, spent)
     res = tables.model_dump()
-    (out / "report.json").write_text(json.dumps(res, indent=2))
-    (out / "report.md").write_text(report_md(tables))
+    write_files(out, res, report_md(tables))
     if students:
         _plots.write_plots(tables, out)
     return res
