@@ -44,7 +44,7 @@ from .common import (
     with_endpoint_options,
 )
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
-from .selecting import with_choice
+from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -162,11 +162,12 @@ def score(
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    run: RunPick = None,
 ) -> None:
-    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism). Cached."""
+    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism), those made at one setting (`--run ID` picks it where there are several). Cached."""
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
-                                                            max_tokens=max_tokens), endpoint)
+                                                            max_tokens=max_tokens, choice=Choice(run=run)), endpoint)
     correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
     _judged(result, as_json, f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} "
                              f"unreadable, scored 0), {result.missing} missing (no readable judge reply), "
@@ -198,11 +199,12 @@ def answers(
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    run: RunPick = None,
 ) -> None:
-    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides); its verdicts kept apart."""
+    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides), those made at one setting (`--run ID` picks it where there are several); its verdicts kept apart."""
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens),
-                            endpoint)
+    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens,
+                                                              choice=Choice(run=run)), endpoint)
     _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read "
                              f"correct, {result.missing} missing (no readable judge reply); `ladder prim report "
                              f"--answer-judge {judge}` counts them")
@@ -280,9 +282,11 @@ def audit(
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
+    run: RunPick = None,
 ) -> None:
     """The judge's audit: a judge-blind sheet of a sample of its scores for a person to label correct or
-    incorrect; `--read SHEET` gives the agreement and Cohen's kappa."""
+    incorrect, of the primitives made at one setting (`--run ID` picks it where there are several);
+    `--read SHEET` gives the agreement and Cohen's kappa."""
     if read is not None:
         try:
             result = prim_audit.read_sheet(read)
@@ -294,7 +298,7 @@ def audit(
         fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
     existing(store)
     cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
-                                                           tau=tau), reading=True)
+                                                           tau=tau, choice=Choice(run=run)), reading=True)
     say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each correct or incorrect, "
         f"then run `ladder prim audit --read {sheet}`")
 

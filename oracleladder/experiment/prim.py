@@ -211,25 +211,25 @@ class PrimStages:
                                             for j in failed])
 
     async def prim_score(self, judge: str | Endpoint, student: str, *, source: str = "release", tau: float = TAU,
-                         max_tokens: int = 2048) -> PrimScoreResult:
-        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set against the
-        problem's gold primitive with the ``judge`` (`prim.judge`); each score stored under the judge.
-        An unreadable primitive is scored 0 without a call; a judge with no readable reply after its
-        re-ask leaves the score missing."""
+                         max_tokens: int = 2048, choice: Choice = Choice()) -> PrimScoreResult:
+        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set, made at one setting
+        (``choice``, by its run: `_judged_rollouts`), against the problem's gold primitive with the ``judge``
+        (`prim.judge`); each score stored under the judge and the rollout it scored. An unreadable primitive
+        is scored 0 without a call; a judge with no readable reply after its re-ask leaves the score missing."""
         endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
-        rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                    if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+        settings, picked = await self._judged_rollouts(student, source, choice)
+        rollouts = [r for r in picked if r.target in WRITTEN and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
-                "max_tokens": max_tokens, "primitives": len(todo)}
+                "max_tokens": max_tokens, "primitives": len(todo), "student_settings": settings}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
-                        "judge": endpoint.model, "run_id": run.id}
+                        "judge": endpoint.model, "run_id": run.id, "rollout_call": r.call_key}
                 written = read_written(r)
                 if written is None:
                     return PrimScore(**base, status="scored", validity=0, score=0.0, reason=UNREADABLE_SCORE)
@@ -260,6 +260,16 @@ class PrimStages:
         found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
         return pick(student, source, found, choice) if found else []
 
+    async def _judged_rollouts(self, student: str, source: str, choice: Choice) -> tuple[str | None, list[Rollout]]:
+        """What a judge of the student's PRIM answers reads: the rollouts of one group of settings (``choice``;
+        refused naming the groups and the runs that pick one where there are several: a judge's own
+        --max-tokens is its own, so a group is picked by its run) and its settings; (None, []) for none."""
+        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        if not found:
+            return None, []
+        [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
+        return group.describe(), group.rollouts
+
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
                           after: str | None = None, answer_judge: str | None = None,
@@ -281,15 +291,16 @@ class PrimStages:
             raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
         group = next(iter(await self.prim_groups(student, source=source, choice=replace(choice, by_run=False))), None)
         rollouts = [] if group is None else group.rollouts
-        made = {(r.pid, r.target, r.k) for r in rollouts}  # a score is of the sample it scored, at this setting
+        made = {r.call_key for r in rollouts}  # a score is of the rollout it scored, made at this setting
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if (s.pid, s.target, s.k) in made]
+                  if s.rollout_call in made]
         ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
             (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(
-                student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
+                student=student, judge=answer_judge, source=prim_source(source))
+            if v.verdict == "correct" and v.rollout_call in made}
         calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         finish = {key: None if call is None else call.finish_reason for key, call in calls.items()}
@@ -325,17 +336,18 @@ class PrimStages:
         return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
-                           max_tokens: int = 2048) -> PrimAnswersResult:
+                           max_tokens: int = 2048, choice: Choice = Choice()) -> PrimAnswersResult:
         """The answer judge (`prim.judge.judge_answer`) on each Generation and Execution answer of
-        ``student`` that the grader did not accept: for free-form answers no symbolic grader can decide.
-        Its verdicts are stored apart (`prim_answer_verdicts`); the grader's stay as they are."""
+        ``student`` made at one setting (``choice``, by its run: `_judged_rollouts`) that the grader did not
+        accept: for free-form answers no symbolic grader can decide. Its verdicts are stored apart
+        (`prim_answer_verdicts`, under the rollout judged); the grader's stay as they are."""
         endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
-        todo = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                if (r.target == GENERATION or r.target.startswith(EXECUTION)) and r.verdict.graded
-                and not r.verdict.accepted and r.pid in families]
+        settings, picked = await self._judged_rollouts(student, source, choice)
+        todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
+                and r.verdict.graded and not r.verdict.accepted and r.pid in families]
         meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
-                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
+                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens, "student_settings": settings}
         async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
@@ -346,7 +358,7 @@ class PrimStages:
                 extracted = None if asked.reply is None else str(asked.reply.extracted_final_answer)
                 return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
                                      judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
-                                     call_keys=asked.keys, run_id=run.id)
+                                     call_keys=asked.keys, run_id=run.id, rollout_call=r.call_key)
 
             verdicts = await gather_or_cancel(*(one(r) for r in todo))
             for v in verdicts:
@@ -359,22 +371,23 @@ class PrimStages:
                                  budget_stop=client.budget_stop)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
-                         n: int = 40, seed: int = 0, tau: float = TAU) -> int:
+                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice()) -> int:
         """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
-        ``student``'s primitives, half judged correct, blind to the judge, with its key beside it; never
-        overwritten. Returns the number of cases."""
+        ``student``'s primitives made at one setting (``choice``, by its run: `_judged_rollouts`), half judged
+        correct, blind to the judge, with its key beside it; never overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
+        _, picked = await self._judged_rollouts(student, source, choice)
+        made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if s.pid in families]
+                  if s.pid in families and s.rollout_call in made]
         sample = audit.draw(scores, n, seed, tau)
         if not sample:
             raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
                                   f"'{source}': run `ladder prim score` first")
-        written = {(r.pid, r.target, r.k): fields for r in await self.store.rollouts(
-            student=student, source=prim_source(source)) if (fields := read_written(r)) is not None}
+        written = {key: fields for key, r in made.items() if (fields := read_written(r)) is not None}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,

@@ -56,14 +56,15 @@ def draw(scores: Sequence[PrimScore], n: int, seed: int, tau: float) -> list[Pri
 
 def write_sheet(sheet: Path, sample: Sequence[PrimScore], *, problems: Mapping[str, str],
                 solutions: Mapping[str, str], golds: Mapping[str, PrimPrimitive],
-                written: Mapping[tuple[str, str, int], Mapping[str, str]], meta: dict, tau: float) -> int:
-    """The blind sheet and its key; returns the number of cases."""
+                written: Mapping[str, Mapping[str, str]], meta: dict, tau: float) -> int:
+    """The blind sheet and its key (``written``: each scored rollout's primitive, by its call key); returns
+    the number of cases."""
     rows, cases = [], {}
     for i, s in enumerate(sample, 1):
         case = f"case-{i:03d}"
         rows.append([case, problems[s.pid], solutions.get(s.pid, ""), golds[s.pid].labelled(),
-                     labelled(written[(s.pid, s.target, s.k)]), "", ""])
-        cases[case] = {"pid": s.pid, "target": s.target, "k": s.k, "score": s.score,
+                     labelled(written[s.rollout_call]), "", ""])
+        cases[case] = {"pid": s.pid, "target": s.target, "k": s.k, "rollout_call": s.rollout_call, "score": s.score,
                        "judge_correct": primitive_acc(s.score or 0.0, tau)}
     BlindSheet(sheet, "case", "label").write(COLUMNS, rows, {**meta, "tau": tau, "cases": cases})
     return len(cases)

@@ -77,11 +77,12 @@ def _judge(folder: Path, families: list[Family]) -> list[Path]:
 def _prim(folder: Path, families: list[Family]) -> list[Path]:
     folder.mkdir(parents=True)
     scores = [PrimScore(student=STUDENT, source="release", pid=f.pid, target="prim_discovery", k=0, judge="openai/judge",
-                        status="scored", validity=1, score=score) for f, score in zip(families, (1.0, 0.0))]
+                        status="scored", validity=1, score=score, rollout_call=f"call-{f.pid}")
+              for f, score in zip(families, (1.0, 0.0))]
     sheet = folder / "prim.csv"
     prim_audit.write_sheet(sheet, scores, problems={f.pid: f.parent_prompt for f in families}, solutions={},
                            golds={f.pid: PrimPrimitive(pid=f.pid, core_concept="gold", provenance="gold") for f in families},
-                           written={(s.pid, s.target, 0): {"core_concept": "mine"} for s in scores}, meta={}, tau=0.8)
+                           written={s.rollout_call: {"core_concept": "mine"} for s in scores}, meta={}, tau=0.8)
     return [sheet]
 
 
