@@ -111,6 +111,7 @@ def probe(
     source: SourceOpt = "release",
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N families.")] = None,
     grader: GraderOpt = "strict",
+    use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade Generation and Execution against corrected reference answers.")] = False,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
@@ -127,7 +128,7 @@ def probe(
     result = run_experiment(store, lambda ex: ex.prim_probe(
         endpoint, dimensions=tuple(listed(dimensions) or DIMENSIONS), sources=tuple(listed(primitive_source) or ("gold",)), k=k,
         max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
-        dry_run=dry_run, shard=split, progress=bar), endpoint, cluster=cluster)
+        dry_run=dry_run, shard=split, use_corrections=use_corrections, progress=bar), endpoint, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, ProbeEstimate):

@@ -151,13 +151,15 @@ class PrimStages:
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
                          temperature: float = 1.0, grader: str = "strict", source: str = "release",
                          teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
-                         shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+                         shard: Shard = WHOLE, use_corrections: bool = False,
+                         progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
-        (`ladder.shards`)."""
+        (`ladder.shards`). ``use_corrections``: Generation and Execution graded against the corrected reference
+        answers, as a ladder probe's (a setting of its own: a report never pools it with the plain grading)."""
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
@@ -165,7 +167,7 @@ class PrimStages:
         endpoint = as_endpoint(student)
         try:
             config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
-                                 grader=grader)
+                                 grader=grader, use_corrections=use_corrections)
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
         donors = await self.roadmap_set(source)
@@ -220,7 +222,7 @@ class PrimStages:
         families = {f.pid: f for f in await self.roadmap_set(source)}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
-        settings, picked = await self._judged_rollouts(student, source, choice)
+        settings, picked, _ = await self._judged_rollouts(student, source, choice)
         rollouts = [r for r in picked if r.target in WRITTEN and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
@@ -260,15 +262,17 @@ class PrimStages:
         found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
         return pick(student, source, found, choice) if found else []
 
-    async def _judged_rollouts(self, student: str, source: str, choice: Choice) -> tuple[str | None, list[Rollout]]:
+    async def _judged_rollouts(self, student: str, source: str,
+                               choice: Choice) -> tuple[str | None, list[Rollout], bool]:
         """What a judge of the student's PRIM answers reads: the rollouts of one group of settings (``choice``;
         refused naming the groups and the runs that pick one where there are several: a judge's own
-        --max-tokens is its own, so a group is picked by its run) and its settings; (None, []) for none."""
+        --max-tokens is its own, so a group is picked by its run), its settings and whether it was graded
+        against the corrected reference answers; (None, [], False) for none."""
         found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
         if not found:
-            return None, []
+            return None, [], False
         [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
-        return group.describe(), group.rollouts
+        return group.describe(), group.rollouts, bool(group.settings.use_corrections)
 
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
@@ -343,7 +347,7 @@ class PrimStages:
         (`prim_answer_verdicts`, under the rollout judged); the grader's stay as they are."""
         endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
-        settings, picked = await self._judged_rollouts(student, source, choice)
+        settings, picked, corrected = await self._judged_rollouts(student, source, choice)
         todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
                 and r.verdict.graded and not r.verdict.accepted and r.pid in families]
         meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
@@ -352,7 +356,8 @@ class PrimStages:
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
                 family = families[r.pid]
-                asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
+                asked = await judge_answer(client, problem_text(family), r.response,
+                                           family.reference_answer(corrected), max_tokens)
                 verdict = ("missing" if asked.reply is None else
                            "correct" if asked.reply.correct == "yes" else "incorrect")
                 extracted = None if asked.reply is None else str(asked.reply.extracted_final_answer)
@@ -379,7 +384,7 @@ class PrimStages:
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
-        _, picked = await self._judged_rollouts(student, source, choice)
+        _, picked, _ = await self._judged_rollouts(student, source, choice)
         made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.pid in families and s.rollout_call in made]
