@@ -279,6 +279,7 @@ def audit(
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
     n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
+    routes: Annotated[bool, typer.Option("--routes", help="The alternative-route audit: sample only primitives the judge scored incorrect, for a person to label alternative (a different but valid route the single gold misses) or none.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     source: SourceOpt = "release",
@@ -286,8 +287,9 @@ def audit(
     run: RunPick = None,
 ) -> None:
     """The judge's audit: a judge-blind sheet of a sample of its scores for a person to label correct or
-    incorrect, of the primitives made at one setting (`--run ID` picks it where there are several);
-    `--read SHEET` gives the agreement and Cohen's kappa."""
+    incorrect (`--routes`: of its incorrect ones, for a valid alternative route), of the primitives made at
+    one setting (`--run ID` picks it where there are several); `--read SHEET` gives the agreement and
+    Cohen's kappa (and with --routes, the alternatives' share)."""
     if read is not None:
         try:
             result = prim_audit.read_sheet(read)
@@ -299,8 +301,9 @@ def audit(
         fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
     existing(store)
     cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
-                                                           tau=tau, choice=Choice(run=run)), reading=True)
-    say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each correct or incorrect, "
+                                                           tau=tau, choice=Choice(run=run), routes=routes), reading=True)
+    labels = " or ".join(prim_audit.LABELS["routes" if routes else "judge"])
+    say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each {labels}, "
         f"then run `ladder prim audit --read {sheet}`")
 
 

@@ -376,10 +376,12 @@ class PrimStages:
                                  budget_stop=client.budget_stop)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
-                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice()) -> int:
+                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),
+                         routes: bool = False) -> int:
         """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
         ``student``'s primitives made at one setting (``choice``, by its run: `_judged_rollouts`), half judged
-        correct, blind to the judge, with its key beside it; never overwritten. Returns the number of cases."""
+        correct (with ``routes``, the alternative-route audit: all judged incorrect), blind to the judge, with
+        its key beside it; never overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
@@ -388,7 +390,7 @@ class PrimStages:
         made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.pid in families and s.rollout_call in made]
-        sample = audit.draw(scores, n, seed, tau)
+        sample = audit.draw(scores, n, seed, tau, routes=routes)
         if not sample:
             raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
                                   f"'{source}': run `ladder prim score` first")
@@ -396,7 +398,8 @@ class PrimStages:
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,
-                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)
+                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau,
+                                 routes=routes)
 
     async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
