@@ -46,6 +46,10 @@ from .common import (
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 from .selecting import RunPick, with_choice
 
+# the options every judge command of PRIM's takes alike
+JudgeTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")]
+SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
 
@@ -76,7 +80,7 @@ def compile(  # noqa: A001 - the command's name
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
 ) -> None:
     """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
     endpoint = make_endpoint(teacher, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
@@ -156,13 +160,13 @@ def score(
     judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose Discovery and Digestion primitives to score.")],
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    max_tokens: JudgeTokensOpt = 2048,
     source: SourceOpt = "release",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
     run: RunPick = None,
 ) -> None:
     """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism), those made at one setting (`--run ID` picks it where there are several). Cached."""
@@ -193,13 +197,13 @@ def _judged(result: PrimScoreResult | PrimAnswersResult, as_json: bool, summary:
 def answers(
     judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    max_tokens: JudgeTokensOpt = 2048,
     source: SourceOpt = "release",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
     run: RunPick = None,
 ) -> None:
     """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides), those made at one setting (`--run ID` picks it where there are several); its verdicts kept apart."""
@@ -212,6 +216,52 @@ def answers(
 
 
 app.command()(answers)
+
+
+@app.command("benchmark-answers")
+@with_endpoint_options
+def benchmark_answers(
+    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probe (`ladder benchmark`).")],
+    name: Annotated[str, typer.Option("--name", help="The benchmark's name (`ladder benchmark --name`).")],
+    max_tokens: JudgeTokensOpt = 2048,
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: SummaryJsonOpt = False,
+    run: RunPick = None,
+) -> None:
+    """PRIM's benchmark side: the answer judge of `ladder prim answers` on a plain benchmark's answers the grader rejected (free-form answers, HLE-Math style); `ladder prim benchmarks --answer-judge` counts its verdicts."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.benchmark_answers(endpoint, student, name, max_tokens=max_tokens,
+                                                                   choice=Choice(run=run)), endpoint)
+    _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers of benchmark '{name}' judged, "
+                             f"{result.correct} read correct, {result.missing} missing (no readable judge reply); "
+                             f"`ladder prim benchmarks --answer-judge {judge}` counts them")
+
+
+@app.command("benchmarks")
+def benchmarks(
+    student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probes.")],
+    name: Annotated[list[str], typer.Option("--name", help="A benchmark (`ladder benchmark --name`; a comma list, or repeat the option).")],
+    answer_judge: Annotated[str | None, typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim benchmark-answers`) reads it correct.")] = None,
+    pass_at: Annotated[list[str] | None, typer.Option("--pass-at", metavar="NAME=K", help="Score benchmark NAME at pass@K (default pass@1; PRIM: HMMT25=4, Omni-MATH=4); repeat.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    run: RunPick = None,
+) -> None:
+    """PRIM's Table 4: the student's plain benchmarks side by side, each at its pass@k, and their average."""
+    at: dict[str, int] = {}
+    for spec in listed(pass_at) or []:
+        bench, _, k = spec.partition("=")
+        if not k.isdigit() or int(k) < 1:
+            fail(f"--pass-at {spec}: give NAME=K, K a whole number from 1")
+        at[bench] = int(k)
+    existing(store)
+    result = run_experiment(store, lambda ex: ex.benchmark_table(student, listed(name), answer_judge=answer_judge,
+                                                                 at=at, choice=Choice(run=run)), reading=True)
+    typer.echo(json.dumps(result.flat()) if as_json else "\n".join(result.markdown()))
 
 
 @with_choice(by_run=True)

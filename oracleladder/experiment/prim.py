@@ -19,7 +19,7 @@ from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
-from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
+from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (
     DIMENSIONS,
     DISCOVERY,
@@ -39,11 +39,12 @@ from ..report.report import write_files
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
-from ..store import AnswerVerdict, FailedJob, PrimScore, Store
+from ..store import FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
+from .prim_benchmark import AnswerJudging
 from .results import (
     GoldImportResult,
     JobFailure,
@@ -64,7 +65,7 @@ else:  # matplotlib and the site: loaded by the first report written, not by a p
     _site = lazy_module("oracleladder.viewer.site")
 
 
-class PrimStages:
+class PrimStages(AnswerJudging):
     """Mixed into `Experiment` (its store, pool and notify)."""
 
     store: Store
@@ -345,35 +346,12 @@ class PrimStages:
         ``student`` made at one setting (``choice``, by its run: `_judged_rollouts`) that the grader did not
         accept: for free-form answers no symbolic grader can decide. Its verdicts are stored apart
         (`prim_answer_verdicts`, under the rollout judged); the grader's stay as they are."""
-        endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
         settings, picked, corrected = await self._judged_rollouts(student, source, choice)
         todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
                 and r.verdict.graded and not r.verdict.accepted and r.pid in families]
-        meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
-                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens, "student_settings": settings}
-        async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify, cluster=self.cluster) as (client, run):
-            async def one(r: Rollout) -> AnswerVerdict:
-                family = families[r.pid]
-                asked = await judge_answer(client, problem_text(family), r.response,
-                                           family.reference_answer(corrected), max_tokens)
-                verdict = ("missing" if asked.reply is None else
-                           "correct" if asked.reply.correct == "yes" else "incorrect")
-                extracted = None if asked.reply is None else str(asked.reply.extracted_final_answer)
-                return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
-                                     judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
-                                     call_keys=asked.keys, run_id=run.id, rollout_call=r.call_key)
-
-            verdicts = await gather_or_cancel(*(one(r) for r in todo))
-            for v in verdicts:
-                await self.store.put_answer_verdict(v, wait=False)
-            await self.store.flush()
-            run.incomplete = any(v.verdict == "missing" for v in verdicts)
-        return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
-                                 correct=sum(v.verdict == "correct" for v in verdicts),
-                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage,
-                                 budget_stop=client.budget_stop)
+        return await self._judge_answers(judge, "prim-answers", {"source": source, "student_settings": settings},
+                                         student, todo, families, corrected, max_tokens)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
                          n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),
