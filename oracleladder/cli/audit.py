@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..audit import human as hum, judge as jdg, retest as rt, roadmap
+from ..audit import human as hum, judge as jdg, lengths as lg, retest as rt, roadmap
 from ..domains.math import MathDomain
-from ..experiment import Choice, Endpoint, Experiment
+from ..experiment import Choice, Endpoint, Experiment, release as rel
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
@@ -37,7 +37,7 @@ from .common import (
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest, review.")
+                  help="The paper's audits of a run: format, roadmap-match, lengths, judge, human, retest, review; and the release's own audit files (release).")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -103,6 +103,37 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
                for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
+
+
+@app.command("lengths")
+@with_choice()
+def lengths(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
+            threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: a milestone is solved alone with at least tau correct of K.")] = 1,
+            bins: Annotated[str, typer.Option("--bins", help="The length bins' cut points in characters, a rising comma list (the paper's: 20,60).")] = "20,60",
+            figure: Annotated[Path | None, typer.Option("--figure", help="Also draw the solve rate by length to this PNG.")] = None,
+            source: SourceOpt = "release", use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+            store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
+    """Milestone solve rate by gold answer length (the paper's length analysis, Appendix N): per length
+    bin, the tested milestones each student solves alone (Stage 0, >= tau of K), families with a milestone
+    left out by the leak rule left out whole; each student's results at one setting (--max-tokens, --run, ...)."""
+    try:
+        cuts = lg.parse_bins(bins)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--bins") from None
+    existing(store)
+
+    async def read(ex: Experiment, s: str) -> lg.SolveByLength:
+        [group] = await ex.picked(s, source=source, choice=picked)
+        families, results, _ = await ex.results(s, source=source, use_corrections=use_corrections, choice=picked)
+        return lg.solve_by_length(s, group.describe(), families, results, tau=threshold, cuts=cuts,
+                                  use_corrections=use_corrections)
+
+    results = [run_experiment(store, lambda ex, s=s: read(ex, s), reading=True) for s in student]
+    if not any(b.milestones for r in results for b in r.bins):
+        fail(f"no Stage 0 result of {', '.join(student)} on '{source}' at this setting: probe with Stage 0 first")
+    if figure is not None:
+        lg.figure(results).savefig(figure, dpi=110, bbox_inches="tight")
+    typer.echo(json.dumps([r.model_dump() for r in results]) if as_json else "\n".join(lg.markdown(results)))
 
 
 @app.command("judge")
@@ -326,7 +357,8 @@ def retest(
     student: Annotated[str | None, typer.Option("--student", help="The student whose attempts to grade by hand.")] = None,
     pids: PidsOpt = None,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: every attempt of the families, to grade by hand (its key beside it, SHEET.key.json).")] = None,
-    read: Annotated[Path | None, typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's.")] = None,
+    read: Annotated[list[Path] | None, typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's (repeat for several students' sheets).")] = None,
+    figure: Annotated[Path | None, typer.Option("--figure", help="With --read: draw the attempts correct by hand per family, one bar per sheet, to this PNG (the explainer's Figure 8).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sheet's order.")] = 0,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
@@ -336,14 +368,20 @@ def retest(
     """The raw-output retest graded by hand (paper Table 43): every attempt of the chosen families at one
     setting (e.g. the run of `ladder probe --pids ... --no-system-prompt --temperature 0.7`; --run picks
     it) on a sheet, without the verifier's verdicts; `--read SHEET` keeps the person's verdicts apart and
-    shows them beside the verifier's, per family and condition."""
-    if read is not None:
+    shows them beside the verifier's, per family and condition; `--figure PNG` draws them, one bar per
+    sheet (the explainer's Figure 8: two students' sheets of the same families side by side)."""
+    if read:
         try:
-            result = rt.read_sheet(read)
+            results = [rt.read_sheet(sheet) for sheet in read]
         except SheetError as exc:
             fail(str(exc))
-        typer.echo(json.dumps(result) if as_json else "\n".join(rt.markdown(result)))
+        if figure is not None:
+            rt.figure(results).savefig(figure, dpi=110, bbox_inches="tight")
+        shown = results[0] if len(results) == 1 else results  # one sheet: its result, as before several were read
+        typer.echo(json.dumps(shown) if as_json else "\n".join(line for r in results for line in rt.markdown(r)))
         return
+    if figure is not None:
+        fail("--figure draws graded sheets: give --read SHEET")
     chosen = pids_given(pids)
     if not (student and chosen and sheet):
         fail("ladder audit retest needs --student, --pids and --sheet (or --read SHEET)")
@@ -358,3 +396,18 @@ def retest(
     else:
         say(f"{n} attempts written to {sheet} (key: {key_path(sheet)}); write yes or no in the correct column, "
             f"then run `ladder audit retest --read {sheet}`.")
+
+
+@app.command("release")
+def release(
+    folder: Annotated[Path, typer.Argument(help="The release's data/ folder (audit_*.jsonl, human_validation.jsonl, the repairs' oracle files, math_hard100_panel*.jsonl, oracle_panel_16k/).")],
+    student: Annotated[str, typer.Option("--student", help="The audited model, as the panel names it: its panel gives Table 41's original triage.")] = "mile_2k_step_180",
+    as_json: JsonOpt = False,
+) -> None:
+    """The paper's Tables 17 and 39-41 rebuilt from the release's own files: the MATH hard-100 score
+    beside each model's fingerprint; the two raters' agreement, the consensus labels and the validation
+    pass; the post-repair triage and its bounds; the fingerprint of the fresh oracle pass after repair per
+    rater category beside the original triage. A record that does not fit its file's model is one line
+    naming the file and line (exit 2)."""
+    result = rel.read_release(folder, student)
+    typer.echo(json.dumps(result) if as_json else "\n".join(rel.markdown(result)))

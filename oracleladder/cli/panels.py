@@ -31,11 +31,13 @@ def export(
     """Write a student's results on a roadmap set at one setting as the release's panel records: one per
     condition and family, and one per tested milestone and family (Stage 0)."""
     existing(store)
-    oracle, stage0, n = run_experiment(store, lambda ex: ex.export_panels(
+    written = run_experiment(store, lambda ex: ex.export_panels(
         student, out, source=source, model=model, use_corrections=use_corrections, choice=picked), reading=True)
-    if not n:
+    if not written.records:
         fail(f"{student} has no graded results on '{source}' to write")
-    say(f"wrote {n} panel records of {student}: {oracle} and {stage0}")
+    for line in written.warnings:
+        say(f"warning: {line}")
+    say(f"wrote {written.records} panel records of {student}: {written.oracle} and {written.stage0}")
 
 
 @app.command("import")
@@ -54,10 +56,12 @@ def import_(
     for f in files:
         if not f.is_file():
             fail(f"{f}: no such file")
-    counts, left_out = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
-                                                               max_tokens=max_tokens, temperature=temperature,
-                                                               grader=grader))
-    for name, n in counts.items():
+    imported = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
+                                                                 max_tokens=max_tokens, temperature=temperature,
+                                                                 grader=grader))
+    for name, n in imported.counts.items():
+        for line in imported.warnings[name]:
+            say(f"warning: {line}")
         say(f"imported {n} panel records of {name} into {store} (source '{source}')")
-    if left_out:
-        say(f"left out {left_out} records on families not in '{source}'")
+    if imported.left_out:
+        say(f"left out {imported.left_out} records on families not in '{source}'")

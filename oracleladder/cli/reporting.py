@@ -11,8 +11,8 @@ import typer
 
 from .. import demo as _demo
 from .._lazy import lazy_module
-from ..experiment import Choice, Experiment, Report
-from ..report import console as terminal
+from ..experiment import Choice, Experiment, Report, replication as _replication
+from ..report import console as terminal, replication as _replicated
 from ..report.palette import n_families
 from ..schemas.sheets import write_rows
 from ..store import DEFAULT_STORE
@@ -206,6 +206,27 @@ def compare(
         say(f"warning: {warning}")
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
+
+
+@with_choice()
+def replication(
+    source: Annotated[list[str], typer.Option("--source", help="A roadmap set as SET[,tau=N][,student=NAME] (repeat: one column each, in order), e.g. --source release,student=mile2k --source math500,tau=3 --source aime.")],
+    student: Annotated[str | None, typer.Option("--student", help="The student of every set that names none.")] = None,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau of every set that names none.")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder for replication.md, replication.json and replication.png.")] = Path("replication"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    picked: Choice = Choice(),
+) -> None:
+    """The roadmap effect across roadmap sets (paper Table 2, the explainer's Figure 6): the families solved
+    under C1, the controls, C2 and C3 on each set, each read for its own student at its own tau, in one
+    table and one figure; every set's results at one setting (--max-tokens, --run, ...)."""
+    existing(store)
+    sets = [_replication.parse_set(s, student, threshold) for s in source]
+    columns = run_experiment(store, lambda ex: _replication.replication(ex, sets, use_corrections=use_corrections,
+                                                                       choice=picked), reading=True)
+    written = _replicated.write_replication(columns, out)
+    say(f"replication of {len(columns)} roadmap sets written to {written[0]} ({written[2].name}: the figure)")
 
 
 def demo(

@@ -50,6 +50,7 @@ from ..schemas import (
     Rollout,
     Verdict,
     parse_condition,
+    teacher_prompts,
 )
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.rubric import RubricLabel
@@ -205,11 +206,12 @@ class Experiment(PrimStages, Reader):
     async def import_panels(self, paths: Sequence[str | os.PathLike[str]], *, source: str = "release",
                             student: str | None = None, max_tokens: int | None = None,
                             temperature: float | None = None, grader: str | None = None,
-                            ) -> tuple[dict[str, int], int]:
+                            ) -> _panels.Imported:
         """Import the release's panel records (`panels`: per model, condition or milestone and family,
         n_correct of k) on the families of ``source``: each model a student with no rollouts, its
         results filed as an imported panel at the settings given (None: not stated). Returns the
-        records imported per student, and how many were left out (on families not in the set)."""
+        records imported per student, how many were left out (on families not in the set), and per student
+        the warnings of the answers its records say were cut off or unreadable."""
         if grader is not None and grader not in GRADERS:
             raise ExperimentError(f"unknown grader {grader!r}; known: {', '.join(GRADERS)}")
         families = await self.roadmap_set(source)
@@ -427,10 +429,14 @@ class Experiment(PrimStages, Reader):
         # the request-body fields (a grammar, server parameters) change what the student answers: kept as provenance
         extra = {"extra_body": endpoint.extra_body} if endpoint.extra_body else {}
         picked = {"pids": [f.pid for f in families]} if pids is not None else {}
-        # the prompts' versions too: a report never pools results made under two versions of one
+        # the prompts' versions too, the student's and the teacher's: a report never pools results made under
+        # two versions of one
         async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": source,
                                                            "families": len(families),
-                                                           "prompts": ladder.student_prompts(config), **picked,
+                                                           "prompts": ladder.student_prompts(config),
+                                                           "teacher_prompts": teacher_prompts(
+                                                               [f for f in families if isinstance(f, Family)]),
+                                                           **picked,
                                                            **extra},
                            concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()

@@ -1,5 +1,5 @@
-"""A judge's PRIM row names the rollout it judged (schema v21, ``rollout_call``): two samples of one problem
-made at two budgets keep two score rows; a v20 store's rows take the call key of the one rollout they can
+"""A judge's PRIM row names the rollout it judged (schema v22, ``rollout_call``): two samples of one problem
+made at two budgets keep two score rows; a v21 store's rows take the call key of the one rollout they can
 have judged, and keep '' (read by no report) where the sample was made at two settings."""
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ async def test_two_budgets_keep_two_score_rows(tmp_path: Path) -> None:
         assert [(s.rollout_call, s.score) for s in await store.prim_scores()] == [(LOW, 0.0), (HIGH, 0.8)]
 
 
-async def test_a_v20_stores_rows_take_the_one_rollout_they_judged(tmp_path: Path) -> None:
-    path = tmp_path / "v20.sqlite"
+async def test_a_v21_stores_rows_take_the_one_rollout_they_judged(tmp_path: Path) -> None:
+    path = tmp_path / "v21.sqlite"
     con = sqlite3.connect(path)
     for name, (n_args, fn) in SQL_FUNCTIONS.items():
         con.create_function(name, n_args, fn)
-    for step in MIGRATIONS[:20]:
+    for step in MIGRATIONS[:21]:
         for stmt in step:
             con.execute(stmt)
-    con.execute("PRAGMA user_version = 20")
+    con.execute("PRAGMA user_version = 21")
     for name in ("openai/s", SOURCE, "p1", "p2", "prim_discovery", "C1_direct", "run"):
         con.execute("INSERT INTO names (name) VALUES (?)", (name,))
     ref = {name: i for i, name in con.execute("SELECT id, name FROM names")}
