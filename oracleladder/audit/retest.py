@@ -15,13 +15,22 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from .._lazy import lazy_module
 from ..ladder.contract import Domain
 from ..report.markdown import table
 from ..schemas.models import CONDITION_NAMES, Family, Rollout
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..report import plots as _plots
+else:  # matplotlib: loaded when the figure is drawn
+    _plots = lazy_module("oracleladder.report.plots")
 
 RESPONSE_CHARS = 30_000  # a spreadsheet cell holds 32,767 characters: the end of a longer response
 COLUMNS = ("attempt", "family", "condition", "problem", "reference_answer", "response", "correct", "comment")
@@ -42,10 +51,6 @@ class _Key(BaseModel):
     attempts: dict[str, _Attempt]
 
 
-def key_path(sheet: Path) -> Path:
-    return sheet.with_name(sheet.name + ".key.json")
-
-
 def verdicts_path(sheet: Path) -> Path:
     return sheet.with_name(sheet.name + ".verdicts.jsonl")
 
@@ -54,11 +59,20 @@ def _condition(target: str) -> str:
     return CONDITION_NAMES.get(target, target)  # type: ignore[call-overload]
 
 
+def _blind(sheet: Path) -> BlindSheet:
+    return BlindSheet(sheet, "attempt", "correct")
+
+
+def _verdict(text: str) -> bool:
+    said = text.lower()
+    if said not in VERDICTS:
+        raise ValueError(f"correct '{said}' is not yes or no")
+    return VERDICTS[said]
+
+
 def write_sheet(sheet: Path, domain: Domain, families: dict[str, Family], rollouts: Sequence[Rollout], *,
                 seed: int, meta: dict) -> int:
     """The sheet of every attempt (in a seeded order, numbered) and its key; returns the attempts."""
-    if sheet.exists() or key_path(sheet).exists():  # it may hold a person's verdicts
-        raise FileExistsError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
     ordered = sorted(rollouts, key=lambda r: (r.pid, r.target, r.k))
     shuffled = random.Random(seed).sample(ordered, len(ordered))
     rows, attempts = [], {}
@@ -70,8 +84,7 @@ def write_sheet(sheet: Path, domain: Domain, families: dict[str, Family], rollou
         attempts[attempt] = {"pid": r.pid, "target": r.target, "k": r.k, "call_key": r.call_key,
                              "cascade": r.verdict.label.value if r.verdict.graded else "ungraded",
                              "reason": r.verdict.reason, "extracted": r.verdict.extracted}
-    write_rows(sheet, COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
-    key_path(sheet).write_text(json.dumps({**meta, "seed": seed, "attempts": attempts}, indent=2))
+    _blind(sheet).write(COLUMNS, rows, {**meta, "seed": seed, "attempts": attempts})
     return len(rows)
 
 
@@ -79,19 +92,11 @@ def read_sheet(sheet: Path) -> dict:
     """The graded sheet -> the person's verdicts (written to SHEET.verdicts.jsonl) and, per family and
     condition, the attempts the person and the verifier each count correct; a SheetError naming file
     and row for an attempt not in the key, a verdict that is not yes or no, and an attempt without a row."""
-    key = key_path(sheet)
-    meta = read_key(key, _Key)
-    attempts, hand = meta["attempts"], {}
-    for n, row in read_numbered(sheet, ("attempt", "correct")):
-        attempt, said = (row.get("attempt") or "").strip(), (row.get("correct") or "").strip().lower()
-        if attempt not in attempts:
-            raise SheetError(f"{sheet}:{n}: attempt '{attempt}' is not in {key.name}")
-        if said not in VERDICTS:
-            raise SheetError(f"{sheet}:{n}: correct '{said}' is not yes or no")
-        hand[attempt] = (VERDICTS[said], row.get("comment") or "")
-    missing = [a for a in attempts if a not in hand]
-    if missing:
-        raise SheetError(f"{sheet}: attempt '{missing[0]}' has no row")
+    blind = _blind(sheet)
+    meta = blind.read_key(_Key)
+    attempts = meta["attempts"]
+    hand = {a: (correct, row.get("comment") or "") for a, (correct, row) in
+            blind.labels(attempts, _verdict, every=True).items()}
     with verdicts_path(sheet).open("w", encoding="utf-8") as out:
         for attempt, a in sorted(attempts.items(), key=lambda kv: (kv[1]["pid"], kv[1]["target"], kv[1]["k"])):
             correct, comment = hand[attempt]
@@ -119,3 +124,9 @@ def markdown(result: dict) -> list[str]:
             *table(["Family", "Condition", "Attempts", "Correct by hand", "Accepted by the verifier", "Disagree"], rows),
             "", f"Correct by hand in at least one attempt: {solved} of {len(rows)}. The hand verdicts are in "
             f"{result['verdicts']}, apart from the verifier's.", ""]
+
+
+def figure(results: Sequence[dict]) -> Figure:
+    """The explainer's Figure 8 of graded sheets (`read_sheet`'s results): per family and condition, one
+    bar per sheet, the attempts correct by hand."""
+    return _plots.retest_figure(results)[0]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
+from ..schemas.calls import served_identity
 from .base import ChatRequest, ChatResult
 from .errors import (
     CannotConnect,
@@ -83,15 +83,6 @@ def chat_result(data: Any, latency: float) -> ChatResult:
     return ChatResult(text=text, tokens_in=token_count(tokens_in, "prompt_tokens"),
                       tokens_out=token_count(tokens_out, "completion_tokens"), latency_s=latency,
                       finish_reason=finish_reason, metered=tokens_in is not None and tokens_out is not None)
-
-
-
-def served_identity(served: str) -> str:
-    """A served model as a call's key names it: by what it is. A weights file or directory a server
-    loaded (llama.cpp's and vLLM's servers list the path as it was typed) by its file name, so that
-    ./m.gguf, /models/m.gguf and each replica's own spelling are one model; any other id as it is."""
-    path = PurePath(served)
-    return path.name if served.startswith(("/", "~", ".")) or path.suffix == ".gguf" else served
 
 
 class OpenAIRawProvider:

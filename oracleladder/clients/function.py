@@ -32,9 +32,9 @@ from .errors import (
     ProviderError,
     function_error,
 )
-from .openai_api import MODES as OPENAI_MODES
+from .openai_api import PROMPT_MODES
 from .providers import DEFAULT_TIMEOUT_S
-from .registry import Connection, ProviderModes, ProviderSpec
+from .registry import Connection, ProviderSpec
 from .structured import wire_body
 from .usage import token_count
 
@@ -147,6 +147,4 @@ def _provider(connection: Connection) -> FunctionProvider:
 
 
 # a Python function gets the messages alone: the schema in the prompt
-WIRE = ProviderSpec("python", _provider, ProviderModes("OPENAI", {"md_json": OPENAI_MODES.modes["md_json"]},
-                                                      OPENAI_MODES.reply), function=True,
-                    free="a Python function")
+WIRE = ProviderSpec("python", _provider, PROMPT_MODES, function=True, free="a Python function")

@@ -209,6 +209,8 @@ MODES = ProviderModes("OPENAI", {
     "tools": ("TOOLS", "a forced tool call whose parameters are the schema"),
     "md_json": ("MD_JSON", "the schema in the prompt, the JSON in a ```json block"),
 }, openai_reply)
+# the schema in the prompt alone: for a wire that takes nothing but messages (a Python function, inspect_ai)
+PROMPT_MODES = ProviderModes("OPENAI", {"md_json": MODES.modes["md_json"]}, openai_reply)
 WIRE = ProviderSpec("openai", _provider, MODES, key_env=("OPENAI_API_KEY",), base_url=OPENAI_URL,
                     base_url_env="OPENAI_BASE_URL", call_path="/chat/completions",
                     batch=lambda c: OpenAIBatchAPI(**c.server()), not_found=not_found)

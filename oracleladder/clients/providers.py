@@ -51,19 +51,20 @@ def parse_model(model: str) -> tuple[str, str]:
 
 def make_provider(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,
                   base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S, transport: str = "auto",
-                  function: Any = None) -> Provider:
+                  function: Any = None, model: str | None = None) -> Provider:
     """The Provider of ``provider`` (a name of ``registry.WIRES``), made by its wire's declaration.
 
     OpenAI's transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
     the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
     where a fast local server makes the client's CPU the bottleneck, the SDK for OpenAI itself.
-    ``function``: a python/NAME model's function (``clients.function``)."""
+    ``function``: a python/NAME model's function (``clients.function``); ``model``: the model
+    string after the provider (``inspect/``'s ``PROVIDER/MODEL``)."""
     provider = provider.lower()
     if provider not in WIRES:
         raise UnknownProvider(provider, KNOWN_PROVIDERS)
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
-    return wire(provider).provider(Connection(timeout, api_key, api_key_env, base_url, transport, function))
+    return wire(provider).provider(Connection(timeout, api_key, api_key_env, base_url, transport, function, model))
 
 
 def make_batch_api(provider: str, *, api_key: str | None = None, api_key_env: str | None = None,

@@ -29,6 +29,7 @@ WIRES: dict[str, str] = {
     "local": "oracleladder.clients.local",
     "python": "oracleladder.clients.function",
     "fake": "oracleladder.clients.fake",
+    "inspect": "oracleladder.clients.inspect_api",
 }
 
 
@@ -48,7 +49,8 @@ class ProviderModes:
 class Connection:
     """What a provider (or its batch API) is made of: the key (given, or the variable naming it), the
     server (None: the provider's own API), the seconds a request may take; for OpenAI's wire the
-    transport (``"sdk"``, ``"aiohttp"``, ``"auto"``), for a python/NAME model its function."""
+    transport (``"sdk"``, ``"aiohttp"``, ``"auto"``), for a python/NAME model its function; ``model``:
+    the model string after the provider (an inspect/ model's ``PROVIDER/MODEL``)."""
 
     timeout: float
     api_key: str | None = None
@@ -56,6 +58,7 @@ class Connection:
     base_url: str | None = None
     transport: str = "auto"
     function: Callable[..., Any] | None = None
+    model: str | None = None
 
     def server(self) -> dict[str, Any]:
         """The keywords of a wire that asks a server: its key, its URL, its timeout."""

@@ -291,6 +291,11 @@ class Client:
         return prompt + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
+    @property
+    def structured_mode(self) -> str:
+        """The structured mode this client's calls are asked in now (after a rejected one, the next)."""
+        return self._modes.current
+
     async def structured(self, request: ChatRequest, response_model: type[M]) -> M:
         """The reply to ``request`` parsed into ``response_model``: exactly one model call, through
         ``complete`` (cached). An invalid reply raises StructuredOutputError (its text, its validation
@@ -353,7 +358,7 @@ def make_client(
     start = client_kwargs.pop("start_concurrency", None)
     if providers is None:
         providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
-                                   timeout=timeout, transport=transport, function=function) for url in urls]
+                                   timeout=timeout, transport=transport, function=function, model=name) for url in urls]
     else:
         urls = [getattr(p, "base_url", p.name) for p in providers]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}

@@ -4,23 +4,22 @@ by an answer judge, the judge's audit sheet, and the analyses read back."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
 from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
-from ..ladder import WHOLE, ProbeConfig, Shard
+from ..ladder import ProbeConfig as JobConfig  # what the domain plans and grades a probe's jobs by
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.gold import read_gold
-from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
+from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (
     DIMENSIONS,
     DISCOVERY,
@@ -36,14 +35,17 @@ from ..prim.probe import (
 )
 from ..prim.scoring import TAU, UNREADABLE_SCORE, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
+from ..report.report import write_files
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
-from ..store import AnswerVerdict, FailedJob, PrimScore, Store
+from ..store import FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
+from .configs import PrimConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
+from .prim_benchmark import AnswerJudging, Rejected
 from .results import (
     GoldImportResult,
     JobFailure,
@@ -64,7 +66,7 @@ else:  # matplotlib and the site: loaded by the first report written, not by a p
     _site = lazy_module("oracleladder.viewer.site")
 
 
-class PrimStages:
+class PrimStages(AnswerJudging):
     """Mixed into `Experiment` (its store, pool and notify)."""
 
     store: Store
@@ -147,60 +149,58 @@ class PrimStages:
                       if r.target == DISCOVERY and (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
-    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
-                         sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
-                         temperature: float = 1.0, grader: str = "strict", source: str = "release",
-                         teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
-                         shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+    async def prim_probe(self, student: str | Endpoint, config: PrimConfig | None = None, *,
+                         progress: Progress | None = None, **options: Any) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
-        (`ladder.shards`)."""
+        (`ladder.shards`). ``use_corrections``: Generation and Execution graded against the corrected reference
+        answers, as a ladder probe's (a setting of its own: a report never pools it with the plain grading). These
+        are a `PrimConfig`'s fields, given as ``config`` or as keywords."""
+        c = configured(PrimConfig, config, options)
+        dimensions, sources = c.dimensions or DIMENSIONS, c.sources
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
                                   f"{', '.join(DIMENSIONS)}; sources: {', '.join(SOURCES)}")
         endpoint = as_endpoint(student)
-        try:
-            config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
-                                 grader=grader)
-        except ValueError as exc:
-            raise ExperimentError(str(exc)) from None
-        donors = await self.roadmap_set(source)
-        families = shard.of(donors[:limit])
-        at = Choice(max_tokens=max_tokens, temperature=temperature, grader=grader)  # this probe's settings
+        grading = JobConfig(student=endpoint.model, k=c.k, max_tokens=c.max_tokens, temperature=c.temperature,
+                            grader=c.grader, use_corrections=c.use_corrections)
+        donors = await self.roadmap_set(c.source)
+        families = c.shard.of(donors[:c.limit])
+        at = Choice(max_tokens=c.max_tokens, temperature=c.temperature, grader=c.grader)  # this probe's settings
         # the student's own primitive is its Discovery output (at this probe's settings): asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
             passes.append((("execution",), ["self"]))
-        if dry_run:
-            supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
-            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
+        if c.dry_run:
+            supports = await self.prim_supports(endpoint.model, c.source, teacher=c.teacher, at=at)
+            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, grading, donors)
             async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
-                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
-                                            max_tokens=max_tokens)
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=c.temperature,
+                                            max_tokens=c.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
         failed: list[FailedJob] = []
-        run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
-                      "teacher": teacher, "families": len(families)}
+        run_config = {**grading.__dict__, "source": c.source, "dimensions": list(dimensions), "sources": list(sources),
+                      "teacher": c.teacher, "families": len(families)}
         async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
-                supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
+                supports = await self.prim_supports(endpoint.model, c.source, teacher=c.teacher, at=at)
                 domain = PrimDomain(supports, dims, srcs, pool=self.pool)
-                jobs = domain.plan_jobs(families, config, donors)
-                skipped.update(domain.skipped(families, config))
-                with (progress or no_progress)(f"prim probe {config.student}", len(jobs), client) as advance:
+                jobs = domain.plan_jobs(families, grading, donors)
+                skipped.update(domain.skipped(families, grading))
+                with (progress or no_progress)(f"prim probe {grading.student}", len(jobs), client) as advance:
                     def fail(job: FailedJob) -> None:
                         failed.append(job)
                         advance(job)
 
-                    done += await run_probe(domain, families, config, client=client, store=self.store,
-                                            run_id=run.id, source=source, on_done=advance, on_failed=fail,
+                    done += await run_probe(domain, families, grading, client=client, store=self.store,
+                                            run_id=run.id, source=c.source, on_done=advance, on_failed=fail,
                                             donors=donors, workers=len(jobs) if client.batch else None)
             ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
             run.incomplete = bool(failed or ungraded)
@@ -211,25 +211,25 @@ class PrimStages:
                                             for j in failed])
 
     async def prim_score(self, judge: str | Endpoint, student: str, *, source: str = "release", tau: float = TAU,
-                         max_tokens: int = 2048) -> PrimScoreResult:
-        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set against the
-        problem's gold primitive with the ``judge`` (`prim.judge`); each score stored under the judge.
-        An unreadable primitive is scored 0 without a call; a judge with no readable reply after its
-        re-ask leaves the score missing."""
+                         max_tokens: int = 2048, choice: Choice = Choice()) -> PrimScoreResult:
+        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set, made at one setting
+        (``choice``, by its run: `_judged_rollouts`), against the problem's gold primitive with the ``judge``
+        (`prim.judge`); each score stored under the judge and the rollout it scored. An unreadable primitive
+        is scored 0 without a call; a judge with no readable reply after its re-ask leaves the score missing."""
         endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
-        rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                    if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+        settings, picked, _ = await self._judged_rollouts(student, source, choice)
+        rollouts = [r for r in picked if r.target in WRITTEN and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
-                "max_tokens": max_tokens, "primitives": len(todo)}
+                "max_tokens": max_tokens, "primitives": len(todo), "student_settings": settings}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
-                        "judge": endpoint.model, "run_id": run.id}
+                        "judge": endpoint.model, "run_id": run.id, "rollout_call": r.call_key}
                 written = read_written(r)
                 if written is None:
                     return PrimScore(**base, status="scored", validity=0, score=0.0, reason=UNREADABLE_SCORE)
@@ -260,6 +260,18 @@ class PrimStages:
         found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
         return pick(student, source, found, choice) if found else []
 
+    async def _judged_rollouts(self, student: str, source: str,
+                               choice: Choice) -> tuple[str | None, list[Rollout], bool]:
+        """What a judge of the student's PRIM answers reads: the rollouts of one group of settings (``choice``;
+        refused naming the groups and the runs that pick one where there are several: a judge's own
+        --max-tokens is its own, so a group is picked by its run), its settings and whether it was graded
+        against the corrected reference answers; (None, [], False) for none."""
+        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        if not found:
+            return None, [], False
+        [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
+        return group.describe(), group.rollouts, bool(group.settings.use_corrections)
+
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
                           after: str | None = None, answer_judge: str | None = None,
@@ -281,15 +293,16 @@ class PrimStages:
             raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
         group = next(iter(await self.prim_groups(student, source=source, choice=replace(choice, by_run=False))), None)
         rollouts = [] if group is None else group.rollouts
-        made = {(r.pid, r.target, r.k) for r in rollouts}  # a score is of the sample it scored, at this setting
+        made = {r.call_key for r in rollouts}  # a score is of the rollout it scored, made at this setting
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if (s.pid, s.target, s.k) in made]
+                  if s.rollout_call in made]
         ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
             (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(
-                student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
+                student=student, judge=answer_judge, source=prim_source(source))
+            if v.verdict == "correct" and v.rollout_call in made}
         calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         finish = {key: None if call is None else call.finish_reason for key, call in calls.items()}
@@ -304,13 +317,11 @@ class PrimStages:
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:
-            folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
-            (folder / "report.md").write_text(report_md(report))
+            folder, md = Path(out), report_md(report)
+            write_files(folder, report.model_dump(mode="json"), md)
             _plots.write_prim_plots(report, folder)
             if html:
-                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
+                _site.write_prim_site(folder / "html", report, md, families, rollouts)
         return report
 
     async def _ladder_beside(self, student: str, families: Sequence[Family], group: Picked) -> list[Rollout]:
@@ -327,60 +338,43 @@ class PrimStages:
         return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
-                           max_tokens: int = 2048) -> PrimAnswersResult:
+                           max_tokens: int = 2048, choice: Choice = Choice()) -> PrimAnswersResult:
         """The answer judge (`prim.judge.judge_answer`) on each Generation and Execution answer of
-        ``student`` that the grader did not accept: for free-form answers no symbolic grader can decide.
-        Its verdicts are stored apart (`prim_answer_verdicts`); the grader's stay as they are."""
-        endpoint = as_endpoint(judge)
+        ``student`` made at one setting (``choice``, by its run: `_judged_rollouts`) that the grader did not
+        accept: for free-form answers no symbolic grader can decide. Its verdicts are stored apart
+        (`prim_answer_verdicts`, under the rollout judged); the grader's stay as they are."""
         families = {f.pid: f for f in await self.roadmap_set(source)}
-        todo = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                if (r.target == GENERATION or r.target.startswith(EXECUTION)) and r.verdict.graded
-                and not r.verdict.accepted and r.pid in families]
-        meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
-                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
-        async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify, cluster=self.cluster) as (client, run):
-            async def one(r: Rollout) -> AnswerVerdict:
-                family = families[r.pid]
-                asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
-                verdict = ("missing" if asked.reply is None else
-                           "correct" if asked.reply["correct"] == "yes" else "incorrect")
-                extracted = None if asked.reply is None else str(asked.reply.get("extracted_final_answer", ""))
-                return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
-                                     judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
-                                     call_keys=asked.keys, run_id=run.id)
-
-            verdicts = await gather_or_cancel(*(one(r) for r in todo))
-            for v in verdicts:
-                await self.store.put_answer_verdict(v, wait=False)
-            await self.store.flush()
-            run.incomplete = any(v.verdict == "missing" for v in verdicts)
-        return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
-                                 correct=sum(v.verdict == "correct" for v in verdicts),
-                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage,
-                                 budget_stop=client.budget_stop)
+        settings, picked, corrected = await self._judged_rollouts(student, source, choice)
+        todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
+                and r.verdict.graded and not r.verdict.accepted and r.pid in families]
+        return await self._judge_answers(judge, "prim-answers", {"source": source, "student_settings": settings},
+                                         Rejected(student, todo, families, corrected), max_tokens)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
-                         n: int = 40, seed: int = 0, tau: float = TAU) -> int:
+                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),
+                         routes: bool = False) -> int:
         """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
-        ``student``'s primitives, half judged correct, blind to the judge, with its key beside it; never
-        overwritten. Returns the number of cases."""
+        ``student``'s primitives made at one setting (``choice``, by its run: `_judged_rollouts`), half judged
+        correct (with ``routes``, the alternative-route audit: all judged incorrect), blind to the judge, with
+        its key beside it; never overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
+        _, picked, _ = await self._judged_rollouts(student, source, choice)
+        made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if s.pid in families]
-        sample = audit.draw(scores, n, seed, tau)
+                  if s.pid in families and s.rollout_call in made]
+        sample = audit.draw(scores, n, seed, tau, routes=routes)
         if not sample:
             raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
                                   f"'{source}': run `ladder prim score` first")
-        written = {(r.pid, r.target, r.k): fields for r in await self.store.rollouts(
-            student=student, source=prim_source(source)) if (fields := read_written(r)) is not None}
+        written = {key: fields for key, r in made.items() if (fields := read_written(r)) is not None}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,
-                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)
+                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau,
+                                 routes=routes)
 
     async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
@@ -390,10 +384,7 @@ class PrimStages:
         points = across(reports)
         if out is not None:
             folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "across.json").write_text(json.dumps(
-                {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
-            (folder / "across.md").write_text(across_md(points, source, judge))
-            _plots.composition_figure(points).savefig(folder / "across-figure2.png", dpi=110, bbox_inches="tight")
-            _plots.discovery_figure(points).savefig(folder / "across-figure3.png", dpi=110, bbox_inches="tight")
+            write_files(folder, {s: p.model_dump(mode="json") for s, p in points.items()},
+                        across_md(points, source, judge), "across")
+            _plots.write_across_plots(points, folder)
         return points

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..audit.format import Truncation
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
 from ..schemas.rubric import CATEGORIES
@@ -77,16 +78,10 @@ def budget(audit: FormatAudit) -> str:
 
 
 def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
-    """One line per student and condition with more than 10% of its rollouts cut off."""
-    out = []
-    for student, a in audits.items():
-        for name in a.cut_off:
-            row = a.table[name]
-            out.append(f"{student}, {CONDITION_NAMES.get(name, name)}: {row.truncated} of {row.n} "
-                       f"rollouts ({pct(row.truncated, row.n)}) were cut off at {budget(a)} "
-                       f"(finish reason length); {row.no_boxed_trunc} of them have no boxed answer and "
-                       "count as wrong. Rerun with a larger --max-tokens.")
-    return out
+    """One line per student and condition with more than 10% of its rollouts cut off, in the words of every
+    surface (`audit.format.Truncation.said`)."""
+    return [Truncation.of_row(a.table[name]).said(f"{student}, {CONDITION_NAMES.get(name, name)}", a.max_tokens)
+            for student, a in audits.items() for name in a.cut_off]
 
 
 def format_audit(audits: Mapping[str, FormatAudit]) -> list[str]:

@@ -1,11 +1,12 @@
 """A model call as the toolkit asks it and stores it: the request (``ChatRequest``, whose ``key`` is the
 call's cache key) and what came back (``ChatResult``). The client layer sends them; the store persists
-them."""
+them; a served model is named by what it is (``served_identity``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
@@ -87,3 +88,11 @@ class ChatResult(BaseModel):
     def truncated(self) -> bool:
         """Whether the reply was cut off by its token budget."""
         return self.finish_reason in TRUNCATED
+
+
+def served_identity(served: str) -> str:
+    """A served model as a call's key names it: by what it is. A weights file or directory a server
+    loaded (llama.cpp's and vLLM's servers list the path as it was typed) by its file name, so that
+    ./m.gguf, /models/m.gguf and each replica's own spelling are one model; any other id as it is."""
+    path = PurePath(served)
+    return path.name if served.startswith(("/", "~", ".")) or path.suffix == ".gguf" else served

@@ -20,7 +20,7 @@ import pytest
 
 # Modules, classes and functions (by qualified name) that make a test an integration test.
 REACHED = (
-    "oracleladder.testing.loopback", "oracleladder.testing.llama_server",  # servers
+    "oracleladder.testing.loopback", "oracleladder.testing.processes", "oracleladder.testing.llama_server",  # servers
     "tests.helpers.terminal",  # the CLI as a child
     "subprocess", "multiprocessing", "oracleladder.sandbox",  # processes
     "oracleladder.workers.pool.WorkerPool", "oracleladder.verify.api.verify_many",  # worker pools of a test's own

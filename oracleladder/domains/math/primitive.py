@@ -45,11 +45,11 @@ def primitive_prompt(family: Family, condition: Condition, pool: Sequence[Family
     if condition == C2P:
         text = own.text
     elif condition == C2P_RANDOM:
-        others = [f for f in pool if f.pid != family.pid and family_primitive(f, fallback) is not None]
+        others = [(f, p) for f in pool if f.pid != family.pid and (p := family_primitive(f, fallback)) is not None]
         if not others:
             raise ValueError("C2-primitive-random needs at least one other family with a primitive in the set")
-        donor = seeded_rng(seed, family.pid, condition).choice(others)
-        text, borrowed = family_primitive(donor, fallback).text, [donor.pid]
+        donor, primitive = seeded_rng(seed, family.pid, condition).choice(others)
+        text, borrowed = primitive.text, [donor.pid]
     else:
         raise ValueError(f"not a primitive condition: {condition!r}")
     return messages(load(TEMPLATES[condition]).render(parent_prompt=family.parent_prompt, primitive=text)), borrowed

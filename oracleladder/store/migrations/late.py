@@ -9,6 +9,17 @@ SELECT started_at, finished_at, ladder_run_model(kind, config) AS model FROM run
 WHERE ladder_run_model(kind, config) IS NOT NULL
 """
 
+# v22: the call key of the one rollout a judge's row ``s`` can have judged ('' where its sample was made at
+# several settings); a call key is stored as its 32 bytes (v12), given back as its hex digest
+_THE_ROLLOUT = """COALESCE((
+    SELECT CASE COUNT(*) WHEN 1 THEN MAX(CASE typeof(r.call_key) WHEN 'blob' THEN lower(hex(r.call_key))
+                                        ELSE r.call_key END) END
+    FROM rollouts r
+    WHERE r.student_ref = (SELECT id FROM names WHERE name = s.student)
+      AND r.source_ref = (SELECT id FROM names WHERE name = s.source)
+      AND r.pid_ref = (SELECT id FROM names WHERE name = s.pid)
+      AND r.target_ref = (SELECT id FROM names WHERE name = s.target) AND r.k = s.k), '')"""
+
 STEPS: tuple[tuple[str, ...], ...] = (
     # v13: PRIM's diagnosis (docs/prim.md). ``primitives``: a problem's primitives in PRIM's three
     # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
@@ -252,5 +263,126 @@ STEPS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_ref, student_ref, source_ref, pid_ref, target_ref, k, call_key)
         ) WITHOUT ROWID
         """,
+    ),
+    # v21: a call names a served model by what it is (`schemas.calls.served_identity`: a weights
+    # file by its name), not by the path a server listed it by as typed: a call stored under such a path
+    # is keyed again by the identity (``identity_rekeyed``), where its stored body gives its key. Where two
+    # become one key the first success (else the first) takes it; the other keeps its key, and its
+    # rollouts theirs. Rollouts, failed jobs and reuses follow their call; the call's model column says the
+    # identity, its body what was sent, and ``call_identities`` how many calls of each spelling now
+    # answer as which identity (a run's message says so).
+    (
+        """
+        CREATE TABLE call_identities (
+            provider TEXT NOT NULL,
+            spelled  TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            calls    INTEGER NOT NULL,
+            PRIMARY KEY (provider, spelled)
+        )
+        """,
+        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB NOT NULL)",
+        "CREATE INDEX temp.rekey_call ON rekey(call_id)",
+        """
+        INSERT INTO rekey (old, call_id, new)
+        SELECT c.key, c.rowid, ladder_identity_rekeyed(q.body, c.k, c.key)
+        FROM calls c JOIN requests q ON q.id = c.request_id
+        WHERE (c.model LIKE '%.gguf' OR substr(c.model, 1, 1) IN ('/', '~', '.'))
+              AND ladder_identity_rekeyed(q.body, c.k, c.key) IS NOT NULL
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+        """
+        INSERT INTO call_identities (provider, spelled, identity, calls)
+        SELECT provider, model, ladder_served_identity(model), COUNT(*) FROM calls
+        WHERE rowid IN (SELECT call_id FROM rekey) GROUP BY provider, model
+        """,
+        "UPDATE calls SET model = ladder_served_identity(model) WHERE rowid IN (SELECT call_id FROM rekey)",
+        """
+        UPDATE OR IGNORE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE run_reuse SET call_key = (SELECT new FROM rekey WHERE old = run_reuse.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
+        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
+        """,
+        "DROP TABLE rekey",
+    ),
+    # v22: a judge's score of a primitive and an answer judge's verdict name the rollout they judged (its call
+    # key, ``rollout_call``), so that two runs of one sample at two settings (two --max-tokens) never share a
+    # row. A row from before takes the call key of the one rollout of its student, set, problem, target and
+    # sample; where several were (two settings: which one it judged is unknown) it keeps '' and no report
+    # reads it (a rerun of the judge scores each rollout again).
+    (
+        """
+        CREATE TABLE prim_scores_v22 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            status     TEXT NOT NULL,
+            validity   INTEGER,
+            failure    TEXT,
+            gate       REAL,
+            mechanism  REAL,
+            score      REAL,
+            reason     TEXT NOT NULL,
+            evidence   TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            rollout_call TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
+        )
+        """,
+        f"""
+        INSERT INTO prim_scores_v22 (student, source, pid, target, k, judge, status, validity, failure, gate,
+                                     mechanism, score, reason, evidence, call_keys, run_id, created_at, rollout_call)
+        SELECT s.student, s.source, s.pid, s.target, s.k, s.judge, s.status, s.validity, s.failure, s.gate,
+               s.mechanism, s.score, s.reason, s.evidence, s.call_keys, s.run_id, s.created_at, {_THE_ROLLOUT}
+        FROM prim_scores s ORDER BY s.rowid
+        """,
+        "DROP TABLE prim_scores",
+        "ALTER TABLE prim_scores_v22 RENAME TO prim_scores",
+        """
+        CREATE TABLE prim_answer_verdicts_v22 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            rollout_call TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
+        )
+        """,
+        f"""
+        INSERT INTO prim_answer_verdicts_v22 (student, source, pid, target, k, judge, verdict, extracted, reason,
+                                              call_keys, run_id, created_at, rollout_call)
+        SELECT s.student, s.source, s.pid, s.target, s.k, s.judge, s.verdict, s.extracted, s.reason, s.call_keys,
+               s.run_id, s.created_at, {_THE_ROLLOUT}
+        FROM prim_answer_verdicts s ORDER BY s.rowid
+        """,
+        "DROP TABLE prim_answer_verdicts",
+        "ALTER TABLE prim_answer_verdicts_v22 RENAME TO prim_answer_verdicts",
     ),
 )
