@@ -25,21 +25,23 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from .wires import anthropic_message, anthropic_messages, gemini_messages, gemini_reply
+
 
 class _Answering(Protocol):
     """What the batches ask of the server: its scripted answer, in each wire's body."""
+
+    finish_reason: str
+    usage: bool
+    total: int
 
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None: ...
 
     def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]: ...
 
-    def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]: ...
-
     def _refusal(self, body: dict[str, Any], kind: str) -> web.Response | None: ...
 
-    def _gemini_messages(self, body: dict[str, Any]) -> list[dict[str, Any]]: ...
-
-    def _generated(self, messages: list[dict[str, Any]], model: str, text: str | None) -> dict[str, Any]: ...
+    def count(self, messages: list[dict[str, Any]], text: str | None) -> tuple[int, int]: ...
 
     def bill(self, messages: list[dict[str, Any]], text: str | None) -> None: ...
 
@@ -188,11 +190,8 @@ class LoopbackBatches:
                     assert isinstance(refusal.body, bytes)
                     results[cid] = {"kind": "refused", "status": refusal.status, "error": json.loads(refusal.body)}
                 else:  # answered once: every read of the results says the same
-                    messages = list(body.get("messages") or [])
-                    if batch.wire == "anthropic" and body.get("system"):
-                        messages = [{"role": "system", "content": body["system"]}] + messages
-                    if batch.wire == "google":
-                        messages = self.server._gemini_messages(body)
+                    messages = (anthropic_messages(body) if batch.wire == "anthropic" else gemini_messages(body)
+                                if batch.wire == "google" else list(body.get("messages") or []))
                     text = self.server.answer(messages, body)
                     self.server.bill(messages, text)
                     results[cid] = {"kind": "succeeded", "body": body, "messages": messages, "text": text}
@@ -362,7 +361,9 @@ class LoopbackBatches:
 
     def _anthropic_line(self, cid: str, r: dict[str, Any]) -> dict[str, Any]:
         if r["kind"] == "succeeded":
-            result = {"type": "succeeded", "message": self.server._message(r["messages"], r["body"], r["text"])}
+            result = {"type": "succeeded", "message": anthropic_message(
+                r["body"], r["text"], self.server.finish_reason, self.server.count(r["messages"], r["text"]),
+                self.server.total, self.server.usage)}
         elif r["kind"] == "refused":
             result = {"type": "errored", "error": r["error"]}
         elif r["kind"] == "errored":
@@ -413,7 +414,9 @@ class LoopbackBatches:
     def _google_line(self, cid: str, r: dict[str, Any], model: str) -> dict[str, Any]:
         line: dict[str, Any] = {"metadata": {"custom_id": cid}}
         if r["kind"] == "succeeded":
-            line["response"] = self.server._generated(r["messages"], model.removeprefix("models/"), r["text"])
+            line["response"] = gemini_reply(model.removeprefix("models/"), r["text"], self.server.finish_reason,
+                                            self.server.count(r["messages"], r["text"]), self.server.total,
+                                            self.server.usage)
         elif r["kind"] == "refused":  # google.rpc.Code INVALID_ARGUMENT
             line["error"] = {"code": 3, "message": r["error"]["error"]["message"]}
         else:  # INTERNAL
