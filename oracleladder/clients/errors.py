@@ -175,11 +175,14 @@ class Spelled(Exception):
         super().__init__("".join(p if isinstance(p, str) else p.python() for p in parts))
 
     def cli_message(self) -> str:
-        return scrub("".join(p if isinstance(p, str) else p.cli() for p in self.parts))
+        return "".join(p if isinstance(p, str) else p.cli() for p in self.parts)
 
 
 class ConfigurationError(Spelled, ProviderError, ValueError):
     """Bad model string, unknown provider, missing API key, options that cannot be used together."""
+
+    def cli_message(self) -> str:
+        return scrub(super().cli_message())  # as every ProviderError's message: it may quote a key
 
 
 class MissingAPIKey(ConfigurationError):

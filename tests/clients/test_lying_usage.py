@@ -30,8 +30,9 @@ class LyingServer(LoopbackServer):
         super().__init__(**kwargs)
         self.lie = lie
 
-    def _usage(self, reply: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
-        return super()._usage(reply, {**usage, "prompt_tokens": self.lie})
+    def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
+        reply = super()._completion(body, text)
+        return {**reply, "usage": {**reply["usage"], "prompt_tokens": self.lie}}
 
 
 def _probe(store: Path, server: LoopbackServer, prices: Path) -> Any:
