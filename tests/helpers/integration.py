@@ -55,7 +55,8 @@ def _reaches(func: Callable[..., Any], seen: set[CodeType]) -> bool:
                 return True
             continue
         obj = scope[name]
-        if _flagged(_qualified(obj)):
+        # a class of the test tree made of a flagged one (a LoopbackServer subclass) is that class
+        if any(_flagged(_qualified(c)) for c in (obj.__mro__ if inspect.isclass(obj) else (obj,))):
             return True
         if _in_tests(obj):
             helpers = vars(obj).values() if inspect.isclass(obj) else [obj]
