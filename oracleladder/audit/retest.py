@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from ..ladder.contract import Domain
 from ..report.markdown import table
-from ..schemas.models import CONDITION_NAMES, Family, Rollout
+from ..schemas.conditions import LADDER
+from ..schemas.models import Family, Rollout
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
 
 RESPONSE_CHARS = 30_000  # a spreadsheet cell holds 32,767 characters: the end of a longer response
@@ -51,7 +52,7 @@ def verdicts_path(sheet: Path) -> Path:
 
 
 def _condition(target: str) -> str:
-    return CONDITION_NAMES.get(target, target)  # type: ignore[call-overload]
+    return LADDER.label(target)
 
 
 def write_sheet(sheet: Path, domain: Domain, families: dict[str, Family], rollouts: Sequence[Rollout], *,

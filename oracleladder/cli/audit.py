@@ -16,6 +16,7 @@ from ..experiment import Choice, Endpoint, Experiment
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
 from ..experiment.selection import Picked, pick
 from ..report import markdown
+from ..schemas.conditions import C1
 from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
@@ -79,7 +80,7 @@ async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
     families = await _families(ex.store, source)
     found = await ex.result_groups(student, families[0].provenance.roadmap_set)
     rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
-    if not any(r.target == roadmap.C1 for r in rollouts):
+    if not any(r.target == C1.name for r in rollouts):
         fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
              f"run `ladder probe --student {student} --conditions C1` first")
     other = None if against is None else await _families(ex.store, against)

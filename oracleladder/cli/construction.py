@@ -16,6 +16,7 @@ from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_D
 from ..experiment import ProbeResult, ScreenResult
 from ..report import console as terminal
 from ..report.palette import n_families
+from ..schemas import LADDER
 from ..store import DEFAULT_STORE
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from .common import (
@@ -178,8 +179,8 @@ def reanchor(
         models = list(dict.fromkeys(anchor_names + listed(students)))
         split = stage0_max_tokens not in (None, max_tokens)
         # one probe where Stage 0 and C1-C3 share the budget; else Stage 0 (with C1, as a screen) at its own
-        probes = [(_reanchor.PARENT_PROBES, not split, max_tokens)] + (
-            [((_reanchor.PARENT_PROBES[0],), True, stage0_max_tokens)] if split else [])
+        probes = [(LADDER.parent_probes, not split, max_tokens)] + (
+            [((LADDER.parent_probes[0],), True, stage0_max_tokens)] if split else [])
         if endpoint_options["base_url"]:
             for model in models:
                 endpoint = make_endpoint(model, endpoint_options)

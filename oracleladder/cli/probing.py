@@ -14,7 +14,7 @@ from ..clients import load_prices
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
 from ..experiment.reader import BENCHMARK
 from ..report.palette import n_families
-from ..schemas import CONDITION_NAMES
+from ..schemas import LADDER
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
 from .common import (
@@ -50,6 +50,17 @@ else:  # SymPy behind it: loaded when an answer is graded, not by `ladder --help
     _verify_api = lazy_module("oracleladder.verify.api")
 
 
+_WORDS = "zero one two three four five six seven eight nine ten".split()
+
+
+def conditions_help() -> str:
+    """`probe --conditions`' help: the declared conditions (`schemas.LADDER`) as the module is loaded."""
+    n = len(LADDER.default)
+    return (f"A condition to run (repeat the option, or comma-separate): {', '.join(s.short for s in LADDER)} (or the "
+            f"released names {', '.join(s.name for s in LADDER)}); default all {_WORDS[n] if n < len(_WORDS) else n} "
+            "(code: C1, C2, C3).")
+
+
 def verify(
     gold: Annotated[str, typer.Option("--gold", help="Gold answer.")],
     response: Annotated[str, typer.Option("--response", help="Student response (its last \\boxed{} is graded).")],
@@ -74,9 +85,7 @@ def verify(
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     k: KOpt = 8,
-    conditions: Annotated[list[str] | None, typer.Option("--conditions", help=(
-        f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())} (or the released "
-        f"names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None,
+    conditions: Annotated[list[str] | None, typer.Option("--conditions", help=conditions_help())] = None,
     stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (reasoning models take only their default).")] = 1.0,

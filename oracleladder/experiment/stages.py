@@ -31,7 +31,7 @@ from ..domains.math import MathDomain, collect_results
 from ..domains.math.integrate_compile import IntegrateDomain
 from ..domains.math.primitive import without_primitive
 from ..domains.math.primitive_compile import PrimitiveDomain
-from ..domains.math.prompts import DONOR_CONTROLS
+from ..domains.math.prompts import borrows_milestones
 from ..ladder import WHOLE, CompileDomain, Job, ProbeConfig, Settings, Shard
 from ..ladder.contract import HasPid
 from ..ladder.outcomes import Gap
@@ -41,15 +41,14 @@ from ..report.palette import n_families
 from ..report.tables import known_gap, review_row
 from ..runtime import gather_or_cancel
 from ..schemas import (
-    CONDITION_NAMES,
-    PRIMITIVE_CONDITIONS,
+    LADDER,
     CheckResult,
     Family,
     Provenance,
     Rollout,
     Verdict,
-    parse_condition,
 )
+from ..schemas.conditions import C2P_RANDOM
 from ..schemas.jsonl import OnDuplicate
 from ..schemas.types import GradeStatus
 from ..store import DEFAULT_STORE, BatchRecord, FailedJob, Review, ScreenVerdict, Store
@@ -373,15 +372,15 @@ class Experiment(PrimStages, Reader):
         ladder = self.domain(domain)
         default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
         try:
-            chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else default
+            chosen = tuple(dict.fromkeys(LADDER.parse(c) for c in conditions)) if conditions else default
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
         if primitive:
-            chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
-        unknown = [CONDITION_NAMES[c] for c in chosen if c not in known]
+            chosen = tuple(dict.fromkeys(chosen + LADDER.optional))
+        unknown = [LADDER[c].short for c in chosen if c not in known]
         if unknown:
             raise ExperimentError(f"the {domain} ladder has no condition {', '.join(unknown)}; "
-                                  f"it has {', '.join(CONDITION_NAMES[c] for c in known)}")
+                                  f"it has {', '.join(LADDER[c].short for c in known)}")
         try:
             config = ProbeConfig(student=endpoint.model, k=k, conditions=chosen, stage0=stage0, max_tokens=max_tokens,
                                  temperature=temperature, seed=seed, use_corrections=use_corrections,
@@ -391,12 +390,12 @@ class Experiment(PrimStages, Reader):
             raise ExperimentError(str(exc)) from None
         donors = await self.domain_families(ladder, source)
         families = shard.of(donors[:limit] if pids is None else chosen_families(donors, pids, source)[:limit])
-        if ("C2_primitive_random" in config.conditions
+        if (C2P_RANDOM.name in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{source}', and "
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
-        borrowing = [CONDITION_NAMES[c] for c in config.conditions if c in DONOR_CONTROLS]
+        borrowing = [LADDER[c].short for c in config.conditions if borrows_milestones(c)]
         if borrowing and sum(bool(f.tested(keep_leaking=keep_leaking)) for f in donors) < 2:
             raise ExperimentError(f"the controls {', '.join(borrowing)} borrow another family's milestones, and "
                                   f"'{source}' has no second family with milestones: import more, or leave them "
@@ -446,7 +445,7 @@ class Experiment(PrimStages, Reader):
             run_id=run.id, families=len(families), usage=client.usage, ungraded=ungraded,
             # families the primitive conditions skip for want of a primitive (docs/primitive.md)
             without_primitive=len(without_primitive(families, config.primitive_fallback))
-            if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
+            if set(config.conditions) & set(LADDER.optional) else 0,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
             failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
             endpoint_lost=None if client.lost is None else " ".join(str(client.lost).split()),

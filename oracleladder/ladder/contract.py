@@ -218,8 +218,8 @@ class Domain(CompileDomain[P, F, R]):
     (``with domain:``) around a run."""
 
     name: ClassVar[str]  # its --domain name
-    conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
-    optional_conditions: ClassVar[tuple[Condition, ...]] = ()  # run only when asked for (the primitive rung)
+    conditions: tuple[Condition, ...]  # the ladder's conditions, in their default order
+    optional_conditions: tuple[Condition, ...] = ()  # run only when asked for (the primitive rung)
     verifier: ClassVar[bool] = False  # answers graded by oracleladder.verify: graders, format audit, HTML report
 
     @classmethod

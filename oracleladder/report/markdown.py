@@ -8,15 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
-from ..schemas.models import CONDITION_NAMES, PRIMITIVE_CONDITIONS
+from ..schemas.conditions import LADDER
 from ..schemas.rubric import CATEGORIES
 from .palette import NOT_CLASSIFIED, n_families
 from .stats import Interval, Transitions
 from .tables import (
     ANY_PROBE,
     BUCKETS,
-    CONTRASTS,
-    LADDER,
     NOT_RUN,
     STAGE0,
     BudgetChange,
@@ -30,8 +28,6 @@ from .tables import (
     StudentReport,
 )
 
-TABLE21_ORDER = ("C1_direct", "C2_random", "C2_generic", "C2_primitive_random", "C2_primitive", "C2_descriptions",
-                 "C3_mismatched", "C3_gold_answers")
 NONE = "—"  # a cell with no value (a statistic of nothing)
 
 
@@ -82,7 +78,7 @@ def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
     for student, a in audits.items():
         for name in a.cut_off:
             row = a.table[name]
-            out.append(f"{student}, {CONDITION_NAMES.get(name, name)}: {row.truncated} of {row.n} "
+            out.append(f"{student}, {LADDER.label(name)}: {row.truncated} of {row.n} "
                        f"rollouts ({pct(row.truncated, row.n)}) were cut off at {budget(a)} "
                        f"(finish reason length); {row.no_boxed_trunc} of them have no boxed answer and "
                        "count as wrong. Rerun with a larger --max-tokens.")
@@ -100,7 +96,7 @@ def format_audit(audits: Mapping[str, FormatAudit]) -> list[str]:
     for student, a in audits.items():
         for name, row in a.table.items():
             counts = [getattr(row, b) for b in BUCKETS]
-            rows.append([student, CONDITION_NAMES.get(name, name), row.n]
+            rows.append([student, LADDER.label(name), row.n]
                         + [f"{pct(c, row.n)} ({c})" if row.n else NONE for c in counts]
                         + [row.truncated, row.ungraded, row.failed])
     header = ["Model", "Condition", "n", *BUCKETS, "Cut off", "Ungraded", "Failed jobs"]
@@ -144,9 +140,9 @@ def at(r: ReportTables, names: Sequence[str] | None = None) -> list[str]:
 def _student_notes(s: str, t: StudentReport) -> list[str]:
     notes = [f"- {s}: {t.spent.said()}."] if t.spent and t.spent.runs else []
     # the opt-in primitive rung is named only once it was run (its columns say "not run" anyway)
-    not_run = [c for c in t.not_run if t.primitive_run or c not in PRIMITIVE_CONDITIONS]
+    not_run = [c for c in t.not_run if t.primitive_run or c not in LADDER.optional]
     if not_run:
-        notes.append(f"- {s}: not run: {', '.join(CONDITION_NAMES[c] for c in not_run)}.")
+        notes.append(f"- {s}: not run: {', '.join(LADDER[c].short for c in not_run)}.")
     if t.outcome_undetermined:
         notes.append(f"- {s}: {t.outcome_undetermined} of {n_families(t.n)} lack a C1-C3 run that their "
                      "parent-probe outcome depends on: every table counts them as Not determined, "
@@ -191,13 +187,13 @@ def missing_verdicts(r: ReportTables) -> list[str]:
     """Rollouts ungraded and jobs failed, per condition; nothing when none is missing."""
     if not any(t.missing.ungraded_total or t.missing.failed_total for t in r.students.values()):
         return []
-    cols = [STAGE0, *TABLE21_ORDER]
+    cols = [STAGE0, *LADDER.columns]
     rows = [[s, kind] + [getattr(t.missing, kind).get(c, 0) for c in cols] + [getattr(t.missing, f"{kind}_total")]
             for s, t in r.students.items() for kind in ("ungraded", "failed")]
     return ["## Missing verdicts", "", *at(r),
             "Not a verdict on the student, so left out of every table: rollouts whose grading failed "
             "(ungraded) and jobs whose call failed for good (failed), per condition.", "",
-            *table(["Model", "Missing"] + [CONDITION_NAMES.get(c, c) for c in cols] + ["Total"], rows), ""]
+            *table(["Model", "Missing"] + [LADDER.label(c) for c in cols] + ["Total"], rows), ""]
 
 
 def summary(r: ReportTables) -> list[str]:
@@ -218,18 +214,18 @@ def summary(r: ReportTables) -> list[str]:
 
 def conditions(r: ReportTables) -> list[str]:
     """Table 21: families solved per condition, then each condition's per-rollout success rate."""
-    rows = []
+    rows, columns = [], LADDER.columns
     for s, t in r.students.items():
         cells = []
-        for c in TABLE21_ORDER:
+        for c in columns:
             v = t.conditions[c]
             cells.append(NOT_RUN if v is None else (f"{v.solved}" if v.families_run == t.n
                                                     else f"{v.solved} (of {v.families_run} run)"))
-        any_run = any(t.conditions[c] is not None for c in LADDER)
+        any_run = any(t.conditions[c] is not None for c in LADDER.parent_probes)
         rows.append([s] + cells + [t.summary.solved_any if any_run else NOT_RUN])
-    rates = [[s] + [NOT_RUN if (v := t.conditions[c]) is None else f"{v.per_rollout_rate:.3f}" for c in TABLE21_ORDER]
+    rates = [[s] + [NOT_RUN if (v := t.conditions[c]) is None else f"{v.per_rollout_rate:.3f}" for c in columns]
              for s, t in r.students.items()]
-    names = [CONDITION_NAMES[c] for c in TABLE21_ORDER]
+    names = [LADDER[c].short for c in columns]
     return [f"## Families solved per condition (Table 21, >= {r.meta.tau} of K)", "", *at(r),
             *table(["Model"] + names + ["Any probe"], rows),
             "", "Per-rollout success rate (sr):", "", *table(["Model"] + names, rates), ""]
@@ -292,13 +288,16 @@ def contrasts(r: ReportTables) -> list[str]:
     cells = {s: [NOT_RUN if c.status == NOT_RUN else
                  f"{c.delta:+d} ({c.only_a}/{c.only_b}), p = {p_value(c.p_value)}, n = {c.n}" for c in t.contrasts]
              for s, t in r.students.items()}
-    planned = [c[0] for c in CONTRASTS if c[3]]
+    # every student has the same contrasts in the same order (`tables.contrasts`): the first one's name them
+    declared = ([(c.contrast, c.planned) for c in next(iter(r.students.values())).contrasts] if r.students
+                else [(name, p) for name, _, _, p in LADDER.contrasts])
+    planned = [name for name, p in declared if p]
     adjusted = [[s] + [NOT_RUN if c.p_bh is None else p_value(c.p_bh) for c in t.contrasts if c.planned]
                 for s, t in r.students.items()]
 
     def part(planned: bool) -> list[str]:
-        pick = [i for i, c in enumerate(CONTRASTS) if c[3] == planned]
-        return table(["Model"] + [CONTRASTS[i][0] for i in pick], [[s] + [row[i] for i in pick] for s, row in cells.items()])
+        pick = [i for i, (_, p) in enumerate(declared) if p == planned]
+        return table(["Model"] + [declared[i][0] for i in pick], [[s] + [row[i] for i in pick] for s, row in cells.items()])
 
     return ["## Specificity contrasts, paired exact McNemar (Tables 10-11)", "", *at(r),
             "Each cell: Delta = families the first condition solves and the second does not, minus the reverse; "
@@ -333,8 +332,8 @@ def recovery_by_tau(r: ReportTables) -> list[str]:
          "Families with at least tau correct of K under the condition (tau = 1 is pass@K).", ""]
     for s, t in r.students.items():
         taus = list(next((v for v in t.recovery_by_tau.values() if v), {}))
-        rows = [[CONDITION_NAMES[c]] + ([NOT_RUN] * len(taus) if (v := t.recovery_by_tau.get(c)) is None
-                                        else [v[x] for x in taus]) for c in TABLE21_ORDER]
+        rows = [[LADDER[c].short] + ([NOT_RUN] * len(taus) if (v := t.recovery_by_tau.get(c)) is None
+                                        else [v[x] for x in taus]) for c in LADDER.columns]
         L += [f"**{s}** (n = {t.n})", ""] + (table(["Condition"] + [f"tau = {x}" for x in taus], rows) if taus
                                               else ["No condition was run."]) + [""]
     return L

@@ -19,12 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
-from ..schemas.models import CONDITION_NAMES
+from ..schemas.conditions import LADDER
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
 from .tables import ANY_PROBE, ReportTables
-
-# Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by side
-SPECIFICITY = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
 
 _HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -146,26 +143,32 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     return fig, ax, legend, drawn
 
 
+def specificity() -> list[str]:
+    """Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by
+    side: the conditions run by default, in column order."""
+    return [c for c in LADDER.columns if not LADDER[c].optional]
+
+
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figures 3a and 6: per condition of SPECIFICITY, one bar per student, the % of its families solved (>= tau
+    """Figures 3a and 6: per condition of `specificity`, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
-    names = list(r.students)
-    fig, ax = _figure(figsize=(2.5 + 1.1 * len(SPECIFICITY) * max(1, len(names)) / 2, 4.2), layout="constrained")
+    names, conditions = list(r.students), specificity()
+    fig, ax = _figure(figsize=(2.5 + 1.1 * len(conditions) * max(1, len(names)) / 2, 4.2), layout="constrained")
     width = 0.8 / max(1, len(names))
     drawn: dict[str, dict[str, float | None]] = {}
     for j, s in enumerate(names):
         t = r.students[s]
         drawn[s] = {c: (None if (v := t.conditions[c]) is None else 100 * v.solved / t.n if t.n else 0.0)
-                    for c in SPECIFICITY}
-        for i, c in enumerate(SPECIFICITY):
+                    for c in conditions}
+        for i, c in enumerate(conditions):
             x = i - 0.4 + width * (j + 0.5)
             if drawn[s][c] is None:
                 ax.text(x, 1, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="#555555")
             else:
                 ax.bar(x, drawn[s][c], width=width * 0.9, color=f"C{j}", label=s if i == 0 or
-                       all(drawn[s][d] is None for d in SPECIFICITY[:i]) else None)
+                       all(drawn[s][d] is None for d in conditions[:i]) else None)
                 ax.text(x, drawn[s][c] + 1, str(t.conditions[c].solved), ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(SPECIFICITY)), [CONDITION_NAMES[c] for c in SPECIFICITY], fontsize=8.5)
+    ax.set_xticks(range(len(conditions)), [LADDER[c].short for c in conditions], fontsize=8.5)
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
     ax.set_title(f"Specificity: matched help against controls (tau = {r.meta.tau})", fontsize=10)

@@ -43,7 +43,8 @@ from ..ladder.outcomes import (
     parent_outcome,
     solved,
 )
-from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Family, teacher_prompts
+from ..schemas.conditions import C1, C2P, C3, LADDER
+from ..schemas.models import Family, teacher_prompts
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.types import AnswerSchema, MilestoneType
 from .palette import NOT_CLASSIFIED
@@ -69,23 +70,7 @@ NOT_RUN = "not run"
 STAGE0 = "Stage 0"  # the milestones' verdicts together, where a table has one row per condition
 # the format audit's buckets, each rollout in one (audit.format)
 BUCKETS = ("no_boxed", "no_boxed_trunc", "unparsable", "parsed_wrong", "parsed_correct")
-LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
-PRIMITIVE = "C2_primitive"
 ANY_PROBE = "Any probe"
-# (name, correct condition, control condition, planned Table 11 contrast?)
-CONTRASTS = (
-    ("C2 vs C1", "C2_descriptions", "C1_direct", True),
-    ("C2 vs C2-random", "C2_descriptions", "C2_random", True),
-    ("C2 vs C2-generic", "C2_descriptions", "C2_generic", True),
-    ("C3 vs C3-mismatched", "C3_gold_answers", "C3_mismatched", True),
-    ("C2-primitive vs C2-primitive-random", "C2_primitive", "C2_primitive_random", True),  # its specificity check
-    ("C2-random vs C1", "C2_random", "C1_direct", False),
-    ("C2-generic vs C1", "C2_generic", "C1_direct", False),
-    ("C3-mismatched vs C1", "C3_mismatched", "C1_direct", False),
-    ("C3 vs C1", "C3_gold_answers", "C1_direct", False),
-    ("C2-primitive vs C1", "C2_primitive", "C1_direct", False),
-    ("C2-primitive-random vs C1", "C2_primitive_random", "C1_direct", False),
-)
 
 
 class Frozen(BaseModel):
@@ -506,7 +491,7 @@ def _any_probe(fams: Sequence[FamilyResults], tau: int) -> list[bool]:
 
 def primitive_ran(fams: list[FamilyResults]) -> bool:
     """Whether any family was probed with C2-primitive: the rung's columns say "not run" otherwise."""
-    return any(_ran(f, PRIMITIVE) for f in fams)
+    return any(_ran(f, C2P.name) for f in fams)
 
 
 def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | None:
@@ -536,7 +521,7 @@ def _share(k: int, n: int) -> float | None:
 def condition_counts(fams: list[FamilyResults], tau: int = 1) -> dict[str, ConditionCount | None]:
     """Per condition, its counts; None for a condition no family has rollouts for ("not run")."""
     out: dict[str, ConditionCount | None] = {}
-    for c in CONDITIONS + PRIMITIVE_CONDITIONS:
+    for c in LADDER.every:
         run = [f for f in fams if _ran(f, c)]
         if not run:
             out[c] = None
@@ -548,9 +533,9 @@ def condition_counts(fams: list[FamilyResults], tau: int = 1) -> dict[str, Condi
 
 
 def contrasts(fams: list[FamilyResults], tau: int = 1) -> list[Contrast]:
-    """Every contrast of CONTRASTS, in its order."""
+    """Every contrast of the declared conditions (`LADDER.contrasts`), in its place."""
     rows = []
-    for name, ca, cb, planned in CONTRASTS:
+    for name, ca, cb, planned in LADDER.contrasts:
         pairs = [f for f in fams if _ran(f, ca) and _ran(f, cb)]
         row = {"contrast": name, "a": ca, "b": cb, "planned": planned}
         if not pairs:
@@ -593,7 +578,7 @@ def recovery_by_tau(fams: list[FamilyResults]) -> dict[str, dict[str, int] | Non
     """Table 28: per condition, the families with at least tau correct of K, for each tau of TAUS; None for a
     condition no family has rollouts for."""
     return {c: ({str(t): sum(solved(f.ladder[c], t) for f in fams if _ran(f, c)) for t in TAUS}
-                if any(_ran(f, c) for f in fams) else None) for c in CONDITIONS + PRIMITIVE_CONDITIONS}
+                if any(_ran(f, c) for f in fams) else None) for c in LADDER.every}
 
 
 def stage0_stats(fams: list[FamilyResults]) -> Stage0:
@@ -648,7 +633,7 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         gaps = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps.items()}
         gaps_fraction = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps_fraction.items()}
     conds = condition_counts(fams, tau)
-    c1 = conds["C1_direct"]
+    c1 = conds[C1.name]
     prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
     direct = outs[Outcome.DIRECT.value]
     anyp = sum(_any_probe(fams, tau))
@@ -826,7 +811,7 @@ def review_row(fams: list[FamilyResults], labels: Mapping[str, RubricLabel | Non
 def leak_residual(fams: list[FamilyResults], leaking: Mapping[str, str], tau: int = 1) -> LeakResidual | None:
     """The leak residual of one student's results, given the set's leaking families (pid -> leak level);
     None where C3 was not run."""
-    if not any(_ran(f, LADDER[2]) for f in fams):
+    if not any(_ran(f, C3.name) for f in fams):
         return None
     c3_only = [f.pid for f in fams if known_outcome(f, tau) is Outcome.ANSWERS_NEEDED]
     hit = [p for p in c3_only if p in leaking]
