@@ -30,10 +30,10 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from ..audit.format import Truncation, truncation, why_unreadable
-from ..ladder.outcomes import FamilyResults
+from ..ladder.outcomes import FamilyResults, known_outcome
 from ..report.markdown import table
 from ..report.stats import Interval, bootstrap_ci
-from ..report.tables import Frozen, known_gap, known_outcome
+from ..report.tables import Frozen, known_gap
 from ..schemas import Rollout
 from ..schemas.prim import PrimPrimitive
 from ..store import PrimScore

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
-from ..ladder.outcomes import FamilyResults
+from ..ladder.outcomes import FamilyResults, known_outcome
 from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from .markdown import report_md
@@ -24,7 +24,6 @@ from .tables import (
     FormatAudit,
     Missing,
     known_gap,
-    known_outcome,
     missing_verdicts,
     report_tables,
     student_tables,

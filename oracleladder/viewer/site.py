@@ -22,12 +22,12 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from ..clients.base import TRUNCATED
-from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, milestone_test, outcome_label
+from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, known_outcome, milestone_test, outcome_label
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
 from ..report.markdown import cut_off_warnings
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
-from ..report.tables import FormatAudit, known_gap, known_outcome
+from ..report.tables import FormatAudit, known_gap
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
 from ..schemas.rubric import RubricLabel
