@@ -15,9 +15,9 @@ from ..clients import load_prices
 from ..experiment import Choice, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
 from ..prim import audit as prim_audit
 from ..prim.analysis import PrimReport
-from ..prim.probe import DIMENSIONS
+from ..prim.dimensions import DIMENSIONS
 from ..prim.scoring import TAU
-from ..report.palette import n_families
+from ..report.palette import n_families, number_word
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE
 from .common import (
@@ -99,10 +99,16 @@ def compile(  # noqa: A001 - the command's name
 app.command()(compile)
 
 
+def dimensions_help() -> str:
+    """`prim probe --dimensions`' help: the declared dimensions (`prim.dimensions.DIMENSIONS`) as the module is loaded."""
+    return (f"The dimensions to probe (a comma list, or repeat the option): {', '.join(DIMENSIONS.names)}; "
+            f"default all {number_word(len(DIMENSIONS.names))}.")
+
+
 @with_endpoint_options
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    dimensions: Annotated[list[str] | None, typer.Option("--dimensions", help="The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, execution; default all four.")] = None,
+    dimensions: Annotated[list[str] | None, typer.Option("--dimensions", help=dimensions_help())] = None,
     primitive_source: Annotated[list[str] | None, typer.Option("--primitive-source", help="Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
     teacher: Annotated[str | None, typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
     k: KOpt = 1,
@@ -125,7 +131,7 @@ def probe(
     split, cluster = shard_of(shard), cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_probe(
-        endpoint, dimensions=tuple(listed(dimensions) or DIMENSIONS), sources=tuple(listed(primitive_source) or ("gold",)), k=k,
+        endpoint, dimensions=tuple(listed(dimensions) or DIMENSIONS.names), sources=tuple(listed(primitive_source) or ("gold",)), k=k,
         max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
         dry_run=dry_run, shard=split, progress=bar), endpoint, cluster=cluster)
     if as_json:

@@ -13,7 +13,7 @@ from .._lazy import lazy_module
 from ..clients import load_prices
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
 from ..experiment.reader import BENCHMARK
-from ..report.palette import n_families
+from ..report.palette import n_families, number_word
 from ..schemas import LADDER
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
@@ -50,14 +50,10 @@ else:  # SymPy behind it: loaded when an answer is graded, not by `ladder --help
     _verify_api = lazy_module("oracleladder.verify.api")
 
 
-_WORDS = "zero one two three four five six seven eight nine ten".split()
-
-
 def conditions_help() -> str:
     """`probe --conditions`' help: the declared conditions (`schemas.LADDER`) as the module is loaded."""
-    n = len(LADDER.default)
     return (f"A condition to run (repeat the option, or comma-separate): {', '.join(s.short for s in LADDER)} (or the "
-            f"released names {', '.join(s.name for s in LADDER)}); default all {_WORDS[n] if n < len(_WORDS) else n} "
+            f"released names {', '.join(s.name for s in LADDER)}); default all {number_word(len(LADDER.default))} "
             "(code: C1, C2, C3).")
 
 

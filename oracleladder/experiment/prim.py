@@ -19,15 +19,14 @@ from ..ladder import WHOLE, ProbeConfig, Shard
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
+from ..prim.dimensions import DIMENSIONS
 from ..prim.gold import read_gold
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
 from ..prim.probe import (
-    DIMENSIONS,
     DISCOVERY,
     EXECUTION,
     GENERATION,
     SOURCES,
-    WRITTEN,
     PrimDomain,
     Supports,
     prim_source,
@@ -147,21 +146,22 @@ class PrimStages:
                       if r.target == DISCOVERY and (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
-    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] = DIMENSIONS,
+    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] | None = None,
                          sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
                          temperature: float = 1.0, grader: str = "strict", source: str = "release",
                          teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
                          shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
-        ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
+        ``sources`` (``dimensions``: default every declared one); cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
         (`ladder.shards`)."""
-        bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
+        dimensions = DIMENSIONS.names if dimensions is None else dimensions
+        bad = [d for d in dimensions if d not in DIMENSIONS.names] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
-                                  f"{', '.join(DIMENSIONS)}; sources: {', '.join(SOURCES)}")
+                                  f"{', '.join(DIMENSIONS.names)}; sources: {', '.join(SOURCES)}")
         endpoint = as_endpoint(student)
         try:
             config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
@@ -221,7 +221,7 @@ class PrimStages:
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
         rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                    if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+                    if r.target in DIMENSIONS.written and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
                 "max_tokens": max_tokens, "primitives": len(todo)}

@@ -10,9 +10,10 @@ paper's taxonomy, not a declaration.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+from .registry import Registry
 
 # A condition's released name: the stored rollout target and a part of every call key (stores and
 # caches are keyed by it), so a declared name never changes.
@@ -57,35 +58,20 @@ class Spec:
             raise ValueError(f"condition {self.name}: a rung (with its outcome) or a control of a rung, one of them")
 
 
-class Ladder:
+class Ladder(Registry[Spec]):
     """The declared conditions in declaration order (the order a probe runs them and report.json lists them)."""
 
-    def __init__(self, *specs: Spec) -> None:
-        self._specs: dict[Condition, Spec] = {}
-        for spec in specs:
-            self.register(spec)
+    kind = "condition"
+
+    def taken(self, spec: Spec) -> bool:
+        return bool(self.lookup(spec.name) or self.lookup(spec.short))  # either spelling, in any case
 
     def register(self, spec: Spec) -> Spec:
         """Declare ``spec``; refused (ValueError) where its name or short name is taken, or it controls an
         undeclared rung (a contrast may name a condition declared after it: `contrasts` reads them)."""
-        if self.lookup(spec.name) or self.lookup(spec.short):
-            raise ValueError(f"condition {spec.name} ({spec.short}) is declared already")
         if spec.control_of is not None and spec.control_of not in self:
             raise ValueError(f"condition {spec.name} controls an undeclared condition: {spec.control_of}")
-        self._specs[spec.name] = spec
-        return spec
-
-    def unregister(self, name: Condition) -> None:
-        del self._specs[name]
-
-    def __iter__(self) -> Iterator[Spec]:
-        return iter(self._specs.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._specs
-
-    def __getitem__(self, name: Condition) -> Spec:
-        return self._specs[name]
+        return super().register(spec)
 
     @property
     def default(self) -> tuple[Condition, ...]:
@@ -124,8 +110,7 @@ class Ladder:
 
     def label(self, target: str) -> str:
         """A condition's short name; any other target ("Stage 0", "m0") as it is."""
-        spec = self._specs.get(target)
-        return spec.short if spec else target
+        return self[target].short if target in self else target
 
     def lookup(self, name: str) -> Condition | None:
         """The released name of a condition given by its short name (C2-random) or its released name
