@@ -285,7 +285,7 @@ class PrimStages:
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if (s.pid, s.target, s.k) in made]
         ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
-        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
+        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith(EXECUTION)},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
             (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(

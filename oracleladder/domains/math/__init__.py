@@ -31,7 +31,7 @@ from ...schemas import (
     one_roadmap_set,
     parse_roadmap_set,
 )
-from ...schemas.conditions import PRIMITIVE_SHOWS
+from ...schemas.conditions import C1, PRIMITIVE_SHOWS
 from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
 from ...validators import (
@@ -234,7 +234,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     def direct_messages(self, problem: MathProblem) -> list[dict[str, str]]:
         family = Family(pid=problem.pid, parent_prompt=parent_prompt(problem.problem), parent_answer=problem.answer,
                         milestones=[])
-        return condition_prompt(family, "C1_direct", [])[0]
+        return condition_prompt(family, C1.name, [])[0]
 
     async def grade_direct(self, problem: MathProblem, response: str, config: ProbeConfig) -> Verdict:
         return await verify.grade(self.worker_pool(), response, problem.answer, grader=config.grader,
