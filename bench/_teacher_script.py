@@ -29,7 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oracleladder.testing.loopback import LoopbackServer, serve  # noqa: E402
+from oracleladder.testing.loopback import LoopbackServer  # noqa: E402
+from oracleladder.testing.processes import serve  # noqa: E402
 
 
 def roots(i: int) -> tuple[int, int]:

@@ -41,7 +41,7 @@ from _teacher_script import failing, problem  # noqa: E402
 from orchestration import raw_baseline  # noqa: E402
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
-from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
+from oracleladder.testing.processes import remote_stats, spawn  # noqa: E402
 
 TEACHER = "openai/bench-teacher"
 

@@ -2,13 +2,14 @@
 as the demo probes it, at N seed offsets, each into its own store in DIR (a rerun asks only the calls
 not made yet: a smaller K, fewer offsets or a subset of the families cost nothing).
 
-    python bench/demo_seeds.py --offsets 10 [--families FILE] [--pids a,b] [--k 4] [--dir DIR]
+    python bench/demo_seeds.py --offsets 10 [--families FILE] [--pids a,b] [--k 4] [--temperature T] [--dir DIR]
     python bench/demo_seeds.py --smoke    # a few seconds: 1 offset, 1 family, K = 1, 8 tokens
 
 Prints each family's outcome and gap over the offsets with its attempts solved per rung, then each
 offset's count of families per outcome and of families in a ladder gap other than Capability-gap,
-and in how many offsets the demo's picture holds: at least three outcomes, and a family in such a
-gap. docs/demo.md has its output for the demo set at N = 10.
+in how many offsets the demo's picture holds (at least three outcomes, and a family in such a gap),
+and the range of each label's count over the offsets (what `oracleladder.demo.OVER_SEEDS` holds).
+docs/demo.md has its output for the demo set at N = 10.
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ SHORT_GAP = {Gap.DIRECT: "d", Gap.ROADMAP: "r", Gap.MS_EXEC: "e", Gap.COMPOSITIO
              Gap.CAPABILITY: "x"}
 
 
-async def probe_offset(store: Path, families: Path, seed: int, *, k: int, max_tokens: int,
+async def probe_offset(store: Path, families: Path, seed: int, *, k: int, max_tokens: int, temperature: float,
                        pids: list[str], limit: int | None) -> list[demo.Diagnosis]:
     """The families' diagnoses at the seed offset ``seed``, probed as the demo probes them."""
     async with Experiment(store) as ex:
         await ex.import_families(families, source=demo.SOURCE)
         result = await ex.probe(demo.student(seed), k=k, conditions=demo.CONDITIONS, max_tokens=max_tokens,
-                                temperature=demo.TEMPERATURE, source=demo.SOURCE, pids=pids, limit=limit)
+                                temperature=temperature, source=demo.SOURCE, pids=pids, limit=limit)
         if result.failed_jobs or result.endpoint_lost or result.ungraded:  # a failure is no answer of the model
             raise SystemExit(f"offset {seed}: {len(result.failed_jobs)} calls failed, {result.ungraded} ungraded"
                              f"{', ' + result.endpoint_lost if result.endpoint_lost else ''}")
@@ -65,6 +66,12 @@ def solved(diagnoses: list[list[demo.Diagnosis]], pid: str) -> str:
     rolls = {**{t: [x for r in mine for x in r.stage0[t]] for t in mine[0].stage0},
              **{name.split()[0]: [x for r in mine for x in r.ladder.get(c, [])] for name, c in demo.RUNGS}}
     return " ".join(f"{t} {sum(x)}/{len(x)}" for t, x in rolls.items())
+
+
+def ranges(runs: list[list[demo.Diagnosis]]) -> dict[str, tuple[int, int]]:
+    """The fewest and most families each label held over the offsets, as `demo.OVER_SEEDS` reads them."""
+    counts = [Counter([f"outcome {d.outcome.value}" for d in run] + [f"gap {d.gap.value}" for d in run]) for run in runs]
+    return {label: (min(c[label] for c in counts), max(c[label] for c in counts)) for label in demo.OVER_SEEDS}
 
 
 def render(offsets: list[int], runs: list[list[demo.Diagnosis]]) -> str:
@@ -89,6 +96,7 @@ def render(offsets: list[int], runs: list[list[demo.Diagnosis]]) -> str:
                      f"{'yes' if holds(run) else 'no'}")
     lines.append(f"the picture holds in {sum(map(holds, runs))} of {len(runs)} offsets "
                  "(at least three outcomes, and a family in a gap other than Direct and Capability-gap)")
+    lines.append(f"ranges over the offsets (demo.OVER_SEEDS): {ranges(runs)}")
     return "\n".join(lines)
 
 
@@ -100,11 +108,14 @@ def main() -> None:
     parser.add_argument("--pids", help="only these families (comma-separated)")
     parser.add_argument("--k", type=int, default=demo.K)
     parser.add_argument("--max-tokens", type=int, default=demo.MAX_TOKENS)
+    parser.add_argument("--temperature", type=float, default=demo.TEMPERATURE)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="one store per offset (default demo-seeds/)")
     parser.add_argument("--smoke", action="store_true", help="1 offset, 1 family, K = 1, 8 tokens, a temporary dir")
     args = parser.parse_args()
     if args.offsets < 1 or args.k < 1 or args.max_tokens < 1:
         parser.error("--offsets, --k and --max-tokens are at least 1")
+    if args.temperature < 0:
+        parser.error("--temperature is at least 0")
     # the file's families only: a store of another run may hold more under the same roadmap set
     pids = args.pids.split(",") if args.pids else [json.loads(line)["pid"] for line in args.families.open()]
     limit = None
@@ -115,8 +126,10 @@ def main() -> None:
         offsets = list(range(args.first, args.first + args.offsets))
         start = time.perf_counter()
         runs = [asyncio.run(probe_offset(args.dir / f"offset-{seed}.sqlite", args.families, seed, k=args.k,
-                                         max_tokens=args.max_tokens, pids=pids, limit=limit)) for seed in offsets]
-    print(f"K = {args.k}, max_tokens = {args.max_tokens}, {time.perf_counter() - start:.0f} s\n")
+                                         max_tokens=args.max_tokens, temperature=args.temperature, pids=pids,
+                                         limit=limit)) for seed in offsets]
+    print(f"K = {args.k}, max_tokens = {args.max_tokens}, temperature = {args.temperature}, "
+          f"{time.perf_counter() - start:.0f} s\n")
     print(render(offsets, runs))
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from oracleladder.clients import ChatRequest, make_client  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
-from oracleladder.testing.loopback import remote_stats, spawn  # noqa: E402
+from oracleladder.testing.processes import remote_stats, spawn  # noqa: E402
 
 
 def cpu() -> float:

@@ -16,7 +16,11 @@ missed, except with --smoke):
   (target: within 1.2x);
 - store bytes per rollout against the zstd-compressed size of its answer (target: at most 1.2x);
 - the process's resident memory: its peak over the whole run against its peak over the first 10%
-  (target: within 20%).
+  (target: within 20%);
+- the worker pool's CPU per verdict (its workers' start-up taken off) against one process grading
+  the same answers from its start, its parser's tables empty as a worker's are (bench/verifier.py's
+  `cold_cpu`; target: at most 1.5x). Beside it, against the same grader with its tables warm from a
+  first pass over the very same answers (`grading_cpu`), which no run that grades each answer once has.
 
 Beside them, the grading's CPU per verdict by grader in this process against bare math-verify's on
 the same answers (bench/verifier.py's `grading_cpu`), and the grading ideal at the paper's size
@@ -51,7 +55,7 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from verifier import GRADERS, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
+from verifier import GRADERS, cold_cpu, grading_cpu, pool_startup_cpu, workers_cpu  # noqa: E402 - bench/verifier.py
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.domains import MathDomain  # noqa: E402
@@ -61,7 +65,8 @@ from oracleladder.schemas.jsonl import read_jsonl, write_jsonl  # noqa: E402
 from oracleladder.schemas.types import GradeStatus  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
-from oracleladder.testing.loopback import LoopbackServer, remote_stats, serve, spawn  # noqa: E402
+from oracleladder.testing.loopback import LoopbackServer  # noqa: E402
+from oracleladder.testing.processes import remote_stats, serve, spawn  # noqa: E402
 from oracleladder.validators.leak import leaking_milestones  # noqa: E402
 from oracleladder.verify import grade, grade_all  # noqa: E402
 from oracleladder.verify.extract import all_boxed  # noqa: E402
@@ -71,7 +76,7 @@ DATA = ROOT / "tests" / "data"  # the release's sample, shipped with the tests
 PAPER_FAMILIES = 354
 K = 8
 BUDGET_SCALE = 16384 / 4096  # the sample's responses had a 4K-token budget; the paper's probe 16K
-TARGET_WALL, TARGET_BYTES, TARGET_RSS = 1.2, 1.2, 1.2
+TARGET_WALL, TARGET_BYTES, TARGET_RSS, TARGET_POOL = 1.2, 1.2, 1.2, 1.5
 
 
 # ---------------------------------------------------------------- the server process
@@ -272,6 +277,8 @@ async def run(a: argparse.Namespace) -> int:
 
     responses = [it["response"] for it in items]
     cpu = grading_cpu(items, a.graders.split(","), a.cpu_rounds)
+    cold = cold_cpu(items, config.grader)
+    pool_ms = 1000 * grading_workers_cpu / max(1, len(items))
     paper_families = families(PAPER_FAMILIES)
     paper_jobs = planned(paper_families, config)["asked"]
     calls_ideal = requests * a.latency / a.concurrency
@@ -289,9 +296,10 @@ async def run(a: argparse.Namespace) -> int:
         "mean_response_chars": round(statistics.fmean(len(t) for t in responses)),
         "answers_with_several_boxes": round(statistics.fmean(len(all_boxed(t)) > 1 for t in responses), 3),
         "grading_cpu": cpu,
-        "pool_workers_cpu_ms_per_verdict": round(1000 * grading_workers_cpu / max(1, len(items)), 2),
-        "pool_over_in_process_strict": round(1000 * grading_workers_cpu / max(1, len(items))
-                                             / cpu["cpu_ms_per_verdict"].get("strict", float("nan")), 2),
+        "pool_workers_cpu_ms_per_verdict": round(pool_ms, 2),
+        f"in_process_{config.grader}_cold_cpu_ms_per_verdict": round(1000 * cold, 2),
+        "pool_over_in_process_cold": round(pool_ms / (1000 * cold), 2),
+        "pool_over_in_process_warm": round(pool_ms / cpu["cpu_ms_per_verdict"].get(config.grader, float("nan")), 2),
         "timeouts": {"probe": sum(it["verdict"].status is GradeStatus.LIMIT for it in items),
                      "pool_regrade": sum(v.status is GradeStatus.LIMIT for v in regraded)},
         "paper_size_grading_s": {
@@ -319,6 +327,8 @@ async def run(a: argparse.Namespace) -> int:
         (f"store {figures['bytes_over_zstd']}x the compressed answer (target {TARGET_BYTES}x)",
          per_rollout <= TARGET_BYTES * compressed),
         (f"peak RSS {figures['rss_growth']}x its peak at 10% (target {TARGET_RSS}x)", rss_peak <= TARGET_RSS * rss_early),
+        (f"the pool's workers {figures['pool_over_in_process_cold']}x the CPU of one process grading the same "
+         f"answers from its start (target {TARGET_POOL}x)", pool_ms <= TARGET_POOL * 1000 * cold),
     ) if not ok]
     for name in failed:
         print(f"CHECK FAILED: {name}")

@@ -20,7 +20,9 @@ import logging
 import os
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -109,6 +111,29 @@ def grading_cpu(items: Sequence[dict[str, str]], graders: Sequence[str], rounds:
             "slowest_item_ms": {k: round(1000 * v, 1) for k, v in slowest.items()}}
 
 
+def cold_cpu(items: Sequence[dict[str, str]], grader: str) -> float:
+    """CPU per verdict (s) of ``grader`` on ``items`` in a fresh process, as a run in one process
+    grades them: its imports done and one answer graded (a pool's worker starts so too), the
+    parser's tables and every cache empty, each item once."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump([{k: item[k] for k in ("response", "gold", "problem")} for item in items], f)
+        f.flush()
+        out = subprocess.run([sys.executable, __file__, "--cold", f.name, "--graders", grader],
+                             capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+def _cold_main(path: str, grader: str) -> None:
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+    run = _runner(grader)
+    run({"response": "\\boxed{0}", "gold": "1", "problem": ""})
+    items = json.loads(Path(path).read_text())
+    t0 = time.process_time()
+    for item in items:
+        run(item)
+    print((time.process_time() - t0) / max(1, len(items)))
+
+
 def workers_cpu() -> float:
     """CPU seconds of this process's ended children: a closed pool's workers."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -157,7 +182,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--graders", default=",".join(GRADERS))
     ap.add_argument("--smoke", action="store_true", help="20 responses, strict, 1 round: the checks, in seconds")
+    ap.add_argument("--cold", metavar="ITEMS", help=argparse.SUPPRESS)  # cold_cpu's fresh process
     a = ap.parse_args()
+    if a.cold:
+        _cold_main(a.cold, a.graders)
+        return
     if a.smoke:
         a.rounds, a.graders = 1, "strict"
     graders = a.graders.split(",")

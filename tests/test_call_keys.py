@@ -14,7 +14,10 @@ The compile pins were changed on purpose (issue 37): a structured call is keyed 
 builds (instructor's handler builds it now, and its bodies change between its versions); the store keys
 the calls stored before again (schema v19, tests/store/test_rekey_structured.py). Each pin holds at the
 lowest instructor the floor allows and at the newest (.ci/lowest runs this file), re-asks included,
-which are in instructor's own words."""
+which are in instructor's own words.
+
+The inspect pins are new (issue 48): inspect_ai's models, keyed as every wire's by the logical request
+(provider "inspect", the model as inspect_ai names it), the schema in the prompt (md_json)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,9 @@ PINNED = {
     "judge": "6e84cd5c7e938cda0d89a991104f8cfe938975ccc6e2a6b41cd64c292adcad7f",
     "batch openai": "682320adfae075b691093aa57c206ebb04623983eb4c08c1fd6ecfbdb1110bdb",
     "batch anthropic": "81fe99d1192fdddc50ad1babfd44708310dfb7516470fe916c6ca3e86a146da9",
+    "probe inspect/mockllm/model": "554f5a54ab2ffc95a284700c926e2b7d0be7ee048efb26fbda4aebaf116ed733",
+    "compile math inspect md_json": "8526d21ae4e734674a7a365b7336aa25f540fce1b18cd63dc6c175055eed4ea0",
+    "compile re-ask inspect md_json": "a4cdc0cd8bf4d572de9997eb02f81c502b6a448f2a32fe1d91359198e7b28dff",
 }
 
 AT_A_SERVER_BEFORE = "5bd30aa6392ef2fb2cd6683ef8214e83eae02a28830e7afb1ff25b103c926c80"
@@ -97,7 +103,7 @@ def probe_requests(families: list[Family], model: str, endpoint: str | None) -> 
     """Each probe job's line (pid, target, k) and its request."""
     provider = Recorder(model.split("/")[0])
     provider.endpoint = endpoint
-    client = Client(provider, model=model.split("/")[1], name=model)
+    client = Client(provider, model=model.split("/", 1)[1], name=model)
     config = ProbeConfig(student=model, k=2, conditions=("C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random",
                                                           "C2_generic", "C3_mismatched", "C2_primitive",
                                                           "C2_primitive_random"), primitive_fallback=True)
@@ -132,7 +138,9 @@ async def call_keys(families: list[Family]) -> dict[str, str]:
     """Every pinned value, computed now."""
     keys = {"probe openai/s": probe_keys(families, "openai/s", None),
             "probe openai/s at a server": probe_keys(families, "openai/s", AT_A_SERVER),
-            "probe anthropic/s": probe_keys(families, "anthropic/s", None)}
+            "probe anthropic/s": probe_keys(families, "anthropic/s", None),
+            # inspect_ai's models (issue 48): provider "inspect", the model as inspect_ai names it
+            "probe inspect/mockllm/model": probe_keys(families, "inspect/mockllm/model", None)}
     problem = MathProblem(pid=families[0].pid, problem=families[0].parent_prompt, answer=families[0].parent_answer)
     for mode in ("json_schema", "json_object", "tools", "md_json"):
         per_granularity = []
@@ -143,8 +151,9 @@ async def call_keys(families: list[Family]) -> dict[str, str]:
     messages, _ = MathDomain().teacher_messages(problem)
     for mode in ("tools", "md_json"):
         keys[f"compile math anthropic {mode}"] = await structured_key(Recorder("anthropic"), mode, messages, TeacherPlan)
+    keys["compile math inspect md_json"] = await structured_key(Recorder("inspect"), "md_json", messages, TeacherPlan)
     for provider, mode in (("openai", "json_schema"), ("openai", "json_object"), ("openai", "tools"),
-                           ("openai", "md_json"), ("anthropic", "tools"), ("anthropic", "md_json")):
+                           ("openai", "md_json"), ("anthropic", "tools"), ("anthropic", "md_json"), ("inspect", "md_json")):
         keys[f"compile re-ask {provider} {mode}"] = await reask_key(Recorder(provider), mode, messages, TeacherPlan)
     code = CodeDomain()
     (humaneval,) = code.read_problems(Path("humaneval:1"), "error")

@@ -52,7 +52,7 @@ async def test_a_declared_condition_is_probed_reported_and_goes_through_the_pane
             await ex.probe(_student(answers, "TOY-CONDITION"), name="toy", k=1, conditions=["C1", "c2-toy"],
                            stage0=False, pids=families)
             written = await ex.write_report(await ex.report(["python/toy"]), tmp_path / "report")
-            oracle, _, _ = await ex.export_panels("python/toy", tmp_path / "panels")
+            oracle = (await ex.export_panels("python/toy", tmp_path / "panels")).oracle
         async with Experiment(tmp_path / "other.sqlite", workers=1) as ex:
             await ex.import_families(release_data / "families_sample.jsonl")
             await ex.import_panels([oracle], student="panel/toy")

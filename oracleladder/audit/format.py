@@ -60,6 +60,19 @@ class Truncation(Frozen):
         return (f"{what}: {self.cut_off} of {self.answers} answers cut off at {at}; "
                 f"{sum(self.unreadable.values())} unreadable" + (f" ({why})" if why else ""))
 
+    @classmethod
+    def summed(cls, parts: Iterable[Truncation]) -> Truncation:
+        """The Truncation of the answers of every part together."""
+        parts = list(parts)
+        return cls(answers=sum(t.answers for t in parts), cut_off=sum(t.cut_off for t in parts),
+                   unreadable={w: sum(t.unreadable.get(w, 0) for t in parts) for w in WHY})
+
+    @classmethod
+    def of_row(cls, row: FormatRow) -> Truncation:
+        """A format audit row's: its bucketed answers, those cut off, and those with no box by why."""
+        return cls(answers=row.n, cut_off=row.truncated,
+                   unreadable={CUT_OFF: row.no_boxed_trunc, REFUSED: row.refused, NO_BOX: row.no_boxed - row.refused})
+
     @property
     def warns(self) -> bool:
         """Whether a reader must be told: over WARN_SHARE of the answers cut off, or any unreadable."""
@@ -110,6 +123,7 @@ def format_table(rollouts: Iterable[Rollout], finish: dict[str, str | None],
         b = bucket(r, cut)
         c[b or "ungraded"] += 1
         c["truncated"] += cut and b is not None
+        c["refused"] += b == "no_boxed" and finish.get(r.call_key) in REFUSALS
     for job in failed:
         rows.setdefault(_row(job.target), Counter())["failed"] += 1
     out = {}
@@ -117,7 +131,8 @@ def format_table(rollouts: Iterable[Rollout], finish: dict[str, str | None],
         if name in rows:
             c = rows[name]
             out[name] = FormatRow(n=sum(c[b] for b in BUCKETS), **{b: c[b] for b in BUCKETS},
-                                  truncated=c["truncated"], ungraded=c["ungraded"], failed=c["failed"])
+                                  truncated=c["truncated"], ungraded=c["ungraded"], failed=c["failed"],
+                                  refused=c["refused"])
     return out
 
 

@@ -15,14 +15,23 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from .._lazy import lazy_module
 from ..ladder.contract import Domain
 from ..report.markdown import table
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
 from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..report import plots as _plots
+else:  # matplotlib: loaded when the figure is drawn
+    _plots = lazy_module("oracleladder.report.plots")
 
 RESPONSE_CHARS = 30_000  # a spreadsheet cell holds 32,767 characters: the end of a longer response
 COLUMNS = ("attempt", "family", "condition", "problem", "reference_answer", "response", "correct", "comment")
@@ -120,3 +129,9 @@ def markdown(result: dict) -> list[str]:
             *table(["Family", "Condition", "Attempts", "Correct by hand", "Accepted by the verifier", "Disagree"], rows),
             "", f"Correct by hand in at least one attempt: {solved} of {len(rows)}. The hand verdicts are in "
             f"{result['verdicts']}, apart from the verifier's.", ""]
+
+
+def figure(results: Sequence[dict]) -> Figure:
+    """The explainer's Figure 8 of graded sheets (`read_sheet`'s results): per family and condition, one
+    bar per sheet, the attempts correct by hand."""
+    return _plots.retest_figure(results)[0]

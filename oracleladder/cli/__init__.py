@@ -18,7 +18,7 @@ from ..clients import ConfigurationError, ProviderError
 from ..experiment import EndpointError, ExperimentError
 from ..schemas.jsonl import InputError
 from ..store import StoreError
-from . import audit, compiling, construction, panels, prim, probing, reporting, store
+from . import audit, compiling, construction, inspecting, panels, prim, probing, reporting, store
 from .common import fail
 
 # The project's own errors carry a one-line message that says what to do: printed as that line
@@ -76,6 +76,7 @@ app.command()(reporting.view)
 app.command()(probing.regrade)
 app.command()(probing.benchmark)
 app.command()(reporting.compare)
+app.command()(reporting.replication)
 app.command()(store.runs)
 app.command()(reporting.demo)
 app.command()(construction.screen)
@@ -83,5 +84,7 @@ app.command()(construction.funnel)
 app.command()(construction.reanchor)
 app.command()(store.batches)
 app.command()(store.merge)
+app.command()(inspecting.export_inspect)
+app.command()(inspecting.import_inspect)
 
 __all__ = ["app"]

@@ -10,17 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
-from ..audit import human as hum, judge as jdg, retest as rt, roadmap
+from ..audit import human as hum, judge as jdg, lengths as lg, retest as rt, roadmap
 from ..domains.math import MathDomain
-from ..experiment import Choice, Endpoint, Experiment
+from ..experiment import Choice, Endpoint, Experiment, release as rel
+from ..experiment.configs import JudgeConfig, ReviewConfig
 from ..experiment.results import JudgeAuditResult, ReviewAuditResult
-from ..experiment.selection import Picked, pick
+from ..experiment.selection import Picked
 from ..report import markdown
-from ..schemas.conditions import C1
-from ..schemas.models import Family, one_roadmap_set, parse_roadmap_set
+from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError
-from ..store import DEFAULT_STORE, Store
+from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
     PidsOpt,
@@ -35,10 +35,11 @@ from .common import (
     say,
     with_endpoint_options,
 )
+from .options import with_config
 from .selecting import RunPick, with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                  help="The paper's audits of a run: format, roadmap-match, judge, human, retest, review.")
+                  help="The paper's audits of a run: format, roadmap-match, lengths, judge, human, retest, review; and the release's own audit files (release).")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
@@ -63,30 +64,6 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     typer.echo("\n".join(markdown.format_audit({student: audit})))
 
 
-async def _families(store: Store, source: str) -> list:
-    try:
-        name, granularity = parse_roadmap_set(source)
-        families = await store.families(source=name, granularity=granularity)
-        one_roadmap_set(source, families)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    if not families:
-        fail(f"{store.path} holds no families of roadmap set '{source}'")
-    return families
-
-
-async def _roadmap(ex: Experiment, student: str, source: str, picked: Choice,
-                   against: str | None) -> roadmap.Containment:
-    families = await _families(ex.store, source)
-    found = await ex.result_groups(student, families[0].provenance.roadmap_set)
-    rollouts = [r for g in pick(student, source, found, picked) for r in g.rollouts] if found else []
-    if not any(r.target == C1.name for r in rollouts):
-        fail(f"{ex.path} holds no C1 attempts of student '{student}' on roadmap set '{source}'; "
-             f"run `ladder probe --student {student} --conditions C1` first")
-    other = None if against is None else await _families(ex.store, against)
-    return roadmap.roadmap_match(families, rollouts, other)
-
-
 @app.command("roadmap-match")
 @with_choice()
 def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
@@ -100,23 +77,54 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex, s=s: _roadmap(ex, s, source, picked, against), reading=True)
+    results = {s: run_experiment(store, lambda ex, s=s: ex.roadmap_audit(s, source=source, against=against,
+                                                                         choice=picked), reading=True)
                for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
 
 
+@app.command("lengths")
+@with_choice()
+def lengths(student: Annotated[list[str], typer.Option("--student", help="A student (repeat for several).")],
+            threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: a milestone is solved alone with at least tau correct of K.")] = 1,
+            bins: Annotated[str, typer.Option("--bins", help="The length bins' cut points in characters, a rising comma list (the paper's: 20,60).")] = "20,60",
+            figure: Annotated[Path | None, typer.Option("--figure", help="Also draw the solve rate by length to this PNG.")] = None,
+            source: SourceOpt = "release", use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+            store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
+    """Milestone solve rate by gold answer length (the paper's length analysis, Appendix N): per length
+    bin, the tested milestones each student solves alone (Stage 0, >= tau of K), families with a milestone
+    left out by the leak rule left out whole; each student's results at one setting (--max-tokens, --run, ...)."""
+    try:
+        cuts = lg.parse_bins(bins)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--bins") from None
+    existing(store)
+
+    async def read(ex: Experiment, s: str) -> lg.SolveByLength:
+        [group] = await ex.picked(s, source=source, choice=picked)
+        families, results, _ = await ex.results(s, source=source, use_corrections=use_corrections, choice=picked)
+        return lg.solve_by_length(s, group.describe(), families, results, tau=threshold, cuts=cuts,
+                                  use_corrections=use_corrections)
+
+    results = [run_experiment(store, lambda ex, s=s: read(ex, s), reading=True) for s in student]
+    if not any(b.milestones for r in results for b in r.bins):
+        fail(f"no Stage 0 result of {', '.join(student)} on '{source}' at this setting: probe with Stage 0 first")
+    if figure is not None:
+        lg.figure(results).savefig(figure, dpi=110, bbox_inches="tight")
+    typer.echo(json.dumps([r.model_dump() for r in results]) if as_json else "\n".join(lg.markdown(results)))
+
+
 @app.command("judge")
 @with_endpoint_options
+@with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
     student: Annotated[str | None, typer.Option("--student", help="The student whose graded rollouts to sample.")] = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection reason).")] = 40,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the grader-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
-    source: SourceOpt = "release",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge answer.")] = 4096,
+    *,
+    config: JudgeConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -146,19 +154,17 @@ def judge(
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
     _asked(store, judge_model, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, source=source, n=n, seed=seed,
-                                               max_tokens=max_tokens, choice=Choice(run=run)))
+           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=Choice(run=run)))
 
 
 @app.command("review")
 @with_endpoint_options
+@with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
-    source: SourceOpt = "release",
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each reviewer answer.")] = 4096,
+    config: ReviewConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: JsonOpt = False,
@@ -180,8 +186,7 @@ def review(
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
     _asked(store, reviewer, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.review_audit(endpoint, student, source=source, threshold=threshold,
-                                                max_tokens=max_tokens, choice=Choice(run=run)),
+           lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=Choice(run=run)),
            incomplete=_nothing_reviewed)
 
 
@@ -327,7 +332,8 @@ def retest(
     student: Annotated[str | None, typer.Option("--student", help="The student whose attempts to grade by hand.")] = None,
     pids: PidsOpt = None,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: every attempt of the families, to grade by hand (its key beside it, SHEET.key.json).")] = None,
-    read: Annotated[Path | None, typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's.")] = None,
+    read: Annotated[list[Path] | None, typer.Option("--read", help="A graded sheet: store its verdicts apart (SHEET.verdicts.jsonl) and print them beside the verifier's (repeat for several students' sheets).")] = None,
+    figure: Annotated[Path | None, typer.Option("--figure", help="With --read: draw the attempts correct by hand per family, one bar per sheet, to this PNG (the explainer's Figure 8).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sheet's order.")] = 0,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
@@ -337,14 +343,20 @@ def retest(
     """The raw-output retest graded by hand (paper Table 43): every attempt of the chosen families at one
     setting (e.g. the run of `ladder probe --pids ... --no-system-prompt --temperature 0.7`; --run picks
     it) on a sheet, without the verifier's verdicts; `--read SHEET` keeps the person's verdicts apart and
-    shows them beside the verifier's, per family and condition."""
-    if read is not None:
+    shows them beside the verifier's, per family and condition; `--figure PNG` draws them, one bar per
+    sheet (the explainer's Figure 8: two students' sheets of the same families side by side)."""
+    if read:
         try:
-            result = rt.read_sheet(read)
+            results = [rt.read_sheet(sheet) for sheet in read]
         except SheetError as exc:
             fail(str(exc))
-        typer.echo(json.dumps(result) if as_json else "\n".join(rt.markdown(result)))
+        if figure is not None:
+            rt.figure(results).savefig(figure, dpi=110, bbox_inches="tight")
+        shown = results[0] if len(results) == 1 else results  # one sheet: its result, as before several were read
+        typer.echo(json.dumps(shown) if as_json else "\n".join(line for r in results for line in rt.markdown(r)))
         return
+    if figure is not None:
+        fail("--figure draws graded sheets: give --read SHEET")
     chosen = pids_given(pids)
     if not (student and chosen and sheet):
         fail("ladder audit retest needs --student, --pids and --sheet (or --read SHEET)")
@@ -359,3 +371,18 @@ def retest(
     else:
         say(f"{n} attempts written to {sheet} (key: {rt.key_path(sheet)}); write yes or no in the correct column, "
             f"then run `ladder audit retest --read {sheet}`.")
+
+
+@app.command("release")
+def release(
+    folder: Annotated[Path, typer.Argument(help="The release's data/ folder (audit_*.jsonl, human_validation.jsonl, the repairs' oracle files, math_hard100_panel*.jsonl, oracle_panel_16k/).")],
+    student: Annotated[str, typer.Option("--student", help="The audited model, as the panel names it: its panel gives Table 41's original triage.")] = "mile_2k_step_180",
+    as_json: JsonOpt = False,
+) -> None:
+    """The paper's Tables 17 and 39-41 rebuilt from the release's own files: the MATH hard-100 score
+    beside each model's fingerprint; the two raters' agreement, the consensus labels and the validation
+    pass; the post-repair triage and its bounds; the fingerprint of the fresh oracle pass after repair per
+    rater category beside the original triage. A record that does not fit its file's model is one line
+    naming the file and line (exit 2)."""
+    result = rel.read_release(folder, student)
+    typer.echo(json.dumps(result) if as_json else "\n".join(rel.markdown(result)))

@@ -12,11 +12,11 @@ import os
 import signal
 import tempfile
 from collections.abc import Awaitable, Callable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+from pydantic.fields import FieldInfo
 from rich.console import Console
 from rich.markup import escape
 
@@ -33,7 +33,7 @@ from ..experiment import (
     ExperimentError,
     request_body,
 )
-from ..ladder import WHOLE, Shard
+from ..experiment.configs import Budgeted, Flag, InDomain, OnDuplicate, OnSet, Sampling, StageConfig, pid_list
 from ..schemas.jsonl import InputError
 from ..verify import grader_name
 
@@ -44,8 +44,25 @@ console = Console(stderr=True)
 # rerun picks them up
 EXIT_INCOMPLETE = 3
 
+
+def field_option(name: str, field: FieldInfo) -> inspect.Parameter:
+    """The typer option of one config field."""
+    flag = next(m for m in field.metadata if isinstance(m, Flag))
+    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
+    option = typer.Option(flag.decls, help=field.description, min=low, metavar=flag.metavar)
+    kind = field.annotation if flag.cli_type is None else flag.cli_type
+    default = None if flag.cli_type is not None else not field.default if flag.off else field.default
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, option], default=default)
+
+
+def option_of(kind: type[StageConfig], name: str) -> Any:
+    """The option of one config field, for a command that takes the option but not that config (the
+    command's default is its own)."""
+    return field_option(name, kind.model_fields[name]).annotation
+
+
 StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of this experiment.")]
-SourceOpt = Annotated[str, typer.Option(help="Which roadmap set: 'release', a teacher model string, or TEACHER@coarse|fine.")]
+SourceOpt = option_of(OnSet, "source")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -68,20 +85,12 @@ def listed(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def pids_given(value: str | None) -> list[str] | None:
-    """``--pids FILE|LIST``: the pids of a file (one a line, or comma-separated; ``#`` starts a comment)
-    or of a comma list; None when the option is not given."""
-    if value is None:
-        return None
-    path = Path(value)
-    if path.is_file():
-        text = "\n".join(line.split("#")[0] for line in path.read_text(encoding="utf-8").splitlines())
-    else:
-        text = value
-    pids = [p for p in text.replace(",", " ").split() if p]
-    if not pids:
-        raise typer.BadParameter(f"'{value}' names no pid")
-    return pids
+def pids_given(value: str | None) -> tuple[str, ...] | None:
+    """``--pids FILE|LIST``: the pids it names (`configs.pid_list`); None when the option is not given."""
+    try:
+        return None if value is None else pid_list(value)  # type: ignore[return-value]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 PidsOpt = Annotated[str | None, typer.Option("--pids", metavar="FILE|LIST", help=(
@@ -215,22 +224,6 @@ def known_grader(grader: str) -> str:
         fail(str(exc))
 
 
-FieldOpt = Annotated[list[str] | None, typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for one of pid, problem, answer, solution, e.g. problem=question; repeat the option.")]
-NullValuesOpt = Annotated[str | None, typer.Option("--null-values", metavar="TEXT,...", help="Cell texts of the pool that mean a missing value, e.g. NA,null (default: none; every cell is read as written).")]
-EncodingOpt = Annotated[str | None, typer.Option("--encoding", help="The encoding of a CSV pool that is not UTF-8, e.g. latin-1.")]
-
-
-def null_texts(null_values: str | None) -> list[str]:
-    """--null-values' comma-separated texts."""
-    return [v for v in (null_values or "").split(",") if v]
-
-
-def shard_of(text: str | None) -> Shard:
-    """--shard's check, before the command runs: a bad spelling is one line (exit 2)."""
-    try:
-        return WHOLE if text is None else Shard.parse(text)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
 
 
 def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
@@ -245,19 +238,12 @@ def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
 
 RayOpt = Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
 WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
-ShardOpt = Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Only shard I of N (from 1): the families (compile: the problems) split by a stable hash of their pid, the controls still drawn from the whole set; N runs into N stores, then `ladder merge`, give the whole run (docs/cluster.md).")]
 GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
-KOpt = Annotated[int, typer.Option("--k", min=1, help="Attempts per milestone and per condition.")]
-DomainOpt = Annotated[str, typer.Option(help="math, code (families compiled with --domain code), or another registered domain (docs/domains.md).")]
+KOpt = option_of(Sampling, "k")
+MaxTokensOpt = option_of(Budgeted, "max_tokens")
+DomainOpt = option_of(InDomain, "domain")
 PricesOpt = Annotated[Path | None, typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
 MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Say how many calls the run would make after the cache, and their tokens and cost (online and batch); make none.")]
-
-
-class OnDuplicate(str, Enum):
-    error = "error"
-    keep_first = "keep-first"
-    keep_last = "keep-last"
 
 
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(

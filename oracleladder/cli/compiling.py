@@ -12,20 +12,17 @@ import typer
 from ..clients import load_prices
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
+from ..experiment.configs import CompileConfig
+from ..ladder import WHOLE
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
-    DryRunOpt,
-    EncodingOpt,
-    FieldOpt,
     MaxCostOpt,
-    NullValuesOpt,
     OnDuplicate,
     OnDuplicateOpt,
     PricesOpt,
     RayOpt,
-    ShardOpt,
     StoreOpt,
     WorkersOpt,
     cluster_of,
@@ -33,67 +30,54 @@ from .common import (
     existing,
     fail,
     make_endpoint,
-    null_texts,
     run_experiment,
     say,
-    shard_of,
     with_endpoint_options,
 )
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
+from .options import with_config
 
 
 @with_endpoint_options
+@with_config
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     problems: Annotated[Path | None, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
-    granularity: Annotated[str, typer.Option(help="coarse (3 milestones), default, or fine (8-10).")] = "default",
-    domain: Annotated[str, typer.Option(help="math, code, or another registered domain (docs/domains.md).")] = "math",
-    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per problem.")] = 3,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher answer (a reasoning model's reasoning counts in it).")] = 4096,
-    independent_solve: Annotated[bool, typer.Option("--independent-solve/--no-independent-solve", help="Check each milestone by a separate solve of its prompt alone.")] = True,
+    *,
+    config: CompileConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for, in instructor's modes: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format, the schema in the prompt), tools (a forced tool call; Anthropic: a forced tool_use), md_json (the schema in the prompt), or auto: the provider's strongest the server takes, learned from its rejections.")] = "auto",
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    on_duplicate: OnDuplicateOpt = OnDuplicate.error,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    field: FieldOpt = None,
-    null_values: NullValuesOpt = None,
-    encoding: EncodingOpt = None,
-    teacher_prompt: Annotated[str, typer.Option("--teacher-prompt", help="toolkit (default): the toolkit's teacher prompt, Appendix U's rules plus ANSWER FORMAT, NO-LEAK and PRIMITIVE sections (and the granularity's); paper: Appendix U's prompt as published, nothing added (math, default granularity; the paper publishes no code teacher prompt). Its name and hash go in each family's provenance, the report header and `compare`.")] = "toolkit",
-    screened: Annotated[str | None, typer.Option("--set", help="Compile only the problems of PROBLEMS that survived this set's raw screen (`ladder screen PROBLEMS --rule direct-only --set NAME`); a problem it dropped or left unscreened is not sent to the teacher.")] = None,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
-    shard: ShardOpt = None,
     ray: RayOpt = None,
     workers: WorkersOpt = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    split, cluster = shard_of(shard), cluster_of(ray, workers)
+    cluster = cluster_of(ray, workers)
     if primitives_only or integrate_only:
         flag = "--primitives-only" if primitives_only else "--integrate-only"
-        if (problems is not None or domain != "math" or dry_run or screened is not None or teacher_prompt != "toolkit"
-                or shard is not None or cluster is not None or (primitives_only and integrate_only)):
+        if (problems is not None or config.domain != "math" or config.dry_run or config.screened is not None
+                or config.teacher_prompt != "toolkit" or config.shard != WHOLE or cluster is not None
+                or (primitives_only and integrate_only)):
             fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set, "
                  "--teacher-prompt, --shard or --ray, not with the other of --primitives-only and --integrate-only")
         # online calls: neither has ever taken --batch
         endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
                                  prices=load_prices(prices), max_cost=max_cost)
-        _fill(store, endpoint, source, max_attempts, max_tokens, as_json, integrate_only)
+        _fill(store, endpoint, source, config, as_json, integrate_only)
         return
     if problems is None:
         fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only, --integrate-only)")
-    get_domain(domain)  # an unknown name fails here, before the store is touched
+    get_domain(config.domain)  # an unknown name fails here, before the store is touched
     endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
                              max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.compile(
-        problems, endpoint, granularity=granularity, domain=domain, max_attempts=max_attempts, max_tokens=max_tokens,
-        independent_solve=independent_solve, on_duplicate=on_duplicate.value, fields=field,
-        null_values=null_texts(null_values), encoding=encoding, screened=screened, teacher_prompt=teacher_prompt,
-        dry_run=dry_run, shard=split, progress=bar), endpoint, reading=dry_run, cluster=cluster)
+    result = run_experiment(store, lambda ex: ex.compile(problems, endpoint, config, progress=bar), endpoint,
+                            reading=config.dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):
@@ -131,13 +115,12 @@ def _say_compiled(result: CompileResult) -> None:
             "those problems again (stored calls are not asked again)")
 
 
-def _fill(store: Path, endpoint: Endpoint, source: str, max_attempts: int, max_tokens: int, as_json: bool,
-          integrate: bool) -> None:
+def _fill(store: Path, endpoint: Endpoint, source: str, config: CompileConfig, as_json: bool, integrate: bool) -> None:
     """compile --primitives-only or --integrate-only: the primitive or the INTEGRATE step of each family
     of ``source`` that has none."""
     result: PrimitivesResult | IntegrateResult = run_experiment(store, lambda ex: (
         ex.compile_integrate if integrate else ex.compile_primitives)(
-        endpoint, source=source, max_attempts=max_attempts, max_tokens=max_tokens, progress=bar), endpoint)
+        endpoint, config, source=source, progress=bar), endpoint)
     had = result.had_integrate if isinstance(result, IntegrateResult) else result.had_primitive
     if as_json:
         typer.echo(json.dumps(result.flat()))

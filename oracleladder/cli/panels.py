@@ -12,7 +12,7 @@ import typer
 from ..experiment import Choice
 from ..store import DEFAULT_STORE
 from .common import SourceOpt, StoreOpt, existing, fail, run_experiment, say
-from .selecting import with_choice
+from .selecting import BUDGET, with_choice
 
 app = typer.Typer(no_args_is_help=True, help="Per-family results in the release's panel records: export, import.")
 
@@ -31,11 +31,13 @@ def export(
     """Write a student's results on a roadmap set at one setting as the release's panel records: one per
     condition and family, and one per tested milestone and family (Stage 0)."""
     existing(store)
-    oracle, stage0, n = run_experiment(store, lambda ex: ex.export_panels(
+    written = run_experiment(store, lambda ex: ex.export_panels(
         student, out, source=source, model=model, use_corrections=use_corrections, choice=picked), reading=True)
-    if not n:
+    if not written.records:
         fail(f"{student} has no graded results on '{source}' to write")
-    say(f"wrote {n} panel records of {student}: {oracle} and {stage0}")
+    for line in written.warnings:
+        say(f"warning: {line}")
+    say(f"wrote {written.records} panel records of {student}: {written.oracle} and {written.stage0}")
 
 
 @app.command("import")
@@ -43,7 +45,7 @@ def import_(
     files: Annotated[list[Path], typer.Argument(help="Panel files (the release's oracle_panel_16k/*.jsonl, stage0 panels).")],
     source: Annotated[str, typer.Option(help="The roadmap set the panels were made on (imported first).")] = "release",
     student: Annotated[str | None, typer.Option("--student", help="File every record under this student (default: each record's model).")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="The --max-tokens the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(BUDGET, min=1, help=f"The {BUDGET} the panel was made at (the release's 16k panels: 16384), stated in the report.")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="The temperature the panel was made at, stated in the report.")] = None,
     grader: Annotated[str | None, typer.Option("--grader", help="The grader of the panel's verdicts (the release's: paper), stated in the report.")] = None,
     store: StoreOpt = DEFAULT_STORE,
@@ -54,10 +56,12 @@ def import_(
     for f in files:
         if not f.is_file():
             fail(f"{f}: no such file")
-    counts, left_out = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
-                                                               max_tokens=max_tokens, temperature=temperature,
-                                                               grader=grader))
-    for name, n in counts.items():
+    imported = run_experiment(store, lambda ex: ex.import_panels(files, source=source, student=student,
+                                                                 max_tokens=max_tokens, temperature=temperature,
+                                                                 grader=grader))
+    for name, n in imported.counts.items():
+        for line in imported.warnings[name]:
+            say(f"warning: {line}")
         say(f"imported {n} panel records of {name} into {store} (source '{source}')")
-    if left_out:
-        say(f"left out {left_out} records on families not in '{source}'")
+    if imported.left_out:
+        say(f"left out {imported.left_out} records on families not in '{source}'")

@@ -13,22 +13,19 @@ import typer
 
 from ..clients import load_prices
 from ..experiment import Choice, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
+from ..experiment.configs import PrimConfig
 from ..prim import audit as prim_audit
 from ..prim.analysis import PrimReport
-from ..prim.dimensions import DIMENSIONS
 from ..prim.scoring import TAU
-from ..report.palette import n_families, number_word
+from ..report.palette import n_families
 from ..schemas.sheets import SheetError
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
-    DryRunOpt,
-    GraderOpt,
-    KOpt,
     MaxCostOpt,
+    MaxTokensOpt,
     PricesOpt,
     RayOpt,
-    ShardOpt,
     SourceOpt,
     StoreOpt,
     WorkersOpt,
@@ -36,14 +33,13 @@ from .common import (
     console,
     existing,
     fail,
-    listed,
     make_endpoint,
     run_experiment,
     say,
-    shard_of,
     with_endpoint_options,
 )
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
+from .options import with_config
 from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
@@ -71,7 +67,7 @@ def compile(  # noqa: A001 - the command's name
     kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11); teacher: its primitive from the answer and the reference solution, classified in the taxonomy (Fig. 7).")] = "teacher-problem-only",
     source: SourceOpt = "release",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each teacher reply.")] = 4096,
+    max_tokens: MaxTokensOpt = 4096,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
@@ -99,41 +95,23 @@ def compile(  # noqa: A001 - the command's name
 app.command()(compile)
 
 
-def dimensions_help() -> str:
-    """`prim probe --dimensions`' help: the declared dimensions (`prim.dimensions.DIMENSIONS`) as the module is loaded."""
-    return (f"The dimensions to probe (a comma list, or repeat the option): {', '.join(DIMENSIONS.names)}; "
-            f"default all {number_word(len(DIMENSIONS.names))}.")
-
-
 @with_endpoint_options
+@with_config
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    dimensions: Annotated[list[str] | None, typer.Option("--dimensions", help=dimensions_help())] = None,
-    primitive_source: Annotated[list[str] | None, typer.Option("--primitive-source", help="Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self (the student's own Discovery output), or plan (the teacher's plan); default gold.")] = None,
-    teacher: Annotated[str | None, typer.Option("--teacher", help="Whose teacher primitives Execution shows, when several teachers wrote them (default: the last stored).")] = None,
-    k: KOpt = 1,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
-    source: SourceOpt = "release",
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N families.")] = None,
-    grader: GraderOpt = "strict",
+    config: PrimConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    shard: ShardOpt = None,
     ray: RayOpt = None,
     workers: WorkersOpt = None,
 ) -> None:
     """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
-    split, cluster = shard_of(shard), cluster_of(ray, workers)
+    cluster = cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_probe(
-        endpoint, dimensions=tuple(listed(dimensions) or DIMENSIONS.names), sources=tuple(listed(primitive_source) or ("gold",)), k=k,
-        max_tokens=max_tokens, temperature=temperature, grader=grader, source=source, teacher=teacher, limit=limit,
-        dry_run=dry_run, shard=split, progress=bar), endpoint, cluster=cluster)
+    result = run_experiment(store, lambda ex: ex.prim_probe(endpoint, config, progress=bar), endpoint, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, ProbeEstimate):
@@ -148,7 +126,7 @@ def probe(
         for target, n in result.skipped.items():
             say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")
     say_budget(result.budget_stop)
-    print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, config.source)
     if result.failed_jobs or result.ungraded or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -161,7 +139,7 @@ def score(
     judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose Discovery and Digestion primitives to score.")],
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
     source: SourceOpt = "release",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
@@ -197,7 +175,7 @@ def _judged(result: PrimScoreResult | PrimAnswersResult, as_json: bool, summary:
 def answers(
     judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each judge reply.")] = 2048,
+    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
     source: SourceOpt = "release",
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,

@@ -12,49 +12,36 @@ import typer
 from .._lazy import lazy_module
 from ..clients import load_prices
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
+from ..experiment.configs import BenchmarkConfig, ProbeConfig
 from ..experiment.reader import BENCHMARK
-from ..report.palette import n_families, number_word
-from ..schemas import LADDER
+from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
 from .common import (
     EXIT_INCOMPLETE,
     DomainOpt,
-    DryRunOpt,
     GraderOpt,
-    KOpt,
     MaxCostOpt,
-    PidsOpt,
     PricesOpt,
     RayOpt,
-    ShardOpt,
     SourceOpt,
     StoreOpt,
     WorkersOpt,
     cluster_of,
     console,
     existing,
-    listed,
     make_endpoint,
-    pids_given,
     run_experiment,
     say,
-    shard_of,
     with_endpoint_options,
 )
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
+from .options import with_config
 
 if TYPE_CHECKING:
     from ..verify import api as _verify_api
 else:  # SymPy behind it: loaded when an answer is graded, not by `ladder --help`
     _verify_api = lazy_module("oracleladder.verify.api")
-
-
-def conditions_help() -> str:
-    """`probe --conditions`' help: the declared conditions (`schemas.LADDER`) as the module is loaded."""
-    return (f"A condition to run (repeat the option, or comma-separate): {', '.join(s.short for s in LADDER)} (or the "
-            f"released names {', '.join(s.name for s in LADDER)}); default all {number_word(len(LADDER.default))} "
-            "(code: C1, C2, C3).")
 
 
 def verify(
@@ -78,47 +65,25 @@ def verify(
 
 
 @with_endpoint_options
+@with_config
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
-    k: KOpt = 8,
-    conditions: Annotated[list[str] | None, typer.Option("--conditions", help=conditions_help())] = None,
-    stage0: Annotated[bool, typer.Option("--stage0/--no-stage0", help="Run the milestone test (Stage 0).")] = True,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer (a reasoning model's reasoning counts in it).")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (reasoning models take only their default).")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed of the controls' substitute content.")] = 0,
-    source: SourceOpt = "release",
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N families (the controls still draw from the whole set).")] = None,
-    use_corrections: Annotated[bool, typer.Option("--use-corrections", help="Grade against corrected reference answers.")] = False,
-    grader: GraderOpt = "strict",
+    config: ProbeConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
-    domain: DomainOpt = "math",
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    primitive: Annotated[bool, typer.Option("--primitive", help="Also run the primitive rung, C2-primitive and its control C2-primitive-random, on the families that have a primitive (docs/primitive.md); the others are skipped and counted.")] = False,
-    include_unusable: Annotated[bool, typer.Option("--include-unusable", help="Also ask the parent jobs of the families whose reference answer is unusable (`ladder check`; the report leaves them out), which are skipped by default.")] = False,
-    primitive_fallback: Annotated[bool, typer.Option("--primitive-fallback", help="For the primitive rung, a family without a primitive uses its first KEY_MOVE milestone's description (marked as the fallback).")] = False,
-    pids: PidsOpt = None,
-    no_system_prompt: Annotated[bool, typer.Option("--no-system-prompt", help="Leave the student's system message out of every request (the paper's raw-output retest, Table 43): other requests, other calls, and a setting of the run that reports never pool with the default.")] = False,
-    keep_leaking: Annotated[bool, typer.Option("--keep-leaking", help="Keep the milestones whose gold leaks the reference answer in Stage 0, C2 and C3 (the leak rule drops them by default): to replicate a run that kept them.")] = False,
-    shard: ShardOpt = None,
     ray: RayOpt = None,
     workers: WorkersOpt = None,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    split, cluster = shard_of(shard), cluster_of(ray, workers)
+    cluster = cluster_of(ray, workers)
     endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    if dry_run:
+    if config.dry_run:
         existing(store)  # the families to probe are in it
-    result = run_experiment(store, lambda ex: ex.probe(
-        endpoint, k=k, conditions=listed(conditions), stage0=stage0, max_tokens=max_tokens, temperature=temperature,
-        seed=seed, use_corrections=use_corrections, grader=grader, source=source, limit=limit,
-        domain=domain, primitive=primitive, primitive_fallback=primitive_fallback,
-        include_unusable=include_unusable, dry_run=dry_run, system_prompt=not no_system_prompt, pids=pids_given(pids),
-        keep_leaking=keep_leaking, shard=split,
-        progress=bar), endpoint, reading=dry_run, cluster=cluster)
+    result = run_experiment(store, lambda ex: ex.probe(endpoint, config, progress=bar), endpoint,
+                            reading=config.dry_run, cluster=cluster)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     if isinstance(result, Estimate):
@@ -136,7 +101,7 @@ def probe(
         say(f"C2-primitive and C2-primitive-random skipped {n_families(result.without_primitive)} without a "
             "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
     say_budget(result.budget_stop)
-    print_failed_jobs(result.failed_jobs, result.ungraded, student, source)
+    print_failed_jobs(result.failed_jobs, result.ungraded, student, config.source)
     if result.endpoint_lost:
         say(f"the endpoint stopped answering mid-run ({result.endpoint_lost}): every finished job is stored")
     if result.failed_jobs or result.ungraded or result.budget_stop:
@@ -165,18 +130,12 @@ def regrade(
 
 
 @with_endpoint_options
+@with_config
 def benchmark(
     student: Annotated[str, typer.Option("--student", help="provider/model of the student.")],
     problems: Annotated[Path, typer.Argument(help="A JSONL, CSV or Parquet pool of problems with reference answers "
                                              "(the field names `ladder compile` reads; see --field).")],
-    name: Annotated[str | None, typer.Option("--name", help="The benchmark's name (default: the file's stem); "
-                                                "`ladder report --benchmark NAME` reads it.")] = None,
-    k: KOpt = 8,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer.")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
-    grader: GraderOpt = "strict",
-    field: Annotated[list[str] | None, typer.Option("--field", metavar="NAME=COLUMN", help="The pool's column for "
-                                                       "one of pid, problem, answer, e.g. problem=question; repeat.")] = None,
+    config: BenchmarkConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -184,15 +143,13 @@ def benchmark(
     """A plain benchmark probe, the paper's external comparator (Tables 1, 17): each problem asked directly,
     no roadmap, K times; pass@1 and pass@K over the problems with K graded answers."""
     endpoint = make_endpoint(student, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.benchmark(
-        endpoint, problems, name=name, k=k, max_tokens=max_tokens, temperature=temperature, grader=grader,
-        fields=field or (), progress=bar), endpoint)
+    result = run_experiment(store, lambda ex: ex.benchmark(endpoint, problems, config, progress=bar), endpoint)
     if as_json:
         typer.echo(json.dumps(result.flat()))
     else:
         left = f"; {result.no_answer} without a reference answer left out" if result.no_answer else ""
-        say(f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {k} graded answers"
-            f"{left}; pass@1 {score(result.pass_at_1)}, pass@{k} {score(result.pass_at_k)}")
+        say(f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {config.k} graded "
+            f"answers{left}; pass@1 {score(result.pass_at_1)}, pass@{config.k} {score(result.pass_at_k)}")
         say(result.truncation.said(f"benchmark '{result.name}'", [result.max_tokens]))
     print_failed_jobs(result.failed_jobs, result.ungraded, student, BENCHMARK + result.name)
     if result.failed_jobs or result.ungraded:

@@ -11,14 +11,16 @@ import typer
 
 from .. import demo as _demo
 from .._lazy import lazy_module
-from ..experiment import Choice, Experiment, Report
-from ..report import console as terminal
+from ..experiment import Choice, Experiment, Report, replication as _replication
+from ..experiment.configs import ReportConfig
+from ..report import console as terminal, replication as _replicated
 from ..report.palette import n_families
 from ..schemas.sheets import write_rows
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
-from .common import DomainOpt, KOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
+from .common import DomainOpt, KOpt, MaxTokensOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
 from .display import bar
+from .options import with_config
 from .selecting import with_choice
 
 if TYPE_CHECKING:
@@ -26,16 +28,13 @@ if TYPE_CHECKING:
 else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --help`
     _compare = lazy_module("oracleladder.report.compare")
 
-def _write_report(store: Path, student: list[str], out: Path, threshold: int, source: str,
-                  use_corrections: bool, domain: str, html: bool, picked: Choice, base: str | None = None,
-                  order: list[str] | None = None, benchmark: str | None = None, against: str | None = None) -> Report:
+def _write_report(store: Path, student: list[str], out: Path, config: ReportConfig, html: bool,
+                  picked: Choice) -> Report:
     """report.md, report.json and the plots in ``out`` (with ``html``, the site in out/html too)."""
     async def write(ex: Experiment) -> Report:
         if html:
-            ex.check_html(domain)
-        report = await ex.report(student, source=source, threshold=threshold, use_corrections=use_corrections,
-                                 domain=domain, choice=picked, base=base, order=order, benchmark=benchmark,
-                                 against=against)
+            ex.check_html(config.domain)
+        report = await ex.report(student, config, choice=picked)
         await ex.write_report(report, out, html=html)
         return report
 
@@ -47,32 +46,20 @@ HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the HTML repor
 
 
 @with_choice(by_run=True)
+@with_config
 def report(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat for several students).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.json and the plots.")] = Path("report"),
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
-    source: SourceOpt = "release",
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    *,
+    config: ReportConfig,
     store: StoreOpt = DEFAULT_STORE,
-    domain: DomainOpt = "math",
     html: HtmlOpt = False,
-    base: Annotated[str | None, typer.Option("--base", help="The student (a report column) the change tables "
-                                                "(Tables 18, 38) read the others against; default the first.")] = None,
-    order: Annotated[list[str] | None, typer.Option("--order", help="The report's columns as checkpoints left to "
-                                                        "right in Figure 7 (repeat, each once); default as given.")] = None,
-    benchmark: Annotated[str | None, typer.Option("--benchmark", help="A plain benchmark probe's name (`ladder "
-                                                     "benchmark --name`): its pass@1 at each column's settings is "
-                                                     "Table 1's MATH score.")] = None,
-    against: Annotated[str | None, typer.Option("--against", help="A second roadmap set of the same problems: "
-                                                   "Table 37's ratio of the two sets' golds in the same unaided "
-                                                   "attempts.")] = None,
     picked: Choice = Choice(),
 ) -> None:
     """Outcome and taxonomy tables, controls, CIs and plots for any number of students, each at one
     setting (--max-tokens, --run, ...; --by-run: each setting side by side)."""
     existing(store)
-    written = _write_report(store, student, out, threshold, source, use_corrections, domain, html, picked, base,
-                            order, benchmark, against)
+    written = _write_report(store, student, out, config, html, picked)
     console.print(f"report written to {out}/" + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""),
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):
@@ -154,7 +141,8 @@ def view(
             if a is not None and b is not None:
                 _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True, picked)
             else:
-                _write_report(store, student, out, threshold, source, use_corrections, "math", True, picked)
+                _write_report(store, student, out, ReportConfig(threshold=threshold, source=source,
+                                                                use_corrections=use_corrections), True, picked)
             seen[0] = stamp
 
     serve(refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"), say)
@@ -208,12 +196,33 @@ def compare(
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)
 
 
+@with_choice()
+def replication(
+    source: Annotated[list[str], typer.Option("--source", help="A roadmap set as SET[,tau=N][,student=NAME] (repeat: one column each, in order), e.g. --source release,student=mile2k --source math500,tau=3 --source aime.")],
+    student: Annotated[str | None, typer.Option("--student", help="The student of every set that names none.")] = None,
+    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau of every set that names none.")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder for replication.md, replication.json and replication.png.")] = Path("replication"),
+    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    store: StoreOpt = DEFAULT_STORE,
+    picked: Choice = Choice(),
+) -> None:
+    """The roadmap effect across roadmap sets (paper Table 2, the explainer's Figure 6): the families solved
+    under C1, the controls, C2 and C3 on each set, each read for its own student at its own tau, in one
+    table and one figure; every set's results at one setting (--max-tokens, --run, ...)."""
+    existing(store)
+    sets = [_replication.parse_set(s, student, threshold) for s in source]
+    columns = run_experiment(store, lambda ex: _replication.replication(ex, sets, use_corrections=use_corrections,
+                                                                       choice=picked), reading=True)
+    written = _replicated.write_replication(columns, out)
+    say(f"replication of {len(columns)} roadmap sets written to {written[0]} ({written[2].name}: the figure)")
+
+
 def demo(
     store: StoreOpt = Path("demo.sqlite"),
     out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path("demo-report"),
     families: Annotated[int | None, typer.Option(min=1, help="Probe only the first N families of the demo set.")] = None,
     k: KOpt = _demo.K,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token budget of each answer of the local model (the default cuts none off).")] = _demo.MAX_TOKENS,
+    max_tokens: MaxTokensOpt = _demo.MAX_TOKENS,  # the local model's: it cuts none of the demo's answers off
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed offset: another N samples other answers (other calls in the store); 0 keeps the demo's own.")] = 0,
     open_report: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser when it is written.")] = False,
 ) -> None:

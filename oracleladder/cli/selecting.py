@@ -11,13 +11,16 @@ from typing import Annotated, Any
 import typer
 
 from ..experiment import Choice
+from ..experiment.configs import Budgeted, flag_of
+
+BUDGET = flag_of(Budgeted, "max_tokens").decls  # the option's one spelling, here a filter
 
 RunPick = Annotated[str | None, typer.Option(
     "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
 # name -> (option, default): what `with_choice` gives a command, each a field of Choice
 PICK_OPTIONS: dict[str, tuple[Any, Any]] = {
     "max_tokens": (Annotated[int | None, typer.Option(
-        "--max-tokens", min=1, help="Read the results made at this --max-tokens (where a student has several).")],
+        BUDGET, min=1, help=f"Read the results made at this {BUDGET} (where a student has several).")],
         None),
     "temperature": (Annotated[float | None, typer.Option(
         "--temperature", help="Read the results made at this temperature (where a student has several).")], None),

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..experiment.croissant import write_metadata
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from ..store.merge import merge_stores
@@ -51,11 +52,21 @@ def export(
     store: StoreOpt = DEFAULT_STORE,
     teacher: Annotated[str | None, typer.Option(help="Only families from this source/teacher (TEACHER@coarse|fine: one granularity of it).")] = None,
     set_name: Annotated[str | None, typer.Option("--set", help="Only the final set of `ladder screen --set NAME`, with pre_train_phat the anchor's Stage 0 solve rate.")] = None,
+    croissant: Annotated[bool, typer.Option("--croissant", help="Also write croissant.json beside OUT: the set's Croissant 1.0 metadata, as the release ships it.")] = False,
+    name: Annotated[str | None, typer.Option("--name", help="With --croissant: the data set's name (default OUT's file name without .jsonl).")] = None,
+    license_url: Annotated[str | None, typer.Option("--license", help="With --croissant: the data set's license, a URL (e.g. https://creativecommons.org/licenses/by/4.0/).")] = None,
 ) -> None:
-    """Export families in the released OracleLadder record format."""
+    """Export families in the released OracleLadder record format (with --croissant, its Croissant metadata too)."""
     existing(store)
+    if (name or license_url) and not croissant:
+        fail("--name and --license describe the Croissant metadata: give --croissant too")
     n = run_experiment(store, lambda ex: ex.export(out, teacher=teacher, set_name=set_name), reading=True)
     console.print(f"wrote {n_families(n)} to {out}")
+    if croissant:
+        which = f"the final set '{set_name}'" if set_name else f"the roadmap set '{teacher}'" if teacher else "every family"
+        meta = write_metadata(out, name=name or out.stem, license_url=license_url,
+                              description=f"OracleLadder milestone families ({n_families(n)}, {which} of {store.name}).")
+        console.print(f"wrote its Croissant metadata to {meta}")
 
 
 def runs(store: StoreOpt = DEFAULT_STORE) -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:  # loaded by the first request, not by `ladder --help` (0.2 to 0.5 s on a loaded 2-core machine)
     aiohttp = lazy_module("aiohttp")
 
-KNOWN_PROVIDERS = ["openai", "anthropic", "google", "local", "python"]
+KNOWN_PROVIDERS = ["openai", "anthropic", "google", "local", "python", "inspect"]
 API_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 # a provider's other variable, read when its own is not set (Google's SDK reads both)
 API_KEY_ENV_ALSO = {"google": "GOOGLE_API_KEY"}
@@ -92,7 +92,7 @@ def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) ->
     own host, else none."""
     if api_key_env:
         return api_key_env
-    if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS[provider]).hostname:
+    if base_url is not None and urlsplit(base_url.strip()).hostname != urlsplit(DEFAULT_BASE_URLS.get(provider, "")).hostname:
         return None
     env, also = API_KEY_ENV.get(provider), API_KEY_ENV_ALSO.get(provider)
     return also if also and env and not os.environ.get(env) and os.environ.get(also) else env

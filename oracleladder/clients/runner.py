@@ -31,6 +31,7 @@ from .errors import (
 )
 from .function import FunctionProvider, ModelFunction
 from .google_api import GoogleProvider
+from .inspect_api import InspectProvider
 from .limits import DEFAULT_MAX_COOLDOWN_S, Budget, Concurrency, Cooldown, RateLimiter, Slot
 from .local import LocalProvider
 from .openai_api import OpenAIProvider
@@ -341,9 +342,11 @@ def make_provider(
     timeout: float = DEFAULT_TIMEOUT_S,
     transport: str = "auto",
     function: ModelFunction | None = None,
+    model: str | None = None,
     **local_kwargs: Any,
 ) -> Provider:
-    """Build the provider named ``provider`` ("openai", "anthropic", "google", "local", "python": ``function``).
+    """Build the provider named ``provider`` ("openai", "anthropic", "google", "local", "python": ``function``,
+    "inspect": inspect_ai's ``model``).
 
     OpenAI transports: ``"sdk"`` (the official SDK), ``"aiohttp"`` (bare aiohttp, about a third of
     the SDK's CPU per call), or ``"auto"``: aiohttp for an OpenAI-compatible server (``base_url``),
@@ -367,6 +370,8 @@ def make_provider(
             raise ConfigurationError("a python/ model is a Python function, given through the Python API "
                                      "(Experiment.probe(student=fn, name=...))")
         return FunctionProvider(function, timeout=timeout)
+    if provider == "inspect":
+        return InspectProvider(model or "", base_url=base_url, timeout=timeout)
     raise UnknownProvider(provider, KNOWN_PROVIDERS)
 
 
@@ -399,7 +404,7 @@ def make_client(
     start = client_kwargs.pop("start_concurrency", None)
     if providers is None:
         providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
-                                   timeout=timeout, transport=transport, function=function) for url in urls]
+                                   timeout=timeout, transport=transport, function=function, model=name) for url in urls]
     else:
         urls = [getattr(p, "base_url", p.name) for p in providers]
     names = {"model": model_name or name, "name": f"{provider_name}/{name}"}

@@ -106,6 +106,7 @@ MODES: dict[str, ProviderModes] = {
     "google": ProviderModes("OPENAI", {m: _OPENAI.modes[m] for m in ("json_schema", "md_json")}, _openai_reply),
     # a Python function gets the messages alone: the schema in the prompt
     "python": ProviderModes("OPENAI", {"md_json": _OPENAI.modes["md_json"]}, _openai_reply),
+    "inspect": ProviderModes("OPENAI", {"md_json": _OPENAI.modes["md_json"]}, _openai_reply),  # any of its providers
 }
 # provider -> its modes, strongest first, and what each sends
 STRUCTURED_MODES: dict[str, dict[str, str]] = {provider: {name: what for name, (_, what) in p.modes.items()}

@@ -56,7 +56,7 @@ def fate(pid: str, attempts: Sequence[CompileAttempt], family: Family | None, ve
     if family is None:
         errors = attempts[-1].errors if attempts else []
         first = errors[0] if errors else {"check": "compile", "reason": "no compile attempt stored"}
-        stage = REFERENCE if first.get("check") == REFERENCE_CHECK else COMPILE
+        stage: str | None = REFERENCE if first.get("check") == REFERENCE_CHECK else COMPILE
         return Fate(pid=pid, stage=stage, cause=first.get("check", "compile"), reason=first.get("reason", ""))
     if verdict is None:
         return Fate(pid=pid, stage=SCREEN, cause="not_screened", reason="compiled, but not screened for this set")

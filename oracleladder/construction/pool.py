@@ -50,7 +50,7 @@ def _not_text(value: object) -> str:
         return f"the number {value!r}"
     if isinstance(value, (bytes, bytearray)):
         return "bytes (a binary column)"
-    return {list: "a list", dict: "an object"}.get(type(value), f"a {type(value).__name__}")
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else f"a {type(value).__name__}"
 
 
 def _has(raw: dict, fields: dict[str, str], name: str) -> bool:

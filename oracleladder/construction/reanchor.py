@@ -53,7 +53,7 @@ def reanchor(counts: dict[str, dict[str, int]], subsets: dict[str, int] | None =
     for a, b in combinations(anchors, 2):
         shared = [m for m in scored[a] if m != b and m in scored[b]]
         tau[a][b] = tau[b][a] = _tau([scored[a][m] for m in shared], [scored[b][m] for m in shared])
-    defined = [tau[a][b] for a, b in combinations(anchors, 2) if tau[a][b] is not None]
+    defined = [t for a, b in combinations(anchors, 2) if (t := tau[a][b]) is not None]
     return ReanchorTable(
         anchors=anchors,
         subsets=dict(subsets or {}),

@@ -12,10 +12,15 @@ layer over this package: it parses options, calls an Experiment, prints.
 - `endpoint`: `Endpoint` (where and how a model is called, the defaults of its options) and its client;
 - `run`: a run's lifecycle in the store, around the client of its endpoint;
 - `results`: the typed result of each stage;
-- `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client;
+- `reader`: `Reader`, the read side (results, report, compare, funnel, gap counts), no client; `report`:
+  the `Report` it returns (its tables as dicts, DataFrames, a notebook view);
 - `selection`: which of a student's results a reader reads (`Choice`; settings never pooled);
 - `panels`: per-family results out and in, in the release's panel records;
-- `stages`: `Experiment`, a Reader that also runs the stages that write;
+- `release`: the release's audit, repair and comparator files read, Tables 17 and 39-41 from them;
+- `replication`: several roadmap sets side by side, each for its own student and tau (Table 2);
+- `configs`: each stage's options (`ProbeConfig`, `CompileConfig`, ...), declared once with their defaults;
+- `stages`: `Experiment`, a Reader that also runs the stages that write (`core`, and a module per stage:
+  `compiling`, `probing`, `screening`, `audits`, `prim`);
 - `files`: families in released-format files (`load_families`, `check`);
 - `sync`: `SyncExperiment`.
 """
@@ -23,10 +28,12 @@ layer over this package: it parses options, calls an Experiment, prints.
 from __future__ import annotations
 
 from ..ladder import Shard
+from .configs import GRANULARITIES
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, START_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, request_body
 from .errors import EndpointError, ExperimentError
 from .files import CheckResult, check, load_families
-from .reader import Reader, Report
+from .reader import Reader
+from .report import Report
 from .results import (
                       BenchmarkResult,
                       CompileEstimate,
@@ -50,7 +57,7 @@ from .results import (
 )
 from .run import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Progress
 from .selection import Choice
-from .stages import GRANULARITIES, Experiment
+from .stages import Experiment
 from .sync import SyncExperiment
 
 __all__ = [

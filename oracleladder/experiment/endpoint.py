@@ -107,7 +107,7 @@ class Endpoint:
         provider = parse_model(self.model)[0]
         for url in self.base_urls or [None]:
             try:
-                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python") else None
+                resolve_key(provider, None, url, self.api_key_env) if provider not in ("local", "python", "inspect") else None
             except ConfigurationError as exc:
                 raise EndpointError(str(exc)) from None
 
@@ -226,6 +226,10 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
             notify(f"{scrub(endpoint.base_urls[0])} serves one model, {_shown(name)}: the calls for {endpoint.model} are "
                    f"cached as calls of '{name}', however the server spells its path and at any replica "
                    "(--model-name NAME to choose)")
+            # a store from before keyed them by the path as a server listed it: the migration to v21 re-keyed them
+            for spelled, n in (await store.spelled_before(client.provider.name, name)).items():
+                notify(f"{n} calls cached as calls of '{spelled}' (the path a server listed, before calls named "
+                       f"the model by its file) answer as calls of '{name}'")
     return client
 
 

@@ -9,13 +9,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
 from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
-from ..ladder import WHOLE, ProbeConfig, Shard
+from ..ladder import ProbeConfig as JobConfig  # what the domain plans and grades a probe's jobs by
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
@@ -41,6 +41,7 @@ from ..schemas.types import GradeStatus
 from ..store import AnswerVerdict, FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
+from .configs import PrimConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
 from .results import (
@@ -146,61 +147,56 @@ class PrimStages:
                       if r.target == DISCOVERY and (fields := read_written(r)) is not None}
         return Supports(primitives, await self.store.solutions(), discovered, await self.store.plans(teacher))
 
-    async def prim_probe(self, student: str | Endpoint, *, dimensions: Sequence[str] | None = None,
-                         sources: Sequence[str] = ("gold",), k: int = 1, max_tokens: int = 4096,
-                         temperature: float = 1.0, grader: str = "strict", source: str = "release",
-                         teacher: str | None = None, limit: int | None = None, dry_run: bool = False,
-                         shard: Shard = WHOLE, progress: Progress | None = None) -> PrimProbeResult | ProbeEstimate:
+    async def prim_probe(self, student: str | Endpoint, config: PrimConfig | None = None, *,
+                         progress: Progress | None = None, **options: Any) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
         ``sources`` (``dimensions``: default every declared one); cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
-        (`ladder.shards`)."""
-        dimensions = DIMENSIONS.names if dimensions is None else dimensions
-        bad = [d for d in dimensions if d not in DIMENSIONS.names] + [s for s in sources if s not in SOURCES]
+        (`ladder.shards`). These are a `PrimConfig`'s fields, given as ``config`` or as keywords."""
+        c = configured(PrimConfig, config, options)
+        dimensions, sources = c.dimensions or DIMENSIONS.names, c.sources
+        bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
                                   f"{', '.join(DIMENSIONS.names)}; sources: {', '.join(SOURCES)}")
         endpoint = as_endpoint(student)
-        try:
-            config = ProbeConfig(student=endpoint.model, k=k, max_tokens=max_tokens, temperature=temperature,
-                                 grader=grader)
-        except ValueError as exc:
-            raise ExperimentError(str(exc)) from None
-        donors = await self.roadmap_set(source)
-        families = shard.of(donors[:limit])
-        at = Choice(max_tokens=max_tokens, temperature=temperature, grader=grader)  # this probe's settings
+        grading = JobConfig(student=endpoint.model, k=c.k, max_tokens=c.max_tokens, temperature=c.temperature,
+                            grader=c.grader)
+        donors = await self.roadmap_set(c.source)
+        families = c.shard.of(donors[:c.limit])
+        at = Choice(max_tokens=c.max_tokens, temperature=c.temperature, grader=c.grader)  # this probe's settings
         # the student's own primitive is its Discovery output (at this probe's settings): asked first, then shown
         passes = [(dimensions, [s for s in sources if s != "self"])]
         if "self" in sources and "execution" in dimensions:
             passes.append((("execution",), ["self"]))
-        if dry_run:
-            supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
-            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, config, donors)
+        if c.dry_run:
+            supports = await self.prim_supports(endpoint.model, c.source, teacher=c.teacher, at=at)
+            jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, grading, donors)
             async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
-                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=temperature,
-                                            max_tokens=max_tokens)
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=c.temperature,
+                                            max_tokens=c.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
         failed: list[FailedJob] = []
-        run_config = {**config.__dict__, "source": source, "dimensions": list(dimensions), "sources": list(sources),
-                      "teacher": teacher, "families": len(families)}
+        run_config = {**grading.__dict__, "source": c.source, "dimensions": list(dimensions), "sources": list(sources),
+                      "teacher": c.teacher, "families": len(families)}
         async with calling(self.store, endpoint, "prim-probe", run_config, concurrency=CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             skipped: dict[str, int] = {}
             done = 0
             for dims, srcs in passes:
-                supports = await self.prim_supports(endpoint.model, source, teacher=teacher, at=at)
+                supports = await self.prim_supports(endpoint.model, c.source, teacher=c.teacher, at=at)
                 domain = PrimDomain(supports, dims, srcs, pool=self.pool)
-                jobs = domain.plan_jobs(families, config, donors)
-                skipped.update(domain.skipped(families, config))
-                with (progress or no_progress)(f"prim probe {config.student}", len(jobs), client) as advance:
+                jobs = domain.plan_jobs(families, grading, donors)
+                skipped.update(domain.skipped(families, grading))
+                with (progress or no_progress)(f"prim probe {grading.student}", len(jobs), client) as advance:
                     def fail(job: FailedJob) -> None:
                         failed.append(job)
                         advance(job)
 
-                    done += await run_probe(domain, families, config, client=client, store=self.store,
-                                            run_id=run.id, source=source, on_done=advance, on_failed=fail,
+                    done += await run_probe(domain, families, grading, client=client, store=self.store,
+                                            run_id=run.id, source=c.source, on_done=advance, on_failed=fail,
                                             donors=donors, workers=len(jobs) if client.batch else None)
             ungraded = await self.store.rollout_count(run_id=run.id, status=GradeStatus.UNGRADED)
             run.incomplete = bool(failed or ungraded)

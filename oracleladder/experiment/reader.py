@@ -2,49 +2,39 @@
 
 Results of a student on a roadmap set, the report, the comparisons, the construction funnel and the
 re-anchoring counts; the families of a set and their export. `Experiment` is a Reader that also
-runs the stages that write (`stages.py`)."""
+runs the stages that write (`stages.py` and the stage modules)."""
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from html import escape
+from dataclasses import replace
 from pathlib import Path
 from statistics import fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
 from ..audit import format as fmt, roadmap
-from ..clients.base import TRUNCATED
 from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, funnel as build_funnel
 from ..construction.screen import RAW
 from ..domains import get_domain
 from ..ladder import Domain, Settings
-from ..ladder.outcomes import (
-    NOT_DETERMINED,
-    FamilyResults,
-    Outcome,
-    outcome_label,
-    parent_outcome,
-    results_from_rollouts,
-)
-from ..report.palette import n_families
+from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.spent import Spent
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.conditions import C1
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
-from ..schemas.rubric import RubricLabel
 from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
 from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
+from .configs import ReportConfig, configured
 from .errors import Arg, ExperimentError
 from .files import CheckResult, check_families
+from .report import Report
 from .selection import Choice, Picked, groups, matches, pick
 
 _SET = Arg("set_name", flag="--set")  # the screened set a command reads
@@ -52,118 +42,15 @@ _SET = Arg("set_name", flag="--set")  # the screened set a command reads
 BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
 
 if TYPE_CHECKING:
-    import pandas
-
     from ..construction import reanchor as _reanchor
-    from ..report import compare as _compare, report as _report, tables as _tables
-    from ..report.tables import Containment, FormatAudit
+    from ..report import compare as _compare, report as _report
+    from ..report.tables import FormatAudit
     from ..viewer import site as _site
 else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
     _reanchor = lazy_module("oracleladder.construction.reanchor")
     _compare = lazy_module("oracleladder.report.compare")
     _report = lazy_module("oracleladder.report.report")
-    _tables = lazy_module("oracleladder.report.tables")
     _site = lazy_module("oracleladder.viewer.site")
-    pandas = lazy_module("pandas")  # Report.to_pandas: an optional extra
-
-
-@dataclass
-class Report:
-    """What a report counts: per column (a student, or STUDENT@setting=value side by side), its results
-    on a roadmap set at one setting (families whose reference answer is unusable left out), and what is
-    in no table. ``summary(student)`` gives its tables as a dict, ``to_pandas()`` its per-family rows;
-    ``Experiment.write_report`` writes report.md, report.json, the plots and the HTML."""
-
-    source: str
-    domain: str
-    tau: int
-    families: list  # the set's families
-    results: dict[str, list[FamilyResults]]
-    missing: dict[str, dict]  # per student, its missing_counts (ungraded rollouts, failed jobs)
-    ungradable: dict[str, str]  # pid -> why its reference answer is unusable
-    graders: dict[str, str] | None = None  # per student, the grader and version of its rollouts
-    formats: dict[str, FormatAudit] | None = None  # per student with rollouts, its format audit
-    picked: dict[str, Picked] = field(default_factory=dict)  # per column, the group of results it reads
-    base: str | None = None  # the column the change tables read the others against (None: the first)
-    order: list[str] | None = None  # Figure 7's checkpoints left to right (None: the columns' order)
-    benchmark: str | None = None  # the plain benchmark probe whose pass@1 is Table 1's last column
-    benchmarks: dict[str, float] = field(default_factory=dict)  # per column, that pass@1 (absent: none)
-    # per column with a stored review (`ladder audit review`), its labels by pid (None: unreviewed)
-    reviews: dict[str, dict[str, RubricLabel | None]] = field(default_factory=dict)
-    # the math set's C3-only families whose milestone gold restates the parent answer (pid -> leak level);
-    # None: not a math set
-    leaking: dict[str, str] | None = None
-    # per column with C1 attempts to read, the milestone answers in them (Tables 36, 37; absent: none)
-    containment: dict[str, Containment] = field(default_factory=dict)
-    finish: dict[str, str | None] = field(default_factory=dict)  # each rollout's call's finish reason, by call key
-
-    @property
-    def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:
-        """Per student read at exactly two --max-tokens (``--by-run``), its two columns with their budgets, the
-        lower first (Tables 15 and 22)."""
-        by: dict[str, list[tuple[str, int]]] = {}
-        for label, p in self.picked.items():
-            if p.settings.max_tokens is not None:
-                by.setdefault(p.student, []).append((label, p.settings.max_tokens))
-        pairs = {s: sorted(cols, key=lambda c: c[1]) for s, cols in by.items() if len(cols) == 2}
-        return {s: (lo, hi) for s, (lo, hi) in pairs.items() if lo[1] != hi[1]}
-
-    @property
-    def settings(self) -> dict[str, str]:
-        """Per column, the settings its results were made at ("K = 8, max_tokens = 4096, ...")."""
-        return {label: p.describe() for label, p in self.picked.items()}
-
-    def summary(self, student: str) -> dict:
-        """A column's tables in report.json's form; a table whose run is missing is None, never 0."""
-        return _report.summarize(self.results[student], self.tau)
-
-    def to_pandas(self, per: str = "family"):  # -> pandas.DataFrame (pandas: the optional extra)
-        """The per-family table of report.json's "families" as a DataFrame, one row per student and family
-        (``per="family"``: its outcome, milestone tests, gaps, and n_correct / k per condition and milestone
-        as columns ``C1_direct_n_correct``, ``C1_direct_k``, ``m0_n_correct`` ...); or one row per rollout
-        (``per="rollout"``: student, pid, target, sample, verdict, reason, the call's finish reason, whether
-        it was cut off by the token budget and why an answer had nothing to grade, `audit.format`'s words),
-        the families the tables leave out (an unusable reference answer) left out of both. None where a run
-        is missing."""
-        try:
-            frame = pandas.DataFrame
-        except ImportError:  # the optional extra
-            raise ImportError("Report.to_pandas needs pandas: pip install 'oracleladder[pandas]'") from None
-        if per == "rollout":
-            return frame(
-                [{"student": label, "pid": r.pid, "target": r.target, "sample": r.k, "label": r.verdict.label.value,
-                  "accepted": r.verdict.accepted if r.verdict.graded else None, "reason": r.verdict.reason,
-                  "finish_reason": (finish := self.finish.get(r.call_key)), "truncated": finish in TRUNCATED,
-                  "unreadable": fmt.why_unreadable(r, finish), "run_id": r.run_id}
-                 for label, p in self.picked.items() for r in p.rollouts if r.pid not in self.ungradable],
-                columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "finish_reason",
-                         "truncated", "unreadable", "run_id"])
-        if per != "family":
-            raise ValueError(f"per must be 'family' or 'rollout', not {per!r}")
-        rows = []
-        for label, fams in self.results.items():
-            for f in _tables.family_rows(fams, self.tau):
-                row = {"student": label, **f.model_dump(exclude={"conditions", "milestones"})}
-                for target, c in {**f.conditions, **f.milestones}.items():
-                    row[f"{target}_n_correct"], row[f"{target}_k"] = c.n_correct, c.k
-                rows.append(row)
-        return frame(rows)
-
-    def __repr__(self) -> str:
-        cols = ", ".join(f"{label} ({n_families(len(res))})" for label, res in self.results.items())
-        return f"<Report on '{self.source}', tau = {self.tau}: {cols}>"
-
-    def _repr_html_(self) -> str:
-        """A notebook's view: one row per column with its settings and outcome counts."""
-        outs = [o.value for o in Outcome] + [NOT_DETERMINED]
-        head = "".join(f"<th>{escape(h)}</th>" for h in ["Student", "Settings", "Families", *outs])
-        body = ""
-        for label, res in self.results.items():
-            counts = Counter(outcome_label(f, self.tau) for f in res)
-            cells = [label, self.settings.get(label, ""), str(len(res)), *(str(counts[o]) for o in outs)]
-            body += "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
-        return (f"<p>OracleLadder report on <code>{escape(self.source)}</code>, tau = {self.tau}</p>"
-                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 class Reader:
@@ -399,46 +286,46 @@ class Reader:
         if not self.domain(domain).verifier:
             raise ExperimentError(f"--html shows math roadmap sets; the {domain} ladder has report.md and report.json")
 
-    async def report(self, students: Sequence[str], *, source: str = "release", threshold: int = 1,
-                     use_corrections: bool = False, domain: str = "math", choice: Choice = Choice(),
-                     base: str | None = None, order: Sequence[str] | None = None,
-                     benchmark: str | None = None, against: str | None = None) -> Report:
+    async def report(self, students: Sequence[str], config: ReportConfig | None = None, *,
+                     choice: Choice = Choice(), **options: Any) -> Report:
         """Outcome and taxonomy tables, controls and CIs of any number of students (Report.summary), each
         at one setting (``choice``; with ``choice.by_run`` one column per setting found); a family whose
         reference answer is unusable is listed, never graded. ``base``: the column the change tables
         (Tables 18, 38) read every other against (default: the first); ``order``, the columns as checkpoints left
         to right in Figure 7 (each column once; default: as picked); ``benchmark``, a plain benchmark probe's
         name (`benchmark`) whose pass@1 at each column's settings is Table 1's last column; ``against``, a second
-        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts."""
-        ladder = self.domain(domain)
-        families = await self.domain_families(ladder, source)
+        roadmap set of the same problems whose golds Table 37 reads in the same unaided attempts. These are
+        a `ReportConfig`'s fields, given as ``config`` or as keywords."""
+        c = configured(ReportConfig, config, options)
+        ladder = self.domain(c.domain)
+        families = await self.domain_families(ladder, c.source)
         picked = {p.label: p for name in dict.fromkeys(students)
-                  for p in await self.picked(name, source=source, domain=domain, choice=choice)}
-        if base is not None and base not in picked:
-            raise ExperimentError(Arg("base", base), f" is not one of the report's columns ({', '.join(picked)})")
-        if order is not None and sorted(order) != sorted(picked):
+                  for p in await self.picked(name, source=c.source, domain=c.domain, choice=choice)}
+        if c.base is not None and c.base not in picked:
+            raise ExperimentError(Arg("base", c.base), f" is not one of the report's columns ({', '.join(picked)})")
+        if c.order is not None and sorted(c.order) != sorted(picked):
             raise ExperimentError(Arg("order"), f" must name each of the report's columns once ({', '.join(picked)}), "
-                                  f"not {', '.join(order)}")
-        ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, use_corrections))}
-        results = {label: [r for r in self._collected(ladder, families, p, use_corrections) if r.pid not in ungradable]
+                                  f"not {', '.join(c.order)}")
+        ungradable = {f.pid: why for f in families if (why := ladder.ungradable(f, c.use_corrections))}
+        results = {label: [r for r in self._collected(ladder, families, p, c.use_corrections) if r.pid not in ungradable]
                    for label, p in picked.items()}
         # answers the verifier graded: which grader, the format audit of their final answers, and (their
         # milestones' golds being text) the milestone answers in their unaided attempts
         graded = ladder.verifier
-        reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, source)}
+        reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, c.source)}
                    for label, p in picked.items()}
         gradable = [f for f in families if f.pid not in ungradable]
-        other = None if against is None else await self.domain_families(ladder, against)
+        other = None if c.against is None else await self.domain_families(ladder, c.against)
         return Report(
-            source=source, domain=domain, tau=threshold, families=families, results=results,
+            source=c.source, domain=c.domain, tau=c.threshold, families=families, results=results,
             missing={label: _missing(p) for label, p in picked.items()}, ungradable=ungradable,
             graders={label: _grader(p) for label, p in picked.items()} if graded else None,
             formats={label: await fmt.format_audit(self.store, p.rollouts, p.failed)
                      for label, p in picked.items() if not p.imported} if graded else None,
-            picked=picked, base=base, order=None if order is None else list(order), benchmark=benchmark,
-            benchmarks={} if benchmark is None else await self._benchmarks(benchmark, picked),
+            picked=picked, base=c.base, order=None if c.order is None else list(c.order), benchmark=c.benchmark,
+            benchmarks={} if c.benchmark is None else await self._benchmarks(c.benchmark, picked),
             reviews={label: labels for label, labels in reviews.items() if labels},
-            leaking=self._leaking(families, results, threshold, use_corrections) if domain == "math" else None,
+            leaking=self._leaking(families, results, c.threshold, c.use_corrections) if c.domain == "math" else None,
             containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
                          if graded and any(r.target == C1.name for r in p.rollouts)},
             finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]))
@@ -475,16 +362,17 @@ class Reader:
         probes = await self.store.runs("probe")
         spent = {label: Spent.of([r for r in probes if r.id in p.run_ids], await self.store.reused(p.rollouts))
                  for label, p in counted.picked.items()}
-        res = _report.write_report(counted.results, out, tau=counted.tau, roadmap_set=counted.source,
-                                   graders=counted.graders, ungradable=counted.ungradable, missing=counted.missing,
-                                   formats=counted.formats, settings=counted.settings, base=counted.base,
-                                   # Tables 7, 8 and 48 read a roadmap's milestones: math families have them
-                                   families=[f for f in counted.families if f.pid not in counted.ungradable]
-                                   if counted.domain == "math" else None,
-                                   budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
-                                   benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
-                                   containment=counted.containment, spent=spent,
-                                   kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking])
+        res = _report.write_report(_report.ReportInput(
+            students=counted.results, tau=counted.tau, roadmap_set=counted.source, graders=counted.graders,
+            ungradable=counted.ungradable, missing=counted.missing, formats=counted.formats or {},
+            settings=counted.settings, base=counted.base,
+            # Tables 7, 8 and 48 read a roadmap's milestones: math families have them
+            families=[f for f in counted.families if f.pid not in counted.ungradable]
+            if counted.domain == "math" else None,
+            budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
+            benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
+            containment=counted.containment, spent=spent,
+            kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking]), out)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
                                                             for label, p in counted.picked.items()})
@@ -568,12 +456,21 @@ class Reader:
 
     async def export_panels(self, student: str, out: str | os.PathLike[str], *, source: str = "release",
                             model: str | None = None, use_corrections: bool = False,
-                            choice: Choice = Choice()) -> tuple[Path, Path, int]:
+                            choice: Choice = Choice()) -> _panels.Written:
         """A student's results on a roadmap set at one setting as the release's panel records
         (`panels.write_panels`: OUT/oracle_panel/ and OUT/stage0_panel/), named ``model`` (default: the
-        student); returns both files and the number of records."""
-        _, results, _ = await self.results(student, source=source, use_corrections=use_corrections, choice=choice)
-        return _panels.write_panels(out, model or student, results)
+        student), each with its answers cut off and unreadable; returns both files, the number of records and
+        the warnings of answers cut off or unreadable."""
+        ladder = self.domain()
+        families = await self.roadmap_set(source)
+        [p] = await self.picked(student, source=source, choice=replace(choice, by_run=False))
+        finish = await fmt.finish_reasons(self.store, p.rollouts)
+        cells: dict[tuple[str, str], list[Rollout]] = {}
+        for r in p.rollouts:
+            cells.setdefault((r.pid, r.target), []).append(r)
+        return _panels.write_panels(out, model or student, self._collected(ladder, families, p, use_corrections),
+                                    {cell: fmt.truncation(rs, finish) for cell, rs in cells.items()},
+                                    [] if p.settings.max_tokens is None else [p.settings.max_tokens])
 
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""

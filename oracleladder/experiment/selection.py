@@ -4,14 +4,16 @@ A student's rollouts (and imported panel counts) are grouped by the settings of 
 them that change a result: ``--max-tokens``, temperature, the request's own parameters (``extra_body``:
 sampling parameters, a grammar), whether the student's system prompt was sent, the grader and the
 reference answers (``--use-corrections``), the milestones probed (``--keep-leaking``), the versions of
-the prompt templates the run sent, and
-whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
+the prompt templates the run sent, the teacher prompts (name and version) the probed families were
+compiled with, and whether the results are an imported panel. The roadmap set is the report's ``--source``. K is no group:
 a probe at K = 4 after one at K = 8 asks the same first four calls, so its samples are the other's;
 ``--k N`` reads the first N of each.
 
 Prompts: a run records the versions of the templates it sent (`Domain.student_prompts`), and two runs
 pool when they sent the same version of every template both sent (a probe of C1, then one of
---primitive); a run recorded before runs said is "unknown", a value of its own.
+--primitive); a run recorded before runs said is "unknown", a value of its own. Teacher prompts: a probe
+of a set compiled again under another version of the teacher prompt asks other roadmaps, and never pools
+with one of the set as it was; a run recorded before runs said pools with either.
 
 Where more than one group is left after the user's choice, a reader stops with one line naming the
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
@@ -82,6 +84,9 @@ class RunSettings:
     params: str = ""  # the request-body fields (extra_body) as JSON
     system_prompt: bool = True  # False: the requests left the student's system message out (probe --no-system-prompt)
     prompts: Prompts = Prompts()  # the versions of the templates sent (those of every run of the group)
+    # the teacher prompts of the probed families, "paper (1a2b...)" (`Provenance.prompt_label`), joined by
+    # "+"; "" for families not compiled here (the release's), None where the run did not record them
+    teacher_prompts: str | None = None
     provenance: str = "rollouts"  # or IMPORTED: counts with no rollout behind them
 
     @classmethod
@@ -97,11 +102,23 @@ class RunSettings:
                    grader=ProbeConfig.stored(c, "").grader, use_corrections=bool(c.get("use_corrections")),
                    keep_leaking=bool(c.get("keep_leaking")),
                    params=json.dumps(c["extra_body"], sort_keys=True) if c.get("extra_body") else "",
-                   system_prompt=c.get("system_prompt", True), prompts=Prompts.recorded(c))
+                   system_prompt=c.get("system_prompt", True), prompts=Prompts.recorded(c),
+                   teacher_prompts="+".join(t) if isinstance(t := c.get("teacher_prompts"), list) else None)
 
     def pools_with(self, other: RunSettings) -> bool:
-        """Whether results made at ``other`` may pool with these: the same settings, prompts that agree."""
-        return replace(self, prompts=other.prompts) == other and self.prompts.agrees(other.prompts)
+        """Whether results made at ``other`` may pool with these: the same settings, prompts and teacher
+        prompts that agree."""
+        return (replace(self, prompts=other.prompts, teacher_prompts=other.teacher_prompts) == other
+                and self.prompts.agrees(other.prompts) and self.teachers_agree(other))
+
+    def teachers_agree(self, other: RunSettings) -> bool:
+        """Whether the families of both were compiled with the same teacher prompts (unrecorded: either)."""
+        return None in (self.teacher_prompts, other.teacher_prompts) or self.teacher_prompts == other.teacher_prompts
+
+    def merged(self, other: RunSettings) -> RunSettings:
+        """The settings of a group these and ``other`` (which pool) are in: every prompt either sent."""
+        return replace(self, prompts=self.prompts.merged(other.prompts),
+                       teacher_prompts=other.teacher_prompts if self.teacher_prompts is None else self.teacher_prompts)
 
     def items(self) -> dict[str, object]:
         """The settings worth stating (no empty request parameters, no default reference answers, system
@@ -109,7 +126,7 @@ class RunSettings:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in out.items() if not (k == "params" and not v)
                 and not (k in ("use_corrections", "keep_leaking") and not v) and not (k == "system_prompt" and v)
-                and not (k == "provenance" and v == "rollouts")}
+                and not (k == "provenance" and v == "rollouts") and not (k == "teacher_prompts" and not v)}
 
     def describe(self, k: int | None) -> str:
         """One line: "K = 8, max_tokens = 256, temperature = 1.0, grader = strict" ("?" where unknown)."""
@@ -163,6 +180,8 @@ def _differing(groups: Sequence[Picked]) -> list[str]:
     def differ(n: str) -> bool:
         if n == "prompts":
             return any(not a.settings.prompts.agrees(b.settings.prompts) for a in groups for b in groups)
+        if n == "teacher_prompts":
+            return any(not a.settings.teachers_agree(b.settings) for a in groups for b in groups)
         return len({getattr(g.settings, n) for g in groups}) > 1
     return [f.name for f in fields(RunSettings) if differ(f.name)]
 
@@ -253,7 +272,7 @@ def _settled(ids: Sequence[str], runs: Mapping[str, RunRecord]) -> dict[str, Run
             found.append((s, [run_id]))
         else:
             g, members = found[i]
-            found[i] = (replace(g, prompts=g.prompts.merged(s.prompts)), [*members, run_id])
+            found[i] = (g.merged(s), [*members, run_id])
     return {run_id: s for s, members in found for run_id in members}
 
 

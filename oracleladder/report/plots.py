@@ -9,6 +9,7 @@ global state, so nothing needs closing and no backend is switched for the rest o
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,8 @@ from matplotlib.legend import Legend
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.conditions import LADDER
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
-from .tables import ANY_PROBE, ReportTables
+from .replication import ReplicationColumn, specificity
+from .tables import ANY_PROBE, ConditionCount, ReportTables
 
 _HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -143,35 +145,45 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     return fig, ax, legend, drawn
 
 
-def specificity() -> list[str]:
-    """Figures 3a and 6: the unaided prompt, the controls and the matched help, as the paper sets them side by
-    side: the conditions run by default, in column order."""
-    return [c for c in LADDER.columns if not LADDER[c].optional]
-
-
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figures 3a and 6: per condition of `specificity`, one bar per student, the % of its families solved (>= tau
+    """Figure 3a: per condition of `replication.specificity`, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
-    names, conditions = list(r.students), specificity()
-    fig, ax = _figure(figsize=(2.5 + 1.1 * len(conditions) * max(1, len(names)) / 2, 4.2), layout="constrained")
+    return _solved_bars({s: (t.n, t.conditions) for s, t in r.students.items()},
+                        f"Specificity: matched help against controls (tau = {r.meta.tau})")
+
+
+def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
+    """Figure 6 (the explainer's): the same bars, one per roadmap set, each at its own student and tau."""
+    return _solved_bars({f"{c.source} (n={c.n}): {c.student}, tau = {c.tau}": (c.n, c.conditions) for c in columns},
+                        "The roadmap effect across roadmap sets")
+
+
+def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | None]]],
+                 title: str) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
+    """Per condition of `replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
+    families solved; "not run" where the condition was not. Returns the heights drawn."""
+    names, bars = list(columns), specificity()
+    fig, ax = _figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")
     width = 0.8 / max(1, len(names))
     drawn: dict[str, dict[str, float | None]] = {}
     for j, s in enumerate(names):
-        t = r.students[s]
-        drawn[s] = {c: (None if (v := t.conditions[c]) is None else 100 * v.solved / t.n if t.n else 0.0)
-                    for c in conditions}
-        for i, c in enumerate(conditions):
+        n, conditions = columns[s]
+        drawn[s] = {c: (None if (v := conditions[c]) is None else 100 * v.solved / n if n else 0.0)
+                    for c in bars}
+        for i, c in enumerate(bars):
             x = i - 0.4 + width * (j + 0.5)
-            if drawn[s][c] is None:
+            count = conditions[c]
+            if count is None:
                 ax.text(x, 1, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="#555555")
             else:
-                ax.bar(x, drawn[s][c], width=width * 0.9, color=f"C{j}", label=s if i == 0 or
-                       all(drawn[s][d] is None for d in conditions[:i]) else None)
-                ax.text(x, drawn[s][c] + 1, str(t.conditions[c].solved), ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(conditions)), [LADDER[c].short for c in conditions], fontsize=8.5)
+                height = drawn[s][c] or 0.0
+                ax.bar(x, height, width=width * 0.9, color=f"C{j}", label=s if i == 0 or
+                       all(drawn[s][d] is None for d in bars[:i]) else None)
+                ax.text(x, height + 1, str(count.solved), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(bars)), [LADDER[c].short for c in bars], fontsize=8.5)
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
-    ax.set_title(f"Specificity: matched help against controls (tau = {r.meta.tau})", fontsize=10)
+    ax.set_title(title, fontsize=10)
     if ax.get_legend_handles_labels()[0]:  # no bar at all where no condition was run: no legend
         ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.spines[["top", "right"]].set_visible(False)
@@ -286,3 +298,55 @@ def triage_figure(t: dict) -> tuple[Figure, Axes, Legend, list[tuple[str | None,
     legend = ax.legend(handles, labels, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax, legend, drawn
+
+
+def _grouped_shares(groups: Sequence[str], series: Sequence[tuple[str, Sequence[tuple[int, int] | None]]],
+                    ylabel: str, title: str, width_each: float = 1.1) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """Per group on the x axis, one bar per series: k of n as a % (the count "k/n" on the bar; nothing
+    drawn where n is 0 or the series has no such group). Returns the heights drawn, by series."""
+    fig, ax = _figure(figsize=(2.5 + width_each * len(groups) * max(1, len(series)) / 2, 4.0), layout="constrained")
+    width = 0.8 / max(1, len(series))
+    drawn: dict[str, list[float | None]] = {}
+    for j, (name, cells) in enumerate(series):
+        drawn[name] = [100 * c[0] / c[1] if c is not None and c[1] else None for c in cells]
+        label: str | None = name  # on the series' first bar only: one legend entry
+        for i, (cell, height) in enumerate(zip(cells, drawn[name])):
+            if cell is None or height is None:
+                continue
+            x = i - 0.4 + width * (j + 0.5)
+            ax.bar(x, height, width=width * 0.9, color=f"C{j}", label=label)
+            ax.text(x, height + 1, f"{cell[0]}/{cell[1]}", ha="center", va="bottom", fontsize=7)
+            label = None
+    ax.set_xticks(range(len(groups)), list(groups), fontsize=8)
+    ax.set_ylim(0, 110)
+    ax.set_ylabel(ylabel, fontsize=8.5)
+    ax.set_title(title, fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax, drawn
+
+
+def length_figure(students: Sequence[tuple[str, Sequence[tuple[str, int, int]]]]
+                  ) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """The length analysis: per gold-length bin, one bar per student, the % of its tested milestones it
+    solves alone (solved/tested on the bar)."""
+    labels = [label for label, _, _ in students[0][1]]
+    return _grouped_shares([f"{label} chars" for label in labels],
+                           [(s, [(k, n) for _, k, n in bins]) for s, bins in students],
+                           "% of milestones solved alone (numbers: solved/tested)",
+                           "Milestone solve rate by gold answer length")
+
+
+def retest_figure(results: Sequence[dict]) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
+    """The raw-output retest (the explainer's Figure 8): per family and condition, one bar per graded sheet
+    (its student), the attempts correct by hand of those made (`audit.retest.read_sheet`'s results)."""
+    keys = list(dict.fromkeys((f["pid"], f["condition"]) for r in results for f in r["families"]))
+    conditions = {c for _, c in keys}
+    series = []
+    for r in results:
+        cells = {(f["pid"], f["condition"]): (f["hand"], f["attempts"]) for f in r["families"]}
+        series.append((str(r["student"]), [cells.get(key) for key in keys]))
+    groups = [pid[:8] + (f"\n{c}" if len(conditions) > 1 else "") for pid, c in keys]
+    return _grouped_shares(groups, series, "% of attempts correct by hand (numbers: correct/attempts)",
+                           "Raw-output retest graded by hand", width_each=0.7)

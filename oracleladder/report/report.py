@@ -7,22 +7,17 @@ labels as the tables count them, are the tables'."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults, known_outcome
-from ..schemas.models import Family
-from ..schemas.rubric import RubricLabel
 from .markdown import report_md
-from .spent import Spent
 from .tables import (
     N_RESAMPLES,
     SEED,
-    Containment,
-    FormatAudit,
-    Missing,
+    ReportInput,
     known_gap,
     missing_verdicts,
     report_tables,
@@ -34,7 +29,7 @@ if TYPE_CHECKING:
 else:  # matplotlib: loaded by the first report written, not by `ladder --help`, a probe or a comparison
     _plots = lazy_module("oracleladder.report.plots")
 
-__all__ = ["known_gap", "known_outcome", "missing_counts", "summarize", "write_report"]
+__all__ = ["ReportInput", "known_gap", "known_outcome", "missing_counts", "summarize", "write_report"]
 
 
 def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
@@ -48,20 +43,11 @@ def missing_counts(ungraded: Iterable[str], failed: Iterable[str]) -> dict:
     return missing_verdicts(ungraded, failed).model_dump()
 
 
-def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Path, tau: int = 1,
-                 roadmap_set: str | None = None, missing: Mapping[str, Missing | dict] | None = None,
-                 graders: Mapping[str, str] | None = None, ungradable: Mapping[str, str] | None = None,
-                 formats: Mapping[str, FormatAudit | dict] | None = None, settings: Mapping[str, str] | None = None,
-                 base: str | None = None, families: Sequence[Family] | None = None,
-                 budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
-                 order: Sequence[str] | None = None, benchmark: str | None = None,
-                 benchmarks: Mapping[str, float] | None = None,
-                 reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
-                 leaking: Mapping[str, str] | None = None,
-                 containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = (),
-                 spent: Mapping[str, Spent] | None = None) -> dict:
-    """report.json, report.md and the plots of ``students`` in ``out_dir``; returns what report.json holds.
+def write_report(given: ReportInput, out_dir: str | Path) -> dict:
+    """report.json, report.md and the plots of ``given.students`` in ``out_dir``; returns what report.json
+    holds. The parts of ``given`` (`ReportInput`), each by its name:
 
+    ``tau``, the correct attempts of K that count as solved; ``roadmap_set``, the set's name;
     ``missing``: per student, its missing verdicts (`missing_counts`; none missing when left out).
     ``graders`` names, per student, the grader and its version (e.g. "strict (strict-2)"); ``ungradable``
     lists the families left out because their reference answer is unusable (pid -> why); ``formats``,
@@ -82,11 +68,10 @@ def write_report(students: Mapping[str, list[FamilyResults]], out_dir: str | Pat
     ``spent``, per student, what the runs that made its answers spent and how many later runs reused."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = report_tables(students, tau, roadmap_set, missing, graders, ungradable, formats, settings, base, families,
-                           budgets, order, benchmark, benchmarks, reviews, leaking, containment, kept_leaking, spent)
+    tables = report_tables(given)
     res = tables.model_dump()
     (out / "report.json").write_text(json.dumps(res, indent=2))
     (out / "report.md").write_text(report_md(tables))
-    if students:
+    if given.students:
         _plots.write_plots(tables, out)
     return res

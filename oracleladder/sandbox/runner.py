@@ -441,6 +441,8 @@ def run(
             env=env, cwd=tmpdir, start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds),
         )
         close_owned()
+        assert proc.stdin and proc.stdout and proc.stderr  # all three are pipes
+        to_child = proc.stdin
         out, err = bytearray(), bytearray()
         over = threading.Event()
         kill = lambda: _killpg(proc.pid)  # noqa: E731
@@ -454,8 +456,8 @@ def run(
         def _feed() -> None:
             try:
                 if stdin:
-                    proc.stdin.write(stdin.encode("utf-8"))
-                proc.stdin.close()
+                    to_child.write(stdin.encode("utf-8"))
+                to_child.close()
             except (BrokenPipeError, OSError, ValueError):
                 pass
 

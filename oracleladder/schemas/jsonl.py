@@ -6,7 +6,7 @@ import difflib
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,16 +36,21 @@ def read_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
         yield record
 
 
+ON_DUPLICATE_HINT = "remove one, or pass --on-duplicate keep-first or keep-last"
+
+
 def read_unique(path: str | Path, model: type[M] | Callable[[dict], M], on_duplicate: OnDuplicate = "error",
-                key: Callable[[M], Hashable] = lambda r: r.pid) -> list[M]:  # type: ignore[attr-defined]
+                key: Callable[[M], Hashable] = lambda r: r.pid,  # type: ignore[attr-defined]
+                hint: str = ON_DUPLICATE_HINT) -> list[M]:
     """The records of a file (a model, or a function of the raw record), one per key (the pid): a
-    repeated key is an error naming both lines, or the first or the last of them is kept (at the
-    place of the first)."""
-    return unique(_numbered(path, model), path, on_duplicate, key)
+    repeated key is an error naming both lines and saying ``hint`` (what to do: a command without
+    --on-duplicate says so), or the first or the last of them is kept (at the place of the first)."""
+    return unique(_numbered(path, model), path, on_duplicate, key, hint)
 
 
 def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: OnDuplicate = "error",
-           key: Callable[[M], Hashable] = lambda r: r.pid) -> list[M]:  # type: ignore[attr-defined]
+           key: Callable[[M], Hashable] = lambda r: r.pid,  # type: ignore[attr-defined]
+           hint: str = ON_DUPLICATE_HINT) -> list[M]:
     """One record per key from (line or row number, record) pairs, as `read_unique` says."""
     kept: dict[Hashable, tuple[int, M]] = {}
     for lineno, record in numbered:
@@ -53,8 +58,7 @@ def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: On
         if k in kept:
             if on_duplicate == "error":
                 raise InputError(f"{path}:{lineno}: pid '{getattr(record, 'pid', k)}' repeats line "
-                                 f"{kept[k][0]} ({path}:{kept[k][0]}); remove one, or pass "
-                                 "--on-duplicate keep-first or keep-last")
+                                 f"{kept[k][0]} ({path}:{kept[k][0]}); {hint}")
             if on_duplicate == "keep-first":
                 continue
         kept[k] = (lineno, record)
@@ -63,7 +67,8 @@ def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: On
 
 def _numbered(path: str | Path, model: type[M] | Callable[[dict], M]) -> Iterator[tuple[int, M]]:
     """(line number, validated model) per non-blank line; every failure is an InputError at its line."""
-    parse = model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model
+    parse = cast("Callable[[dict], M]",
+                 model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model)
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")

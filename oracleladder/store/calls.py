@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..clients.base import ChatRequest, ChatResult
+from ..clients.compatible import served_identity
 from .core import Core, kept
 from .rows import now, pack, pack_key, unpack, unpack_key, where
 
@@ -78,6 +79,24 @@ def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
     """The key (stored, 32 bytes) of a call stored before schema v13 at a server other than the
     provider's own: its request named by ``name`` (the user's provider/model) and not by the URL."""
     return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
+
+
+def identity_rekeyed(body: str | bytes, k: int, key: bytes) -> bytes | None:
+    """The key (stored) of a call stored before v21 that named its model as a server listed it, a weights
+    file by its path as typed (``./m.gguf``, ``/models/m.gguf``): keyed again by the model's identity
+    (`served_identity`: the file's name), as a call names it since. None where the model is no path, or
+    where the stored body does not give the call's key (a body of before v13 or v19: its key stays)."""
+    request = _stored_body(body)
+    model = request.get("model")
+    if not isinstance(model, str) or served_identity(model) == model:
+        return None
+    try:
+        call = ChatRequest(**request, k=k)
+    except ValueError:
+        return None
+    if pack_key(call.key()) != key:
+        return None
+    return pack_key(call.model_copy(update={"model": served_identity(model)}).key())
 
 
 # the prompt the structured mode md_json wrapped its schema in before v19, after the system prompt
@@ -163,7 +182,15 @@ def release_statement(key: str, claimer: str) -> tuple[str, tuple[str | bytes, s
     return _RELEASE, (pack_key(key), claimer)
 
 
+_IDENTITIES = "SELECT spelled, calls FROM call_identities WHERE provider = ? AND identity = ? ORDER BY spelled"
+
+
 class CallsTable(Core):
+    async def spelled_before(self, provider: str, identity: str) -> dict[str, int]:
+        """The calls of a served model that were stored before calls named it by its identity (v21), by the
+        spelling they were stored under (its path as a server listed it): what now answers as ``identity``."""
+        return {r["spelled"]: r["calls"] for r in await self._fetch(_IDENTITIES, (provider, identity))}
+
     async def get_call(self, key: str) -> ChatResult | None:
         """The stored result of a successful call, or None (failed calls are never served)."""
         hit = self._hits.get(key)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..clients.compatible import served_identity
 from .calls import (
     asked_at,
+    identity_rekeyed,
     rekeyed,
     run_model,
     stored_request_body,
@@ -39,4 +41,6 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_structured_rekeyed": (3, structured_rekeyed),
     "ladder_run_model": (2, run_model),
     "ladder_process_gone": (1, claim_gone),
+    "ladder_identity_rekeyed": (3, identity_rekeyed),
+    "ladder_served_identity": (1, served_identity),
 }

@@ -48,6 +48,8 @@ DEFAULT_STORE = Path("ladder.sqlite")
 # compressed, 1024 about 170, 512 about 80 (docs/benchmarks.md, "The store at scale")
 PAGE_SIZE = 512
 
+_SQLITE_READONLY = 8  # sqlite3.SQLITE_READONLY, which Python 3.10 does not define
+
 
 class _Opening:
     """What ``Store.open`` returns: await it, or use it as an async context manager."""
@@ -57,7 +59,7 @@ class _Opening:
         self._kwargs = kwargs
         self._store: Store | None = None
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self):  # noqa: ANN204 - the coroutine's own awaitable
         return Store._open(self._path, **self._kwargs).__await__()
 
     async def __aenter__(self) -> Store:
@@ -112,7 +114,7 @@ class Store(ClaimsTable, ProblemsTable, FamiliesTable, AttemptsTable, PacketsTab
             try:
                 version = await _user_version(conn)
             except sqlite3.DatabaseError as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:  # its folder is read-only
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:  # its folder is read-only
                     raise _read_only(p) from exc
                 raise StoreError(f"{p}: not an OracleLadder store ({exc})") from exc
             if version > SCHEMA_VERSION:

@@ -7,7 +7,10 @@ Use it three ways:
 * ``async with LoopbackServer(script=...) as srv:`` inside a running loop;
 * ``with LoopbackServer(...) as srv:`` runs it in a background thread (sync tests, benchmarks);
 * ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process
-  (``spawn`` starts one and returns its port; ``serve`` runs a scripted server as a process's main).
+  (``processes.spawn`` starts one and returns its port; ``processes.serve`` runs a scripted server as a
+  process's main).
+
+The reply bodies of each wire are built in ``wires``, the faults it answers with are ``faults.Faults``.
 
 The OpenAI, Anthropic and Gemini batch APIs are served too (``oracleladder.testing.batches``).
 
@@ -22,89 +25,29 @@ import asyncio
 import collections
 import hashlib
 import json
-import os
 import random
-import subprocess
-import tempfile
 import threading
-import time
-import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from .batches import LoopbackBatches
+from .faults import Faults, Refuse
+from .processes import serve
+from .wires import (
+    anthropic_message,
+    anthropic_messages,
+    chat_completion,
+    gemini_messages,
+    gemini_reply,
+    last_user,
+    ntok,
+)
 
 # an answer of None is a null content (an empty content list on the Anthropic wire)
 Script = (Callable[[list[dict[str, Any]], dict[str, Any]], str | None] | dict[str, str | None]
           | list[str | None] | None)
-
-
-@dataclass
-class Faults:
-    """Fractions in [0, 1] of requests answered with each fault (drawn from a seeded RNG)."""
-
-    p429: float = 0.0
-    p500: float = 0.0
-    hang: float = 0.0
-    malformed: float = 0.0
-    drop: float = 0.0
-    retry_after: float | None = 0.2  # seconds in the Retry-After header of a 429 (None: no header)
-    hang_s: float = 30.0
-    fail_first: int = 0  # deterministic: the first N requests fail with `fail_first_kind`
-    fail_first_kind: str = "429"  # "429" | "500" | "hang" | "malformed" | "drop" | "401"
-    fail_after: int | None = None  # deterministic: every request after the first N fails (a server going down)
-    fail_after_kind: str = "500"
-
-    def draw(self, rng: random.Random, n: int) -> str | None:
-        if n <= self.fail_first:
-            return self.fail_first_kind
-        if self.fail_after is not None and n > self.fail_after:
-            return self.fail_after_kind
-        x = rng.random()
-        for kind, p in (("429", self.p429), ("500", self.p500), ("hang", self.hang),
-                        ("malformed", self.malformed), ("drop", self.drop)):
-            if x < p:
-                return kind
-            x -= p
-        return None
-
-
-class Refuse(Exception):
-    """Raised by a script to answer this one request with an HTTP error (a per-prompt fault, e.g. a
-    400 "context length exceeded" for one long prompt, or a 500 outage for some prompts only)."""
-
-    def __init__(self, status: int, message: str = "refused (loopback)") -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _last_user(messages: list[dict[str, Any]]) -> str:
-    for m in reversed(messages):
-        if m.get("role") == "user":
-            c = m.get("content")
-            if isinstance(c, list):  # text blocks, or a re-ask's tool_result carrying the errors
-                return "".join(str(p.get("text") or p.get("content") or "") for p in c if isinstance(p, dict))
-            return str(c)
-    return ""
-
-
-def _text(parts: list[dict[str, Any]] | None) -> str:
-    """The text of a Gemini content's parts."""
-    return "".join(p.get("text", "") for p in parts or [])
-def _object(text: str | None) -> Any:
-    """``text`` as JSON, None if it is none."""
-    try:
-        return json.loads(text or "")
-    except ValueError:
-        return None
-
-
-def _ntok(s: str | None) -> int:
-    return max(1, len(s) // 4) if s else 0  # an empty answer costs nothing
 
 
 class LoopbackServer:
@@ -133,6 +76,7 @@ class LoopbackServer:
         prompt_tokens: float = 1.0,
         usage: bool = True,
         cut_at_budget: bool = False,
+        served: str | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the loopback server binds loopback addresses only")
@@ -145,6 +89,7 @@ class LoopbackServer:
         self.api_key = api_key  # if set, requests with another key get 401
         self.echo_key = echo_key  # that 401 quotes the key it got, as some gateways do
         self.slots = slots  # if set, GET /props says total_slots as llama.cpp's server does
+        self.served = served  # if set, GET /v1/models lists this one model, as llama.cpp's server lists its GGUF
         self.rng = random.Random(seed)
         self.max_lifetime = max_lifetime
         # models (by name prefix) that refuse parameters as the newest do, with an HTTP 400 in their
@@ -229,7 +174,7 @@ class LoopbackServer:
             return self._queue.popleft() if self._queue else "EMPTY QUEUE"
         if callable(s):
             return s(messages, body)
-        prompt = _last_user(messages)
+        prompt = last_user(messages)
         if isinstance(s, dict):
             for sub, ans in s.items():
                 if sub in prompt:
@@ -259,7 +204,7 @@ class LoopbackServer:
         self.by_body[hashlib.sha1(raw).hexdigest()] += 1
         self.credentials.append(request.headers.get("Authorization") or request.headers.get("x-api-key")
                                 or request.headers.get("x-goog-api-key") or None)
-        self.by_prompt[_last_user(body.get("messages") or [])] += 1
+        self.by_prompt[last_user(body.get("messages") or [])] += 1
         if self.api_key is not None:
             got = (request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
                    or request.headers.get("Authorization", "").removeprefix("Bearer "))
@@ -343,45 +288,26 @@ class LoopbackServer:
         text = self._answer(messages, body)
         if isinstance(text, web.Response):
             return text
-        self.ok_by_prompt[_last_user(messages)] += 1
+        self.ok_by_prompt[last_user(messages)] += 1
         self.bill(messages, text)
         return web.json_response(self._completion(body, text))
 
     def count(self, messages: list[dict[str, Any]], text: str | None) -> tuple[int, int]:
         """The (prompt, answer) tokens this server counts for answering ``messages`` with ``text``."""
-        pin = sum(_ntok(str(m.get("content", ""))) for m in messages)
-        return int(pin * self.prompt_tokens), _ntok(text)
+        pin = sum(ntok(str(m.get("content", ""))) for m in messages)
+        return int(pin * self.prompt_tokens), ntok(text)
 
     def bill(self, messages: list[dict[str, Any]], text: str | None) -> None:
         """Count one answer given as billed."""
         self.billed.append(self.count(messages, text))
 
-    def _usage(self, reply: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
-        if self.usage:
-            reply["usage"] = usage
-        return reply
-
     def _completion(self, body: dict[str, Any], text: str | None) -> dict[str, Any]:
-        """The chat-completions body answering ``body`` with ``text``."""
+        """The chat-completions body answering ``body`` with ``text``, cut at its budget where the server does."""
         finish, budget = self.finish_reason, body.get("max_tokens") or body.get("max_completion_tokens")
-        if self.cut_at_budget and budget and _ntok(text) > budget:
+        if self.cut_at_budget and budget and ntok(text) > budget:
             text, finish = (text or "")[:4 * budget], "length"
-        pin, pout = self.count(body.get("messages") or [], text)
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        forced = body.get("tool_choice")
-        if isinstance(forced, dict) and "function" in forced:  # a forced tool call: the answer is its arguments
-            message = {"role": "assistant", "content": None, "tool_calls": [{
-                "id": "call-loop", "type": "function",
-                "function": {"name": forced["function"].get("name"), "arguments": text}}]}
-        return self._usage({
-            "id": f"chatcmpl-loop{self.total}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "loopback"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if "tool_calls" in message else finish,
-                         "logprobs": None}],
-        }, {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout})
+        return chat_completion(body, text, finish, self.count(body.get("messages") or [], text), self.total,
+                               self.usage)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._common(request, "anthropic")
@@ -391,69 +317,28 @@ class LoopbackServer:
         refusal = self._refusal(body, "anthropic")
         if refusal is not None:
             return refusal
-        messages = list(body.get("messages") or [])
-        if body.get("system"):
-            messages = [{"role": "system", "content": body["system"]}] + messages
+        messages = anthropic_messages(body)
         text = self._answer(messages, body)
         if isinstance(text, web.Response):
             return text
-        self.ok_by_prompt[_last_user(messages)] += 1
+        self.ok_by_prompt[last_user(messages)] += 1
         self.bill(messages, text)
-        return web.json_response(self._message(messages, body, text))
-
-    def _message(self, messages: list[dict[str, Any]], body: dict[str, Any], text: str | None) -> dict[str, Any]:
-        """The Anthropic message answering ``body`` (its system prompt among ``messages``) with ``text``."""
-        pin, pout = self.count(messages, text)
-        content: list[dict[str, Any]] = [] if text is None else [{"type": "text", "text": text}]
-        stop = {"stop": "end_turn", "length": "max_tokens"}.get(self.finish_reason, self.finish_reason)
-        forced = body.get("tool_choice")
-        if isinstance(forced, dict) and forced.get("type") == "tool" and isinstance(_object(text), dict):
-            # a forced tool_use: the answer is its input (a text that is no JSON object stays text)
-            content = [{"type": "tool_use", "id": f"toolu_loop{self.total}", "name": forced.get("name"),
-                        "input": _object(text)}]
-            stop = "tool_use" if stop == "end_turn" else stop
-        return self._usage({
-            "id": f"msg_loop{self.total}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", "loopback"),
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": None,
-        }, {"input_tokens": pin, "output_tokens": pout})
+        return web.json_response(anthropic_message(body, text, self.finish_reason, self.count(messages, text),
+                                                   self.total, self.usage))
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._common(request, "google")
         if err is not None:
             return err
         assert body is not None
-        messages = self._gemini_messages(body)
+        messages = gemini_messages(body)
         text = self._answer(messages, body)
         if isinstance(text, web.Response):
             return text
-        self.ok_by_prompt[_last_user(messages)] += 1
+        self.ok_by_prompt[last_user(messages)] += 1
         self.bill(messages, text)
-        return web.json_response(self._generated(messages, request.match_info["model"], text))
-
-    def _gemini_messages(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """A Gemini request's system instruction and contents as chat messages."""
-        system = body.get("systemInstruction") or {}
-        messages = [{"role": "system", "content": _text(system.get("parts"))}] if system else []
-        return messages + [{"role": "assistant" if c.get("role") == "model" else "user", "content": _text(c.get("parts"))}
-                           for c in body.get("contents") or []]
-
-    def _generated(self, messages: list[dict[str, Any]], model: str, text: str | None) -> dict[str, Any]:
-        """The generateContent reply answering ``messages`` (its system instruction among them) with ``text``."""
-        pin, pout = self.count(messages, text)
-        reply: dict[str, Any] = {
-            "candidates": [{"content": {"role": "model", "parts": [] if text is None else [{"text": text}]},
-                            "finishReason": {"stop": "STOP", "length": "MAX_TOKENS"}.get(
-                                self.finish_reason, self.finish_reason.upper()), "index": 0}],
-            "modelVersion": model, "responseId": f"gen-loop{self.total}"}
-        if self.usage:
-            reply["usageMetadata"] = {"promptTokenCount": pin, "candidatesTokenCount": pout,
-                                      "totalTokenCount": pin + pout}
-        return reply
+        return web.json_response(gemini_reply(request.match_info["model"], text, self.finish_reason,
+                                              self.count(messages, text), self.total, self.usage))
 
     @web.middleware
     async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -471,6 +356,12 @@ class LoopbackServer:
             return web.json_response({"error": {"message": "not found"}}, status=404)
         return web.json_response({"total_slots": self.slots})
 
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.served is None:
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        return web.json_response({"object": "list", "data": [{"id": self.served, "object": "model",
+                                                               "owned_by": "llamacpp"}]})
+
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
 
@@ -487,6 +378,7 @@ class LoopbackServer:
         app.router.add_post(r"/{version:v1|v1beta}/models/{model:[^/:]+}:generateContent", self._generate)
         self.batches.add_routes(app)
         app.router.add_get("/props", self._props)
+        app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/reset", self._reset)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
@@ -586,55 +478,6 @@ def main(argv: list[str] | None = None) -> None:
                          batch_errors=a.batch_errors, expire_batches=a.expire_batches, lost_create=a.lost_create)
     serve(srv, a.port_file)
 
-
-def serve(srv: LoopbackServer, port_file: str | None = None) -> None:
-    """Run ``srv`` in this process until its ``max_lifetime``; once listening, print the port and
-    write it to ``port_file`` (atomically), where a parent process waits for it."""
-
-    async def run() -> None:
-        await srv.start()
-        print(f"LISTENING {srv.port}", flush=True)
-        if port_file:
-            tmp = port_file + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(str(srv.port))
-            os.replace(tmp, port_file)
-        await srv.serve_until_stopped()
-
-    try:
-        import uvloop  # type: ignore
-
-        uvloop.install()
-    except ImportError:
-        pass
-    asyncio.run(run())
-
-
-def spawn(argv: list[str], *, cwd: str | os.PathLike[str] | None = None,
-          start_timeout_s: float = 20.0) -> tuple[subprocess.Popen, int]:
-    """Start a server process (``argv`` must end in a command that accepts ``--port-file``, as
-    ``python -m oracleladder.testing.loopback`` does) and return it with its port."""
-    port_file = tempfile.mktemp(prefix="loopback-port-")
-    proc = subprocess.Popen([*argv, "--port-file", port_file], cwd=cwd, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + start_timeout_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        if os.path.exists(port_file):
-            with open(port_file) as f:
-                port = int(f.read())
-            os.unlink(port_file)
-            return proc, port
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"loopback server did not start: {' '.join(argv)}")
-
-
-def remote_stats(port: int, *, reset: bool = False) -> dict[str, Any]:
-    """The counters of a server on 127.0.0.1:``port`` (another process); ``reset=True`` zeroes them
-    and returns ``{"ok": true}``."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/{'reset' if reset else 'stats'}",
-                                 method="POST" if reset else "GET")
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())
 
 if __name__ == "__main__":
     main()

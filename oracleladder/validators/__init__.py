@@ -125,11 +125,11 @@ def summarize(reports: Sequence[FamilyReport], families: Sequence[Family],
     by_pid = {f.pid: f for f in families}
     golds = [m.answer for f in families for _, m in f.tested(use_corrections, keep_leaking=True)]
     atomic = [c for r in reports for c in r.checks if c.check == "atomicity"]
-    per_level = Counter()
+    per_level: Counter[str | None] = Counter()
     for f in families:
         per_level[family_leak_level(f, use_corrections)] += 1
     failures = Counter(c.check for r in reports for c in r.failures())
-    leak_fail = Counter()
+    leak_fail: Counter[str] = Counter()
     for r in reports:
         for c in r.failures():
             if c.check == "leak":

@@ -17,7 +17,7 @@ def check_schema(m: Milestone, index: int | None = None) -> CheckResult:
                            reason="gold answer is empty; give one value in the declared schema")
     declared = m.answer_schema is not None
     try:
-        schema = m.answer_schema if declared else verify.infer_schema(gold)
+        schema = m.answer_schema if m.answer_schema is not None else verify.infer_schema(gold)
     except Exception as exc:  # noqa: BLE001 - any inference failure is a schema failure
         return CheckResult(check=CHECK, passed=False, milestone=index,
                            reason=f"cannot infer an answer schema for gold {gold!r}: {exc}")

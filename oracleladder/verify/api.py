@@ -23,7 +23,7 @@ def verify(response: str, gold: str, *, grader: str = "strict", extended: bool =
 
     The verdict's status says whether it is a grade (GRADED), the answer's own limit (LIMIT) or a
     failed grading (UNGRADED); WorkersUnavailable is raised when no worker can start."""
-    kwargs = dict(response=response, gold=gold, grader=grader_name(grader, extended), note=note, schema=schema,
+    kwargs: dict[str, Any] = dict(response=response, gold=gold, grader=grader_name(grader, extended), note=note, schema=schema,
                   problem=problem)
     if in_process:
         return verify_inprocess(**kwargs)

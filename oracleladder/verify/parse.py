@@ -30,7 +30,9 @@ class ParseError(ValueError):
 
 def split_top(s: str, seps: str = ",;") -> list[str]:
     """Split on separators outside any bracket; also on the words `and` / `or`."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for c in s:
         if c in "([{":
             depth += 1

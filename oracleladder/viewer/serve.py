@@ -29,6 +29,7 @@ _HANG_UPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, Time
 
 
 class _Pages(SimpleHTTPRequestHandler):
+    server: ThreadingHTTPServer
     refresh: Callable[[], None]  # rebuilds the site if the store changed
     log: Callable[[str], None]  # one line on the terminal
     lock: threading.Lock
@@ -36,7 +37,7 @@ class _Pages(SimpleHTTPRequestHandler):
 
     def _for_us(self) -> bool:
         """The Host header names this server: 127.0.0.1, localhost or [::1] at its port."""
-        port, host = self.server.server_address[1], (self.headers.get("Host") or "").lower()
+        port, host = self.server.server_port, (self.headers.get("Host") or "").lower()
         names = ("127.0.0.1", "localhost", "[::1]")
         return host in {f"{n}:{port}" for n in names} or (port == 80 and host in names)  # a browser omits :80
 

@@ -29,7 +29,7 @@ from ..report.markdown import cut_off_warnings
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
 from ..report.tables import FormatAudit, known_gap
 from ..schemas.conditions import LADDER
-from ..schemas.models import Family, Rollout
+from ..schemas.models import Family, Milestone, Rollout
 from ..schemas.rubric import RubricLabel
 from ..schemas.types import GradeStatus
 from ..store.attempts import CompileAttempt
@@ -99,7 +99,7 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
             "rule": f"{ms}; {help_} ({rungs or 'no ladder rung run'})"}
 
 
-def _milestone(m, i: int | None) -> dict:  # type: ignore[no-untyped-def]
+def _milestone(m: Milestone, i: int | None) -> dict:
     return {"i": i, "type": m.type.value, "schema": m.answer_schema.value if m.answer_schema else None,
             "prompt": m.prompt, "answer": m.answer, "description": m.description}
 

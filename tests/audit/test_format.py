@@ -176,11 +176,11 @@ def test_the_report_warns_of_answers_cut_off_and_counts_failed_jobs_apart(famili
     assert fmt["max_tokens"] == [64] and fmt["cut_off"] == ["C1_direct"]
     assert fmt["table"]["C1_direct"] == {"n": 2, "no_boxed": 0, "no_boxed_trunc": 2, "unparsable": 0,
                                          "parsed_wrong": 0, "parsed_correct": 0, "truncated": 2,
-                                         "ungraded": 0, "failed": 2}
+                                         "ungraded": 0, "failed": 2, "refused": 0}
     md = (out / "report.md").read_text()
     header = md.split("## ")[0]
     assert "Token budget: openai/s: --max-tokens 64." in header
-    assert "**Warning:** openai/s, C1: 2 of 2 rollouts (100.0%) were cut off at --max-tokens 64" in header
+    assert "**Warning:** openai/s, C1: 2 of 2 answers cut off at --max-tokens 64; 2 unreadable (2 cut off)" in header
     assert "## Format audit (Table 24)" in md
 
 

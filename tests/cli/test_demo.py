@@ -3,6 +3,7 @@ summary; and a grammar, which the demo uses, stated wherever a report was made w
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -114,6 +115,16 @@ def test_the_summary_counts_each_outcome_and_gap_and_shows_the_most_telling_gap(
     assert "over 10 seeds" not in other
 
 
+def test_the_summarys_ranges_are_the_measurement_docs_demo_shows() -> None:
+    # the bench's last line, pasted into docs/demo.md with its output for N = 10: the summary's ranges
+    # are what that measurement found, not numbers of their own
+    page = (REPO / "docs" / "demo.md").read_text()
+    pasted = re.search(r"^ranges over the offsets \(demo.OVER_SEEDS\): (\{.*\})$", page, re.MULTILINE)
+    assert pasted, "docs/demo.md shows no bench output with its ranges"
+    assert ast.literal_eval(pasted[1]) == demo.OVER_SEEDS
+    assert f"{demo.SEED_OFFSETS} seed offsets (0..{demo.SEED_OFFSETS - 1})" in page
+
+
 @pytest.mark.local
 @pytest.mark.timeout(1200)
 def test_the_demo_finds_what_held_at_every_seed_offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,3 +166,5 @@ def test_the_seed_measurement_runs_in_its_smoke_mode() -> None:
     assert "offset 0: 5 calls, 0 from the cache" in done.stdout
     assert re.search(rf"^{first}: [DRAU]/[drecmx]$", done.stdout, re.MULTILINE), done.stdout
     assert re.search(r"^the picture holds in [01] of 1 offsets", done.stdout, re.MULTILINE), done.stdout
+    ranges = re.search(r"^ranges over the offsets \(demo.OVER_SEEDS\): (\{.*\})$", done.stdout, re.MULTILINE)
+    assert ranges and set(ast.literal_eval(ranges[1])) == set(demo.OVER_SEEDS), done.stdout

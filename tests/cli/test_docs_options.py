@@ -20,8 +20,8 @@ ROOT = REPO
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # pages about other programs' options: the bench/ scripts, bubblewrap and unshare
 OTHER_PROGRAMS = {"benchmarks.md", "sandbox.md"}
-# options of other programs the other pages mention: vLLM's, uv's and pytest-xdist's
-FOREIGN = {"--served-model-name", "--resolution", "--dist"}
+# options of other programs the other pages mention: vLLM's, uv's, pytest-xdist's and inspect_ai's (`inspect eval --model`)
+FOREIGN = {"--served-model-name", "--resolution", "--dist", "--model"}
 BENCH_LINE = re.compile(r"\bbench/\w+\.py\b")  # a bench/ script's command line, with that script's options
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)

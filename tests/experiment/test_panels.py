@@ -28,7 +28,7 @@ async def test_export_then_import_gives_the_same_counts(tmp_path: Path) -> None:
     shutil.copy(DATA / "before-house" / "before.sqlite", probed)
     async with Experiment(probed) as ex:
         before = await ex.report([S])
-        oracle, stage0, n = await ex.export_panels(S, tmp_path / "panels")
+        oracle, stage0, n, warned = await ex.export_panels(S, tmp_path / "panels")
         await ex.export(tmp_path / "families.jsonl")
     assert (oracle.name, oracle.parent.name, stage0.parent.name) == ("openai_student.jsonl", "oracle_panel",
                                                                      "stage0_panel")
@@ -36,10 +36,11 @@ async def test_export_then_import_gives_the_same_counts(tmp_path: Path) -> None:
     # the release's record, field for field: 6 families x 6 conditions at K = 2
     assert len(records) == 36 and set(records[0]) == {"model", "condition", "pid", "n_correct", "k"}
     assert {r["k"] for r in records} == {2} and n == 36 + len(stage0.read_text().splitlines())
+    assert warned == []  # no answer of the scripted student was cut off or unreadable
 
     async with Experiment(tmp_path / "fresh.sqlite") as ex:
         await ex.import_families(tmp_path / "families.jsonl")
-        assert await ex.import_panels([oracle, stage0], max_tokens=256) == ({S: n}, 0)
+        assert await ex.import_panels([oracle, stage0], max_tokens=256) == ({S: n}, 0, {S: []})
         after = await ex.report([S])
         written = await ex.write_report(after, tmp_path / "report")
     for table in ("outcomes", "taxonomy", "taxonomy_fraction", "stage0", "conditions", "threshold_sweep"):
@@ -59,7 +60,7 @@ async def test_a_release_panel_reports_beside_a_probed_student(tmp_path: Path) -
         counts = await ex.import_panels([panels / "oracle_panel_4k_qwen3_8b_pre_rl.jsonl",
                                          panels / "stage0_panel_4k_qwen3_8b_pre_rl.jsonl"],
                                         source="sample", max_tokens=4096, temperature=1.0, grader="paper")
-        assert counts == ({QWEN: 50 + 57}, 0)
+        assert counts == ({QWEN: 50 + 57}, 0, {QWEN: []})  # the release's records say nothing of cut-off answers
         report = await ex.report([QWEN], source="sample")
         t = report.summary(QWEN)
         # 25 families in the panel; b36a1161's reference answer is unusable (left out, listed)
@@ -79,7 +80,7 @@ async def test_a_release_panel_reports_beside_a_probed_student(tmp_path: Path) -
         # a published model beside a probed one: both on the probed student's set, each at its settings
         # this store's release set holds 6 families, 5 of them in the panel (all but 3a9f94cc): 2 records each
         assert await ex.import_panels([panels / "oracle_panel_4k_qwen3_8b_pre_rl.jsonl"], student="published",
-                                      source="release") == ({"published": 10}, 40)
+                                      source="release") == ({"published": 10}, 40, {"published": []})
         both = await ex.report([S, "published"])
         assert list(both.results) == [S, "published"]
         assert both.settings["published"].endswith("provenance = imported panel")

@@ -19,7 +19,7 @@ import pytest
 
 # Modules, classes and functions (by qualified name) that make a test an integration test.
 REACHED = (
-    "oracleladder.testing.loopback", "oracleladder.testing.llama_server",  # servers
+    "oracleladder.testing.loopback", "oracleladder.testing.processes", "oracleladder.testing.llama_server",  # servers
     "typer.testing", "click.testing", "tests.helpers.terminal",  # the CLI, in process or as a child
     "subprocess", "multiprocessing", "oracleladder.sandbox",  # processes
     "oracleladder.workers.pool.WorkerPool", "oracleladder.verify.api.verify_many",  # worker pools of a test's own

@@ -1,18 +1,23 @@
-"""One rule, every surface (issue 43): run selection and truncation read the same way by each surface,
-on the one constructed store of tests/helpers/surfaces.py (two budgets, answers cut off at the lower,
-a C1-only run, a cached rerun).
+"""One rule, every surface (issue 43): run selection, provenance, truncation and the outcome vocabulary
+read the same way by each surface, on the one constructed store of tests/helpers/surfaces.py (two budgets,
+answers cut off at the lower, a C1-only run, a cached rerun).
 
 A cell per (surface, rule); those of the surfaces that read through the rule already (compare, the
-audits, panels export) guard it, the others failed before it:
+audits, panels export's selection) guard it, the others failed before it:
 
 - selection: a surface never pools the runs at --max-tokens 128 and 384; it refuses naming both and the
   option that picks one, reads one when picked, and names them side by side ``S@max_tokens=128`` (at
   most 40 characters: the two ladder runs sent the same version of every template both sent);
+- provenance: the answers at 384 keep the run that paid for them; the cached rerun is listed and counted
+  as reusing them, `--run` of the paying run reads them, and its tokens are what the report says they cost;
 - truncation: a surface that shows a rate says how many of its answers were cut off and why an answer
-  had nothing to grade, in `audit.format`'s words.
+  had nothing to grade, in `audit.format`'s words;
+- outcome vocabulary: a family the C1-only run failed is "Not determined" (no C2 or C3 to read), never
+  Unrecovered, in the summary, the DataFrames, report.json, report.md, the HTML and the exported table.
 
 Plus: a bare teacher name that names two granularities is refused, naming both, by probe, report,
-export and compare."""
+export and compare; a set probed before and after a recompile under another teacher prompt version is two
+groups, never pooled."""
 
 from __future__ import annotations
 
@@ -29,8 +34,9 @@ from typer.testing import CliRunner
 from oracleladder import Experiment, SyncExperiment
 from oracleladder.cli import app
 from oracleladder.experiment import Choice, Endpoint, ExperimentError, ProbeEstimate
+from oracleladder.ladder.outcomes import NOT_DETERMINED
 from oracleladder.schemas import Family, Provenance
-from oracleladder.store import Store
+from oracleladder.store import RunRecord, Store
 from oracleladder.testing import LoopbackServer
 from tests.helpers.surfaces import (
     BENCHMARK,
@@ -57,6 +63,11 @@ def _cli(*args: str, code: int = 0) -> str:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == code, result.output
     return result.output
+
+
+def _overview(site: Path) -> dict:
+    text = (site / "data" / "overview.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
 
 
 def _prim_report(s: Surfaces, out: Path, *pick: str, code: int = 0) -> str:
@@ -104,9 +115,7 @@ def export_results_selection(s: Surfaces, tmp: Path) -> None:
 
 def html_selection(s: Surfaces, tmp: Path) -> None:
     _cli("report", "--student", STUDENT, "--by-run", "--html", "--out", str(tmp / "r"), "--store", str(s.store))
-    overview = (tmp / "r" / "html" / "data" / "overview.js").read_text()
-    data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
-    assert sorted(data["provenance"]["students"]) == LABELS
+    assert sorted(_overview(tmp / "r" / "html")["provenance"]["students"]) == LABELS
     assert sorted(p.name for p in (tmp / "r").glob("*.png")) and all(
         len(label) <= 40 for label in json.loads((tmp / "r" / "report.json").read_text())["students"])
 
@@ -139,7 +148,39 @@ def panels_export_selection(s: Surfaces, tmp: Path) -> None:
 def audit_truncation(s: Surfaces, tmp: Path) -> None:
     said = " ".join(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW),
                          "--store", str(s.store)).split())
-    assert f"warning: {STUDENT}, C1: 4 of 4 rollouts (100.0%) were cut off at --max-tokens {LOW}" in said
+    assert f"warning: {STUDENT}, C1: {CUT}" in said
+
+
+def ladder_report_truncation(s: Surfaces, tmp: Path) -> None:
+    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"), "--store", str(s.store))
+    assert f"- **Warning:** {STUDENT}, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
+
+
+def html_truncation(s: Surfaces, tmp: Path) -> None:
+    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--html", "--out", str(tmp / "r"),
+         "--store", str(s.store))
+    assert _overview(tmp / "r" / "html")["warnings"] == [f"{STUDENT}, C1: {CUT}"]
+
+
+def _exported(s: Surfaces, out: Path) -> str:
+    """The student's answers at the lower budget as panel files in ``out``, and what the export said."""
+    return " ".join(_cli("panels", "export", "--student", STUDENT, "--out", str(out), "--max-tokens", str(LOW),
+                         "--store", str(s.store)).split())
+
+
+def panels_export_truncation(s: Surfaces, tmp: Path) -> None:
+    assert f"warning: {STUDENT}, C1: {CUT}" in _exported(s, tmp / "p")
+    records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
+    assert [(r["cut_off"], r["unreadable"]) for r in records] == [(1, {"cut off": 1})] * 4
+
+
+def panels_import_truncation(s: Surfaces, tmp: Path) -> None:
+    _exported(s, tmp / "p")
+    store = tmp / "s.sqlite"
+    shutil.copy(s.store, store)
+    said = " ".join(_cli("panels", "import", *map(str, sorted((tmp / "p").rglob("*.jsonl"))), "--student", "panel",
+                         "--max-tokens", str(LOW), "--store", str(store)).split())
+    assert f"warning: panel, C1: {CUT}" in said
 
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
@@ -153,9 +194,7 @@ def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
     # scored 0 by rule: the judge was never asked, so no verdict of its is shown
     why = "unreadable (cut off): scored 0, the judge was not asked"
     assert all((w["primitive"], w["validity"], w["reason"]) == (None, None, why) for w in written)
-    overview = (tmp / "low" / "html" / "data" / "overview.js").read_text()
-    assert json.loads(overview[overview.index("(") + 1:overview.rindex(")")])["warnings"] == [
-        f"discovery: {CUT}", f"generation: {CUT}"]
+    assert _overview(tmp / "low" / "html")["warnings"] == [f"discovery: {CUT}", f"generation: {CUT}"]
 
 
 def benchmark_truncation(s: Surfaces, tmp: Path) -> None:
@@ -184,6 +223,102 @@ def export_results_truncation(s: Surfaces, tmp: Path) -> None:
     assert rows and {(r["finish_reason"], r["truncated"], r["unreadable"]) for r in rows} == {("stop", "False", "")}
 
 
+# ------------------------------------------------------------------ provenance
+
+def _paid(s: Surfaces) -> tuple[RunRecord, int]:
+    """The run that paid for the answers at the higher budget, and how many answers the cached rerun reused."""
+    async def read() -> tuple[RunRecord, int]:
+        async with Store.open(s.store) as store:
+            runs = {r.id: r for r in await store.runs("probe")}
+            return runs[s.probes["ladder_high"].run_id], runs[s.probes["rerun"].run_id].reused
+    return asyncio.run(read())
+
+
+def runs_provenance(s: Surfaces, tmp: Path) -> None:
+    paid, reused = _paid(s)
+    assert paid.tokens_in > 0 and paid.reused == 0 and reused > 0
+    lines = {line.split("\t")[0]: line for line in _cli("runs", "--store", str(s.store)).splitlines()}
+    assert "reused" not in lines[paid.id]
+    assert lines[s.probes["rerun"].run_id].endswith(f"\treused {reused} answers from earlier runs")
+
+
+def ladder_report_provenance(s: Surfaces, tmp: Path) -> None:
+    paid, reused = _paid(s)
+    _cli("report", "--student", STUDENT, "--run", paid.id, "--out", str(tmp / "r"), "--store", str(s.store))
+    assert json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]["spent"] == {
+        "runs": 1, "tokens_in": paid.tokens_in, "tokens_out": paid.tokens_out, "cost_usd": 0.0, "reused": reused,
+        "reruns": 1}
+    assert (f"- {STUDENT}: made by 1 probe runs: tokens {paid.tokens_in} in / {paid.tokens_out} out, cost $0.0000; "
+            f"{reused} answers reused from the cache by 1 later runs") in (tmp / "r" / "report.md").read_text()
+
+
+def html_provenance(s: Surfaces, tmp: Path) -> None:
+    paid, reused = _paid(s)
+    _cli("report", "--student", STUDENT, "--run", paid.id, "--html", "--out", str(tmp / "r"), "--store", str(s.store))
+    prov = _overview(tmp / "r" / "html")["provenance"]["students"][STUDENT]
+    assert (prov["runs"], prov["tokens_in"], prov["tokens_out"], prov["reused"], prov["reruns"]) == (
+        1, paid.tokens_in, paid.tokens_out, reused, 1)
+
+
+def python_api_provenance(s: Surfaces, tmp: Path) -> None:
+    paid, _ = _paid(s)
+    with SyncExperiment(s.store) as ex:
+        frame = ex.report([STUDENT], choice=Choice(run=paid.id)).to_pandas("rollout")
+    assert set(frame["run_id"]) == {paid.id}
+
+
+def export_results_provenance(s: Surfaces, tmp: Path) -> None:
+    paid, _ = _paid(s)
+    out = tmp / "rollouts.csv"
+    _cli("export-results", "--student", STUDENT, "--per", "rollout", "--run", paid.id, "--out", str(out),
+         "--store", str(s.store))
+    with out.open(newline="") as f:
+        assert {row["run_id"] for row in csv.DictReader(f)} == {paid.id}
+
+
+# ------------------------------------------------------------------ outcome vocabulary: the C1-only run
+
+def _c1_only(s: Surfaces, tmp: Path, *html: str) -> dict:
+    """report.json of the C1-only run (every answer cut off: each family failed C1, no C2 or C3 to read)."""
+    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), *html, "--out", str(tmp / "r"), "--store",
+         str(s.store))
+    return json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]
+
+
+def python_api_outcome(s: Surfaces, tmp: Path) -> None:
+    with SyncExperiment(s.store) as ex:
+        report = ex.report([STUDENT], choice=Choice(max_tokens=LOW))
+    summary = report.summary(STUDENT)
+    assert (summary["outcomes"][NOT_DETERMINED], summary["outcomes"]["Unrecovered"]) == (4, 0)
+    assert summary["outcome_undetermined"] == 4 and summary["outcomes_known"]["Unrecovered"] == 0
+    frame = report.to_pandas()
+    assert list(frame["outcome"]) == [NOT_DETERMINED] * 4 and frame["outcome_known"].isna().all()
+
+
+def ladder_report_outcome(s: Surfaces, tmp: Path) -> None:
+    written = _c1_only(s, tmp)
+    assert written["outcomes"][NOT_DETERMINED] == 4 and written["outcomes"]["Unrecovered"] == 0
+    assert [r["outcome"] for r in written["families"]] == [NOT_DETERMINED] * 4
+    md = (tmp / "r" / "report.md").read_text()
+    table9 = md[md.index("## Threshold sweep"):md.index("## ", md.index("## Threshold sweep") + 3)]
+    assert "Unrecovered | Not determined |" in table9 and "| 1 (default) | 0 | not run | 0 | 0 | 0 | 4 |" in table9
+
+
+def html_outcome(s: Surfaces, tmp: Path) -> None:
+    _c1_only(s, tmp, "--html")
+    html = _overview(tmp / "r" / "html")
+    chart = html["report"]["students"][STUDENT]
+    assert (chart["outcome_undetermined"], chart["outcomes_known"]["Unrecovered"]) == (4, 0)
+    assert [f["labels"][STUDENT]["outcome"] for f in html["families"]] == [NOT_DETERMINED] * 4
+
+
+def export_results_outcome(s: Surfaces, tmp: Path) -> None:
+    out = tmp / "families.csv"
+    _cli("export-results", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(out), "--store", str(s.store))
+    with out.open(newline="") as f:
+        assert [row["outcome"] for row in csv.DictReader(f)] == [NOT_DETERMINED] * 4
+
+
 CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("prim report", "selection"): prim_report_selection,
     ("ladder report", "selection"): ladder_report_selection,
@@ -194,10 +329,23 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("audits", "selection"): audit_selection,
     ("panels export", "selection"): panels_export_selection,
     ("audits", "truncation"): audit_truncation,
+    ("ladder report", "truncation"): ladder_report_truncation,
+    ("html", "truncation"): html_truncation,
+    ("panels export", "truncation"): panels_export_truncation,
+    ("panels import", "truncation"): panels_import_truncation,
     ("prim report", "truncation"): prim_report_truncation,
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,
     ("export-results", "truncation"): export_results_truncation,
+    ("runs", "provenance"): runs_provenance,
+    ("ladder report", "provenance"): ladder_report_provenance,
+    ("html", "provenance"): html_provenance,
+    ("python api", "provenance"): python_api_provenance,
+    ("export-results", "provenance"): export_results_provenance,
+    ("python api", "outcome"): python_api_outcome,
+    ("ladder report", "outcome"): ladder_report_outcome,
+    ("html", "outcome"): html_outcome,
+    ("export-results", "outcome"): export_results_outcome,
 }
 
 
@@ -236,6 +384,44 @@ def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surface
         assert named in " ".join(said.split()), (args, said)
     _cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
     assert len((tmp_path / "fine.jsonl").read_text().splitlines()) == 4
+
+
+def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfaces: Surfaces, tmp_path: Path) -> None:
+    """One pool compiled by one teacher under two versions of its teacher prompt, the student probed on the
+    set after each: two groups, which the report refuses to pool in one line naming both and the option that
+    picks one; --run picks the first, whose C2 answers are one per family (pooled, they were two)."""
+    store = tmp_path / "recompiled.sqlite"
+    shutil.copy(surfaces.store, store)
+
+    async def compile_and_probe() -> list[str]:
+        runs = []
+        async with LoopbackServer(script=script(surfaces.families), cut_at_budget=True) as server:
+            student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
+            for version in ("v1", "v2"):
+                async with Store.open(store) as s:
+                    for pid in FAMILIES:
+                        f = Family.model_validate(surfaces.families[pid])
+                        milestones = [m.model_copy(update={"prompt": f"{m.prompt} ({version})", "description":
+                                                           f"{m.description or m.prompt} ({version})"})
+                                      for m in f.milestones]
+                        await s.put_family(f.model_copy(update={"milestones": milestones, "provenance": Provenance(
+                            source=TEACHER, teacher_prompt="toolkit", prompt_hash=version)}))
+                async with Experiment(store) as ex:
+                    probed = await ex.probe(student, source=TEACHER, k=1, conditions=["C1", "C2"], stage0=False,
+                                            max_tokens=HIGH)
+                    runs.append(probed.run_id)
+        return runs
+    first, second = asyncio.run(compile_and_probe())
+    said = " ".join(_cli("report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r"),
+                         "--store", str(store), code=2).split())
+    assert f"has results on '{TEACHER}' at 2 settings, which a report never pools" in said
+    assert "teacher_prompts=toolkit (v1) (K = 1" in said and "teacher_prompts=toolkit (v2) (K = 1" in said
+    assert f"pick one with --run {first} or --run {second}" in said
+    with SyncExperiment(store) as ex:
+        report = ex.report([STUDENT], source=TEACHER, choice=Choice(run=first))
+        assert report.settings[STUDENT].endswith("teacher_prompts = toolkit (v1)")
+        c2 = [f.ladder["C2_descriptions"] for f in report.results[STUDENT]]
+    assert len(c2) == 4 and all(len(answers) == 1 for answers in c2)
 
 
 # ------------------------------------------------------------------ PRIM's probe: the student's own primitive

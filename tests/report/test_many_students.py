@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from oracleladder.ladder.outcomes import FamilyResults
-from oracleladder.report.report import write_report
+from oracleladder.report.report import ReportInput, write_report
 from oracleladder.report.tables import report_tables
 
 T, F = True, False
@@ -40,7 +40,7 @@ C = [fam("p1", FF, [T, T], FF, m0=[T, T]), fam("p2", FF, [T, T], FF, m0=FF),
 
 
 def test_table13_has_every_pair_of_three_students() -> None:
-    r = report_tables({"A": A, "B": B, "C": C})
+    r = report_tables(ReportInput(students={"A": A, "B": B, "C": C}))
     assert [(p.a, p.b) for p in r.pairs] == [("A", "B"), ("A", "C"), ("B", "C")]
     ab, ac, bc = r.pairs
     assert (ab.order_any_probe.a_gt_b, ab.order_any_probe.b_gt_a) == (1.0, 0.0)
@@ -51,10 +51,10 @@ def test_table13_has_every_pair_of_three_students() -> None:
 
 
 def test_table12_ranks_and_counts(tmp_path: Path) -> None:
-    r = report_tables({"A": A, "B": B, "C": C})
+    r = report_tables(ReportInput(students={"A": A, "B": B, "C": C}))
     assert {s: (x.any_probe.point, x.any_probe.lo, x.any_probe.hi) for s, x in r.ranks.items()} == {
         "A": (1, 1, 1), "B": (3, 3, 3), "C": (1, 1, 1)}
-    write_report({"A": A, "B": B, "C": C}, tmp_path)
+    write_report(ReportInput(students={"A": A, "B": B, "C": C}), tmp_path)
     md = (tmp_path / "report.md").read_text()
     for row in ("| A | 4 | 4.0 [4, 4] | 4.0 [4, 4] | 1 [1, 1] |", "| B | 4 | 0.0 [0, 0] | 0.0 [0, 0] | 3 [3, 3] |",
                 "| C | 4 | 0.0 [0, 0] | 4.0 [4, 4] | 1 [1, 1] |"):
@@ -65,7 +65,7 @@ def test_table12_ranks_and_counts(tmp_path: Path) -> None:
 
 
 def test_table38_and_table18_against_a_base(tmp_path: Path) -> None:
-    res = write_report({"A": A, "B": B, "C": C}, tmp_path, base="B")
+    res = write_report(ReportInput(students={"A": A, "B": B, "C": C}, base="B"), tmp_path)
     assert res["meta"]["base"] == "B"
     md = (tmp_path / "report.md").read_text()
     # B -> A: every Unrecovered family of B is Direct for A (read from the stored pair A, B, turned round)
@@ -91,7 +91,7 @@ def test_table38_and_table18_against_a_base(tmp_path: Path) -> None:
 
 
 def test_one_student_says_what_the_pairwise_tables_need(tmp_path: Path) -> None:
-    res = write_report({"A": A}, tmp_path)
+    res = write_report(ReportInput(students={"A": A}), tmp_path)
     assert res["pairs"] == [] and res["ranks"] == {} and res["changes"] == {}
     md = (tmp_path / "report.md").read_text()
     assert "Tables 13, 18 and 38 (pairwise ordering, change against a base, transitions) need two or more " \
@@ -100,7 +100,7 @@ def test_one_student_says_what_the_pairwise_tables_need(tmp_path: Path) -> None:
 
 
 def test_report_json_carries_each_family(tmp_path: Path) -> None:
-    write_report({"A": A, "B": B, "C": C}, tmp_path)
+    write_report(ReportInput(students={"A": A, "B": B, "C": C}), tmp_path)
     rows = {r["pid"]: r for r in json.loads((tmp_path / "report.json").read_text())["students"]["C"]["families"]}
     assert rows["p3"] == {
         "pid": "p3", "outcome": "Answers-Needed", "outcome_known": "Answers-Needed",
@@ -111,8 +111,8 @@ def test_report_json_carries_each_family(tmp_path: Path) -> None:
         "milestones": {"m0": {"n_correct": 1, "k": 2}, "m1": {"n_correct": 0, "k": 2}}}
     assert rows["p1"]["gap"] == "Roadmap-gap" and rows["p2"]["gap"] == "Missing-milestone-gap"
     # no Stage 0: the milestone tests and the gap are not known (None), the outcome is
-    no_stage0 = report_tables({"X": [FamilyResults("q", {}, {"C1_direct": FF, "C2_descriptions": [T, F]}),
-                                     FamilyResults("r", {}, {"C1_direct": FF})]})
+    no_stage0 = report_tables(ReportInput(students={"X": [FamilyResults("q", {}, {"C1_direct": FF, "C2_descriptions": [T, F]}),
+                                     FamilyResults("r", {}, {"C1_direct": FF})]}))
     q, r = no_stage0.students["X"].families
     assert (q.outcome, q.outcome_known, q.milestone_test_strict, q.gap) == ("Roadmap-Needed", "Roadmap-Needed",
                                                                            None, None)

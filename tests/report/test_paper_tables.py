@@ -26,7 +26,7 @@ import pytest
 
 from oracleladder.ladder.outcomes import FamilyResults
 from oracleladder.report.plots import accuracy_figure, change_figure, specificity_figure, trajectory_figure
-from oracleladder.report.report import write_report
+from oracleladder.report.report import ReportInput, write_report
 from oracleladder.report.tables import Contrast, QFamily, adjust_planned, q_family, report_tables
 from oracleladder.schemas import LADDER
 from oracleladder.schemas.models import Family, Milestone
@@ -59,9 +59,9 @@ FAMILIES = [family("p1", K, M, I), family("p2", K), family("p3", CO, K), family(
 
 
 def test_table14_fingerprint_of_the_passing_families(tmp_path: Path) -> None:
-    t = report_tables({"C": C}).students["C"]
+    t = report_tables(ReportInput(students={"C": C})).students["C"]
     assert t.fingerprint_passing == {"Direct": 0, "Roadmap-Needed": 1, "Answers-Needed": 1, "Unrecovered": 0}
-    write_report({"C": C, "N": [fam("p1", FF, FF, FF)]}, tmp_path)
+    write_report(ReportInput(students={"C": C, "N": [fam("p1", FF, FF, FF)]}), tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "| C | 60.0% | 2 | 0/2/2/0 | 0/1/1/0 |" in md
     assert "| N | not run | not run | 0/0/0/1 | not run |" in md  # no Stage 0: never a zero
@@ -69,13 +69,13 @@ def test_table14_fingerprint_of_the_passing_families(tmp_path: Path) -> None:
 
 
 def test_table28_recovery_per_condition_over_tau(tmp_path: Path) -> None:
-    t = report_tables({"C": C}).students["C"]
+    t = report_tables(ReportInput(students={"C": C})).students["C"]
     # C2: p1, p2 2 of 2 -> 2 at tau 1 and 2, none above; C3: p3, p4 1 of 2 -> 2 at tau 1 only; C1: none
     assert t.recovery_by_tau["C2_descriptions"] == {"1": 2, "2": 2, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C3_gold_answers"] == {"1": 2, "2": 0, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C1_direct"] == {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C2_random"] is None
-    write_report({"C": C}, tmp_path)
+    write_report(ReportInput(students={"C": C}), tmp_path)
     md = (tmp_path / "report.md").read_text().split("(Table 28)")[1]
     assert "| C2 | 2 | 2 | 0 | 0 | 0 |" in md and "| C2-random | not run | not run |" in md
 
@@ -87,14 +87,14 @@ def test_benjamini_hochberg_over_the_planned_contrasts(tmp_path: Path) -> None:
     conds = {"C1_direct": FF, "C2_descriptions": [T, T], "C2_random": FF, "C2_generic": FF,
              "C3_gold_answers": [T, T], "C3_mismatched": [T, T]}
     fams = [FamilyResults(f"p{i}", {}, dict(conds)) for i in range(10)]
-    rows = report_tables({"S": fams}).students["S"].contrasts
+    rows = report_tables(ReportInput(students={"S": fams})).students["S"].contrasts
     q = {c.contrast: c.p_bh for c in rows}
     assert [c.p_value for c in rows[:4]] == [0.001953125] * 3 + [1.0]
     assert q["C2 vs C1"] == q["C2 vs C2-random"] == q["C2 vs C2-generic"] == 0.001953125 * 4 / 3
     assert q["C3 vs C3-mismatched"] == 1.0
     assert q["C2-primitive vs C2-primitive-random"] is None  # not run: in no adjustment
     assert q["C3 vs C1"] is None  # not planned
-    write_report({"S": fams}, tmp_path)
+    write_report(ReportInput(students={"S": fams}), tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "| S | 0.0026 | 0.0026 | 0.0026 | 1 | not run |" in md
     assert "(q) over the 4 planned tests of 1 student together" in md
@@ -132,12 +132,12 @@ def test_benjamini_hochberg_over_the_planned_tests_of_two_students(tmp_path: Pat
     b = a | {"C3_mismatched": FF}
     students = {"A": [FamilyResults(f"p{i}", {}, dict(a)) for i in range(10)],
                 "B": [FamilyResults(f"p{i}", {}, dict(b)) for i in range(6)]}
-    r = report_tables(students)
+    r = report_tables(ReportInput(students=students))
     q = {s: [c.p_bh for c in t.contrasts[:5]] for s, t in r.students.items()}
     assert q["A"][:4] == pytest.approx([0.001953125 * 8 / 3] * 3 + [1.0]) and q["A"][4] is None
     assert q["B"][:4] == pytest.approx([0.03125 * 8 / 7] * 4) and q["B"][4] is None
     assert r.meta.bh_family == QFamily(tests=8, students=2)
-    res = write_report(students, tmp_path)
+    res = write_report(ReportInput(students=students), tmp_path)
     assert res["meta"]["bh_family"] == {"tests": 8, "students": 2}
     md = (tmp_path / "report.md").read_text()
     assert "Benjamini-Hochberg adjusted p (q) over the 8 planned tests of 2 students together" in md
@@ -146,7 +146,7 @@ def test_benjamini_hochberg_over_the_planned_tests_of_two_students(tmp_path: Pat
 
 
 def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None:
-    r = report_tables({"C": C}, families=FAMILIES)
+    r = report_tables(ReportInput(students={"C": C}, families=FAMILIES))
     m = r.milestone_types
     assert (m.families, m.milestones, m.answers) == (4, 6, 7)
     assert {t: c for t, c in m.types.items() if c} == {"KEY_MOVE": 3, "MODEL": 2, "COMPUTE": 1}
@@ -155,7 +155,7 @@ def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None
     assert by["Roadmap-Needed"].n == 2 and by["Answers-Needed"].n == 2 and by["Direct"].n == 0
     assert {t: c for t, c in by["Roadmap-Needed"].with_type.items() if c} == {"KEY_MOVE": 2, "MODEL": 1}
     assert {t: c for t, c in by["Answers-Needed"].with_type.items() if c} == {"KEY_MOVE": 1, "MODEL": 1, "COMPUTE": 1}
-    write_report({"C": C}, tmp_path, families=FAMILIES)
+    write_report(ReportInput(students={"C": C}, families=FAMILIES), tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "| KEY_MOVE | 3 | 50.0% |" in md and "| MODEL | 2 | 33.3% |" in md and "| COMPUTE | 1 | 16.7% |" in md
     assert "| Roadmap-Needed | 2 | 100% | 50% | 0% |" in md and "| Answers-Needed | 2 | 50% | 50% | 50% |" in md
@@ -163,12 +163,12 @@ def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None
     assert "Table 48 (answer schemas): none of the set's 7 milestones states its answer schema" in md
 
     with_schemas = [family("p1", K, M, I, schemas=(AnswerSchema.NUMBER, AnswerSchema.EXPR)), *FAMILIES[1:]]
-    m = report_tables({"C": C}, families=with_schemas).milestone_types
+    m = report_tables(ReportInput(students={"C": C}, families=with_schemas)).milestone_types
     assert {a: c for a, c in m.schemas.items() if c} == {"NUMBER": 1, "EXPR": 1} and m.schema_unknown == 5
-    write_report({"C": C}, tmp_path, families=with_schemas)
+    write_report(ReportInput(students={"C": C}, families=with_schemas), tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "| NUMBER | 1 | 14.3% |" in md and "| not stated | 5 | 71.4% |" in md
-    write_report({"C": C}, tmp_path)  # no families: one line, no zeros
+    write_report(ReportInput(students={"C": C}), tmp_path)  # no families: one line, no zeros
     assert "Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones" in \
         (tmp_path / "report.md").read_text()
 
@@ -176,7 +176,7 @@ def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None
 def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     cols = {"S@max_tokens=256": C, "S@max_tokens=512": D}
     budgets = {"S": (("S@max_tokens=256", 256), ("S@max_tokens=512", 512))}
-    b = report_tables(cols, budgets=budgets).budgets["S"]
+    b = report_tables(ReportInput(students=cols, budgets=budgets)).budgets["S"]
     assert (b.n_common, b.max_tokens) == (4, (256, 512))
     assert b.outcomes_low == {"Direct": 0, "Roadmap-Needed": 2, "Answers-Needed": 2, "Any probe": 4}
     assert b.outcomes_high == {"Direct": 1, "Roadmap-Needed": 1, "Answers-Needed": 1, "Any probe": 3}
@@ -186,7 +186,7 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert {a: {c: n for c, n in row.items() if n} for a, row in m.counts.items() if any(row.values())} == {
         "Roadmap-Needed": {"Direct": 1, "Roadmap-Needed": 1}, "Answers-Needed": {"Answers-Needed": 1, "Unrecovered": 1}}
     assert (m.n, m.same) == (4, 2)
-    written = write_report(cols, tmp_path, budgets=budgets)
+    written = write_report(ReportInput(students=cols, budgets=budgets), tmp_path)
     assert written["budgets"]["S"]["transitions"]["counts"]["Answers-Needed"]["Unrecovered"] == 1
     md = (tmp_path / "report.md").read_text()
     assert "| S | 4 | 0 | 2 | 2 | 4 | 1 | 1 | 1 | 3 |" in md and "| S | 2 | 4 | 2 | 0 | 1 |" in md
@@ -194,7 +194,7 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert "| 256 \\ 512 | Direct | Roadmap-Needed | Answers-Needed | Unrecovered | Row total |" in md
     assert "| Roadmap-Needed | 1 | 1 | 0 | 0 | 2 |" in md and "| Answers-Needed | 0 | 0 | 1 | 1 | 2 |" in md
     assert "| Column total | 1 | 1 | 1 | 1 | 4 |" in md and "Same outcome: 2 of 4." in md
-    write_report(cols, tmp_path)
+    write_report(ReportInput(students=cols), tmp_path)
     assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
 
 
@@ -212,11 +212,10 @@ def test_table_42_at_two_budgets_side_by_side(tmp_path: Path) -> None:
               "p2": RubricLabel(category="Decomposition_Incomplete", verifier_error=False, format_error=False,
                                 evidence=""),
               "p3": RubricLabel(category="Genuine_Composition", verifier_error=False, format_error=False, evidence="")}
-    write_report({"L": low, "H": high}, tmp_path, budgets={"S": (("L", 4096), ("H", 16384))},
-                 reviews={"L": labels, "H": labels})
+    write_report(ReportInput(students={"L": low, "H": high}, budgets={"S": (("L", 4096), ("H", 16384))}, reviews={"L": labels, "H": labels}), tmp_path)
     md = (tmp_path / "report.md").read_text().split("(Table 42)")[1]
     assert "| S | 4096 / 16384 | 3 | 1 | 33.3% | 75.0% | 50.0% | 50.0% | 25.0% | 1 |" in md
-    write_report({"L": low, "H": high}, tmp_path / "one", reviews={"L": labels})  # a review at one budget only
+    write_report(ReportInput(students={"L": low, "H": high}, reviews={"L": labels}), tmp_path / "one")  # a review at one budget only
     assert "At two budgets" not in (tmp_path / "one" / "report.md").read_text()
 
 
@@ -225,7 +224,7 @@ def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
     controls not run. Accuracy: C's C1 0 of 8 rollouts, any probe 4 of 4; D's C1 1 of 8 (12.5%), any probe 3 of 4.
     Change of D against C: Direct +1, Roadmap-Needed -1, Answers-Needed -1, any probe -1. Trajectory in the
     order D, C: Direct 1, 0; Roadmap-Needed 1, 2; Answers-Needed 1, 2; Unrecovered 1, 0."""
-    r = report_tables({"C": C, "D": D}, order=["D", "C"])
+    r = report_tables(ReportInput(students={"C": C, "D": D}, order=["D", "C"]))
     _, _, heights = specificity_figure(r)
     assert heights["C"] == {"C1_direct": 0.0, "C2_random": None, "C2_generic": None, "C2_descriptions": 50.0,
                             "C3_mismatched": None, "C3_gold_answers": 50.0}
@@ -236,15 +235,15 @@ def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
     _, ax, stacks = trajectory_figure(r)
     assert stacks == {"Direct": [1, 0], "Roadmap-Needed": [1, 2], "Answers-Needed": [1, 2], "Unrecovered": [1, 0]}
     assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == ["D", "C"]
-    write_report({"C": C, "D": D}, tmp_path, order=["D", "C"])
+    write_report(ReportInput(students={"C": C, "D": D}, order=["D", "C"]), tmp_path)
     for name in ("taxonomy", "fingerprint", "specificity", "accuracy", "change", "trajectory"):
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
-    write_report({"C": C}, tmp_path / "one")  # one student: no change nor trajectory to draw
+    write_report(ReportInput(students={"C": C}), tmp_path / "one")  # one student: no change nor trajectory to draw
     assert not (tmp_path / "one" / "change.png").exists() and (tmp_path / "one" / "accuracy.png").exists()
 
 
 def test_a_set_without_milestones_says_so_in_one_line(tmp_path: Path) -> None:
     bare = [Family(pid="p1", parent_prompt="problem", parent_answer="1", milestones=[])]
-    write_report({"C": C[:1]}, tmp_path, families=bare)
+    write_report(ReportInput(students={"C": C[:1]}, families=bare), tmp_path)
     assert ("Tables 7, 8 and 48 (milestone types and answer schemas): the set (1 family) has no milestone."
             in (tmp_path / "report.md").read_text())

@@ -4,7 +4,7 @@ from math import comb
 import numpy as np
 
 from oracleladder.ladder.outcomes import FamilyResults
-from oracleladder.report.report import summarize, write_report
+from oracleladder.report.report import ReportInput, summarize, write_report
 from oracleladder.report.stats import bootstrap_ci
 from oracleladder.report.tables import (
     bootstrap_shares,
@@ -106,7 +106,7 @@ def test_pair_transitions():
 
 
 def test_write_report_two_students(tmp_path):
-    res = write_report({"s1": s1(), "s2": s2()}, tmp_path, tau=1)
+    res = write_report(ReportInput(students={"s1": s1(), "s2": s2()}, tau=1), tmp_path)
     for f in ("report.md", "report.json", "taxonomy.png", "fingerprint.png"):
         assert (tmp_path / f).stat().st_size > 0
     d = json.loads((tmp_path / "report.json").read_text())
@@ -137,7 +137,7 @@ def test_write_report_two_students(tmp_path):
 
 
 def test_write_report_one_student(tmp_path):
-    res = write_report({"only": s1()}, tmp_path)
+    res = write_report(ReportInput(students={"only": s1()}), tmp_path)
     assert res["pairs"] == [] and (tmp_path / "taxonomy.png").exists()
     assert "Table 38" not in (tmp_path / "report.md").read_text()
 
@@ -168,7 +168,7 @@ def test_stage0_not_run_is_not_a_zero(tmp_path):
     assert r.taxonomy["Direct"] == 2 and r.taxonomy_not_classified == 2
     assert all(v is None for g, v in r.taxonomy.items() if g != "Direct")  # not run, never zero
     assert "Capability-gap" not in r.bootstrap and "Direct" in r.bootstrap
-    res = write_report({"s1": s1(), "s2": _no_stage0()}, tmp_path)
+    res = write_report(ReportInput(students={"s1": s1(), "s2": _no_stage0()}), tmp_path)
     assert res["pairs"][0]["gap_transitions"] is None
     md = (tmp_path / "report.md").read_text()
     assert "Taxonomy transitions s1 -> s2: not run (Stage 0 is missing for s2 on the common families)." in md
@@ -182,7 +182,7 @@ def test_partial_ladder_noted_and_unlabelled(tmp_path):
     assert r.outcome_undetermined == 1 and r.outcomes["Unrecovered"] == 1  # e is Not determined (issue 43)
     assert r.outcomes["Not determined"] == 1 and r.summary.solved_any == 2  # a rung not run solves nothing
     assert r.outcomes_known["Unrecovered"] == 1 and r.taxonomy_not_classified == 1
-    write_report({"p": fams}, tmp_path)
+    write_report(ReportInput(students={"p": fams}), tmp_path)
     md = (tmp_path / "report.md").read_text()
     assert "- p: 1 of 4 families lack a C1-C3 run" in md
     assert "| Not classified |" in md.splitlines()[md.splitlines().index(
@@ -198,7 +198,7 @@ def test_plots_order_hatching_and_legends_outside():
     from oracleladder.report.plots import fingerprint_figure, taxonomy_figure
 
     fams = s2()[:3] + [FamilyResults("e", {"m0": [T, T]}, {"C1_direct": FF})]
-    res = report_tables({"s1": s1(), "no stage 0": _no_stage0(), "partial": fams})
+    res = report_tables(ReportInput(students={"s1": s1(), "no stage 0": _no_stage0(), "partial": fams}))
     fig, ax, legend, drawn = taxonomy_figure(res)
     # Direct once, then the five gaps in Table 16 order, then the hatched unlabelled families
     assert [k for k, _ in drawn] == [g.value for g in Gap if g is not Gap.PRIMITIVE] + [None]  # C2-primitive not run
@@ -216,14 +216,14 @@ def test_plots_order_hatching_and_legends_outside():
     assert not _overlap(legend.get_window_extent(r), ax.get_tightbbox(r))
 
     # nothing missing: no hatched segment and no legend entry for it
-    fig, _, legend, drawn = taxonomy_figure(report_tables({"s1": s1()}))
+    fig, _, legend, drawn = taxonomy_figure(report_tables(ReportInput(students={"s1": s1()})))
     assert None not in dict(drawn) and len(legend.get_texts()) == 6
 
 
 def test_report_without_families_or_with_many_students(tmp_path):
-    write_report({"nothing": []}, tmp_path / "empty")
+    write_report(ReportInput(students={"nothing": []}), tmp_path / "empty")
     md = (tmp_path / "empty" / "report.md").read_text()
     assert "| nothing | not run | not run | not run | not run | not run | not run | not run |" in md
     many = {f"provider/student-number-{i}": s1() for i in range(9)}
-    write_report(many, tmp_path / "many")
+    write_report(ReportInput(students=many), tmp_path / "many")
     assert (tmp_path / "many" / "taxonomy.png").stat().st_size > 0

@@ -17,7 +17,7 @@ import pytest
 from oracleladder.clients import ChatRequest
 from oracleladder.store import Store
 from oracleladder.testing import Faults, LoopbackServer
-from oracleladder.testing.loopback import spawn
+from oracleladder.testing.processes import spawn
 from tests.helpers import REPO
 
 

@@ -14,7 +14,7 @@ import oracleladder.verify as verify_package
 HEAVY = ("sympy", "math_verify")
 # what `ladder --help` must not load (the SDKs, the grader, the pool reader, the statistics, the plots)
 STARTUP_HEAVY = ("sympy", "math_verify", "pyarrow", "matplotlib", "openai", "anthropic", "instructor", "scipy",
-                 "numpy", "aiohttp")
+                 "numpy", "aiohttp", "inspect_ai")
 
 
 def _loaded(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:

@@ -8,6 +8,8 @@ families) with every rollout but C1's deleted."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,20 @@ from selenium.webdriver.common.by import By
 
 from oracleladder import Experiment
 from oracleladder.ladder.outcomes import NOT_DETERMINED
-from tests.report.test_outcome_vocabulary import S, _c1_only
 from tests.viewer.browser import errors, open_page
 
 pytestmark = pytest.mark.browser
+
+BEFORE = Path(__file__).resolve().parents[1] / "data" / "before-house" / "before.sqlite"
+S = "openai/student"
+
+
+def _c1_only(tmp_path: Path) -> Path:
+    store = tmp_path / "s.sqlite"
+    shutil.copy(BEFORE, store)
+    with sqlite3.connect(store) as con:
+        con.execute("DELETE FROM rollouts WHERE target_ref NOT IN (SELECT id FROM names WHERE name = 'C1_direct')")
+    return store
 
 # every text node of the page whose text is "null", with its parent's tag
 _NULLS = """

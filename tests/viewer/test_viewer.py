@@ -562,13 +562,11 @@ def test_a_megabyte_of_unclosed_math_openers_renders_in_seconds(browser, tmp_pat
     WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.student"))
     for target, text in answers.items():
         block = f'.target-block[data-target="{target}"]'
-        start = time.monotonic()
         browser.find_element(By.CSS_SELECTOR, f"{block} .attempt summary").click()
-        WebDriverWait(browser, 600).until(lambda d, block=block: d.execute_script(
+        # a hang guard, not a speed: linear splitting renders it in 1.2-1.6 s, the quadratic one took
+        # over 7 minutes; a minute leaves room for any load
+        WebDriverWait(browser, 60).until(lambda d, block=block: d.execute_script(
             "return document.querySelector(arguments[0]).hasChildNodes()", f"{block} .response"))
-        took = time.monotonic() - start
-        # the behaviour, not a speed: linear splitting (1.2-1.6 s measured); the quadratic one took over 7 minutes
-        assert took < 5, f"{target}: {took:.1f} s"
         shown = browser.execute_script("return document.querySelector(arguments[0]).textContent", f"{block} .response")
         assert len(shown) >= len(text) // 2  # the text is there, as text (Markdown reads \[ as [)
     assert _errors(browser) == []

@@ -132,7 +132,8 @@ async def load_packets(store: Store, source: str, pids: Sequence[str] | None = N
 async def load_code_families(store: Store, source: str) -> list[CodeFamily]:
     """Every stored code problem with an accepted packet from `source` (see `load_packets`)."""
     packets = await load_packets(store, source)
-    return [CodeFamily(p, packets[p.pid]) for p in await store.problems(kind="code") if p.pid in packets]
+    return [CodeFamily(p, packets[p.pid]) for p in await store.problems(kind="code")
+            if isinstance(p, CodeProblem) and p.pid in packets]
 
 
 def read_code_problems(spec: Path, on_duplicate: OnDuplicate = "error") -> list[CodeProblem]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 import json
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from oracleladder.sandbox import SandboxResult
 from oracleladder.schemas.models import CheckResult, CodeProblem, FamilyReport
@@ -43,7 +45,7 @@ def check_parses(packet: CodePacket) -> list[CheckResult]:
             tree, err = _parse(a, f"helper {i + 1} ({h.name}) assert {j + 1}")
             if err:
                 errors.append(err)
-            elif not any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
+            elif tree is not None and not any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
                 errors.append(f"helper {i + 1} ({h.name}) assert {j + 1} is not an assert statement: {a!r}")
     return [CheckResult(check="code_parses", passed=not errors, reason="; ".join(errors))]
 
@@ -193,9 +195,10 @@ def validate_packet(packet: CodePacket, problem: CodeProblem, *, max_cases: int 
         checks.append(CheckResult(check="helpers_present", passed=False, reason="the packet has no helpers"))
     if not checks[0].passed:
         return checks  # nothing to run
-    jobs = [lambda i=i: check_gold_passes_asserts(packet, i) for i in range(len(packet.helpers))]
-    jobs.append(lambda: check_program(packet, problem, max_cases=max_cases))
-    jobs += [lambda i=i: check_no_leak(packet, problem, i, max_cases=max_cases) for i in range(len(packet.helpers))]
+    jobs: list[Callable[[], CheckResult]] = [partial(check_gold_passes_asserts, packet, i)
+                                             for i in range(len(packet.helpers))]
+    jobs.append(partial(check_program, packet, problem, max_cases=max_cases))
+    jobs += [partial(check_no_leak, packet, problem, i, max_cases=max_cases) for i in range(len(packet.helpers))]
     with ThreadPoolExecutor(max_workers=4) as ex:
         checks += list(ex.map(lambda f: f(), jobs))
     return checks

@@ -85,7 +85,8 @@ def teacher_messages(problem: MathProblem, granularity: Granularity,
     the toolkit's system prompt (Appendix U's rules with ANSWER FORMAT, NO-LEAK and PRIMITIVE sections
     and the granularity's), or ``paper``: Appendix U's as published, nothing added (default granularity)."""
     if prompt == "paper":
-        system, names = load(PAPER_PROMPT).text, (PAPER_PROMPT, "teacher_user")
+        names: tuple[str, ...] = (PAPER_PROMPT, "teacher_user")
+        system = load(PAPER_PROMPT).text
     else:
         system = load("teacher_math").render(granularity=load(f"granularity_{granularity}").text)
         names = ("teacher_math", f"granularity_{granularity}", "teacher_user")
@@ -131,6 +132,7 @@ def to_family(plan: TeacherPlan, problem: MathProblem, provenance: Provenance) -
             integrate = milestone  # plans with other than one INTEGRATE are rejected before this
             continue
         milestones.append(milestone)
+    primitive = (plan.primitive or "").strip()
     return Family(
         pid=problem.pid,
         parent_prompt=parent_prompt(problem.problem),
@@ -138,7 +140,7 @@ def to_family(plan: TeacherPlan, problem: MathProblem, provenance: Provenance) -
         milestones=milestones,
         integrate=integrate,
         provenance=provenance,
-        primitive=None if not (plan.primitive or "").strip() else Primitive(
-            text=plan.primitive.strip(), provenance="teacher", teacher=provenance.source,
+        primitive=None if not primitive else Primitive(
+            text=primitive, provenance="teacher", teacher=provenance.source,
             prompt_hash=provenance.prompt_hash),
     )

@@ -44,11 +44,11 @@ def primitive_prompt(family: Family, condition: Condition, pool: Sequence[Family
     if spec is not None and spec.shows == "primitive":
         text = own.text
     elif spec is not None and spec.shows == "donor primitive":
-        others = [f for f in pool if f.pid != family.pid and family_primitive(f, fallback) is not None]
+        others = [(f, p) for f in pool if f.pid != family.pid and (p := family_primitive(f, fallback)) is not None]
         if not others:
             raise ValueError(f"{spec.short} needs at least one other family with a primitive in the set")
-        donor = seeded_rng(seed, family.pid, condition).choice(others)
-        text, borrowed = family_primitive(donor, fallback).text, [donor.pid]
+        donor, primitive = seeded_rng(seed, family.pid, condition).choice(others)
+        text, borrowed = primitive.text, [donor.pid]
     else:
         raise ValueError(f"not a primitive condition: {condition!r}")
     return messages(load(spec.template).render(parent_prompt=family.parent_prompt, primitive=text)), borrowed

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ...audit.format import Truncation
 from ...schemas.conditions import LADDER
 from ..tables import BUCKETS, FormatAudit
 from .cells import NONE, pct, table
@@ -26,16 +27,10 @@ def budget(audit: FormatAudit) -> str:
 
 
 def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
-    """One line per student and condition with more than 10% of its rollouts cut off."""
-    out = []
-    for student, a in audits.items():
-        for name in a.cut_off:
-            row = a.table[name]
-            out.append(f"{student}, {LADDER.label(name)}: {row.truncated} of {row.n} "
-                       f"rollouts ({pct(row.truncated, row.n)}) were cut off at {budget(a)} "
-                       f"(finish reason length); {row.no_boxed_trunc} of them have no boxed answer and "
-                       "count as wrong. Rerun with a larger --max-tokens.")
-    return out
+    """One line per student and condition with more than 10% of its rollouts cut off, in the words of every
+    surface (`audit.format.Truncation.said`)."""
+    return [Truncation.of_row(a.table[name]).said(f"{student}, {LADDER.label(name)}", a.max_tokens)
+            for student, a in audits.items() for name in a.cut_off]
 
 
 def format_audit(audits: Mapping[str, FormatAudit]) -> list[str]:

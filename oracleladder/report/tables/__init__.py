@@ -57,7 +57,7 @@ from .student import (
            stage0_stats,
            student_tables,
 )
-from .whole import Meta, ReportTables, report_tables
+from .whole import Meta, ReportInput, ReportTables, report_tables
 
 __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKETS", "budget_change", "BudgetChange",
            "Change", "change", "CHANGE_KEYS", "condition_counts", "ConditionCount", "Containment", "Contrast",
@@ -65,7 +65,7 @@ __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKET
            "FormatRow", "Frozen", "known_gap", "leak_residual", "leak_rule", "LeakDrop", "LeakResidual",
            "LeakRule", "Meta", "milestone_types", "MilestoneTypes", "Missing", "missing_verdicts",
            "N_RESAMPLES", "NOT_RUN", "Ordering", "Pair", "pair", "primitive_ran", "q_family", "QFamily",
-           "RankRow", "ranks", "Rates", "recovery_by_tau", "report_tables", "ReportTables", "review_row",
+           "RankRow", "ranks", "Rates", "recovery_by_tau", "report_tables", "ReportInput", "ReportTables", "review_row",
            "ReviewRow", "SEED", "Share", "SolvedAlone", "STAGE0", "Stage0", "stage0_stats", "student_tables",
            "StudentReport", "StudentTables", "Summary", "TAUS", "TYPES", "types_by_outcome", "TypesByOutcome",
            "Versus"]

@@ -57,7 +57,7 @@ class Missing(Frozen):
 class FormatRow(Frozen):
     """The format audit (Table 24), one condition: the count of each of BUCKETS, ``n`` (bucketed rollouts,
     the shares' denominator), ``truncated`` (those of them whose answer hit the token budget, boxed or
-    not), ``ungraded`` and ``failed``."""
+    not), ``refused`` (those of no_boxed the provider refused), ``ungraded`` and ``failed``."""
 
     n: int
     no_boxed: int
@@ -68,6 +68,7 @@ class FormatRow(Frozen):
     truncated: int
     ungraded: int
     failed: int
+    refused: int = 0  # a report.json from before refusals were counted apart has none
 
 
 class FormatAudit(Frozen):

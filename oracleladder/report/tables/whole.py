@@ -4,6 +4,7 @@ and the HTML report show."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...ladder.outcomes import FamilyResults
@@ -65,43 +66,55 @@ def _with_benchmark(t: StudentTables, math_score: float | None) -> dict[str, Any
     return dict(t) | {"summary": t.summary.model_copy(update={"math_score": math_score})}
 
 
-def report_tables(students: Mapping[str, list[FamilyResults]], tau: int = 1, roadmap_set: str | None = None,
-           missing: Mapping[str, Missing | dict] | None = None, graders: Mapping[str, str] | None = None,
-           ungradable: Mapping[str, str] | None = None,
-           formats: Mapping[str, FormatAudit | dict] | None = None,
-           settings: Mapping[str, str] | None = None, base: str | None = None,
-           families: Sequence[Family] | None = None,
-           budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] | None = None,
-           order: Sequence[str] | None = None, benchmark: str | None = None,
-           benchmarks: Mapping[str, float] | None = None,
-           reviews: Mapping[str, Mapping[str, RubricLabel | None]] | None = None,
-           leaking: Mapping[str, str] | None = None,
-           containment: Mapping[str, Containment] | None = None, kept_leaking: Sequence[str] = (),
-           spent: Mapping[str, Spent] | None = None) -> ReportTables:
-    """Every table of one or more students (`write_report` names the arguments)."""
-    missing, formats, settings, budgets = missing or {}, formats or {}, settings or {}, budgets or {}
-    spent = spent or {}
-    benchmarks, containment = benchmarks or {}, containment or {}
+@dataclass(frozen=True, kw_only=True)
+class ReportInput:
+    """What one report is made of, each part by its name (`report.write_report` says what each is)."""
+
+    students: Mapping[str, list[FamilyResults]]
+    tau: int = 1
+    roadmap_set: str | None = None
+    missing: Mapping[str, Missing | dict] = field(default_factory=dict)
+    graders: Mapping[str, str] = field(default_factory=dict)
+    ungradable: Mapping[str, str] = field(default_factory=dict)
+    formats: Mapping[str, FormatAudit | dict] = field(default_factory=dict)
+    settings: Mapping[str, str] = field(default_factory=dict)
+    base: str | None = None
+    families: Sequence[Family] | None = None
+    budgets: Mapping[str, tuple[tuple[str, int], tuple[str, int]]] = field(default_factory=dict)
+    order: Sequence[str] | None = None
+    benchmark: str | None = None
+    benchmarks: Mapping[str, float] = field(default_factory=dict)
+    reviews: Mapping[str, Mapping[str, RubricLabel | None]] = field(default_factory=dict)
+    leaking: Mapping[str, str] | None = None
+    containment: Mapping[str, Containment] = field(default_factory=dict)
+    kept_leaking: Sequence[str] = ()
+    spent: Mapping[str, Spent] = field(default_factory=dict)
+
+
+def report_tables(given: ReportInput) -> ReportTables:
+    """Every table of one or more students."""
+    g = given
+    students, tau, families, budgets, reviews, leaking = g.students, g.tau, g.families, g.budgets, g.reviews, g.leaking
     names = list(students)
-    base = base if base is not None or len(names) < 2 else names[0]
+    base = g.base if g.base is not None or len(names) < 2 else names[0]
     tables = {s: student_tables(f, tau) for s, f in students.items()}
     shown = {s: t.contrasts for s, t in tables.items()}
     adjusted = adjust_planned(shown)
     return ReportTables(
         meta=Meta(tau=tau, seed=SEED, n_resamples=N_RESAMPLES, taus=list(TAUS), students=names,
-                  roadmap_set=roadmap_set, graders=dict(graders or {}), ungradable_reference=dict(ungradable or {}),
-                  base=base, order=None if order is None else list(order), benchmark=benchmark,
+                  roadmap_set=g.roadmap_set, graders=dict(g.graders), ungradable_reference=dict(g.ungradable),
+                  base=base, order=None if g.order is None else list(g.order), benchmark=g.benchmark,
                   teacher_prompts=teacher_prompts(families or []), bh_family=q_family(shown)),
-        students={s: StudentReport(**_with_benchmark(t, benchmarks.get(s)) | {"contrasts": adjusted[s]},
-                                   missing=missing.get(s) or missing_verdicts([], []), format=formats.get(s),
-                                   settings=settings.get(s), families=family_rows(students[s], tau),
-                                   containment=containment.get(s), spent=spent.get(s))
+        students={s: StudentReport(**_with_benchmark(t, g.benchmarks.get(s)) | {"contrasts": adjusted[s]},
+                                   missing=g.missing.get(s) or missing_verdicts([], []), format=g.formats.get(s),
+                                   settings=g.settings.get(s), families=family_rows(students[s], tau),
+                                   containment=g.containment.get(s), spent=g.spent.get(s))
                   for s, t in tables.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),
         changes={s: change(students[base], f, tau) for s, f in students.items() if base is not None and s != base},
         milestone_types=None if families is None else milestone_types(families),
-        leak_rule=None if families is None else leak_rule(families, kept_leaking),
+        leak_rule=None if families is None else leak_rule(families, g.kept_leaking),
         types_by_outcome={} if families is None else {s: types_by_outcome(f, families, tau) for s, f in students.items()},
         budgets={s: budget_change(students[lo], students[hi], (lo, hi), (mlo, mhi), tau)
                  for s, ((lo, mlo), (hi, mhi)) in budgets.items()},

@@ -253,4 +253,59 @@ STEPS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID
         """,
     ),
+    # v21: a call names a served model by what it is (`clients.compatible.served_identity`: a weights
+    # file by its name), not by the path a server listed it by as typed: a call stored under such a path
+    # is keyed again by the identity (``identity_rekeyed``), where its stored body gives its key. Where two
+    # become one key the first success (else the first) takes it; the other keeps its key, and its
+    # rollouts theirs. Rollouts, failed jobs and reuses follow their call; the call's model column says the
+    # identity, its body what was sent, and ``call_identities`` how many calls of each spelling now
+    # answer as which identity (a run's message says so).
+    (
+        """
+        CREATE TABLE call_identities (
+            provider TEXT NOT NULL,
+            spelled  TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            calls    INTEGER NOT NULL,
+            PRIMARY KEY (provider, spelled)
+        )
+        """,
+        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB NOT NULL)",
+        "CREATE INDEX temp.rekey_call ON rekey(call_id)",
+        """
+        INSERT INTO rekey (old, call_id, new)
+        SELECT c.key, c.rowid, ladder_identity_rekeyed(q.body, c.k, c.key)
+        FROM calls c JOIN requests q ON q.id = c.request_id
+        WHERE (c.model LIKE '%.gguf' OR substr(c.model, 1, 1) IN ('/', '~', '.'))
+              AND ladder_identity_rekeyed(q.body, c.k, c.key) IS NOT NULL
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+        """
+        INSERT INTO call_identities (provider, spelled, identity, calls)
+        SELECT provider, model, ladder_served_identity(model), COUNT(*) FROM calls
+        WHERE rowid IN (SELECT call_id FROM rekey) GROUP BY provider, model
+        """,
+        "UPDATE calls SET model = ladder_served_identity(model) WHERE rowid IN (SELECT call_id FROM rekey)",
+        """
+        UPDATE OR IGNORE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE run_reuse SET call_key = (SELECT new FROM rekey WHERE old = run_reuse.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
+        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
+        """,
+        "DROP TABLE rekey",
+    ),
 )
