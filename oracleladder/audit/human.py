@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,11 +29,11 @@ from .._lazy import lazy_module
 from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
 from ..report.markdown import pct, table
-from ..report.stats import cohen_kappa
+from ..report.stats import agreement
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
 from ..schemas.rubric import CATEGORIES, RubricLabel
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet, SheetError, read_key, read_numbered
 
 if TYPE_CHECKING:
     from ..report import plots as _plots
@@ -72,12 +72,6 @@ class _Key(BaseModel):
 
 
 # ------------------------------------------------------------------ statistics
-
-
-def agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> dict:
-    """Raw agreement (count and share) and Cohen's kappa of two label lists of the same items."""
-    agree = sum(x == y for x, y in zip(a, b))
-    return {"n": len(a), "agree": agree, "raw": agree / len(a), "kappa": cohen_kappa(a, b)}
 
 
 def review_agreement(resolved: Mapping[str, str], review: Mapping[str, RubricLabel | None]) -> dict | None:
@@ -220,36 +214,22 @@ def write_sheets(folder: Path, families: Sequence[Family], rollouts: Sequence[Ro
     for name, file, order in [*((name, file, pids) for name, file in sheets.items()),
                               *([("validation", "validation.csv", checked)] if checked else [])]:
         shuffled = random.Random(f"{seed}:{name}").sample(order, len(order))
-        write_rows(folder / file, header, (rows[p] for p in shuffled))
+        _blind(folder, file).write(header, (rows[p] for p in shuffled), None)  # one key, the folder's
     key = {**meta, "seed": seed, "show_grader": show_grader, "families": pids, "raters": sheets,
            "validation": {"sheet": "validation.csv", "families": checked} if checked else None}
     (folder / KEY).write_text(json.dumps(key, indent=2))
     return key
 
 
-def read_labels(path: Path, families: Sequence[str]) -> dict[str, str]:
+def _blind(folder: Path, sheet: str) -> BlindSheet:
+    return BlindSheet(folder / sheet, "family", "category", folder / KEY)
+
+
+def read_labels(folder: Path, sheet: str, families: Sequence[str]) -> dict[str, str]:
     """A filled-in sheet -> pid -> category; a SheetError naming file and row (the spreadsheet's row
     number, the header being row 1) for a family not in the audit, a family twice, a missing or unknown
     category, and naming the file and family for a family without a row."""
-    wanted, labels = set(families), {}
-    for n, row in read_numbered(path, ("family", "category")):
-        pid = (row.get("family") or "").strip()
-        if pid not in wanted:
-            raise SheetError(f"{path}:{n}: family '{pid}' is not in this audit")
-        if pid in labels:
-            raise SheetError(f"{path}:{n}: family '{pid}' has a second row")
-        text = row.get("category") or ""
-        if not text.strip():
-            raise SheetError(f"{path}:{n}: family '{pid}' has no category")
-        try:
-            labels[pid] = category(text)
-        except ValueError as exc:
-            raise SheetError(f"{path}:{n}: {exc}") from None
-    missing = [p for p in families if p not in labels]
-    if missing:
-        raise SheetError(f"{path}: family '{missing[0]}' has no row" + (f" ({len(missing) - 1} more)" if missing[1:]
-                                                                        else ""))
-    return labels
+    return {pid: label for pid, (label, _) in _blind(folder, sheet).labels(families, category, every=True).items()}
 
 
 def read_repairs(path: Path, labels: Mapping[str, str]) -> dict[str, str]:
@@ -277,7 +257,7 @@ def read_audit(folder: Path, *, priority: Sequence[str] = CATEGORIES, repairs: P
     kappa, the resolved labels and Table 39, the validation pass, and with repairs Table 40."""
     key = read_key(folder / KEY, _Key)
     pids = key["families"]
-    by_rater = {name: read_labels(folder / file, pids) for name, file in key["raters"].items()}
+    by_rater = {name: read_labels(folder, file, pids) for name, file in key["raters"].items()}
     if len(by_rater) != 2:
         raise SheetError(f"{folder / KEY}: an audit has two raters; this one has {len(by_rater)}")
     (a, la), (b, lb) = by_rater.items()
@@ -291,7 +271,7 @@ def read_audit(folder: Path, *, priority: Sequence[str] = CATEGORIES, repairs: P
            "validation": None, "triage": None}
     if key.get("validation"):
         checked = key["validation"]["families"]
-        second = read_labels(folder / key["validation"]["sheet"], checked)
+        second = read_labels(folder, key["validation"]["sheet"], checked)
         out["validation"] = {**agreement([resolved[p] for p in checked], [second[p] for p in checked]),
                              "primary": table39(resolved), "validation": table39(second),
                              "primary_n": len(pids), "validation_n": len(checked)}

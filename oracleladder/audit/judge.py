@@ -13,25 +13,23 @@ rollout of the run with the sampling weights (stratum size / rollouts judged in 
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, model_validator
 
 from .._lazy import lazy_module
-from ..clients import Client, ProviderError
-from ..clients.errors import endpoint_failure
+from ..clients import Client
+from ..clients.asking import ask_json
 from ..ladder.contract import Domain
 from ..prompts import load
 from ..report.markdown import num, pct, table
 from ..runtime import gather_or_cancel
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet
 from ..schemas.types import GradeStatus
 
 if TYPE_CHECKING:
@@ -46,7 +44,7 @@ SHEET_COLUMNS = ("case", "response_tail", "reference_answer", "note", "label", "
 LABELS = {"correct": "verifier_false_negatives", "malformed_reference": "malformed_references",
           "incorrect": "judge_over_acceptances", "undecidable": "undecidable"}
 RESULTS = ("verifier_false_negatives", "malformed_references", "judge_over_acceptances")
-_VERDICT = re.compile(r'"verdict"\s*:\s*"(ACCEPT|NOT_ACCEPT)"')
+VERDICT_FORMAT = '{"verdict": "ACCEPT" or "NOT_ACCEPT", "reason": "one sentence"}'  # as the prompt asks
 ACCEPTED = "accepted"  # the stratum of the rollouts the verifier accepted
 # Table 46's cells: (cascade accepts, judge accepts) -> name
 CELLS = {(True, True): "both_accept", (False, False): "both_reject",
@@ -106,27 +104,24 @@ def judge_messages(domain: Domain, family: Family, rollout: Rollout) -> list[dic
     return [{"role": "user", "content": prompt}]
 
 
-def read_verdict(text: str) -> str:
-    """ACCEPT or NOT_ACCEPT from the judge's JSON (its last verdict), else "unreadable"."""
-    found = _VERDICT.findall(text)
-    return found[-1] if found else "unreadable"
+class JudgeVerdict(BaseModel):
+    """The judge's reply (prompts/judge.txt): its verdict read strictly, its reason as given."""
+
+    verdict: Literal["ACCEPT", "NOT_ACCEPT"]
+    reason: Any = ""
 
 
 async def ask_judge(client: Client, domain: Domain, families: dict[str, Family], sample: Sequence[Rollout],
                     max_tokens: int) -> list[tuple[str, str | None]]:
-    """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, unreadable, or "failed" when its
-    call failed for good) and the call's key. A failure of the endpoint itself (no connection, a
-    refused key) would fail every call the same way: it propagates."""
+    """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, "unreadable" when its reply is not
+    the JSON asked for after its re-ask, or "failed" when its call failed for good, `clients.asking`) and
+    the first call's key."""
 
     async def one(r: Rollout) -> tuple[str, str | None]:
-        request = client.request(judge_messages(domain, families[r.pid], r), temperature=0.0, max_tokens=max_tokens)
-        try:
-            result = await client.complete(request)
-        except ProviderError as exc:
-            if endpoint_failure(exc):
-                raise
-            return "failed", request.key()
-        return read_verdict(result.text), request.key()
+        asked = await ask_json(client, judge_messages(domain, families[r.pid], r), JudgeVerdict,
+                               max_tokens=max_tokens, prompted=VERDICT_FORMAT)
+        verdict = "failed" if asked.failed else "unreadable" if asked.reply is None else asked.reply.verdict
+        return verdict, asked.keys[0]
 
     return await gather_or_cancel(*(one(r) for r in sample))
 
@@ -147,7 +142,6 @@ def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Fami
         cases[case] = {"pid": r.pid, "target": r.target, "k": r.k, "rollout_call": r.call_key,
                        "stratum": stratum(r), "verifier": r.verdict.reason, "judge": "ACCEPT",
                        "judge_call": call}
-    write_rows(sheet, SHEET_COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
     judged: dict[str, Counter[str]] = {s: Counter() for s in sizes}
     for r, (v, _) in zip(sample, verdicts):
         judged[stratum(r)][v] += 1
@@ -156,7 +150,7 @@ def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Fami
             ("ACCEPT", "NOT_ACCEPT", "unreadable", "failed")}} for s in sizes}, "cases": cases,
         "judged": [[stratum(r), answer_schema(domain, families[r.pid], r.target), v]
                    for r, (v, _) in zip(sample, verdicts)]}
-    key.write_text(json.dumps(written, indent=2))
+    BlindSheet(sheet, "case", "label", key).write(SHEET_COLUMNS, rows, written)
     return written
 
 
@@ -185,10 +179,6 @@ def paired(key: dict) -> dict:
                         for schema in sorted({j[1] for j in judged})}}
 
 
-def key_path(sheet: Path) -> Path:
-    return sheet.with_name(sheet.name + ".key.json")
-
-
 class _Stratum(BaseModel):
     ACCEPT: int
     NOT_ACCEPT: int
@@ -215,20 +205,20 @@ class _Key(BaseModel):
     judged: list[tuple[str, str, str]] | None = None
 
 
+def _label(text: str) -> str:
+    label = text.lower()
+    if label not in LABELS:
+        raise ValueError(f"label '{label}' is not one of {', '.join(LABELS)} (or blank)")
+    return label
+
+
 def read_sheet(sheet: Path, key: Path) -> dict:
     """The filled-in sheet and its key file -> the result table by rejection reason, with each
     count projected to every rejected rollout: stratum size / rollouts judged x judge accepts x
     the count's share of the adjudicated cases (undecidable and unfilled ones left out)."""
-    meta = read_key(key, _Key)
-    labels: dict[str, str] = {}
-    for n, row in read_numbered(sheet, ("case", "label")):
-        where = f"{sheet}:{n}"
-        case, label = row["case"], (row["label"] or "").strip().lower()
-        if case not in meta["cases"]:
-            raise SheetError(f"{where}: case '{case}' is not in {key.name}")
-        if label and label not in LABELS:
-            raise SheetError(f"{where}: label '{label}' is not one of {', '.join(LABELS)} (or blank)")
-        labels[case] = label
+    blind = BlindSheet(sheet, "case", "label", key)
+    meta = blind.read_key(_Key)
+    labels = {case: label for case, (label, _) in blind.labels(meta["cases"], _label, every=False).items()}
     table = {}
     for s, st in meta["strata"].items():
         if s == ACCEPTED:

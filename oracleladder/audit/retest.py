@@ -24,7 +24,7 @@ from ..ladder.contract import Domain
 from ..report.markdown import table
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
-from ..schemas.sheets import SheetError, read_key, read_numbered, write_rows
+from ..schemas.sheets import BlindSheet
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -52,10 +52,6 @@ class _Key(BaseModel):
     attempts: dict[str, _Attempt]
 
 
-def key_path(sheet: Path) -> Path:
-    return sheet.with_name(sheet.name + ".key.json")
-
-
 def verdicts_path(sheet: Path) -> Path:
     return sheet.with_name(sheet.name + ".verdicts.jsonl")
 
@@ -64,11 +60,20 @@ def _condition(target: str) -> str:
     return LADDER.label(target)
 
 
+def _blind(sheet: Path) -> BlindSheet:
+    return BlindSheet(sheet, "attempt", "correct")
+
+
+def _verdict(text: str) -> bool:
+    said = text.lower()
+    if said not in VERDICTS:
+        raise ValueError(f"correct '{said}' is not yes or no")
+    return VERDICTS[said]
+
+
 def write_sheet(sheet: Path, domain: Domain, families: dict[str, Family], rollouts: Sequence[Rollout], *,
                 seed: int, meta: dict) -> int:
     """The sheet of every attempt (in a seeded order, numbered) and its key; returns the attempts."""
-    if sheet.exists() or key_path(sheet).exists():  # it may hold a person's verdicts
-        raise FileExistsError(f"{sheet} exists; a sheet is never overwritten: give another --sheet")
     ordered = sorted(rollouts, key=lambda r: (r.pid, r.target, r.k))
     shuffled = random.Random(seed).sample(ordered, len(ordered))
     rows, attempts = [], {}
@@ -80,8 +85,7 @@ def write_sheet(sheet: Path, domain: Domain, families: dict[str, Family], rollou
         attempts[attempt] = {"pid": r.pid, "target": r.target, "k": r.k, "call_key": r.call_key,
                              "cascade": r.verdict.label.value if r.verdict.graded else "ungraded",
                              "reason": r.verdict.reason, "extracted": r.verdict.extracted}
-    write_rows(sheet, COLUMNS, rows)  # a cell a spreadsheet would evaluate is written as text
-    key_path(sheet).write_text(json.dumps({**meta, "seed": seed, "attempts": attempts}, indent=2))
+    _blind(sheet).write(COLUMNS, rows, {**meta, "seed": seed, "attempts": attempts})
     return len(rows)
 
 
@@ -89,19 +93,11 @@ def read_sheet(sheet: Path) -> dict:
     """The graded sheet -> the person's verdicts (written to SHEET.verdicts.jsonl) and, per family and
     condition, the attempts the person and the verifier each count correct; a SheetError naming file
     and row for an attempt not in the key, a verdict that is not yes or no, and an attempt without a row."""
-    key = key_path(sheet)
-    meta = read_key(key, _Key)
-    attempts, hand = meta["attempts"], {}
-    for n, row in read_numbered(sheet, ("attempt", "correct")):
-        attempt, said = (row.get("attempt") or "").strip(), (row.get("correct") or "").strip().lower()
-        if attempt not in attempts:
-            raise SheetError(f"{sheet}:{n}: attempt '{attempt}' is not in {key.name}")
-        if said not in VERDICTS:
-            raise SheetError(f"{sheet}:{n}: correct '{said}' is not yes or no")
-        hand[attempt] = (VERDICTS[said], row.get("comment") or "")
-    missing = [a for a in attempts if a not in hand]
-    if missing:
-        raise SheetError(f"{sheet}: attempt '{missing[0]}' has no row")
+    blind = _blind(sheet)
+    meta = blind.read_key(_Key)
+    attempts = meta["attempts"]
+    hand = {a: (correct, row.get("comment") or "") for a, (correct, row) in
+            blind.labels(attempts, _verdict, every=True).items()}
     with verdicts_path(sheet).open("w", encoding="utf-8") as out:
         for attempt, a in sorted(attempts.items(), key=lambda kv: (kv[1]["pid"], kv[1]["target"], kv[1]["k"])):
             correct, comment = hand[attempt]

@@ -6,36 +6,23 @@ gap): the problem and its reference answer, the roadmap with its golds, a studen
 its attempts at the parent (the grader's verdict and extracted answer of each, and the end of each
 parent response), and labels it with the rubric (`schemas.rubric.RubricLabel`: a category, the
 verifier and format error flags, the evidence). Every call goes through the cached client at
-temperature 0, as a structured call; a reply that is not the JSON asked for is re-asked once with the
-reply shown back, and failing that the family is unreviewed, never a category. Table 42
+temperature 0, as a structured call with `RubricLabel` its reply (`clients.asking.ask_json`): a reply that
+is not the JSON asked for is re-asked once with the reply shown back, and failing that the family is
+unreviewed, never a category. Table 42
 (`report.tables.review_row`) removes the flagged families from the category.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from ..clients import Client, ProviderError
-from ..clients.errors import endpoint_failure
-from ..clients.structured import StructuredOutputError
 from ..domains.math.prompts import description
 from ..prompts import load
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
-from ..schemas.rubric import RubricLabel
 
 PROMPT = "audit_review"
 TAIL_CHARS = 1_500  # what the reviewer reads of each parent attempt: its end, where the answer is
-
-
-@dataclass
-class Reviewed:
-    """The reviewer on one family: its label (None: unreviewed, or the call failed), and why not."""
-
-    label: RubricLabel | None
-    reason: str = ""
-    failed: bool = False  # the call failed for good: nothing is stored, a rerun asks again
 
 
 def prompt_version() -> str:
@@ -61,22 +48,3 @@ def review_messages(family: Family, rollouts: Sequence[Rollout]) -> list[dict[st
     prompt = load(PROMPT).render(problem=family.parent_prompt, reference=family.parent_answer, roadmap=roadmap,
                                  milestone_attempts=stage0, parent_attempts=parent)
     return [{"role": "user", "content": prompt}]
-
-
-async def ask_review(client: Client, messages: list[dict[str, str]], max_tokens: int) -> Reviewed:
-    """The reviewer's label of one family, asked once more (its reply and what is wrong with it shown
-    back) when the reply is not the JSON asked for. A failure of the endpoint itself (no connection, a
-    refused key) would fail every call the same way: it propagates."""
-    request = client.request(messages, temperature=0.0, max_tokens=max_tokens)
-    why = ""
-    for _ in range(2):
-        try:
-            return Reviewed(await client.structured(request, RubricLabel))
-        except StructuredOutputError as exc:
-            why = exc.describe()
-            request = client.request(exc.request.messages + exc.reask(), temperature=0.0, max_tokens=max_tokens)
-        except ProviderError as exc:
-            if endpoint_failure(exc):
-                raise
-            return Reviewed(None, f"reviewer call failed: {type(exc).__name__}", failed=True)
-    return Reviewed(None, f"not the JSON asked for, twice: {why}")

@@ -19,7 +19,7 @@ from ..experiment.selection import Picked
 from ..report import markdown
 from ..schemas.models import Family
 from ..schemas.rubric import RubricLabel
-from ..schemas.sheets import SheetError
+from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
@@ -139,7 +139,7 @@ def judge(
     student's rollouts at one setting (`--run ID` picks it where there are several)."""
     if read is not None:
         try:
-            result = jdg.read_sheet(read, jdg.key_path(read))
+            result = jdg.read_sheet(read, key_path(read))
         except SheetError as exc:
             fail(str(exc))
         typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
@@ -149,7 +149,7 @@ def judge(
     def said(result: JudgeAuditResult) -> None:
         say(f"judged {result.sampled} graded rollouts ({result.usage.requests} requests, "
             f"{result.usage.cache_hits} from the cache): the judge accepts {result.judge_accepts} the verifier "
-            f"rejected, written to {sheet} (key: {jdg.key_path(sheet)}); {result.unreadable} unreadable "
+            f"rejected, written to {sheet} (key: {key_path(sheet)}); {result.unreadable} unreadable "
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
@@ -367,9 +367,9 @@ def retest(
     except FileExistsError as exc:  # the sheet may hold a person's verdicts
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps({"attempts": n, "sheet": str(sheet), "key": str(rt.key_path(sheet))}))
+        typer.echo(json.dumps({"attempts": n, "sheet": str(sheet), "key": str(key_path(sheet))}))
     else:
-        say(f"{n} attempts written to {sheet} (key: {rt.key_path(sheet)}); write yes or no in the correct column, "
+        say(f"{n} attempts written to {sheet} (key: {key_path(sheet)}); write yes or no in the correct column, "
             f"then run `ladder audit retest --read {sheet}`.")
 
 

@@ -18,7 +18,7 @@ from ..prim import audit as prim_audit
 from ..prim.analysis import PrimReport
 from ..prim.scoring import TAU
 from ..report.palette import n_families
-from ..schemas.sheets import SheetError
+from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
@@ -33,6 +33,7 @@ from .common import (
     console,
     existing,
     fail,
+    listed,
     make_endpoint,
     run_experiment,
     say,
@@ -40,7 +41,9 @@ from .common import (
 )
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 from .options import with_config
-from .selecting import with_choice
+from .selecting import RunPick, with_choice
+
+SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -72,7 +75,7 @@ def compile(  # noqa: A001 - the command's name
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
 ) -> None:
     """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
     endpoint = make_endpoint(teacher, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
@@ -145,12 +148,13 @@ def score(
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
+    run: RunPick = None,
 ) -> None:
-    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism). Cached."""
+    """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism), those made at one setting (`--run ID` picks it where there are several). Cached."""
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
     result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
-                                                            max_tokens=max_tokens), endpoint)
+                                                            max_tokens=max_tokens, choice=Choice(run=run)), endpoint)
     correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
     _judged(result, as_json, f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} "
                              f"unreadable, scored 0), {result.missing} missing (no readable judge reply), "
@@ -181,18 +185,65 @@ def answers(
     store: StoreOpt = DEFAULT_STORE,
     prices: PricesOpt = None,
     max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
+    run: RunPick = None,
 ) -> None:
-    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides); its verdicts kept apart."""
+    """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides), those made at one setting (`--run ID` picks it where there are several); its verdicts kept apart."""
     endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens),
-                            endpoint)
+    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens,
+                                                              choice=Choice(run=run)), endpoint)
     _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read "
                              f"correct, {result.missing} missing (no readable judge reply); `ladder prim report "
                              f"--answer-judge {judge}` counts them")
 
 
 app.command()(answers)
+
+
+@app.command("benchmark-answers")
+@with_endpoint_options
+def benchmark_answers(
+    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probe (`ladder benchmark`).")],
+    name: Annotated[str, typer.Option("--name", help="The benchmark's name (`ladder benchmark --name`).")],
+    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
+    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
+    store: StoreOpt = DEFAULT_STORE,
+    prices: PricesOpt = None,
+    max_cost: MaxCostOpt = None,
+    as_json: SummaryJsonOpt = False,
+    run: RunPick = None,
+) -> None:
+    """PRIM's benchmark side: the answer judge of `ladder prim answers` on a plain benchmark's answers the grader rejected (free-form answers, HLE-Math style); `ladder prim benchmarks --answer-judge` counts its verdicts."""
+    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    result = run_experiment(store, lambda ex: ex.benchmark_answers(endpoint, student, name, max_tokens=max_tokens,
+                                                                   choice=Choice(run=run)), endpoint)
+    _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers of benchmark '{name}' judged, "
+                             f"{result.correct} read correct, {result.missing} missing (no readable judge reply); "
+                             f"`ladder prim benchmarks --answer-judge {judge}` counts them")
+
+
+@app.command("benchmarks")
+def benchmarks(
+    student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probes.")],
+    name: Annotated[list[str], typer.Option("--name", help="A benchmark (`ladder benchmark --name`; a comma list, or repeat the option).")],
+    answer_judge: Annotated[str | None, typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim benchmark-answers`) reads it correct.")] = None,
+    pass_at: Annotated[list[str] | None, typer.Option("--pass-at", metavar="NAME=K", help="Score benchmark NAME at pass@K (default pass@1; PRIM: HMMT25=4, Omni-MATH=4); repeat.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    run: RunPick = None,
+) -> None:
+    """PRIM's Table 4: the student's plain benchmarks side by side, each at its pass@k, and their average."""
+    at: dict[str, int] = {}
+    for spec in listed(pass_at) or []:
+        bench, _, k = spec.partition("=")
+        if not k.isdigit() or int(k) < 1:
+            fail(f"--pass-at {spec}: give NAME=K, K a whole number from 1")
+        at[bench] = int(k)
+    existing(store)
+    result = run_experiment(store, lambda ex: ex.benchmark_table(student, listed(name), answer_judge=answer_judge,
+                                                                 at=at, choice=Choice(run=run)), reading=True)
+    typer.echo(json.dumps(result.flat()) if as_json else "\n".join(result.markdown()))
 
 
 @with_choice(by_run=True)
@@ -260,13 +311,17 @@ def audit(
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
     n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
+    routes: Annotated[bool, typer.Option("--routes", help="The alternative-route audit: sample only primitives the judge scored incorrect, for a person to label alternative (a different but valid route the single gold misses) or none.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
     tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
+    run: RunPick = None,
 ) -> None:
     """The judge's audit: a judge-blind sheet of a sample of its scores for a person to label correct or
-    incorrect; `--read SHEET` gives the agreement and Cohen's kappa."""
+    incorrect (`--routes`: of its incorrect ones, for a valid alternative route), of the primitives made at
+    one setting (`--run ID` picks it where there are several); `--read SHEET` gives the agreement and
+    Cohen's kappa (and with --routes, the alternatives' share)."""
     if read is not None:
         try:
             result = prim_audit.read_sheet(read)
@@ -278,8 +333,9 @@ def audit(
         fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
     existing(store)
     cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
-                                                           tau=tau), reading=True)
-    say(f"wrote {cases} cases to {sheet} (key: {prim_audit.key_path(sheet)}); label each correct or incorrect, "
+                                                           tau=tau, choice=Choice(run=run), routes=routes), reading=True)
+    labels = " or ".join(prim_audit.LABELS["routes" if routes else "judge"])
+    say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each {labels}, "
         f"then run `ladder prim audit --read {sheet}`")
 
 

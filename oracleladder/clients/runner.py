@@ -297,6 +297,11 @@ class Client:
         return prompt + float(request.params.get("max_tokens") or 256)
 
     # ---------------------------------------------------------------- structured outputs
+    @property
+    def structured_mode(self) -> str:
+        """The structured mode this client's calls are asked in now (after a rejected one, the next)."""
+        return self._modes.current
+
     async def structured(self, request: ChatRequest, response_model: type[M]) -> M:
         """The reply to ``request`` parsed into ``response_model``: exactly one model call, through
         ``complete`` (cached). An invalid reply raises StructuredOutputError (its text, its validation

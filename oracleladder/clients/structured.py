@@ -113,6 +113,7 @@ STRUCTURED_MODES: dict[str, dict[str, str]] = {provider: {name: what for name, (
                                                for provider, p in MODES.items()}
 _NAMES_MODE = re.compile(r"response_format|json_schema|json_object|tool|schema", re.IGNORECASE)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
+_FLAT = re.compile(r"\{[^{}]*\}")  # a JSON object with no object inside
 
 
 def _object(text: str) -> Any:
@@ -250,7 +251,9 @@ class Shape(Generic[M]):
     def parse(self, request: ChatRequest, reply: ChatResult) -> M:
         """The reply to ``request`` as a ``model``, else StructuredOutputError. The JSON is taken
         from a ```json block, else from the first ``{`` to the last ``}``: a model that wraps it in
-        words or a fence is not failed for that."""
+        words or a fence is not failed for that; where that is no ``model``, the last flat JSON
+        object of the reply that is one (a judge that reasons around its verdict, or thinks again
+        after a first one)."""
         text = reply.text
         fenced = _FENCED.search(text)
         if fenced:
@@ -262,6 +265,11 @@ class Shape(Generic[M]):
         try:
             return self.model.model_validate_json(text)
         except ValidationError as e:
+            for flat in reversed(_FLAT.findall(reply.text)):
+                try:
+                    return self.model.model_validate_json(flat)
+                except ValidationError:
+                    continue
             raise StructuredOutputError(self.model, request, reply, e) from None
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..audit import roadmap
-from ..audit.judge import ask_judge, draw, key_path, paired, write_sheet
-from ..audit.review import ask_review, prompt_version as review_prompt, review_messages
+from ..audit.judge import ask_judge, draw, paired, write_sheet
+from ..audit.review import prompt_version as review_prompt, review_messages
+from ..clients.asking import REASK, ask_json
 from ..domains.math import MathDomain
 from ..ladder.outcomes import Gap
 from ..prompts import load as load_prompt
@@ -21,6 +22,8 @@ from ..schemas import (
     Rollout,
 )
 from ..schemas.conditions import C1
+from ..schemas.rubric import RubricLabel
+from ..schemas.sheets import key_path
 from ..store import Review
 from .configs import JudgeConfig, ReviewConfig, configured
 from .core import ExperimentCore
@@ -44,7 +47,7 @@ class AuditStages(ExperimentCore):
         student's graded rollouts on a math roadmap set at one setting (``choice``: its own ``max_tokens``
         is the judge's), stratified by the verifier's verdict (accepted, or its rejection reason), graded
         by the LLM ``judge``: the paired grades (Tables 45, 46: ``paired``), and the rejected cases it
-        accepts in the grader-blind CSV ``sheet`` (its key beside it, audit.judge.key_path), which is
+        accepts in the grader-blind CSV ``sheet`` (its key beside it, schemas.sheets.key_path), which is
         never overwritten. ``failed`` counts the judge calls that failed for good (a rerun asks them
         again). Its options: a `JudgeConfig`'s fields, given as ``config`` or as keywords."""
         c = configured(JudgeConfig, config, options)
@@ -60,7 +63,7 @@ class AuditStages(ExperimentCore):
         if not sample:
             raise ExperimentError(f"{store.path} holds no graded rollouts of student '{student}' on roadmap set "
                                   f"'{c.source}'")
-        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version}", "student": student,
+        meta = {"judge": endpoint.model, "prompt": f"judge@{load_prompt('judge').version} {REASK}@{load_prompt(REASK).version}", "student": student,
                 "source": c.source, "n": c.n, "max_tokens": c.max_tokens, "graded": sum(r.verdict.graded for r in rollouts)}
         async with calling(store, endpoint, "audit-judge", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
@@ -105,19 +108,19 @@ class AuditStages(ExperimentCore):
                 "threshold": c.threshold, "max_tokens": c.max_tokens, "families": len(todo)}
         async with calling(store, endpoint, "audit-review", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
-            answers = await gather_or_cancel(*(ask_review(client, review_messages(f, rolls), c.max_tokens)
-                                               for f, rolls, _ in todo.values()))
+            answers = await gather_or_cancel(*(ask_json(client, review_messages(f, rolls), RubricLabel,
+                                                        max_tokens=c.max_tokens) for f, rolls, _ in todo.values()))
             for (f, _, labels), a in zip(todo.values(), answers):
                 for student in labels if not a.failed else []:
                     await store.put_review(Review(student=student, source=c.source, pid=f.pid, reviewer=endpoint.model,
-                                                  prompt=meta["prompt"], label=a.label, reason=a.reason,
+                                                  prompt=meta["prompt"], label=a.reply, reason=a.why,
                                                   run_id=run.id), wait=False)
             await store.flush()
             run.incomplete = any(a.failed for a in answers)
         table = {s: review_row(fams, {r.pid: r.label for r in await store.reviews(s, c.source)}, c.threshold)
                  for s, fams in results.items()}
-        return ReviewAuditResult(run_id=run.id, families=len(todo), labeled=sum(a.label is not None for a in answers),
-                                 unreviewed=sum(a.label is None and not a.failed for a in answers),
+        return ReviewAuditResult(run_id=run.id, families=len(todo), labeled=sum(a.reply is not None for a in answers),
+                                 unreviewed=sum(a.reply is None and not a.failed for a in answers),
                                  failed=sum(a.failed for a in answers), usage=client.usage,
                                  batch_rows_submitted=client.batch_rows_submitted, table=table)
 

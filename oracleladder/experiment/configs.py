@@ -294,7 +294,7 @@ class ReviewConfig(Thresholded, OnSet, Budgeted):
     """The automated rubric review (`Experiment.review_audit`)."""
 
 
-class PrimConfig(Planned, Limited, Sharded, OnSet, Sampled):
+class PrimConfig(Planned, Limited, Sharded, Corrected, OnSet, Sampled):
     """A PRIM probe of a student's four dimensions (`Experiment.prim_probe`, docs/prim.md)."""
 
     k: K = 1

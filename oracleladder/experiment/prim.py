@@ -4,7 +4,6 @@ by an answer judge, the judge's audit sheet, and the analyses read back."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -21,7 +20,7 @@ from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_re
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.dimensions import DIMENSIONS
 from ..prim.gold import read_gold
-from ..prim.judge import ANSWER_PROMPTS, judge_answer, judge_primitive, prompt_version
+from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (
     DISCOVERY,
     EXECUTION,
@@ -35,15 +34,17 @@ from ..prim.probe import (
 )
 from ..prim.scoring import TAU, UNREADABLE_SCORE, primitive_acc
 from ..probe.runner import run_probe, uncached_calls
+from ..report.report import write_files
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..schemas.types import GradeStatus
-from ..store import AnswerVerdict, FailedJob, PrimScore, Store
+from ..store import FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
 from .configs import PrimConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
+from .prim_benchmark import AnswerJudging
 from .results import (
     GoldImportResult,
     JobFailure,
@@ -64,7 +65,7 @@ else:  # matplotlib and the site: loaded by the first report written, not by a p
     _site = lazy_module("oracleladder.viewer.site")
 
 
-class PrimStages:
+class PrimStages(AnswerJudging):
     """Mixed into `Experiment` (its store, pool and notify)."""
 
     store: Store
@@ -154,7 +155,9 @@ class PrimStages:
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
-        (`ladder.shards`). These are a `PrimConfig`'s fields, given as ``config`` or as keywords."""
+        (`ladder.shards`). ``use_corrections``: Generation and Execution graded against the corrected reference
+        answers, as a ladder probe's (a setting of its own: a report never pools it with the plain grading). These
+        are a `PrimConfig`'s fields, given as ``config`` or as keywords."""
         c = configured(PrimConfig, config, options)
         dimensions, sources = c.dimensions or DIMENSIONS.names, c.sources
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
@@ -163,7 +166,7 @@ class PrimStages:
                                   f"{', '.join(DIMENSIONS.names)}; sources: {', '.join(SOURCES)}")
         endpoint = as_endpoint(student)
         grading = JobConfig(student=endpoint.model, k=c.k, max_tokens=c.max_tokens, temperature=c.temperature,
-                            grader=c.grader)
+                            grader=c.grader, use_corrections=c.use_corrections)
         donors = await self.roadmap_set(c.source)
         families = c.shard.of(donors[:c.limit])
         at = Choice(max_tokens=c.max_tokens, temperature=c.temperature, grader=c.grader)  # this probe's settings
@@ -207,25 +210,25 @@ class PrimStages:
                                             for j in failed])
 
     async def prim_score(self, judge: str | Endpoint, student: str, *, source: str = "release", tau: float = TAU,
-                         max_tokens: int = 2048) -> PrimScoreResult:
-        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set against the
-        problem's gold primitive with the ``judge`` (`prim.judge`); each score stored under the judge.
-        An unreadable primitive is scored 0 without a call; a judge with no readable reply after its
-        re-ask leaves the score missing."""
+                         max_tokens: int = 2048, choice: Choice = Choice()) -> PrimScoreResult:
+        """Score each Discovery and Digestion primitive of ``student`` on a roadmap set, made at one setting
+        (``choice``, by its run: `_judged_rollouts`), against the problem's gold primitive with the ``judge``
+        (`prim.judge`); each score stored under the judge and the rollout it scored. An unreadable primitive
+        is scored 0 without a call; a judge with no readable reply after its re-ask leaves the score missing."""
         endpoint = as_endpoint(judge)
         families = {f.pid: f for f in await self.roadmap_set(source)}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
-        rollouts = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                    if r.target in DIMENSIONS.written and r.verdict.graded and r.pid in families]
+        settings, picked, _ = await self._judged_rollouts(student, source, choice)
+        rollouts = [r for r in picked if r.target in DIMENSIONS.written and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
-                "max_tokens": max_tokens, "primitives": len(todo)}
+                "max_tokens": max_tokens, "primitives": len(todo), "student_settings": settings}
         async with calling(self.store, endpoint, "prim-score", meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> PrimScore:
                 base = {"student": student, "source": r.source, "pid": r.pid, "target": r.target, "k": r.k,
-                        "judge": endpoint.model, "run_id": run.id}
+                        "judge": endpoint.model, "run_id": run.id, "rollout_call": r.call_key}
                 written = read_written(r)
                 if written is None:
                     return PrimScore(**base, status="scored", validity=0, score=0.0, reason=UNREADABLE_SCORE)
@@ -256,6 +259,18 @@ class PrimStages:
         found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
         return pick(student, source, found, choice) if found else []
 
+    async def _judged_rollouts(self, student: str, source: str,
+                               choice: Choice) -> tuple[str | None, list[Rollout], bool]:
+        """What a judge of the student's PRIM answers reads: the rollouts of one group of settings (``choice``;
+        refused naming the groups and the runs that pick one where there are several: a judge's own
+        --max-tokens is its own, so a group is picked by its run), its settings and whether it was graded
+        against the corrected reference answers; (None, [], False) for none."""
+        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        if not found:
+            return None, [], False
+        [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
+        return group.describe(), group.rollouts, bool(group.settings.use_corrections)
+
     async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, rescue_source: str = "teacher-problem-only",
                           after: str | None = None, answer_judge: str | None = None,
@@ -277,15 +292,16 @@ class PrimStages:
             raise ExperimentError(f"no family of '{source}' has a gold primitive: `ladder prim import` them first")
         group = next(iter(await self.prim_groups(student, source=source, choice=replace(choice, by_run=False))), None)
         rollouts = [] if group is None else group.rollouts
-        made = {(r.pid, r.target, r.k) for r in rollouts}  # a score is of the sample it scored, at this setting
+        made = {r.call_key for r in rollouts}  # a score is of the rollout it scored, made at this setting
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if (s.pid, s.target, s.k) in made]
+                  if s.rollout_call in made]
         ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
         sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith(EXECUTION)},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
             (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(
-                student=student, judge=answer_judge, source=prim_source(source)) if v.verdict == "correct"}
+                student=student, judge=answer_judge, source=prim_source(source))
+            if v.verdict == "correct" and v.rollout_call in made}
         calls = {r.call_key: await self.store.get_call(r.call_key) for r in rollouts}
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         finish = {key: None if call is None else call.finish_reason for key, call in calls.items()}
@@ -300,13 +316,11 @@ class PrimStages:
                              after=None if after is None else (after, await self.store.rollouts(
                                  student=after, source=prim_source(source), target=GENERATION)))
         if out is not None:
-            folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2))
-            (folder / "report.md").write_text(report_md(report))
+            folder, md = Path(out), report_md(report)
+            write_files(folder, report.model_dump(mode="json"), md)
             _plots.write_prim_plots(report, folder)
             if html:
-                _site.write_prim_site(folder / "html", report, (folder / "report.md").read_text(), families, rollouts)
+                _site.write_prim_site(folder / "html", report, md, families, rollouts)
         return report
 
     async def _ladder_beside(self, student: str, families: Sequence[Family], group: Picked) -> list[Rollout]:
@@ -323,60 +337,43 @@ class PrimStages:
         return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 
     async def prim_answers(self, judge: str | Endpoint, student: str, *, source: str = "release",
-                           max_tokens: int = 2048) -> PrimAnswersResult:
+                           max_tokens: int = 2048, choice: Choice = Choice()) -> PrimAnswersResult:
         """The answer judge (`prim.judge.judge_answer`) on each Generation and Execution answer of
-        ``student`` that the grader did not accept: for free-form answers no symbolic grader can decide.
-        Its verdicts are stored apart (`prim_answer_verdicts`); the grader's stay as they are."""
-        endpoint = as_endpoint(judge)
+        ``student`` made at one setting (``choice``, by its run: `_judged_rollouts`) that the grader did not
+        accept: for free-form answers no symbolic grader can decide. Its verdicts are stored apart
+        (`prim_answer_verdicts`, under the rollout judged); the grader's stay as they are."""
         families = {f.pid: f for f in await self.roadmap_set(source)}
-        todo = [r for r in await self.store.rollouts(student=student, source=prim_source(source))
-                if (r.target == GENERATION or r.target.startswith(EXECUTION)) and r.verdict.graded
-                and not r.verdict.accepted and r.pid in families]
-        meta = {"judge": endpoint.model, "student": student, "source": source, "answers": len(todo),
-                "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
-        async with calling(self.store, endpoint, "prim-answers", meta, concurrency=JUDGE_CONCURRENCY,
-                           notify=self._notify, cluster=self.cluster) as (client, run):
-            async def one(r: Rollout) -> AnswerVerdict:
-                family = families[r.pid]
-                asked = await judge_answer(client, problem_text(family), r.response, family.parent_answer, max_tokens)
-                verdict = ("missing" if asked.reply is None else
-                           "correct" if asked.reply["correct"] == "yes" else "incorrect")
-                extracted = None if asked.reply is None else str(asked.reply.get("extracted_final_answer", ""))
-                return AnswerVerdict(student=student, source=r.source, pid=r.pid, target=r.target, k=r.k,
-                                     judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
-                                     call_keys=asked.keys, run_id=run.id)
-
-            verdicts = await gather_or_cancel(*(one(r) for r in todo))
-            for v in verdicts:
-                await self.store.put_answer_verdict(v, wait=False)
-            await self.store.flush()
-            run.incomplete = any(v.verdict == "missing" for v in verdicts)
-        return PrimAnswersResult(run_id=run.id, judged=len(verdicts),
-                                 correct=sum(v.verdict == "correct" for v in verdicts),
-                                 missing=sum(v.verdict == "missing" for v in verdicts), usage=client.usage,
-                                 budget_stop=client.budget_stop)
+        settings, picked, corrected = await self._judged_rollouts(student, source, choice)
+        todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
+                and r.verdict.graded and not r.verdict.accepted and r.pid in families]
+        return await self._judge_answers(judge, "prim-answers", {"source": source, "student_settings": settings},
+                                         student, todo, families, corrected, max_tokens)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
-                         n: int = 40, seed: int = 0, tau: float = TAU) -> int:
+                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),
+                         routes: bool = False) -> int:
         """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
-        ``student``'s primitives, half judged correct, blind to the judge, with its key beside it; never
-        overwritten. Returns the number of cases."""
+        ``student``'s primitives made at one setting (``choice``, by its run: `_judged_rollouts`), half judged
+        correct (with ``routes``, the alternative-route audit: all judged incorrect), blind to the judge, with
+        its key beside it; never overwritten. Returns the number of cases."""
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
         families = {f.pid: f for f in await self.roadmap_set(source)}
+        _, picked, _ = await self._judged_rollouts(student, source, choice)
+        made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
-                  if s.pid in families]
-        sample = audit.draw(scores, n, seed, tau)
+                  if s.pid in families and s.rollout_call in made]
+        sample = audit.draw(scores, n, seed, tau, routes=routes)
         if not sample:
             raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
                                   f"'{source}': run `ladder prim score` first")
-        written = {(r.pid, r.target, r.k): fields for r in await self.store.rollouts(
-            student=student, source=prim_source(source)) if (fields := read_written(r)) is not None}
+        written = {key: fields for key, r in made.items() if (fields := read_written(r)) is not None}
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,
-                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau)
+                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau,
+                                 routes=routes)
 
     async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
                           threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
@@ -386,10 +383,7 @@ class PrimStages:
         points = across(reports)
         if out is not None:
             folder = Path(out)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "across.json").write_text(json.dumps(
-                {s: p.model_dump(mode="json") for s, p in points.items()}, indent=2))
-            (folder / "across.md").write_text(across_md(points, source, judge))
-            _plots.composition_figure(points).savefig(folder / "across-figure2.png", dpi=110, bbox_inches="tight")
-            _plots.discovery_figure(points).savefig(folder / "across-figure3.png", dpi=110, bbox_inches="tight")
+            write_files(folder, {s: p.model_dump(mode="json") for s, p in points.items()},
+                        across_md(points, source, judge), "across")
+            _plots.write_across_plots(points, folder)
         return points

@@ -7,7 +7,7 @@ runs the stages that write (`stages.py` and the stage modules)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from statistics import fmean
@@ -477,13 +477,15 @@ class Reader:
         return await self.store.runs()
 
 
-def benchmark_scores(rollouts: Sequence[Rollout], k: int) -> tuple[int, float | None, float | None]:
+def benchmark_scores(rollouts: Sequence[Rollout], k: int,
+                     judged: Collection[str] = ()) -> tuple[int, float | None, float | None]:
     """A plain benchmark's graded answers (the first ``k`` of each problem): the problems with ``k`` graded
-    answers, and their mean pass@1 and unbiased pass@k (None: no problem has ``k``)."""
+    answers, and their mean pass@1 and unbiased pass@k (None: no problem has ``k``); an answer is right
+    where the grader accepts it or its call key is in ``judged`` (an answer judge read it correct)."""
     correct: dict[str, list[bool]] = {}
     for r in rollouts:
         if r.verdict.graded and r.k < k:
-            correct.setdefault(r.pid, []).append(r.verdict.accepted)
+            correct.setdefault(r.pid, []).append(r.verdict.accepted or r.call_key in judged)
     done = [c for c in correct.values() if len(c) == k]
     if not done:
         return 0, None, None

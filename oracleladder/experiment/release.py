@@ -17,6 +17,7 @@ from pathlib import Path
 from ..audit import human as hum
 from ..ladder.outcomes import Outcome, parent_outcome
 from ..report.markdown import table
+from ..report.stats import agreement
 from ..report.tables import NOT_RUN
 from ..schemas.jsonl import InputError, read_jsonl, read_unique
 from ..schemas.models import Family
@@ -108,7 +109,7 @@ def audit(consensus: Path, rater_a: Path, rater_b: Path, validation: Path | None
     _same_families(rater_b, lb, pids, consensus)
     a, b = [la[p].category for p in pids], [lb[p].category for p in pids]
     out = {"student": None, "source": None, "families": len(pids), "raters": ["A", "B"], "priority": list(hum.CATEGORIES),
-           "agreement": hum.agreement(a, b),
+           "agreement": agreement(a, b),
            "resolved_disagreements": dict(Counter(resolved[p] for p, x, y in zip(pids, a, b) if x != y)),
            "priority_exceptions": [p for p, x, y in zip(pids, a, b) if hum.resolve(x, y) != resolved[p]],
            "table39": hum.table39(resolved),
@@ -120,7 +121,7 @@ def audit(consensus: Path, rater_a: Path, rater_b: Path, validation: Path | None
         if unknown:
             raise InputError(f"{validation}: family '{unknown[0]}' is not in {consensus.name}")
         checked = list(second)
-        out["validation"] = {**hum.agreement([resolved[p] for p in checked], [second[p] for p in checked]),
+        out["validation"] = {**agreement([resolved[p] for p in checked], [second[p] for p in checked]),
                              "primary": hum.table39(resolved), "validation": hum.table39(second),
                              "primary_n": len(pids), "validation_n": len(checked)}
     return out

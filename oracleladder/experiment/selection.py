@@ -19,7 +19,8 @@ Where more than one group is left after the user's choice, a reader stops with o
 groups and the options that pick one, unless the user asked for them side by side (``by_run``: one
 column per group, named ``STUDENT@setting=value`` by the settings the groups differ in, `label`). Every
 surface that reads a student's results reads them through `pick`: ladder report and compare, view,
-export-results and `Report.to_pandas`, panels export, the audits, and PRIM's report."""
+export-results and `Report.to_pandas`, panels export, the audits, and PRIM's report, score, answers
+and audit."""
 
 from __future__ import annotations
 
@@ -276,19 +277,21 @@ def _settled(ids: Sequence[str], runs: Mapping[str, RunRecord]) -> dict[str, Run
     return {run_id: s for s, members in found for run_id in members}
 
 
-def pick(student: str, source: str, found: list[Picked], choice: Choice) -> list[Picked]:
+def pick(student: str, source: str, found: list[Picked], choice: Choice, *, by_run_only: bool = False) -> list[Picked]:
     """The groups ``choice`` picks (one, or with ``by_run`` each left), the first ``choice.k`` samples of
-    each; an ExperimentError naming the groups and the options that pick one where that is not one."""
+    each; an ExperimentError naming the groups and the options that pick one where that is not one.
+    ``by_run_only``: the reader picks a group by its run alone (a judge's command, whose --max-tokens is
+    the judge's own, and which shows no groups side by side)."""
     left = [g for g in found if matches(g, choice)]
     if not left:
         raise ExperimentError(f"no results of student '{student}' on '{source}' match the settings asked for; "
                               f"the store has: {_named(found)}")
     if len(left) > 1 and not choice.by_run:
-        first = next(iter(_differing(left)), "run")
+        first = "run" if by_run_only else next(iter(_differing(left)), "run")
         ways = " or ".join(_way(g, first, left) for g in left)
         raise ExperimentError(f"student '{student}' has results on '{source}' at {len(left)} settings, which a "
-                              f"report never pools: {_named(left)}; pick one with {ways}, or show them side by "
-                              "side with --by-run")
+                              f"report never pools: {_named(left)}; pick one with {ways}"
+                              + ("" if by_run_only else ", or show them side by side with --by-run"))
     if choice.k is not None and any(c.k > choice.k for g in left for c in g.cells):
         raise ExperimentError(f"--k {choice.k}: the imported panel of '{student}' holds counts of K = "
                               f"{max(c.k for g in left for c in g.cells)} attempts, not of their first {choice.k}")

@@ -3,34 +3,60 @@ validity V first (generic, technique_name_only and computation_only are invalid)
 one, gate and mechanism against the gold primitive with the reference solution, worded for the
 gold's family (Table 6: RECAST, WITNESS, ARGUMENT).
 
-Every judge call goes through the cached client at temperature 0. A reply that is not the JSON asked
-for is re-asked once (the reply shown back); failing that, or when the call fails for good, the
-score is missing — counted apart, never a 0. An unreadable student primitive is scored 0 without a
-call (the student's failure).
+Every judge call is asked through `clients.asking.ask_json` (the JSON format in the prompt, its reply
+read into the models below): a reply that is not the JSON asked for is re-asked once (the reply
+shown back); failing that, or when the call fails for good, the score is missing — counted apart,
+never a 0. An unreadable student primitive is scored 0 without a call (the student's failure).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from ..clients import Client, ProviderError
-from ..clients.errors import endpoint_failure
+from pydantic import BaseModel
+
+from ..clients import Client
+from ..clients.asking import REASK, Answer, ask_json
 from ..prompts import load
 from ..schemas.prim import PrimPrimitive
 from .probe import labelled
 from .scoring import AGREEMENT, score
 
-PROMPTS = ("prim_judge_validity", "prim_judge_correctness", "prim_judge_reask")
-ANSWER_PROMPTS = ("prim_answer_judge", "prim_judge_reask")
+PROMPTS = ("prim_judge_validity", "prim_judge_correctness", REASK)
+ANSWER_PROMPTS = ("prim_answer_judge", REASK)
+# the JSON each prompt asks for, as its re-ask names it again
 ANSWER_FORMAT = '{"extracted_final_answer": "<the answer extracted, or None>", "correct": "yes"|"no", "reasoning": "<one short sentence>"}'
 TAIL_CHARS = 12_000  # what the answer judge reads of a response: its end, where the answer is
 VALIDITY_FORMAT = ('{"verdict": "valid"|"invalid", "failure": "none"|"generic"|"technique_name_only"|'
                    '"computation_only", "evidence": "<one short sentence>"}')
 AGREEMENT_FORMAT = '{"agreement": "match"|"partial"|"mismatch", "evidence": "<one short sentence>"}'
 FAILURES = ("none", "generic", "technique_name_only", "computation_only")
+
+
+class Validity(BaseModel):
+    """The validity judge's reply (Fig. 8): the verdict read strictly, the rest as given."""
+
+    verdict: Literal["valid", "invalid"]
+    failure: Any = None  # kept only when one of FAILURES
+    evidence: Any = ""
+
+
+class Agreement(BaseModel):
+    """The gate's or the mechanism's reply (Fig. 9)."""
+
+    agreement: Literal["match", "partial", "mismatch"]
+    evidence: Any = ""
+
+
+class AnswerReply(BaseModel):
+    """The answer judge's reply."""
+
+    correct: Literal["yes", "no"]
+    extracted_final_answer: Any = ""
+    reasoning: Any = ""
+
 
 # per family: the gate's WHAT and the mechanism's HOW (Table 6, App. A.2), and what match, partial
 # and mismatch mean for each
@@ -72,23 +98,10 @@ WORDING: dict[str, dict[str, tuple[str, str, str, str]]] = {
                       "the model gives no, or a wrong, logical step"),
     },
 }
-_OBJECT = re.compile(r"\{[^{}]*\}")
 
 
 def prompt_version(names: tuple[str, ...] = PROMPTS) -> str:
     return "-".join(load(n).version for n in names)
-
-
-def read_reply(text: str, key: str, allowed: tuple[str, ...]) -> dict | None:
-    """The last JSON object of ``text`` whose ``key`` is one of ``allowed``; None when there is none."""
-    for raw in reversed(_OBJECT.findall(text or "")):
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and obj.get(key) in allowed:
-            return obj
-    return None
 
 
 def validity_messages(candidate: dict[str, str]) -> list[dict[str, str]]:
@@ -101,37 +114,6 @@ def correctness_messages(dim: str, family: str, problem: str, solution: str, gol
     return [{"role": "user", "content": load("prim_judge_correctness").render(
         dim=dim, dim_def=dim_def, c_match=match, c_partial=partial, c_mismatch=mismatch, problem=problem,
         solution=solution, gold=gold.labelled(), candidate=labelled(candidate))}]
-
-
-@dataclass
-class Asked:
-    """One judgment: the reply read (None: missing), why it is missing, the calls made."""
-
-    reply: dict | None
-    why: str
-    keys: list[str]
-
-
-async def ask(client: Client, messages: list[dict[str, str]], key: str, allowed: tuple[str, ...], fmt: str,
-              max_tokens: int) -> Asked:
-    """Ask, and once more with the reply shown back when it is not the JSON asked for."""
-    keys: list[str] = []
-    for _ in range(2):
-        request = client.request(messages, temperature=0.0, max_tokens=max_tokens)
-        keys.append(request.key())
-        try:
-            result = await client.complete(request)
-        except ProviderError as exc:
-            if endpoint_failure(exc):
-                raise
-            # a permanent failure, or a call --max-cost refused (BudgetReached): a rerun asks it again
-            return Asked(None, f"judge call failed: {type(exc).__name__}", keys)
-        reply = read_reply(result.text, key, allowed)
-        if reply is not None:
-            return Asked(reply, "", keys)
-        messages = [*messages, {"role": "assistant", "content": result.text or ""},
-                    {"role": "user", "content": load("prim_judge_reask").render(format=fmt)}]
-    return Asked(None, "not the JSON asked for, twice", keys)
 
 
 @dataclass
@@ -152,28 +134,31 @@ class Judgment:
 async def judge_primitive(client: Client, candidate: dict[str, str], gold: PrimPrimitive, problem: str,
                           solution: str, max_tokens: int) -> Judgment:
     """V, then (when valid) gate and mechanism at once, and the score."""
-    v = await ask(client, validity_messages(candidate), "verdict", ("valid", "invalid"), VALIDITY_FORMAT, max_tokens)
+    v = await ask_json(client, validity_messages(candidate), Validity, max_tokens=max_tokens, prompted=VALIDITY_FORMAT)
     if v.reply is None:
         return Judgment(None, None, None, None, None, f"validity: {v.why}", {}, v.keys)
-    evidence = {"validity": str(v.reply.get("evidence", ""))}
-    failure = v.reply.get("failure") if v.reply.get("failure") in FAILURES else None
-    if v.reply["verdict"] == "invalid":
+    evidence = {"validity": str(v.reply.evidence)}
+    failure = v.reply.failure if v.reply.failure in FAILURES else None
+    if v.reply.verdict == "invalid":
         return Judgment(0, failure, None, None, 0.0, "", evidence, v.keys)
     family = gold.family or "RECAST"  # a computation_only gold has no family: RECAST's wording, the most general
     gate, mech = await asyncio.gather(*(
-        ask(client, correctness_messages(dim, family, problem, solution, gold, candidate), "agreement",
-            tuple(AGREEMENT), AGREEMENT_FORMAT, max_tokens) for dim in ("GATE", "MECHANISM")))
+        ask_json(client, correctness_messages(dim, family, problem, solution, gold, candidate), Agreement,
+                 max_tokens=max_tokens, prompted=AGREEMENT_FORMAT) for dim in ("GATE", "MECHANISM")))
     keys = v.keys + gate.keys + mech.keys
+    sigma: dict[str, float] = {}
     for name, asked in (("gate", gate), ("mechanism", mech)):
         if asked.reply is None:
             return Judgment(1, failure, None, None, None, f"{name}: {asked.why}", evidence, keys)
-        evidence[name] = str(asked.reply.get("evidence", ""))
-    g, m = AGREEMENT[gate.reply["agreement"]], AGREEMENT[mech.reply["agreement"]]  # type: ignore[index]
-    return Judgment(1, failure, g, m, score(1, g, m), "", evidence, keys)
+        evidence[name] = str(asked.reply.evidence)
+        sigma[name] = AGREEMENT[asked.reply.agreement]
+    return Judgment(1, failure, sigma["gate"], sigma["mechanism"], score(1, sigma["gate"], sigma["mechanism"]), "",
+                    evidence, keys)
 
 
-async def judge_answer(client: Client, question: str, response: str, answer: str, max_tokens: int) -> Asked:
+async def judge_answer(client: Client, question: str, response: str, answer: str,
+                       max_tokens: int) -> Answer[AnswerReply]:
     """The answer judge (an exact-match judge, as HLE grades free-form answers) on one answer."""
     messages = [{"role": "user", "content": load("prim_answer_judge").render(
         question=question, response=response[-TAIL_CHARS:], answer=answer)}]
-    return await ask(client, messages, "correct", ("yes", "no"), ANSWER_FORMAT, max_tokens)
+    return await ask_json(client, messages, AnswerReply, max_tokens=max_tokens, prompted=ANSWER_FORMAT)

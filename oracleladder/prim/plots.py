@@ -1,4 +1,4 @@
-"""PRIM's figures, from its report, drawn as the ladder's are (`report.plots`: matplotlib loaded with this
+"""PRIM's figures, from its report, drawn with the ladder's figure kit (`report.plots`: matplotlib loaded with this
 module, which `ladder prim report` loads when it first draws; each figure on its own Agg canvas):
 
 - Figure 2: the joint Discovery × Generation composition (D±G±), one 100% bar per student;
@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..report.plots import _HATCH, _figure, _stack, _tick_name
+from ..report.plots import HATCH, new_figure, save, stack, tick_name
 from .analysis import UNKNOWN, PrimReport, StudentPoint, Tokens, across
 from .palette import COMPOSITION_COLORS, QUADRANT_COLORS
 from .scoring import QUADRANT_SIGNS
@@ -30,11 +30,11 @@ def composition_figure(points: Mapping[str, StudentPoint]) -> Figure:
     names = list(points)
     ns = np.array([sum(points[s].composition.values()) for s in names], float)
     y = np.arange(len(names))[::-1]
-    fig, ax = _figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
+    fig, ax = new_figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
     segments = [(k, f"{k}: {COMPOSITION_HELP[k]}", {"color": c}, k != "D+G+", [points[s].composition[k] for s in names])
                 for k, c in COMPOSITION_COLORS.items()]
-    handles, labels, _ = _stack(ax, True, y, ns, segments)
-    ax.set_yticks(y, [_tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
+    handles, labels, _ = stack(ax, True, y, ns, segments)
+    ax.set_yticks(y, [tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of problems (numbers in bars: problem counts)", fontsize=8.5)
@@ -47,7 +47,7 @@ def composition_figure(points: Mapping[str, StudentPoint]) -> Figure:
 def discovery_figure(points: Mapping[str, StudentPoint]) -> Figure:
     """Figure 3: each student's Discovery (x) against its Generation (y), in percent, with the diagonal;
     a student without one of them has no point and says so."""
-    fig, ax = _figure(figsize=(5, 5))
+    fig, ax = new_figure(figsize=(5, 5))
     ax.plot([0, 100], [0, 100], color="#8c8c8c", linewidth=0.8, linestyle="--")
     missing = []
     for name, p in points.items():
@@ -71,10 +71,10 @@ def discovery_figure(points: Mapping[str, StudentPoint]) -> Figure:
 def quadrant_figure(r: PrimReport) -> Figure:
     """Figure 4: the student's Generation failures per quadrant, as counts."""
     keys = list(r.table9)
-    fig, ax = _figure(figsize=(6.5, 3.6), layout="constrained")
+    fig, ax = new_figure(figsize=(6.5, 3.6), layout="constrained")
     x = np.arange(len(keys))
     for xi, k in zip(x, keys):
-        style = _HATCH if k == UNKNOWN else {"color": QUADRANT_COLORS[k]}
+        style = HATCH if k == UNKNOWN else {"color": QUADRANT_COLORS[k]}
         ax.bar([xi], [r.table9[k]], width=0.6, **style)
         ax.text(xi, r.table9[k], str(r.table9[k]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, [f"{k}\n{QUADRANT_SIGNS.get(k, 'not placed')}" for k in keys], fontsize=8)
@@ -91,7 +91,7 @@ def tokens_figure(r: PrimReport) -> Figure:
     with the median; a side with no answer is left out."""
     rows = [(f"{name}: {side} (n={t.n})", t, side) for name, split in r.figure12.items()
             for side in ("right", "wrong") if (t := split[side]).n]
-    fig, ax = _figure(figsize=(7, 1.2 + 0.32 * max(len(rows), 1)), layout="constrained")
+    fig, ax = new_figure(figsize=(7, 1.2 + 0.32 * max(len(rows), 1)), layout="constrained")
     stats = [_box(t, label) for label, t, _ in rows]
     if stats:
         drawn = ax.bxp(stats[::-1], orientation="horizontal", showfliers=False, patch_artist=True, widths=0.6,
@@ -117,4 +117,10 @@ def write_prim_plots(r: PrimReport, out: Path) -> None:
     points = across([r])
     for name, fig in (("figure2.png", composition_figure(points)), ("figure3.png", discovery_figure(points)),
                       ("figure4.png", quadrant_figure(r)), ("figure12.png", tokens_figure(r))):
-        fig.savefig(out / name, dpi=110, bbox_inches="tight")
+        save(fig, out / name)
+
+
+def write_across_plots(points: Mapping[str, StudentPoint], out: Path) -> None:
+    """across-figure2.png and across-figure3.png in ``out``: Figures 2 and 3 over several students."""
+    save(composition_figure(points), out / "across-figure2.png")
+    save(discovery_figure(points), out / "across-figure3.png")

@@ -25,7 +25,7 @@ from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, 
 from .replication import ReplicationColumn, specificity
 from .tables import ANY_PROBE, ConditionCount, ReportTables
 
-_HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
+HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
 # left to right) as (category, or None for the hatched one, and its family count per student)
 Drawn = tuple[Figure, Axes, Legend, list[tuple[str | None, list[int]]]]
@@ -34,13 +34,15 @@ Drawn = tuple[Figure, Axes, Legend, list[tuple[str | None, list[int]]]]
 Segment = tuple[str | None, str, dict[str, str], bool, list[int]]
 
 
-def _figure(**kw: object) -> tuple[Figure, Axes]:
+# The figure kit every report draws with (the ladder's here, PRIM's in prim.plots): a figure on its own Agg
+# canvas, a student's tick, stacked segments with their counts, the hatch of what has no label, and saving.
+def new_figure(**kw: object) -> tuple[Figure, Axes]:
     fig = Figure(**kw)
     FigureCanvasAgg(fig)
     return fig, fig.subplots()
 
 
-def _tick_name(name: str, n: int, width: int = 16) -> str:
+def tick_name(name: str, n: int, width: int = 16) -> str:
     """Student name broken after its provider prefix when long, with the family count under it."""
     if len(name) > width and "/" in name:
         head, tail = name.rsplit("/", 1)
@@ -57,7 +59,7 @@ def _label_segment(ax: Axes, horizontal: bool, pos: float, start: float, size: f
             bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5} if hatched else None)
 
 
-def _stack(ax: Axes, horizontal: bool, pos: np.ndarray, ns: np.ndarray, segments: list[Segment],
+def stack(ax: Axes, horizontal: bool, pos: np.ndarray, ns: np.ndarray, segments: list[Segment],
            ) -> tuple[list[BarContainer], list[str], list[tuple[str | None, list[int]]]]:
     """One stacked bar per student at ``pos`` (of ``ns`` families each), the segments one after the other
     as % of its families, with the counts in them; the hatched segment (key None) only where it holds a
@@ -90,17 +92,17 @@ def taxonomy_figure(r: ReportTables) -> Drawn:
     names = list(studs)
     ns = np.array([studs[s].n for s in names], float)
     x = np.arange(len(names))
-    fig, ax = _figure(figsize=(2.2 + 1.25 * len(names), 4.6))
+    fig, ax = new_figure(figsize=(2.2 + 1.25 * len(names), 4.6))
     ran = any(studs[s].primitive_run for s in names)  # no Primitive-gap segment nor legend entry otherwise
     segments = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT,
                  [studs[s].taxonomy.get(g.value) or 0 for s in names]) for g in Gap if ran or g is not Gap.PRIMITIVE]
-    segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", _HATCH, False,
+    segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", HATCH, False,
                      [studs[s].taxonomy_not_classified for s in names]))
-    handles, labels, drawn = _stack(ax, False, x, ns, segments)
+    handles, labels, drawn = stack(ax, False, x, ns, segments)
     for xi, n in zip(x, ns):
         if not n:
             ax.text(xi, 50, "no probed\nfamilies", ha="center", va="center", fontsize=8, color="#555555")
-    ticks = [_tick_name(s, int(n)) + ("" if studs[s].stage0.stage0_run or not n else "\nStage 0 not run")
+    ticks = [tick_name(s, int(n)) + ("" if studs[s].stage0.stage0_run or not n else "\nStage 0 not run")
              for s, n in zip(names, ns)]
     ax.set_xticks(x, ticks, fontsize=8.5,
                   rotation=25 if len(names) > 8 else 0, ha="right" if len(names) > 8 else "center")
@@ -123,18 +125,18 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     names = list(studs)
     ns = np.array([studs[s].n for s in names], float)
     y = np.arange(len(names))[::-1]
-    fig, ax = _figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
+    fig, ax = new_figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
     ran = any(studs[s].primitive_run for s in names)  # no Primitive-Needed segment nor legend entry otherwise
     segments = [(o.value, f"{o.value}: {OUT_HELP[o]}", {"color": OUT_COLORS[o]}, o is not Outcome.DIRECT,
                  [studs[s].outcomes_known.get(o.value, 0) for s in names])
                 for o in Outcome if ran or o is not Outcome.PRIMITIVE_NEEDED]
-    segments.append((None, f"{NOT_DETERMINED}: a C1-C3 run it depends on is missing", _HATCH, False,
+    segments.append((None, f"{NOT_DETERMINED}: a C1-C3 run it depends on is missing", HATCH, False,
                      [studs[s].outcome_undetermined for s in names]))
-    handles, labels, drawn = _stack(ax, True, y, ns, segments)
+    handles, labels, drawn = stack(ax, True, y, ns, segments)
     for yi, n in zip(y, ns):
         if not n:
             ax.text(50, yi, "no probed families", ha="center", va="center", fontsize=8, color="#555555")
-    ax.set_yticks(y, [_tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
+    ax.set_yticks(y, [tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of families (numbers in bars: family counts)", fontsize=8.5)
@@ -163,7 +165,7 @@ def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | 
     """Per condition of `replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
     families solved; "not run" where the condition was not. Returns the heights drawn."""
     names, bars = list(columns), specificity()
-    fig, ax = _figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")
+    fig, ax = new_figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")
     width = 0.8 / max(1, len(names))
     drawn: dict[str, dict[str, float | None]] = {}
     for j, s in enumerate(names):
@@ -196,7 +198,7 @@ def accuracy_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, tuple[floa
     points = {s: (100 * t.summary.direct_accuracy, 100 * t.summary.solved_any_share)
               for s, t in r.students.items()
               if t.summary.direct_accuracy is not None and t.summary.solved_any_share is not None}
-    fig, ax = _figure(figsize=(5.2, 4.4), layout="constrained")
+    fig, ax = new_figure(figsize=(5.2, 4.4), layout="constrained")
     for s, (x, y) in points.items():
         ax.scatter(x, y, s=30, color="#333333")
         ax.annotate(s, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
@@ -214,7 +216,7 @@ def change_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, in
     against the base on their common families. Returns the changes drawn."""
     drawn = {s: dict(c.delta) for s, c in r.changes.items()}
     keys = list(next(iter(drawn.values()))) if drawn else []
-    fig, ax = _figure(figsize=(2.5 + 1.2 * len(keys), 4.0), layout="constrained")
+    fig, ax = new_figure(figsize=(2.5 + 1.2 * len(keys), 4.0), layout="constrained")
     width = 0.8 / max(1, len(drawn))
     for j, (s, delta) in enumerate(drawn.items()):
         xs = np.arange(len(keys)) - 0.4 + width * (j + 0.5)
@@ -237,13 +239,13 @@ def trajectory_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, list[int
     ran = any(r.students[s].primitive_run for s in names)
     drawn = {o.value: [r.students[s].outcomes.get(o.value, 0) for s in names]
              for o in Outcome if ran or o is not Outcome.PRIMITIVE_NEEDED}
-    fig, ax = _figure(figsize=(2.5 + 1.0 * len(names), 4.2), layout="constrained")
+    fig, ax = new_figure(figsize=(2.5 + 1.0 * len(names), 4.2), layout="constrained")
     x = np.arange(len(names))
     ax.stackplot(x, *drawn.values(), labels=list(drawn), colors=[OUT_COLORS[Outcome(o)] for o in drawn], alpha=0.9)
     for xi, s in zip(x, names):
         t = r.students[s]
         ax.text(xi, t.n, str(t.summary.solved_any), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, [_tick_name(s, r.students[s].n) for s in names], fontsize=8)
+    ax.set_xticks(x, [tick_name(s, r.students[s].n) for s in names], fontsize=8)
     ax.set_ylabel(f"Families (numbers above: {ANY_PROBE.lower()})", fontsize=8.5)
     ax.set_title(f"Parent-probe outcomes across checkpoints (tau = {r.meta.tau})", fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1))
@@ -260,7 +262,12 @@ def write_plots(r: ReportTables, out: Path) -> None:
         figures |= {"change.png": change_figure, "trajectory.png": trajectory_figure}
     assert set(figures) <= set(FIGURES)  # each figure has its title in the HTML report
     for name, figure in figures.items():
-        figure(r)[0].savefig(out / name, dpi=110, bbox_inches="tight")
+        save(figure(r)[0], out / name)
+
+
+def save(fig: Figure, path: Path) -> None:
+    """A report's figure as PNG, as every report writes them."""
+    fig.savefig(path, dpi=110, bbox_inches="tight")
 
 
 # Figure 9's segments, left to right: the triage's mutually exclusive categories (audit.human.triage)
@@ -278,11 +285,11 @@ TRIAGE_SEGMENTS = (("verifier_repaired", "Artifact: verifier repair unlocked", "
 def triage_figure(t: dict) -> tuple[Figure, Axes, Legend, list[tuple[str | None, list[int]]]]:
     """Figure 9: the audited families' post-repair triage as one stacked bar (% of the families, counts
     in the segments), the middle and pessimistic upper bounds on composition-related failures marked."""
-    fig, ax = _figure(figsize=(8.5, 2.6))
+    fig, ax = new_figure(figsize=(8.5, 2.6))
     n = t["total"]
     segments: list[Segment] = [(key, label, {"color": color}, dark, [t[key]])
                                for key, label, color, dark in TRIAGE_SEGMENTS]
-    handles, labels, drawn = _stack(ax, True, np.array([0.0]), np.array([n], float), segments)
+    handles, labels, drawn = stack(ax, True, np.array([0.0]), np.array([n], float), segments)
     scale = 100 / max(n, 1)
     end = scale * (t["artifact"] + t["composition_or_unresolved"])  # both bounds end where the composition-related do
     for y, name, value in ((0.4, "after repair", t["bounds"]["middle"]),
@@ -304,7 +311,7 @@ def _grouped_shares(groups: Sequence[str], series: Sequence[tuple[str, Sequence[
                     ylabel: str, title: str, width_each: float = 1.1) -> tuple[Figure, Axes, dict[str, list[float | None]]]:
     """Per group on the x axis, one bar per series: k of n as a % (the count "k/n" on the bar; nothing
     drawn where n is 0 or the series has no such group). Returns the heights drawn, by series."""
-    fig, ax = _figure(figsize=(2.5 + width_each * len(groups) * max(1, len(series)) / 2, 4.0), layout="constrained")
+    fig, ax = new_figure(figsize=(2.5 + width_each * len(groups) * max(1, len(series)) / 2, 4.0), layout="constrained")
     width = 0.8 / max(1, len(series))
     drawn: dict[str, list[float | None]] = {}
     for j, (name, cells) in enumerate(series):

@@ -7,7 +7,7 @@ labels as the tables count them, are the tables'."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,16 @@ if TYPE_CHECKING:
 else:  # matplotlib: loaded by the first report written, not by `ladder --help`, a probe or a comparison
     _plots = lazy_module("oracleladder.report.plots")
 
-__all__ = ["ReportInput", "known_gap", "known_outcome", "missing_counts", "summarize", "write_report"]
+__all__ = ["ReportInput", "known_gap", "known_outcome", "missing_counts", "summarize", "write_files", "write_report"]
+
+
+
+def write_files(out: Path, data: Mapping[str, object], markdown: str, name: str = "report") -> None:
+    """A report's two files in ``out`` (made): NAME.json (its tables' JSON form) and NAME.md; every report
+    (the ladder's, PRIM's) writes them here."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(data, indent=2))
+    (out / f"{name}.md").write_text(markdown)
 
 
 def summarize(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
@@ -70,8 +79,7 @@ def write_report(given: ReportInput, out_dir: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(given)
     res = tables.model_dump()
-    (out / "report.json").write_text(json.dumps(res, indent=2))
-    (out / "report.md").write_text(report_md(tables))
+    write_files(out, res, report_md(tables))
     if given.students:
         _plots.write_plots(tables, out)
     return res

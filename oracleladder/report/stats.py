@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -184,3 +184,10 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     ca, cb = Counter(a), Counter(b)
     expected = sum(ca[label] * cb[label] for label in ca.keys() | cb.keys()) / (n * n)
     return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> dict[str, Any]:
+    """Two raters' labels of the same items (a person and a judge, two people): the items, the raw
+    agreement as a count and a share, and Cohen's kappa."""
+    agree = sum(x == y for x, y in zip(a, b))
+    return {"n": len(a), "agree": agree, "raw": agree / len(a), "kappa": cohen_kappa(a, b)}

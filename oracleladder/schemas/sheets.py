@@ -6,8 +6,8 @@ reference answer in C2 away) is written with a leading single quote, so that it 
 is (OWASP's advice on CSV injection); so is a cell that begins with a quote, so that reading strips
 exactly the quotes writing added and gives back every cell as it was.
 
-Every audit reads its filled-in sheet and its key file here (`read_numbered`, `read_key`), and every
-problem with either is a `SheetError`: one line naming the file, and the row where there is one. A
+Every audit writes its blind sheet and reads it back through one class (`BlindSheet`: the sheet, its key
+file, each row's case and label checked), and every problem with either is a `SheetError`: one line naming the file, and the row where there is one. A
 sheet is UTF-8, with or without the byte-order mark Excel writes ("CSV UTF-8"); any other encoding
 is refused, saying how to save it. Its cells may be as long as the toolkit writes them (a problem of
 150 KB), past the csv module's default limit of 131,072 characters.
@@ -18,9 +18,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -107,3 +107,61 @@ def read_key(path: Path, shape: type[BaseModel]) -> dict[str, Any]:
         raise SheetError(f"{path}: not this audit's key file ({where + ': ' if where else ''}"
                          f"{first['msg'][0].lower() + first['msg'][1:]})") from None
     return json.loads(text)
+
+
+T = TypeVar("T")
+
+
+def key_path(sheet: Path) -> Path:
+    """Where a sheet's key file is by default: beside it, SHEET.key.json."""
+    return sheet.with_name(sheet.name + ".key.json")
+
+
+class BlindSheet:
+    """A sheet a person fills in, blind to what it audits: one row per case, named in its ``ident``
+    column, the person's answer in its ``label`` column; what the sheet hides (the grader's or the
+    judge's verdicts) is in its key file, by default beside it (SHEET.key.json). Every audit writes and
+    reads its sheets here: a sheet or key that exists is never written over (it may hold a person's
+    labels), and read back, each row names a case of the key, once, its label read by the audit."""
+
+    def __init__(self, path: Path, ident: str, label: str, key: Path | None = None) -> None:
+        self.path, self.ident, self.label = path, ident, label
+        self.key = key if key is not None else key_path(path)
+
+    def write(self, header: Sequence[str], rows: Iterable[Sequence[object]], key: dict[str, Any] | None) -> None:
+        """The sheet (a cell a spreadsheet would evaluate written as text) and, unless None, its key."""
+        if self.path.exists() or (key is not None and self.key.exists()):
+            raise FileExistsError(f"{self.path} exists; a sheet is never overwritten: give another file")
+        write_rows(self.path, header, rows)
+        if key is not None:
+            self.key.write_text(json.dumps(key, indent=2))
+
+    def read_key(self, shape: type[BaseModel]) -> dict[str, Any]:
+        return read_key(self.key, shape)
+
+    def labels(self, cases: Iterable[str], read: Callable[[str], T], *,
+               every: bool) -> dict[str, tuple[T, dict[str, str]]]:
+        """Each filled-in row's case -> its label as ``read`` reads the cell (a ValueError: that row's
+        error) and the row; a SheetError naming file and row for a case not in ``cases``, a case twice,
+        and with ``every`` a blank label or a case without a row (else a blank label is unfilled)."""
+        wanted, out = list(cases), {}
+        known = set(wanted)
+        for n, row in read_numbered(self.path, (self.ident, self.label)):
+            case, text = row[self.ident].strip(), row[self.label].strip()
+            if case not in known:
+                raise SheetError(f"{self.path}:{n}: {self.ident} '{case}' is not in {self.key.name}")
+            if case in out:
+                raise SheetError(f"{self.path}:{n}: {self.ident} '{case}' has a second row")
+            if not text:
+                if every:
+                    raise SheetError(f"{self.path}:{n}: {self.ident} '{case}' has no {self.label}")
+                continue
+            try:
+                out[case] = (read(text), row)
+            except ValueError as exc:
+                raise SheetError(f"{self.path}:{n}: {exc}") from None
+        missing = [c for c in wanted if c not in out] if every else []
+        if missing:
+            raise SheetError(f"{self.path}: {self.ident} '{missing[0]}' has no row"
+                             + (f" ({len(missing) - 1} more)" if missing[1:] else ""))
+        return out

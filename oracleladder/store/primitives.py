@@ -36,6 +36,7 @@ class PrimScore(BaseModel):
     k: int
     judge: str
     status: Literal["scored", "missing"]
+    rollout_call: str = ""  # the call key of the rollout scored ('' for a row from before that names none)
     validity: int | None = None
     failure: str | None = None
     gate: float | None = None
@@ -58,6 +59,7 @@ class AnswerVerdict(BaseModel):
     k: int
     judge: str
     verdict: Literal["correct", "incorrect", "missing"]
+    rollout_call: str = ""  # the call key of the rollout judged ('' for a row from before that names none)
     extracted: str | None = None
     reason: str = ""
     call_keys: list[str] = []
@@ -65,11 +67,11 @@ class AnswerVerdict(BaseModel):
 
 
 _ANSWER_COLUMNS = ("student", "source", "pid", "target", "k", "judge", "verdict", "extracted", "reason", "call_keys",
-                   "run_id")
+                   "run_id", "rollout_call")
 _PUT_ANSWER = (f"INSERT OR REPLACE INTO prim_answer_verdicts ({', '.join(_ANSWER_COLUMNS)}, created_at) "
                f"VALUES ({', '.join('?' * (len(_ANSWER_COLUMNS) + 1))})")
 _SCORE_COLUMNS = ("student", "source", "pid", "target", "k", "judge", "status", "validity", "failure", "gate",
-                  "mechanism", "score", "reason", "evidence", "call_keys", "run_id")
+                  "mechanism", "score", "reason", "evidence", "call_keys", "run_id", "rollout_call")
 _PUT_SCORE = (f"INSERT OR REPLACE INTO prim_scores ({', '.join(_SCORE_COLUMNS)}, created_at) "
               f"VALUES ({', '.join('?' * (len(_SCORE_COLUMNS) + 1))})")
 

@@ -15,7 +15,6 @@ from oracleladder.audit.human import (
     GENUINE_COMPOSITION as GC,
     NOT_STANDALONE as NS,
     VERIFIER_ARTIFACT as VA,
-    agreement,
     markdown,
     parse_priority,
     resolve,
@@ -24,6 +23,7 @@ from oracleladder.audit.human import (
     triage,
     write_figure,
 )
+from oracleladder.report.stats import agreement
 from oracleladder.schemas.rubric import RubricLabel
 
 

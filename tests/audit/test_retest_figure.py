@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from oracleladder.audit import retest as rt
 from oracleladder.cli import app
 from oracleladder.report.plots import retest_figure
+from oracleladder.schemas.sheets import key_path
 
 FAMILIES = ("ff548f26-aaaa", "0b1c2d3e-bbbb")
 
@@ -29,7 +30,7 @@ def sheet(folder: Path, student: str, correct: dict[str, int], k: int = 4) -> Pa
             rows.append([name, pid, "C3", "problem", "7", "\\boxed{7}", "yes" if i < correct[pid] else "no", ""])
     with path.open("w", newline="") as fh:
         csv.writer(fh).writerows([list(rt.COLUMNS), *rows])
-    rt.key_path(path).write_text(json.dumps({"student": student, "settings": "K = 4", "attempts": attempts}))
+    key_path(path).write_text(json.dumps({"student": student, "settings": "K = 4", "attempts": attempts}))
     return path
 
 

@@ -23,6 +23,7 @@ from oracleladder.schemas import Family, Verdict
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.schemas.models import Rollout
 from oracleladder.schemas.prim import PrimPrimitive
+from oracleladder.schemas.sheets import key_path
 from oracleladder.schemas.types import Label
 from oracleladder.store import PrimScore
 from oracleladder.validators import reference_answer_problem
@@ -68,7 +69,7 @@ def _judge(folder: Path, families: list[Family]) -> list[Path]:
     folder.mkdir(parents=True)
     sample = _rollouts(families)
     sheet = folder / "judge.csv"
-    jdg.write_sheet(sheet, jdg.key_path(sheet), MathDomain(), {f.pid: f for f in families}, {"not equivalent": 10},
+    jdg.write_sheet(sheet, key_path(sheet), MathDomain(), {f.pid: f for f in families}, {"not equivalent": 10},
                     sample, [("ACCEPT", "call")] * len(sample), {"judge": "openai/judge", "student": STUDENT}, seed=0)
     return [sheet]
 
@@ -76,21 +77,22 @@ def _judge(folder: Path, families: list[Family]) -> list[Path]:
 def _prim(folder: Path, families: list[Family]) -> list[Path]:
     folder.mkdir(parents=True)
     scores = [PrimScore(student=STUDENT, source="release", pid=f.pid, target="prim_discovery", k=0, judge="openai/judge",
-                        status="scored", validity=1, score=score) for f, score in zip(families, (1.0, 0.0))]
+                        status="scored", validity=1, score=score, rollout_call=f"call-{f.pid}")
+              for f, score in zip(families, (1.0, 0.0))]
     sheet = folder / "prim.csv"
     prim_audit.write_sheet(sheet, scores, problems={f.pid: f.parent_prompt for f in families}, solutions={},
                            golds={f.pid: PrimPrimitive(pid=f.pid, core_concept="gold", provenance="gold") for f in families},
-                           written={(s.pid, s.target, 0): {"core_concept": "mine"} for s in scores}, meta={}, tau=0.8)
+                           written={s.rollout_call: {"core_concept": "mine"} for s in scores}, meta={}, tau=0.8)
     return [sheet]
 
 
 AUDITS = {
     "human": Audit(_human, lambda sheet: sheet.parent / hum.KEY, lambda sheet: ["audit", "human", "--read", str(sheet.parent), "--json"],
                    "category", "Not_Standalone", "family"),
-    "retest": Audit(_retest, rt.key_path, lambda sheet: ["audit", "retest", "--read", str(sheet), "--json"], "correct", "yes",
+    "retest": Audit(_retest, key_path, lambda sheet: ["audit", "retest", "--read", str(sheet), "--json"], "correct", "yes",
                     "attempt"),
-    "judge": Audit(_judge, jdg.key_path, lambda sheet: ["audit", "judge", "--read", str(sheet), "--json"], "label", "correct", "case"),
-    "prim": Audit(_prim, prim_audit.key_path, lambda sheet: ["prim", "audit", "--read", str(sheet)], "label", "correct",
+    "judge": Audit(_judge, key_path, lambda sheet: ["audit", "judge", "--read", str(sheet), "--json"], "label", "correct", "case"),
+    "prim": Audit(_prim, key_path, lambda sheet: ["prim", "audit", "--read", str(sheet)], "label", "correct",
                   "case"),
 }
 
@@ -210,3 +212,15 @@ def test_a_sheet_without_the_label_column_is_one_line_naming_the_column(name: st
     _save(sheet, [{k: v for k, v in row.items() if k != audit.label} for row in _rows(sheet)])
     said = _one_line(_read(audit, sheet))
     assert f"{sheet}: its header has no column '{audit.label}'" in said
+
+
+@pytest.mark.parametrize("name", AUDITS)
+def test_a_case_given_two_rows_is_one_line_with_file_and_row(name: str, tmp_path: Path,
+                                                             families: list[Family]) -> None:
+    """Every audit reads its sheet through one class (schemas.sheets.BlindSheet): a case copied to a second
+    row is refused where it is (only the human audit refused it before; the others kept the last row)."""
+    audit, sheet = _filled(name, tmp_path, families)
+    rows = _rows(sheet)
+    _save(sheet, [*rows, rows[0]])
+    said = _one_line(_read(audit, sheet))
+    assert f"{sheet}:{len(rows) + 2}: {audit.ident} '{rows[0][audit.ident]}' has a second row" in said

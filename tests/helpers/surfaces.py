@@ -11,7 +11,7 @@ says anything, and at 384 every answer is whole (and right):
 - the ladder at 384: every condition and Stage 0, K = 1; then the same probe again: a cached rerun;
 - PRIM at 128: Discovery and Generation of the four families (every primitive unreadable, cut off);
   PRIM at 384: Generation of the first two;
-- the Discovery primitives scored by a judge (unreadable: scored 0 with no judge asked);
+- the Discovery primitives at 128 scored by a judge (unreadable: scored 0 with no judge asked);
 - a plain benchmark of the four problems at 128, K = 2: every answer cut off, pass@1 0.
 
 A test module builds it once in a module-scoped fixture (``return built(tmp_path_factory, release_data)``);
@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from oracleladder import Experiment
-from oracleladder.experiment import BenchmarkResult, Endpoint, ProbeResult
+from oracleladder.experiment import BenchmarkResult, Choice, Endpoint, ProbeResult
 from oracleladder.testing import LoopbackServer
 
 STUDENT, JUDGE = "openai/student", "openai/judge"
@@ -86,7 +86,8 @@ async def build(tmp_path: Path, release_data: Path) -> Surfaces:
             out.probes["rerun"] = await ex.probe(student, k=1, max_tokens=HIGH)
             await ex.prim_probe(student, dimensions=("discovery", "generation"), max_tokens=LOW)
             await ex.prim_probe(student, dimensions=("generation",), max_tokens=HIGH, limit=2)
-            await ex.prim_score(Endpoint(JUDGE, base_urls=[server.openai_base_url]), STUDENT)
+            await ex.prim_score(Endpoint(JUDGE, base_urls=[server.openai_base_url]), STUDENT,
+                                choice=Choice(max_tokens=LOW))
             out.benchmark = await ex.benchmark(student, pool, k=2, max_tokens=LOW)
     return out
 

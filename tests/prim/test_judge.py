@@ -1,14 +1,21 @@
-"""Reading the judge's replies: the last JSON object with an allowed value counts; prose, a value off
-the scale or broken JSON is no reply (re-asked, then a missing score)."""
+"""Reading the judge's replies (the structured path's one reader, `Shape.parse`): the last JSON object
+with an allowed value counts; prose, a value off the scale or broken JSON is no reply (re-asked, then
+a missing score)."""
 
 from __future__ import annotations
 
 import pytest
 
-from oracleladder.prim.judge import WORDING, correctness_messages, read_reply, validity_messages
+from oracleladder.clients import ChatRequest, ChatResult, StructuredOutputError
+from oracleladder.clients.structured import Shape
+from oracleladder.prim.judge import WORDING, Agreement, correctness_messages, validity_messages
 from oracleladder.schemas.prim import PrimPrimitive
 
-ALLOWED = ("match", "partial", "mismatch")
+REQUEST = ChatRequest(provider="openai", model="judge", messages=[{"role": "user", "content": "judge"}])
+
+
+def read_reply(text: str) -> Agreement:
+    return Shape(Agreement).parse(REQUEST, ChatResult(text=text))
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -18,13 +25,14 @@ ALLOWED = ("match", "partial", "mismatch")
     ('{"agreement": "mismatch"} then {"agreement": "close enough"}', "mismatch"),
 ])
 def test_the_last_allowed_object_counts(text: str, expected: str) -> None:
-    assert read_reply(text, "agreement", ALLOWED)["agreement"] == expected
+    assert read_reply(text).agreement == expected
 
 
-@pytest.mark.parametrize("text", ["It matches.", '{"agreement": "Match"}', '{"agreement": match}', "", None,
+@pytest.mark.parametrize("text", ["It matches.", '{"agreement": "Match"}', '{"agreement": match}', "",
                                   '{"verdict": "valid"}'])
-def test_anything_else_is_no_reply(text: str | None) -> None:
-    assert read_reply(text, "agreement", ALLOWED) is None  # type: ignore[arg-type]
+def test_anything_else_is_no_reply(text: str) -> None:
+    with pytest.raises(StructuredOutputError):
+        read_reply(text)
 
 
 def test_the_prompts_carry_both_primitives_and_the_familys_wording() -> None:

@@ -25,6 +25,7 @@ import asyncio
 import csv
 import json
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -141,6 +142,93 @@ def panels_export_selection(s: Surfaces, tmp: Path) -> None:
          "--store", str(s.store))
     records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
     assert {(r["condition"], r["n_correct"], r["k"]) for r in records} == {("C1_direct", 0, 1)} and len(records) == 4
+
+
+def judge_script(messages: list[dict], body: dict) -> str:
+    """PRIM's judges (the loopback server's script): every primitive valid and matching the gold one, every
+    answer read correct."""
+    user = messages[0]["content"]
+    if "VACUOUS" in user:
+        return '{"verdict": "valid", "failure": "none", "evidence": "a real primitive"}'
+    if "## Model Primitive (judge this):" in user:
+        return '{"agreement": "match", "evidence": "the same idea"}'
+    return '{"extracted_final_answer": "x", "correct": "yes", "reasoning": "it matches"}'
+
+
+def discovery_at_both(s: Surfaces, tmp: Path) -> tuple[Path, dict[int, str]]:
+    """A copy of the store whose Discovery is probed at 384 too (the first two families, written whole); the
+    PRIM probe run at each budget, by budget."""
+    store = tmp / "both.sqlite"
+    shutil.copy(s.store, store)
+
+    async def probe() -> dict[int, str]:
+        async with LoopbackServer(script=script(s.families), cut_at_budget=True) as server:
+            async with Experiment(store) as ex:
+                await ex.prim_probe(Endpoint(STUDENT, base_urls=[server.openai_base_url]), dimensions=("discovery",),
+                                    max_tokens=HIGH, limit=2)
+                return {r.config["max_tokens"]: r.id for r in await ex.store.runs() if r.kind == "prim-probe"
+                        and r.config["dimensions"] != ["generation"]}
+    return store, asyncio.run(probe())
+
+
+def _refused_naming_runs(said: str, runs: dict[int, str]) -> None:
+    said = " ".join(said.split())
+    assert f"max_tokens={LOW} (K = 1, runs {runs[LOW]})" in said and f"max_tokens={HIGH} (K = 1, runs " in said
+    # a judge's --max-tokens is its own: the group is picked by its run
+    assert f"pick one with --run {runs[LOW]} or --run " in said and "--by-run" not in said
+
+
+def _judged(*args: str, store: Path, code: int = 0) -> str:
+    with LoopbackServer(script=judge_script) as server:
+        return _cli(*args, "--judge", JUDGE, "--student", STUDENT, "--base-url", server.openai_base_url,
+                    "--store", str(store), code=code)
+
+
+def prim_score_selection(s: Surfaces, tmp: Path) -> None:
+    store, runs = discovery_at_both(s, tmp)
+    _refused_naming_runs(_judged("prim", "score", store=store, code=2), runs)
+    scored = json.loads(_judged("prim", "score", "--run", runs[HIGH], "--json", store=store).splitlines()[-1])
+    assert (scored["scored"], scored["unreadable"], scored["correct"]) == (2, 0, {"prim_discovery": 2})
+    # the 4 unreadable scores at 128 keep their rows beside the 2 at 384: no score row is shared
+    with sqlite3.connect(store) as con:
+        rows = con.execute("SELECT score, reason FROM prim_scores WHERE target = 'prim_discovery'").fetchall()
+    assert sorted(rows) == [(0.0, "unreadable")] * 4 + [(1.0, "")] * 2
+    for budget, (n, rate) in {LOW: (4, 0.0), HIGH: (2, 1.0)}.items():
+        _cli("prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(tmp / str(budget)),
+             "--max-tokens", str(budget), "--store", str(store))
+        discovery = json.loads((tmp / str(budget) / "report.json").read_text())["table1"]["dimensions"]["discovery"]
+        assert (discovery["n"], discovery["interval"]["point"]) == (n, rate), (budget, discovery)
+
+
+def prim_answers_selection(s: Surfaces, tmp: Path) -> None:
+    store, runs = discovery_at_both(s, tmp)
+    _refused_naming_runs(_judged("prim", "answers", store=store, code=2), runs)
+    judged = json.loads(_judged("prim", "answers", "--run", runs[LOW], "--json", store=store).splitlines()[-1])
+    assert (judged["judged"], judged["correct"], judged["missing"]) == (4, 4, 0)  # the 4 cut-off Generation answers
+    with sqlite3.connect(store) as con:
+        called = {key for (key,) in con.execute("SELECT rollout_call FROM prim_answer_verdicts")}
+
+    async def made_at_low() -> set[str]:
+        async with Store.open(store) as st:
+            return {r.call_key for r in await st.rollouts(student=STUDENT, target="C1_direct") if r.run_id == runs[LOW]}
+    assert called == asyncio.run(made_at_low()) and len(called) == 4
+
+
+def prim_audit_selection(s: Surfaces, tmp: Path) -> None:
+    store, runs = discovery_at_both(s, tmp)
+    _judged("prim", "score", "--run", runs[HIGH], store=store)
+    said = _cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"),
+                "--store", str(store), code=2)
+    _refused_naming_runs(said, runs)
+    _cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"), "--run", runs[HIGH],
+         "--store", str(store))
+    key = json.loads((tmp / "a.csv.key.json").read_text())
+
+    async def made_at_high() -> set[str]:
+        async with Store.open(store) as st:
+            return {r.call_key for r in await st.rollouts(student=STUDENT, target="prim_discovery")
+                    if r.run_id == runs[HIGH]}
+    assert {c["rollout_call"] for c in key["cases"].values()} == asyncio.run(made_at_high())
 
 
 # ------------------------------------------------------------------ truncation
@@ -321,6 +409,9 @@ def export_results_outcome(s: Surfaces, tmp: Path) -> None:
 
 CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("prim report", "selection"): prim_report_selection,
+    ("prim score", "selection"): prim_score_selection,
+    ("prim answers", "selection"): prim_answers_selection,
+    ("prim audit", "selection"): prim_audit_selection,
     ("ladder report", "selection"): ladder_report_selection,
     ("python api", "selection"): python_api_selection,
     ("export-results", "selection"): export_results_selection,

@@ -21,6 +21,7 @@ from tests.helpers import rows, store_at
 
 S = "openai/smollm2"
 THEN, NOW = "/models/smollm2.gguf", "./smollm2.gguf"  # the server's spelling of one file, then and now
+V20 = 20  # the schema before v21 (MIGRATIONS[20] takes a store to v21)
 
 
 def _answer(messages: list[dict], body: dict) -> str:
@@ -38,7 +39,7 @@ async def _probe(store: Path, server: LoopbackServer, said: list[str], model_nam
 
 async def test_calls_keyed_by_a_path_then_answer_a_rerun_at_another_spelling(tmp_path: Path, release_data: Path) -> None:
     store = tmp_path / "before.sqlite"
-    store_at(store, len(MIGRATIONS) - 1).close()
+    store_at(store, V20).close()
     async with Experiment(store) as ex:
         await ex.import_families(release_data / "families_sample.jsonl")
     with LoopbackServer(script=_answer, served=THEN) as then:
@@ -46,7 +47,7 @@ async def test_calls_keyed_by_a_path_then_answer_a_rerun_at_another_spelling(tmp
     assert asked == 4  # the sample's first family has an unusable reference answer: two families at K = 2
     con = sqlite3.connect(store)
     con.execute("DROP TABLE call_identities")
-    con.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    con.execute(f"PRAGMA user_version = {V20}")
     con.close()
     assert rows(store, "SELECT DISTINCT model FROM calls") == [(THEN,)]
     keys_then = rows(store, "SELECT key FROM calls ORDER BY rowid")

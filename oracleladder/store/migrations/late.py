@@ -9,6 +9,17 @@ SELECT started_at, finished_at, ladder_run_model(kind, config) AS model FROM run
 WHERE ladder_run_model(kind, config) IS NOT NULL
 """
 
+# v22: the call key of the one rollout a judge's row ``s`` can have judged ('' where its sample was made at
+# several settings); a call key is stored as its 32 bytes (v12), given back as its hex digest
+_THE_ROLLOUT = """COALESCE((
+    SELECT CASE COUNT(*) WHEN 1 THEN MAX(CASE typeof(r.call_key) WHEN 'blob' THEN lower(hex(r.call_key))
+                                        ELSE r.call_key END) END
+    FROM rollouts r
+    WHERE r.student_ref = (SELECT id FROM names WHERE name = s.student)
+      AND r.source_ref = (SELECT id FROM names WHERE name = s.source)
+      AND r.pid_ref = (SELECT id FROM names WHERE name = s.pid)
+      AND r.target_ref = (SELECT id FROM names WHERE name = s.target) AND r.k = s.k), '')"""
+
 STEPS: tuple[tuple[str, ...], ...] = (
     # v13: PRIM's diagnosis (docs/prim.md). ``primitives``: a problem's primitives in PRIM's three
     # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
@@ -307,5 +318,71 @@ STEPS: tuple[tuple[str, ...], ...] = (
         WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
         """,
         "DROP TABLE rekey",
+    ),
+    # v22: a judge's score of a primitive and an answer judge's verdict name the rollout they judged (its call
+    # key, ``rollout_call``), so that two runs of one sample at two settings (two --max-tokens) never share a
+    # row. A row from before takes the call key of the one rollout of its student, set, problem, target and
+    # sample; where several were (two settings: which one it judged is unknown) it keeps '' and no report
+    # reads it (a rerun of the judge scores each rollout again).
+    (
+        """
+        CREATE TABLE prim_scores_v22 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            status     TEXT NOT NULL,
+            validity   INTEGER,
+            failure    TEXT,
+            gate       REAL,
+            mechanism  REAL,
+            score      REAL,
+            reason     TEXT NOT NULL,
+            evidence   TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            rollout_call TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
+        )
+        """,
+        f"""
+        INSERT INTO prim_scores_v22 (student, source, pid, target, k, judge, status, validity, failure, gate,
+                                     mechanism, score, reason, evidence, call_keys, run_id, created_at, rollout_call)
+        SELECT s.student, s.source, s.pid, s.target, s.k, s.judge, s.status, s.validity, s.failure, s.gate,
+               s.mechanism, s.score, s.reason, s.evidence, s.call_keys, s.run_id, s.created_at, {_THE_ROLLOUT}
+        FROM prim_scores s ORDER BY s.rowid
+        """,
+        "DROP TABLE prim_scores",
+        "ALTER TABLE prim_scores_v22 RENAME TO prim_scores",
+        """
+        CREATE TABLE prim_answer_verdicts_v22 (
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            rollout_call TEXT NOT NULL,
+            PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
+        )
+        """,
+        f"""
+        INSERT INTO prim_answer_verdicts_v22 (student, source, pid, target, k, judge, verdict, extracted, reason,
+                                              call_keys, run_id, created_at, rollout_call)
+        SELECT s.student, s.source, s.pid, s.target, s.k, s.judge, s.verdict, s.extracted, s.reason, s.call_keys,
+               s.run_id, s.created_at, {_THE_ROLLOUT}
+        FROM prim_answer_verdicts s ORDER BY s.rowid
+        """,
+        "DROP TABLE prim_answer_verdicts",
+        "ALTER TABLE prim_answer_verdicts_v22 RENAME TO prim_answer_verdicts",
     ),
 )
