@@ -44,7 +44,7 @@ from ..workers import WorkerPool
 from .configs import PrimConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
-from .prim_benchmark import AnswerJudging
+from .prim_benchmark import AnswerJudging, Rejected
 from .results import (
     GoldImportResult,
     JobFailure,
@@ -347,7 +347,7 @@ class PrimStages(AnswerJudging):
         todo = [r for r in picked if (r.target == GENERATION or r.target.startswith(EXECUTION))
                 and r.verdict.graded and not r.verdict.accepted and r.pid in families]
         return await self._judge_answers(judge, "prim-answers", {"source": source, "student_settings": settings},
-                                         student, todo, families, corrected, max_tokens)
+                                         Rejected(student, todo, families, corrected), max_tokens)
 
     async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
                          n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),

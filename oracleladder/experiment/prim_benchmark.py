@@ -7,6 +7,7 @@ judged; and a table of a student's benchmarks side by side, each at its own pass
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from ..cluster import Cluster
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, prompt_version
@@ -54,6 +55,17 @@ class BenchmarkTable(Result):
                 *table(head, [*rows, ["Avg.", "", "", "", pct(self.average), ""]]), ""]
 
 
+@dataclass(frozen=True)
+class Rejected:
+    """What an answer judge is asked about: a student's rejected ``rollouts`` on ``families``, read against
+    the corrected reference answers where the run graded against them (``corrected``)."""
+
+    student: str
+    rollouts: Sequence[Rollout]
+    families: Mapping[str, Family]
+    corrected: bool
+
+
 class AnswerJudging:
     """Mixed into `Experiment` (through `PrimStages`): the answer judge over a student's rejected answers."""
 
@@ -61,20 +73,19 @@ class AnswerJudging:
     cluster: Cluster | None
     _notify: Callable[[str], None]
 
-    async def _judge_answers(self, judge: str | Endpoint, kind: str, meta: dict, student: str,
-                             todo: Sequence[Rollout], families: Mapping[str, Family], corrected: bool,
+    async def _judge_answers(self, judge: str | Endpoint, kind: str, meta: dict, rejected: Rejected,
                              max_tokens: int) -> PrimAnswersResult:
-        """The answer judge on each of ``todo`` (the question, the end of the response, the reference
+        """The answer judge on each rejected answer (the question, the end of the response, the reference
         answer, corrected where the run graded against corrections), each verdict stored under its rollout."""
-        endpoint = as_endpoint(judge)
-        meta = {"judge": endpoint.model, "student": student, **meta, "answers": len(todo),
+        endpoint, student, families = as_endpoint(judge), rejected.student, rejected.families
+        meta = {"judge": endpoint.model, "student": student, **meta, "answers": len(rejected.rollouts),
                 "prompts": prompt_version(ANSWER_PROMPTS), "max_tokens": max_tokens}
         async with calling(self.store, endpoint, kind, meta, concurrency=JUDGE_CONCURRENCY,
                            notify=self._notify, cluster=self.cluster) as (client, run):
             async def one(r: Rollout) -> AnswerVerdict:
                 family = families[r.pid]
                 asked = await judge_answer(client, problem_text(family), r.response,
-                                           family.reference_answer(corrected), max_tokens)
+                                           family.reference_answer(rejected.corrected), max_tokens)
                 verdict = ("missing" if asked.reply is None else
                            "correct" if asked.reply.correct == "yes" else "incorrect")
                 extracted = None if asked.reply is None else str(asked.reply.extracted_final_answer)
@@ -82,7 +93,7 @@ class AnswerJudging:
                                      judge=endpoint.model, verdict=verdict, extracted=extracted, reason=asked.why,
                                      call_keys=asked.keys, run_id=run.id, rollout_call=r.call_key)
 
-            verdicts = await gather_or_cancel(*(one(r) for r in todo))
+            verdicts = await gather_or_cancel(*(one(r) for r in rejected.rollouts))
             for v in verdicts:
                 await self.store.put_answer_verdict(v, wait=False)
             await self.store.flush()
@@ -108,8 +119,9 @@ class AnswerJudging:
         families = {f.pid: f for f in await self.roadmap_set(BENCHMARK + name)}  # type: ignore[attr-defined]
         todo = [r for r in group.rollouts if r.verdict.graded and not r.verdict.accepted and r.pid in families]
         return await self._judge_answers(judge, "benchmark-answers", {"benchmark": name,
-                                         "student_settings": group.describe()}, student, todo, families,
-                                         bool(group.settings.use_corrections), max_tokens)
+                                         "student_settings": group.describe()},
+                                         Rejected(student, todo, families, bool(group.settings.use_corrections)),
+                                         max_tokens)
 
     async def benchmark_table(self, student: str, names: Sequence[str], *, answer_judge: str | None = None,
                               at: Mapping[str, int] | None = None, choice: Choice = Choice()) -> BenchmarkTable:
