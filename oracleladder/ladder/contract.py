@@ -29,7 +29,7 @@ from ..workers import WorkerPool
 from .outcomes import FamilyResults
 
 if TYPE_CHECKING:
-    from typing import Self  # Python 3.11: a name for annotations only, so 3.10 imports this module
+    from typing_extensions import Self  # typing.Self is Python 3.11's
 
     from ..clients import Client
 

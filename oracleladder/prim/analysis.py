@@ -354,7 +354,8 @@ class SideBySide(Frozen):
 
 def side_by_side(ps: Sequence[Problem], ladder: Sequence[FamilyResults], threshold: int) -> SideBySide:
     by_pid = {f.pid: f for f in ladder}
-    rows, cross = {}, {}
+    rows: dict[str, dict[str, str]] = {}
+    cross: dict[str, dict[str, int]] = {}
     for p in ps:
         f = by_pid.get(p.pid)
         gap = known_gap(f, threshold) if f else None

@@ -5,6 +5,7 @@ computes it, `write_primitive_vs_roadmap` writes it as JSON and Markdown."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def primitive_md(t: PrimitiveVsRoadmap, roadmap_set: str, student: str) -> str:
         f"p = {m.p_value:.3g}.", ""])
 
 
-def write_primitive_vs_roadmap(t: PrimitiveVsRoadmap, out_dir: str | Path, roadmap_set: str, student: str) -> None:
+def write_primitive_vs_roadmap(t: PrimitiveVsRoadmap, out_dir: str | os.PathLike[str], roadmap_set: str, student: str) -> None:
     """primitive_vs_roadmap.json and .md in ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
