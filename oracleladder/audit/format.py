@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..clients.base import TRUNCATED
 from ..clients.local import GRAMMAR_FIELD
 from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow, Frozen
-from ..schemas.models import CONDITIONS, PRIMITIVE_CONDITIONS, Rollout
+from ..schemas.conditions import LADDER
+from ..schemas.models import Rollout
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
 
 # the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
-ROWS = (*CONDITIONS, *PRIMITIVE_CONDITIONS, STAGE0)  # the primitive rung where it was run
 WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
 
 
@@ -127,7 +127,7 @@ def format_table(rollouts: Iterable[Rollout], finish: dict[str, str | None],
     for job in failed:
         rows.setdefault(_row(job.target), Counter())["failed"] += 1
     out = {}
-    for name in ROWS:
+    for name in (*LADDER.every, STAGE0):  # the primitive rung where it was run
         if name in rows:
             c = rows[name]
             out[name] = FormatRow(n=sum(c[b] for b in BUCKETS), **{b: c[b] for b in BUCKETS},

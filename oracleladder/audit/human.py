@@ -30,6 +30,7 @@ from ..domains.math.prompts import description, roadmap_text
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome
 from ..report.markdown import pct, table
 from ..report.stats import agreement
+from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Rollout
 from ..schemas.rubric import CATEGORIES, RubricLabel
 from ..schemas.sheets import BlindSheet, SheetError, read_key, read_numbered
@@ -50,7 +51,6 @@ TABLE39 = {DECOMPOSITION_INCOMPLETE: ("Decomposition incomplete", "Regenerate, l
            NOT_STANDALONE: ("Milestone not standalone", "Keep as-is", "—")}
 REPAIRED = (VERIFIER_ARTIFACT, DECOMPOSITION_INCOMPLETE)  # the categories a repair is attempted on
 REPAIR_OUTCOMES = ("unlocked", "unrecovered", "not_applicable")  # after the repair's fresh oracle pass
-LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 TAIL_CHARS = 3_000  # what a rater reads of an attempt: its end, where the answer is
 COLUMNS = ("family", "problem", "reference_answer", "roadmap", "attempt_c1", "attempt_c2", "attempt_c3")
 GRADER_COLUMNS = ("student", "grader")  # only with show_grader
@@ -171,7 +171,7 @@ def _grader_note(family: Family, rollouts: Sequence[Rollout]) -> str:
     """What the grader said: each rung's first attempt's verdict and extracted answer, and the Stage 0
     solves per milestone."""
     parts = []
-    for target in LADDER:
+    for target in LADDER.parent_probes:
         r = _first(rollouts, target)
         if r is not None:
             parts.append(f"{target.split('_')[0]}: {r.verdict.label.value} ({r.verdict.reason}), "
@@ -192,7 +192,7 @@ def sheet_rows(families: Sequence[Family], rollouts: Sequence[Rollout], student:
     rows = []
     for f in families:
         mine = by_pid.get(f.pid, [])
-        attempts = [(a.response[-TAIL_CHARS:] if (a := _first(mine, t)) else "") for t in LADDER]
+        attempts = [(a.response[-TAIL_CHARS:] if (a := _first(mine, t)) else "") for t in LADDER.parent_probes]
         grader = [student, _grader_note(f, mine)] if show_grader else []
         rows.append([f.pid, f.parent_prompt, f.parent_answer, roadmap(f), *attempts, *grader,
                      *([""] * len(LABEL_COLUMNS))])

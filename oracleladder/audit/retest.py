@@ -22,7 +22,8 @@ from pydantic import BaseModel
 from .._lazy import lazy_module
 from ..ladder.contract import Domain
 from ..report.markdown import table
-from ..schemas.models import CONDITION_NAMES, Family, Rollout
+from ..schemas.conditions import LADDER
+from ..schemas.models import Family, Rollout
 from ..schemas.sheets import BlindSheet
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def verdicts_path(sheet: Path) -> Path:
 
 
 def _condition(target: str) -> str:
-    return CONDITION_NAMES.get(target, target)  # type: ignore[call-overload]
+    return LADDER.label(target)
 
 
 def _blind(sheet: Path) -> BlindSheet:

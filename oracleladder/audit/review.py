@@ -18,11 +18,11 @@ from collections.abc import Sequence
 
 from ..domains.math.prompts import description
 from ..prompts import load
-from ..schemas.models import CONDITION_NAMES, Family, Rollout
+from ..schemas.conditions import LADDER
+from ..schemas.models import Family, Rollout
 
 PROMPT = "audit_review"
 TAIL_CHARS = 1_500  # what the reviewer reads of each parent attempt: its end, where the answer is
-LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
 
 
 def prompt_version() -> str:
@@ -42,8 +42,8 @@ def review_messages(family: Family, rollouts: Sequence[Rollout]) -> list[dict[st
     roadmap = "\n".join(f"m{i}: {description(m)}\n    gold answer: {m.answer}" for i, m in tested)
     stage0 = "\n".join(f"m{i}, attempt {r.k + 1}: {_verdict(r)}" for i, _ in tested
                        for r in by_target.get(f"m{i}", [])) or "(none stored)"
-    parent = "\n".join(f"{CONDITION_NAMES[c]}, attempt {r.k + 1}: {_verdict(r)}\n    end of the response: "
-                       f"<<<{r.response[-TAIL_CHARS:]}>>>" for c in LADDER for r in by_target.get(c, [])) \
+    parent = "\n".join(f"{LADDER[c].short}, attempt {r.k + 1}: {_verdict(r)}\n    end of the response: "
+                       f"<<<{r.response[-TAIL_CHARS:]}>>>" for c in LADDER.parent_probes for r in by_target.get(c, [])) \
         or "(none stored)"
     prompt = load(PROMPT).render(problem=family.parent_prompt, reference=family.parent_answer, roadmap=roadmap,
                                  milestone_attempts=stage0, parent_attempts=parent)

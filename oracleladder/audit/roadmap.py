@@ -15,10 +15,10 @@ from fractions import Fraction
 
 from ..report.markdown import by_length, num, share, solved_alone as solved_alone_md, table
 from ..report.tables import Against, Containment, Rates, Share, SolvedAlone, Versus
+from ..schemas.conditions import C1
 from ..schemas.models import Family, Rollout
 from ..verify.normalize import normalize, strip_thousands
 
-C1 = "C1_direct"
 LENGTHS = (None, 25, 15)  # Table 37's columns: every gold, then golds of at most that many characters
 _SPACE = re.compile(r"\s+")
 # a number as written in a solution: an integer or decimal, a \frac of integers, a/b
@@ -114,7 +114,7 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
     verdict)."""
     attempts: dict[str, list[str]] = {}
     for r in rollouts:
-        if r.target == C1:
+        if r.target == C1.name:
             attempts.setdefault(r.pid, []).append(r.response)
     fams = [f for f in families if f.pid in attempts]
     # each tested milestone's gold, and whether the problem statement leaves it novel

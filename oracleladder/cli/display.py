@@ -99,7 +99,7 @@ def _show_batches(progress: Progress, client: Client) -> None:
         return
     tasks: dict[str, Any] = {}
 
-    def show(view) -> None:  # type: ignore[no-untyped-def]
+    def show(view: Any) -> None:
         what = f"batch {view.id}: {view.state}, {view.succeeded + view.failed} of {view.requests} done at the provider"
         if view.id not in tasks:
             tasks[view.id] = progress.add_task(what, total=view.requests, spend="")

@@ -10,7 +10,8 @@ import typer
 
 from ..experiment.inspect_logs import import_inspect as import_logs
 from ..experiment.inspect_set import TASK_FILE, TASK_NAME, export_inspect as export_set
-from ..schemas.models import CONDITION_NAMES
+from ..report.palette import number_word
+from ..schemas import LADDER
 from ..store import DEFAULT_STORE
 from .common import GraderOpt, KOpt, MaxTokensOpt, SourceOpt, StoreOpt, existing, listed, run_experiment, say
 
@@ -21,8 +22,8 @@ def export_inspect(
     store: StoreOpt = DEFAULT_STORE,
     k: KOpt = 8,
     conditions: Annotated[list[str] | None, typer.Option("--conditions", help=(
-        f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())}; "
-        "default all six."))] = None,
+        f"A condition to run (repeat the option, or comma-separate): {', '.join(s.short for s in LADDER)}; "
+        f"default all {number_word(len(LADDER.default))}."))] = None,
     max_tokens: MaxTokensOpt = 4096,  # the task's: `inspect eval --max-tokens` overrides it, and the log says which
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature (the task's; `inspect eval --temperature` overrides it).")] = 1.0,
     grader: GraderOpt = "strict",

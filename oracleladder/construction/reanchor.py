@@ -15,11 +15,9 @@ from pydantic import BaseModel
 from scipy.stats import kendalltau
 
 from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
-from ..schemas import CONDITIONS
+from ..schemas import LADDER
 from ..store import ScreenVerdict
 from .screen import KEPT
-
-PARENT_PROBES = CONDITIONS[:3]  # C1, C2, C3: a composition gap is Unrecovered under all three
 
 
 class ReanchorTable(BaseModel):
@@ -98,7 +96,7 @@ def gap_counts(results: Mapping[str, Sequence[FamilyResults]], anchors: Sequence
 
     def complete(r: FamilyResults | None) -> bool:
         return r is not None and bool(r.stage0) and all(len(v) == k for v in r.stage0.values()) and all(
-            len(r.ladder.get(c, [])) == k for c in PARENT_PROBES)
+            len(r.ladder.get(c, [])) == k for c in LADDER.parent_probes)  # a composition gap is Unrecovered under all
 
     incomplete = [p for p in pids if not all(complete(by_model[m].get(p)) for m in by_model)]
     usable = [p for p in pids if p not in incomplete]
@@ -106,7 +104,7 @@ def gap_counts(results: Mapping[str, Sequence[FamilyResults]], anchors: Sequence
     counts: dict[str, dict[str, int]] = {}
     for a in anchors:
         subset = [p for p in usable if milestone_test(by_model[a][p].stage0)
-                  and not any(by_model[a][p].ladder[PARENT_PROBES[0]])]
+                  and not any(by_model[a][p].ladder[LADDER.parent_probes[0]])]
         subsets[a] = len(subset)
         counts[a] = {m: sum(classify(by_model[m][p]) is Gap.COMPOSITION for p in subset) for m in by_model if m != a}
     return subsets, counts, incomplete

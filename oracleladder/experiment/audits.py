@@ -21,6 +21,7 @@ from ..schemas import (
     Family,
     Rollout,
 )
+from ..schemas.conditions import C1
 from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import key_path
 from ..store import Review
@@ -132,7 +133,7 @@ class AuditStages(ExperimentCore):
         families = await self.roadmap_set(source)
         found = await self.result_groups(student, families[0].provenance.roadmap_set)
         rollouts = [r for g in pick(student, source, found, choice) for r in g.rollouts] if found else []
-        if not any(r.target == roadmap.C1 for r in rollouts):
+        if not any(r.target == C1.name for r in rollouts):
             raise ExperimentError(f"{self.path} holds no C1 attempts of student '{student}' on roadmap set "
                                   f"'{source}'; run `ladder probe --student {student} --conditions C1` first")
         other = None if against is None else await self.roadmap_set(against)

@@ -17,7 +17,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ..construction.screen import RULES
 from ..ladder import WHOLE, Shard
-from ..schemas import CONDITION_NAMES
+from ..prim.dimensions import DIMENSIONS
+from ..report.palette import number_word
+from ..schemas import LADDER
 from ..verify import grader_name
 from .errors import Arg, ExperimentError
 
@@ -194,9 +196,11 @@ def pid_list(value: object) -> object:
 class ProbeConfig(InDomain, Planned, Corrected, Limited, Sharded, OnSet, Sampled):
     """A probe of a student on one roadmap set (`Experiment.probe`)."""
 
+    # the help names the conditions declared (`schemas.LADDER`) when this module is loaded
     conditions: Annotated[tuple[str, ...] | None, Flag("--conditions", cli_type=list[str] | None), Field(description=(
-        f"A condition to run (repeat the option, or comma-separate): {', '.join(CONDITION_NAMES.values())} (or the "
-        f"released names {', '.join(CONDITION_NAMES)}); default all six (code: C1, C2, C3)."))] = None
+        f"A condition to run (repeat the option, or comma-separate): {', '.join(s.short for s in LADDER)} (or the "
+        f"released names {', '.join(s.name for s in LADDER)}); default all {number_word(len(LADDER.default))} "
+        "(code: C1, C2, C3)."))] = None
     stage0: Annotated[bool, Flag("--stage0/--no-stage0"), Field(description="Run the milestone test (Stage 0).")] = True
     seed: Annotated[int, Flag("--seed"), Field(description="Seed of the controls' substitute content.")] = 0
     primitive: Annotated[bool, Flag("--primitive"), Field(description=(
@@ -294,9 +298,10 @@ class PrimConfig(Planned, Limited, Sharded, Corrected, OnSet, Sampled):
     """A PRIM probe of a student's four dimensions (`Experiment.prim_probe`, docs/prim.md)."""
 
     k: K = 1
+    # the help names the dimensions declared (`prim.dimensions.DIMENSIONS`) when this module is loaded
     dimensions: Annotated[tuple[str, ...] | None, Flag("--dimensions", cli_type=list[str] | None), Field(description=(
-        "The dimensions to probe (a comma list, or repeat the option): discovery, generation, digestion, "
-        "execution; default all four."))] = None
+        f"The dimensions to probe (a comma list, or repeat the option): {', '.join(DIMENSIONS.names)}; "
+        f"default all {number_word(len(DIMENSIONS.names))}."))] = None
     sources: Annotated[tuple[str, ...], Flag("--primitive-source", cli_type=list[str] | None), Field(description=(
         "Execution's primitives (a comma list, or repeat the option): gold, teacher, teacher-problem-only, self "
         "(the student's own Discovery output), or plan (the teacher's plan); default gold."))] = ("gold",)
@@ -307,7 +312,7 @@ class PrimConfig(Planned, Limited, Sharded, Corrected, OnSet, Sampled):
     @field_validator("dimensions", mode="before")
     @classmethod
     def _dimension_list(cls, value: object) -> object:
-        return _words(value) or None  # none named: all four
+        return _words(value) or None  # none named: every declared one
 
     @field_validator("sources", mode="before")
     @classmethod

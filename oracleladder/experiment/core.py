@@ -7,7 +7,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .. import workers
 from ..clients import Client
@@ -71,7 +71,8 @@ class ExperimentCore(Reader):
         on a cluster, its workers' pools."""
         if self._pool is None:
             # read when used: a test may stand one in; a cluster's pool takes a WorkerPool's calls
-            self._pool = self.cluster.pool if self.cluster is not None else workers.WorkerPool(self._workers)  # type: ignore[assignment]
+            self._pool = (cast(WorkerPool, self.cluster.pool) if self.cluster is not None
+                          else workers.WorkerPool(self._workers))
         return self._pool
 
     def _grading(self, domain: D) -> D:

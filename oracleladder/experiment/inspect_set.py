@@ -19,9 +19,8 @@ from typing import Any
 from ..domains.math import MathDomain
 from ..ladder import Job, ProbeConfig
 from ..probe.runner import asked_jobs
-from ..schemas import Family
+from ..schemas import LADDER, Family
 from ..schemas.jsonl import read_unique
-from ..schemas.models import CONDITION_NAMES, parse_condition
 from .errors import ExperimentError
 from .reader import Reader
 
@@ -96,15 +95,15 @@ async def export_inspect(reader: Reader, source: str, out: Path, *, k: int = 8, 
     the number of samples."""
     domain = MathDomain()
     try:
-        chosen = tuple(dict.fromkeys(parse_condition(c) for c in conditions)) if conditions else domain.conditions
+        chosen = tuple(dict.fromkeys(LADDER.parse(c) for c in conditions)) if conditions else domain.conditions
         config = ProbeConfig(student=STUDENT, k=k, conditions=chosen, grader=grader, temperature=temperature,
                              max_tokens=max_tokens)
     except ValueError as exc:  # an unknown condition or grader
         raise ExperimentError(str(exc)) from None
-    unknown = [CONDITION_NAMES[c] for c in chosen if c not in domain.conditions]
+    unknown = [LADDER[c].short for c in chosen if c not in domain.conditions]
     if unknown:
         raise ExperimentError(f"export-inspect runs the ladder's conditions "
-                              f"({', '.join(CONDITION_NAMES[c] for c in domain.conditions)}), not {', '.join(unknown)}")
+                              f"({', '.join(LADDER[c].short for c in domain.conditions)}), not {', '.join(unknown)}")
     exported = ExportedSet(source, config, await reader.domain_families(domain, source))
     jobs = exported.jobs()
     out.mkdir(parents=True, exist_ok=True)

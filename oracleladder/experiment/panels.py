@@ -27,8 +27,9 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..audit.format import WHY, Truncation
 from ..ladder.outcomes import FamilyResults
+from ..schemas.conditions import LADDER
 from ..schemas.jsonl import InputError, read_jsonl, write_jsonl
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family
+from ..schemas.models import Family
 from ..store import PanelCell, Store
 from ..store.rows import MAX_INTEGER
 from .selection import PANEL_RUN
@@ -57,8 +58,8 @@ class PanelRecord(BaseModel):
         if (self.condition is None) == (self.milestone is None):
             raise ValueError("a panel record has a condition (oracle panel) or a milestone index (Stage 0), "
                              "one of them")
-        if self.condition is not None and self.condition not in CONDITIONS + PRIMITIVE_CONDITIONS:
-            raise ValueError(f"unknown condition '{self.condition}' (known: {', '.join(CONDITIONS)})")
+        if self.condition is not None and self.condition not in LADDER:
+            raise ValueError(f"unknown condition '{self.condition}' (known: {', '.join(LADDER.default)})")
         if not 0 <= self.n_correct <= self.k or not 1 <= self.k <= MAX_INTEGER:
             raise ValueError(f"n_correct {self.n_correct} of k {self.k} is no count"
                              + (f" (k is at most {MAX_INTEGER:,})" if self.k > MAX_INTEGER else ""))
@@ -112,7 +113,7 @@ def truncations(records: Iterable[PanelRecord]) -> dict[str, Truncation]:
 def warnings(model: str, records: Iterable[PanelRecord], budgets: Sequence[int]) -> list[str]:
     """One line per condition of a model's records whose answers were cut off or unreadable as
     `Truncation.warns` says, in the words of every surface."""
-    return [t.said(f"{model}, {CONDITION_NAMES.get(target, target)}", budgets)
+    return [t.said(f"{model}, {LADDER.label(target)}", budgets)
             for target, t in truncations(records).items() if t.warns]
 
 

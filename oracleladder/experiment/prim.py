@@ -18,15 +18,14 @@ from ..ladder import ProbeConfig as JobConfig  # what the domain plans and grade
 from ..prim import audit
 from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
 from ..prim.compile import KINDS, PrimCompileDomain
+from ..prim.dimensions import DIMENSIONS
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
 from ..prim.probe import (
-    DIMENSIONS,
     DISCOVERY,
     EXECUTION,
     GENERATION,
     SOURCES,
-    WRITTEN,
     PrimDomain,
     Supports,
     prim_source,
@@ -152,7 +151,7 @@ class PrimStages(AnswerJudging):
     async def prim_probe(self, student: str | Endpoint, config: PrimConfig | None = None, *,
                          progress: Progress | None = None, **options: Any) -> PrimProbeResult | ProbeEstimate:
         """Probe PRIM's ``dimensions`` of a student on one roadmap set, Execution under each of
-        ``sources``; cached and resumable like every probe. Execution under ``self`` runs after
+        ``sources`` (``dimensions``: default every declared one); cached and resumable like every probe. Execution under ``self`` runs after
         Discovery, on the primitive of the same sample. ``dry_run``: the calls the run would make after
         the cache and their estimate, and no run (Execution under ``self`` counted only where the
         student's Discovery is stored already). ``shard``: only the families of that shard
@@ -160,11 +159,11 @@ class PrimStages(AnswerJudging):
         answers, as a ladder probe's (a setting of its own: a report never pools it with the plain grading). These
         are a `PrimConfig`'s fields, given as ``config`` or as keywords."""
         c = configured(PrimConfig, config, options)
-        dimensions, sources = c.dimensions or DIMENSIONS, c.sources
+        dimensions, sources = c.dimensions or DIMENSIONS.names, c.sources
         bad = [d for d in dimensions if d not in DIMENSIONS] + [s for s in sources if s not in SOURCES]
         if bad:
             raise ExperimentError(f"unknown dimension or primitive source {bad[0]!r}; dimensions: "
-                                  f"{', '.join(DIMENSIONS)}; sources: {', '.join(SOURCES)}")
+                                  f"{', '.join(DIMENSIONS.names)}; sources: {', '.join(SOURCES)}")
         endpoint = as_endpoint(student)
         grading = JobConfig(student=endpoint.model, k=c.k, max_tokens=c.max_tokens, temperature=c.temperature,
                             grader=c.grader, use_corrections=c.use_corrections)
@@ -221,7 +220,7 @@ class PrimStages(AnswerJudging):
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         solutions = await self.store.solutions()
         settings, picked, _ = await self._judged_rollouts(student, source, choice)
-        rollouts = [r for r in picked if r.target in WRITTEN and r.verdict.graded and r.pid in families]
+        rollouts = [r for r in picked if r.target in DIMENSIONS.written and r.verdict.graded and r.pid in families]
         todo = [r for r in rollouts if r.pid in golds]
         meta = {"judge": endpoint.model, "student": student, "source": source, "prompts": prompt_version(),
                 "max_tokens": max_tokens, "primitives": len(todo), "student_settings": settings}
@@ -297,7 +296,7 @@ class PrimStages(AnswerJudging):
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.rollout_call in made]
         ladder = collect_results(families, [] if group is None else await self._ladder_beside(student, families, group))
-        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith("prim_execution:")},
+        sources = sorted({r.target.split(":", 1)[1] for r in rollouts if r.target.startswith(EXECUTION)},
                          key=SOURCES.index)
         judged_right = set() if answer_judge is None else {
             (v.pid, v.target, v.k) for v in await self.store.answer_verdicts(

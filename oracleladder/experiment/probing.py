@@ -13,7 +13,7 @@ from ..audit.format import finish_reasons, truncation
 from ..clients.function import ModelFunction
 from ..construction.screen import DIRECT
 from ..domains.math.primitive import without_primitive
-from ..domains.math.prompts import DONOR_CONTROLS
+from ..domains.math.prompts import borrows_milestones
 from ..ladder import (
     Job,
     ProbeConfig as JobConfig,  # what the domain plans and grades a probe's jobs by
@@ -22,15 +22,14 @@ from ..ladder.contract import HasPid
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..report.palette import n_families
 from ..schemas import (
-    CONDITION_NAMES,
-    PRIMITIVE_CONDITIONS,
+    LADDER,
     Family,
     Provenance,
     Rollout,
     Verdict,
-    parse_condition,
     teacher_prompts,
 )
+from ..schemas.conditions import C2P_RANDOM
 from ..schemas.types import GradeStatus
 from ..store import FailedJob
 from .configs import BenchmarkConfig, ProbeConfig, configured
@@ -107,27 +106,27 @@ class ProbeStages(ExperimentCore):
         ladder = self.domain(c.domain)
         default, known = ladder.conditions, ladder.conditions + ladder.optional_conditions
         try:
-            chosen = tuple(dict.fromkeys(parse_condition(n) for n in c.conditions)) if c.conditions else default
+            chosen = tuple(dict.fromkeys(LADDER.parse(n) for n in c.conditions)) if c.conditions else default
         except ValueError as exc:
             raise ExperimentError(str(exc)) from None
         if c.primitive:
-            chosen = tuple(dict.fromkeys(chosen + PRIMITIVE_CONDITIONS))
-        unknown = [CONDITION_NAMES[n] for n in chosen if n not in known]
+            chosen = tuple(dict.fromkeys(chosen + LADDER.optional))
+        unknown = [LADDER[n].short for n in chosen if n not in known]
         if unknown:
             raise ExperimentError(f"the {c.domain} ladder has no condition {', '.join(unknown)}; "
-                                  f"it has {', '.join(CONDITION_NAMES[n] for n in known)}")
+                                  f"it has {', '.join(LADDER[n].short for n in known)}")
         config = JobConfig(student=endpoint.model, k=c.k, conditions=chosen, stage0=c.stage0, max_tokens=c.max_tokens,
                            temperature=c.temperature, seed=c.seed, use_corrections=c.use_corrections,
                            grader=c.grader, primitive_fallback=c.primitive_fallback, system_prompt=c.system_prompt,
                            keep_leaking=c.keep_leaking)
         donors = await self.domain_families(ladder, c.source)
         families = c.shard.of(donors[:c.limit] if c.pids is None else chosen_families(donors, c.pids, c.source)[:c.limit])
-        if ("C2_primitive_random" in config.conditions
+        if (C2P_RANDOM.name in config.conditions
                 and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{c.source}', and "
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
-        borrowing = [CONDITION_NAMES[n] for n in config.conditions if n in DONOR_CONTROLS]
+        borrowing = [LADDER[n].short for n in config.conditions if borrows_milestones(n)]
         if borrowing and sum(bool(f.tested(keep_leaking=c.keep_leaking)) for f in donors) < 2:
             raise ExperimentError(f"the controls {', '.join(borrowing)} borrow another family's milestones, and "
                                   f"'{c.source}' has no second family with milestones: import more, or leave them "
@@ -181,7 +180,7 @@ class ProbeStages(ExperimentCore):
             run_id=run.id, families=len(families), usage=client.usage, ungraded=ungraded,
             # families the primitive conditions skip for want of a primitive (docs/primitive.md)
             without_primitive=len(without_primitive(families, config.primitive_fallback))
-            if set(config.conditions) & set(PRIMITIVE_CONDITIONS) else 0,
+            if set(config.conditions) & set(LADDER.optional) else 0,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
             failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
             endpoint_lost=None if client.lost is None else " ".join(str(client.lost).split()),

@@ -24,6 +24,7 @@ from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primit
 from ..report.spent import Spent
 from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
+from ..schemas.conditions import C1
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
 from ..store import CompileAttempt, RunRecord, ScreenVerdict, Store
 from ..validators import family_leak_level
@@ -326,7 +327,7 @@ class Reader:
             reviews={label: labels for label, labels in reviews.items() if labels},
             leaking=self._leaking(families, results, c.threshold, c.use_corrections) if c.domain == "math" else None,
             containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
-                         if graded and any(r.target == roadmap.C1 for r in p.rollouts)},
+                         if graded and any(r.target == C1.name for r in p.rollouts)},
             finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]))
 
     @staticmethod

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ..audit import human as hum
 from ..ladder.outcomes import Outcome, parent_outcome
-from ..report.markdown import NOT_RUN, table
+from ..report.markdown import table
 from ..report.stats import agreement
+from ..report.tables import NOT_RUN
 from ..schemas.jsonl import InputError, read_jsonl, read_unique
 from ..schemas.models import Family
 from ..schemas.release import ComparatorRecord, ConsensusLabel, RaterLabel

@@ -6,9 +6,8 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._lazy import lazy_module
 from ..construction.screen import DIRECT, judge_direct, raw_source, screen as screen_families
 from ..domains.math import collect_results
 from ..ladder import (
@@ -18,6 +17,7 @@ from ..ladder import (
     Settings,
 )
 from ..probe.runner import run_jobs
+from ..schemas import LADDER
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, ScreenVerdict
 from .configs import ReanchorConfig, ScreenConfig, configured
@@ -30,13 +30,6 @@ from .results import (
     ScreenResult,
 )
 from .run import Progress, calling, no_progress
-
-if TYPE_CHECKING:
-    from ..construction import reanchor as _reanchor
-else:  # SciPy behind it: loaded by the re-anchoring, not by `ladder --help`
-    _reanchor = lazy_module("oracleladder.construction.reanchor")
-
-
 
 
 class ScreenStages(ProbeStages):
@@ -136,8 +129,8 @@ class ScreenStages(ProbeStages):
         budget, else Stage 0 (with C1, as a screen) at its own (stored calls are not asked again)."""
         c = configured(ReanchorConfig, config, options)
         split = c.stage0_max_tokens not in (None, c.max_tokens)
-        probes = [(_reanchor.PARENT_PROBES, not split, c.max_tokens)] + (
-            [((_reanchor.PARENT_PROBES[0],), True, c.stage0_max_tokens)] if split else [])
+        probes = [(LADDER.parent_probes, not split, c.max_tokens)] + (
+            [((LADDER.parent_probes[0],), True, c.stage0_max_tokens)] if split else [])
         for model, endpoint in (endpoints or {}).items():
             for conditions, stage0, budget in probes:
                 probed = await self.probe(endpoint, k=c.k, conditions=conditions, stage0=stage0, max_tokens=budget,

@@ -29,7 +29,7 @@ from ..workers import WorkerPool
 from .outcomes import FamilyResults
 
 if TYPE_CHECKING:
-    from typing import Self  # Python 3.11: a name for annotations only, so 3.10 imports this module
+    from typing_extensions import Self  # typing.Self is Python 3.11's
 
     from ..clients import Client
 
@@ -218,8 +218,8 @@ class Domain(CompileDomain[P, F, R]):
     (``with domain:``) around a run."""
 
     name: ClassVar[str]  # its --domain name
-    conditions: ClassVar[tuple[Condition, ...]]  # the ladder's conditions, in their default order
-    optional_conditions: ClassVar[tuple[Condition, ...]] = ()  # run only when asked for (the primitive rung)
+    conditions: tuple[Condition, ...]  # the ladder's conditions, in their default order
+    optional_conditions: tuple[Condition, ...] = ()  # run only when asked for (the primitive rung)
     verifier: ClassVar[bool] = False  # answers graded by oracleladder.verify: graders, format audit, HTML report
 
     @classmethod

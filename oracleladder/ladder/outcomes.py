@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..schemas.conditions import LADDER
+
 
 class Outcome(str, Enum):
     DIRECT = "Direct"
@@ -40,10 +42,15 @@ def ladder_outcomes(primitive: bool) -> list[Outcome]:
 
 
 NOT_DETERMINED = "Not determined"  # no parent-probe outcome: a C1-C3 rung it has to read was not run
-_LADDER = ("C1_direct", "C2_descriptions", "C3_gold_answers")
-# the rungs an outcome is read from (the primitive rung, where it was run, is read on the way)
-_RUNGS_READ = {Outcome.DIRECT: _LADDER[:1], Outcome.PRIMITIVE_NEEDED: (_LADDER[0], "C2_primitive"),
-               Outcome.ROADMAP_NEEDED: _LADDER[:2], Outcome.ANSWERS_NEEDED: _LADDER, Outcome.UNRECOVERED: _LADDER}
+
+
+def rungs_read(outcome: Outcome) -> list[str]:
+    """The rungs an outcome is read from: the rungs run by default below its own, and its own (Unrecovered:
+    every rung run by default); an optional rung (the primitive's), where it was run, is read on the way."""
+    if outcome is Outcome.UNRECOVERED:
+        return list(LADDER.parent_probes)
+    own = next(s for s in LADDER.rungs if s.outcome == outcome.value)
+    return [s.name for s in LADDER.rungs if not s.optional and (s.rung or 0) < (own.rung or 0)] + [own.name]
 
 
 def ladder_gaps(primitive: bool) -> list[Gap]:
@@ -55,7 +62,7 @@ def ladder_gaps(primitive: bool) -> list[Gap]:
 class FamilyResults:
     pid: str
     stage0: dict[str, list[bool]] = field(default_factory=dict)  # tested (non-Integrate) milestones
-    ladder: dict[str, list[bool]] = field(default_factory=dict)  # keyed by condition name (schemas.CONDITIONS)
+    ladder: dict[str, list[bool]] = field(default_factory=dict)  # keyed by condition name (schemas.LADDER)
 
 
 def solve_rate(rolls: list[bool]) -> float:
@@ -79,15 +86,11 @@ def solved(rolls: list[bool], tau: int = 1) -> bool:
 
 
 def parent_outcome(ladder: dict[str, list[bool]], tau: int = 1) -> Outcome:
-    """Algorithm 3: first of C1, C2, C3 with >= tau correct (C2-primitive between C1 and C2, where run)."""
-    if solved(ladder.get("C1_direct", []), tau):
-        return Outcome.DIRECT
-    if solved(ladder.get("C2_primitive", []), tau):
-        return Outcome.PRIMITIVE_NEEDED
-    if solved(ladder.get("C2_descriptions", []), tau):
-        return Outcome.ROADMAP_NEEDED
-    if solved(ladder.get("C3_gold_answers", []), tau):
-        return Outcome.ANSWERS_NEEDED
+    """Algorithm 3: the outcome of the first rung from the bottom, C1, C2, C3, with >= tau correct
+    (C2-primitive between C1 and C2, where run)."""
+    for rung in LADDER.rungs:
+        if solved(ladder.get(rung.name, []), tau):
+            return Outcome(rung.outcome)
     return Outcome.UNRECOVERED
 
 
@@ -95,7 +98,7 @@ def known_outcome(f: FamilyResults, tau: int = 1) -> Outcome | None:
     """Algorithm 3, but None when a ladder rung it has to look at was not run (the outcome is unknown,
     not Unrecovered): C1 not run, or C1 fails and C2 not run, or C1 and C2 fail and C3 not run."""
     out = parent_outcome(f.ladder, tau)
-    return out if all(f.ladder.get(c) for c in _RUNGS_READ[out]) else None
+    return out if all(f.ladder.get(c) for c in rungs_read(out)) else None
 
 
 def outcome_label(f: FamilyResults, tau: int = 1) -> str:

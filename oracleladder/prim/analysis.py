@@ -30,14 +30,16 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from ..audit.format import Truncation, truncation, why_unreadable
-from ..ladder.outcomes import FamilyResults
+from ..ladder.outcomes import FamilyResults, known_outcome
 from ..report.markdown import table
+from ..report.palette import number_word
 from ..report.stats import Interval, bootstrap_ci
-from ..report.tables import Frozen, known_gap, known_outcome
+from ..report.tables import Frozen, known_gap
 from ..schemas import Rollout
 from ..schemas.prim import PrimPrimitive
 from ..store import PrimScore
-from .probe import DIGESTION, DISCOVERY, EXECUTION, GENERATION, read_written
+from .dimensions import DIMENSIONS
+from .probe import read_written
 from .scoring import QUADRANT_SIGNS, QUADRANTS, UNREADABLE_SCORE, primitive_acc
 
 # PRIM's row of a family Generation solves, or cannot place; UNKNOWN is also the ladder's label where
@@ -47,17 +49,31 @@ SOLVED, UNKNOWN = "solved", "unknown"
 
 @dataclass
 class Problem:
-    """One problem's samples per dimension (True: right)."""
+    """One problem's samples per dimension (True: right): ``samples`` by dimension name, ``execution`` by
+    primitive source (a dimension shown a support is read under the gold primitive)."""
 
     pid: str
     family: str | None
-    generation: list[bool] = field(default_factory=list)
-    discovery: list[bool] = field(default_factory=list)
-    digestion: list[bool] = field(default_factory=list)
+    samples: dict[str, list[bool]] = field(default_factory=dict)
     execution: dict[str, list[bool]] = field(default_factory=dict)
 
     def dimension(self, name: str) -> list[bool]:
-        return self.execution.get("gold", []) if name == "execution" else getattr(self, name)
+        if DIMENSIONS[name].shows == "parent+support":
+            return self.execution.get("gold", [])
+        return self.samples.get(name, [])
+
+    # the dimensions the paper's tables set against each other
+    @property
+    def generation(self) -> list[bool]:
+        return self.dimension("generation")
+
+    @property
+    def discovery(self) -> list[bool]:
+        return self.dimension("discovery")
+
+    @property
+    def digestion(self) -> list[bool]:
+        return self.dimension("digestion")
 
 
 def problems(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
@@ -70,14 +86,17 @@ def problems(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores
         if p is None or not r.verdict.graded:
             continue
         right = r.verdict.accepted or (r.pid, r.target, r.k) in judged_right
-        if r.target == GENERATION:
-            p.generation.append(right)
-        elif r.target.startswith(EXECUTION):
-            p.execution.setdefault(r.target[len(EXECUTION):], []).append(right)
+        d = DIMENSIONS.by_target(r.target)
+        if d is None or d.writes:  # a written primitive counts by its judge's score
+            continue
+        if d.shows == "parent+support":
+            p.execution.setdefault(r.target[len(d.target):], []).append(right)
+        else:
+            p.samples.setdefault(d.name, []).append(right)
     for s in scores:
-        p = out.get(s.pid)
-        if p is not None and s.score is not None and s.target in (DISCOVERY, DIGESTION):
-            (p.discovery if s.target == DISCOVERY else p.digestion).append(primitive_acc(s.score, tau))
+        p, d = out.get(s.pid), DIMENSIONS.by_target(s.target)
+        if p is not None and s.score is not None and d is not None and d.writes:
+            p.samples.setdefault(d.name, []).append(primitive_acc(s.score, tau))
     return list(out.values())
 
 
@@ -87,9 +106,6 @@ def rate(samples: list[bool]) -> float | None:
 
 def passes(samples: list[bool], threshold: int) -> bool | None:
     return sum(samples) >= threshold if samples else None
-
-
-DIMENSIONS = ("discovery", "generation", "digestion", "execution")
 
 
 class Dimension(Frozen):
@@ -116,7 +132,7 @@ def _diff(a: float | None, b: float | None) -> float | None:
 
 
 def table1(ps: Sequence[Problem]) -> Table1:
-    dims = {name: _dimension([r for p in ps if (r := rate(p.dimension(name))) is not None]) for name in DIMENSIONS}
+    dims = {name: _dimension([r for p in ps if (r := rate(p.dimension(name))) is not None]) for name in DIMENSIONS.names}
     pt = {name: _point(d) for name, d in dims.items()}
     return Table1(dimensions=dims, dig_minus_disc=_diff(pt["digestion"], pt["discovery"]),
                   exec_minus_gen=_diff(pt["execution"], pt["generation"]))
@@ -152,7 +168,7 @@ def table7(ps: Sequence[Problem]) -> dict[str, dict[str, float | None]]:
     """Each dimension's accuracy (percent) by the gold primitive's family."""
     families = sorted({p.family or "none" for p in ps})
     return {fam: {name: _mean_pct([rate(p.dimension(name)) for p in ps if (p.family or "none") == fam])
-                  for name in DIMENSIONS} for fam in families}
+                  for name in DIMENSIONS.names} for fam in families}
 
 
 def failures(ps: Sequence[Problem], threshold: int) -> list[Problem]:
@@ -243,8 +259,10 @@ def _tokens(values: list[int]) -> Tokens:
 
 def dimension_of(target: str) -> str:
     """A PRIM rollout's dimension as the tables name it: discovery, ..., "execution (gold)"."""
-    return {DISCOVERY: "discovery", DIGESTION: "digestion", GENERATION: "generation"}.get(
-        target, target.replace(EXECUTION, "execution (") + ")")
+    d = DIMENSIONS.by_target(target)
+    if d is None or d.shows != "parent+support":
+        return d.name if d else target
+    return f"{d.name} ({target[len(d.target):]})"
 
 
 def truncations(pids: Mapping[str, str | None], rollouts: Sequence[Rollout],
@@ -254,7 +272,7 @@ def truncations(pids: Mapping[str, str | None], rollouts: Sequence[Rollout],
     for r in rollouts:
         if r.pid in pids:
             by.setdefault(dimension_of(r.target), []).append(r)
-    order = sorted(by, key=lambda name: (DIMENSIONS.index(name.split(" ")[0]), name))  # Table 1's order
+    order = sorted(by, key=lambda name: (DIMENSIONS.names.index(name.split(" ")[0]), name))  # Table 1's order
     return {name: truncation(by[name], finish) for name in order}
 
 
@@ -268,7 +286,7 @@ def figure12(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores
     for r in rollouts:
         if r.pid not in pids or not r.verdict.graded or r.call_key not in tokens:
             continue
-        ok = right.get((r.pid, r.target, r.k)) if r.target in (DISCOVERY, DIGESTION) else r.verdict.accepted
+        ok = right.get((r.pid, r.target, r.k)) if r.target in DIMENSIONS.written else r.verdict.accepted
         if ok is None:
             continue
         name = dimension_of(r.target)
@@ -309,7 +327,7 @@ def details(pids: Mapping[str, str | None], primitives: Sequence[PrimPrimitive],
                  for p in primitives if p.pid == pid}
         written = []
         for r in rollouts:
-            if r.pid != pid or r.target not in (DISCOVERY, DIGESTION):
+            if r.pid != pid or r.target not in DIMENSIONS.written:
                 continue
             s = by_key.get((pid, r.target, r.k))
             if s is not None and s.reason == UNREADABLE_SCORE:  # scored 0 by rule, the judge never asked
@@ -336,7 +354,8 @@ class SideBySide(Frozen):
 
 def side_by_side(ps: Sequence[Problem], ladder: Sequence[FamilyResults], threshold: int) -> SideBySide:
     by_pid = {f.pid: f for f in ladder}
-    rows, cross = {}, {}
+    rows: dict[str, dict[str, str]] = {}
+    cross: dict[str, dict[str, int]] = {}
     for p in ps:
         f = by_pid.get(p.pid)
         gap = known_gap(f, threshold) if f else None
@@ -423,7 +442,7 @@ def _signed(x: float | None) -> str:
 def report_md(r: PrimReport) -> str:
     """report.md: each table with what it counts."""
     t1 = r.table1
-    dims = [t1.dimensions[d] for d in DIMENSIONS]
+    dims = [t1.dimensions[d] for d in DIMENSIONS.names]
     cells = [f"{100 * d.interval.point:.2f} [{100 * d.interval.lo:.2f}, {100 * d.interval.hi:.2f}]"
              if d.interval else "—" for d in dims]
     gaps = sorted({g for row in r.side_by_side.cross.values() for g in row})
@@ -438,14 +457,14 @@ def report_md(r: PrimReport) -> str:
            f"correct ({r.answer_judge_accepts} answers by the judge alone).")
         + ("" if r.settings is None else f" At: {r.settings}."), "",
         *[f"- **Warning:** {w}" for w in r.warnings], *([""] if r.warnings else []),
-        "## Table 1: the four dimensions (percent, 95% bootstrap interval over problems)", "",
-        *table(["Discovery", "Generation", "Digestion", "Execution", "Dig. − Disc.", "Exec. − Gen."],
+        f"## Table 1: the {number_word(len(dims))} dimensions (percent, 95% bootstrap interval over problems)", "",
+        *table([*(d.title for d in DIMENSIONS), "Dig. − Disc.", "Exec. − Gen."],
                [[*cells, _signed(t1.dig_minus_disc), _signed(t1.exec_minus_gen)]]), "",
         "## Table 2 / 8: Generation and Execution under each primitive source", "",
         *table(["Setting", "Problems", "Accuracy", "Change (pp)"],
                [[s.setting, s.n, _f(s.accuracy), _signed(s.change)] for s in r.table2]), "",
         "## Table 7: each dimension by primitive family (percent)", "",
-        *table(["Family", *DIMENSIONS], [[fam, *(_f(v[d]) for d in DIMENSIONS)] for fam, v in r.table7.items()]), "",
+        *table(["Family", *DIMENSIONS.names], [[fam, *(_f(v[d]) for d in DIMENSIONS.names)] for fam, v in r.table7.items()]), "",
         "## Table 9: Generation failures by Discovery (D) and Execution (E, gold primitive)", "",
         *table(["Quadrant", "", "Failures"],
                [[q, QUADRANT_SIGNS.get(q, ""), n] for q, n in r.table9.items()]), "",

@@ -1,5 +1,5 @@
-"""PRIM's four dimensions as probe jobs of the math domain (§2.2), run by the one probe loop
-(`probe.runner.run_probe`): cached, resumable, batchable, K samples.
+"""PRIM's dimensions (declared in `dimensions`) as probe jobs of the math domain (§2.2), run by the one probe
+loop (`probe.runner.run_probe`): cached, resumable, batchable, K samples. The four of the paper:
 
 - Discovery π(x) -> p̂: ``prim_discovery``, the student writes a primitive from the problem alone;
 - Generation π(x) -> ŷ: ``C1_direct``, the ladder's C1 prompt (the same call, so the same cache entry);
@@ -27,14 +27,16 @@ from ..domains.math.prompts import condition_prompt, messages
 from ..ladder.contract import Job, ProbeConfig
 from ..prompts import load
 from ..schemas import Family, Rollout, Verdict
+from ..schemas.conditions import C1
 from ..schemas.prim import FIELDS, PrimPrimitive, read_labelled
 from ..schemas.types import Label
+from . import dimensions as dims
+from .dimensions import DIMENSIONS
 
-DIMENSIONS: tuple[str, ...] = ("discovery", "generation", "digestion", "execution")
 SOURCES: tuple[str, ...] = ("gold", "teacher", "teacher-problem-only", "self", "plan")
-DISCOVERY, DIGESTION, GENERATION = "prim_discovery", "prim_digestion", "C1_direct"
-EXECUTION = "prim_execution:"  # + the primitive's source
-WRITTEN = (DISCOVERY, DIGESTION)  # the targets whose answer is a primitive
+# the targets the paper's analysis reads by role (Discovery's primitive shown back under "self", ...)
+DISCOVERY, DIGESTION, GENERATION = dims.DISCOVERY.target, dims.DIGESTION.target, dims.GENERATION.target
+EXECUTION = dims.EXECUTION.target  # + the primitive's source
 PREFIX = "prim:"
 
 
@@ -56,7 +58,7 @@ def read_written(rollout: Rollout) -> dict[str, str] | None:
     """The primitive a Discovery or Digestion rollout wrote, as read when it was graded; None for an
     unreadable one or another target's rollout."""
     v = rollout.verdict
-    return json.loads(v.extracted) if rollout.target in WRITTEN and v.accepted and v.extracted else None
+    return json.loads(v.extracted) if rollout.target in DIMENSIONS.written and v.accepted and v.extracted else None
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,8 @@ class Supports:
 
 
 class PrimDomain(MathDomain):
-    """The math domain, probing PRIM's dimensions: ``dimensions`` of ``DIMENSIONS``, Execution under
-    each of ``sources``. A job without what it shows (no solution, no primitive of a source) is
+    """The math domain, probing PRIM's dimensions: ``dimensions`` of ``DIMENSIONS``, a dimension shown a
+    support (Execution) under each of ``sources``. A job without what it shows (no solution, no primitive of a source) is
     not planned; `skipped` counts them."""
 
     def __init__(self, supports: Supports, dimensions: Sequence[str], sources: Sequence[str], **kwargs) -> None:
@@ -99,7 +101,7 @@ class PrimDomain(MathDomain):
         for f in families:
             for target, msgs in self._fixed(f, donors, config):
                 jobs += [Job(f, target, k, msgs) for k in range(config.k)]
-            if "execution" in self.dimensions:
+            for d in self._asked("parent+support"):
                 for source in self.sources:
                     for k in range(config.k):
                         shown = self.supports.shown(f.pid, source, k)
@@ -107,34 +109,39 @@ class PrimDomain(MathDomain):
                             continue
                         user = (load("prim_execution_plan").render(parent_prompt=f.parent_prompt, plan=shown)
                                 if source == "plan" else
-                                load("c2_primitive").render(parent_prompt=f.parent_prompt, primitive=shown))
-                        jobs.append(Job(f, EXECUTION + source, k, messages(user)))
+                                load(d.template).render(parent_prompt=f.parent_prompt, primitive=shown))
+                        jobs.append(Job(f, d.target + source, k, messages(user)))
         return jobs
+
+    def _asked(self, *shows: dims.Shows) -> list[dims.Dimension]:
+        """The dimensions asked for whose prompt shows one of ``shows``, in the declared order."""
+        return [d for d in DIMENSIONS if d.name in self.dimensions and d.shows in shows]
 
     def _fixed(self, f: Family, donors: Sequence[Family], config: ProbeConfig) -> list[tuple[str, list[dict[str, str]]]]:
         out = []
-        if "discovery" in self.dimensions:
-            out.append((DISCOVERY, messages(load("prim_discovery").render(problem=problem_text(f)))))
-        if "generation" in self.dimensions:
-            out.append((GENERATION, condition_prompt(f, "C1_direct", donors, seed=config.seed)[0]))
-        if "digestion" in self.dimensions and f.pid in self.supports.solutions:
-            out.append((DIGESTION, messages(load("prim_digestion").render(
-                problem=problem_text(f), solution=self.supports.solutions[f.pid]))))
+        for d in self._asked("problem", "parent", "problem+solution"):
+            if d.shows == "problem":
+                out.append((d.target, messages(load(d.template).render(problem=problem_text(f)))))
+            elif d.shows == "parent":
+                out.append((d.target, condition_prompt(f, C1.name, donors, seed=config.seed)[0]))
+            elif f.pid in self.supports.solutions:
+                out.append((d.target, messages(load(d.template).render(
+                    problem=problem_text(f), solution=self.supports.solutions[f.pid]))))
         return out
 
     def skipped(self, families: Sequence[Family], config: ProbeConfig) -> dict[str, int]:
         """Per target, the jobs not planned for want of what they show."""
         out: dict[str, int] = {}
-        if "digestion" in self.dimensions:
-            out[DIGESTION] = config.k * sum(f.pid not in self.supports.solutions for f in families)
-        if "execution" in self.dimensions:
+        for d in self._asked("problem+solution"):
+            out[d.target] = config.k * sum(f.pid not in self.supports.solutions for f in families)
+        for d in self._asked("parent+support"):
             for source in self.sources:
-                out[EXECUTION + source] = sum(self.supports.shown(f.pid, source, k) is None
-                                              for f in families for k in range(config.k))
+                out[d.target + source] = sum(self.supports.shown(f.pid, source, k) is None
+                                             for f in families for k in range(config.k))
         return {t: n for t, n in out.items() if n}
 
     async def grade(self, job: Job[Family], response: str, config: ProbeConfig) -> Verdict:
-        if job.target in WRITTEN:
+        if job.target in DIMENSIONS.written:
             fields = read_labelled(response)
             if fields is None:
                 return Verdict(label=Label.NOT_ACCEPT, reason="unreadable")

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
+from ..schemas.conditions import C2, C3
 from ..schemas.models import Family, Milestone
 from ..schemas.types import MilestoneType
 from .markdown import num, pct, table
@@ -24,7 +25,6 @@ from .palette import n_families
 from .stats import Transitions, transition_matrix
 from .tables import NOT_RUN, Frozen
 
-C2, C3 = "C2_descriptions", "C3_gold_answers"
 T = TypeVar("T")
 
 
@@ -179,15 +179,15 @@ def _recovery(pairs: list[tuple[int, int]]) -> Agreement:
 def agreement(ra: list[FamilyResults], rb: list[FamilyResults]) -> Agreements:
     """Table 33: per-family recovery (>= 1 of K) under C2, C3 and both; disagreements at 1 vs 0 of K."""
     by_cond = {}
-    for cond in (C2, C3):
+    for cond in (C2.name, C3.name):
         pairs = [(_hits(x, cond), _hits(y, cond)) for x, y in zip(ra, rb)]
         by_cond[cond] = _recovery([(p, q) for p, q in pairs if p is not None and q is not None])
     both = []
     for x, y in zip(ra, rb):
-        h = [_hits(x, C2), _hits(y, C2), _hits(x, C3), _hits(y, C3)]
+        h = [_hits(x, C2.name), _hits(y, C2.name), _hits(x, C3.name), _hits(y, C3.name)]
         if None not in h:
             both.append(((h[0] >= 1) == (h[1] >= 1)) and ((h[2] >= 1) == (h[3] >= 1)))
-    return Agreements(C2=by_cond[C2], C3=by_cond[C3],
+    return Agreements(C2=by_cond[C2.name], C3=by_cond[C3.name],
                       both=Agreement(status="ok", n=len(both), same=sum(both), same_share=sum(both) / len(both))
                       if both else Agreement(status=NOT_RUN, n=0))
 
@@ -231,8 +231,8 @@ def comparison(a: list[Family], b: list[Family], results_a: list[FamilyResults],
         dropped=Dropped(a_only=sorted(set(fa) - set(pids)), b_only=sorted(set(fb) - set(pids))),
         structure=Sides[Structure](a=structure([fa[p] for p in pids], is_atomic), b=structure([fb[p] for p in pids], is_atomic)),
         agreement=agreement(ra_l, rb_l),
-        per_attempt=Sides[dict[str, float | None]](a={"C2": _per_attempt(ra_l, C2), "C3": _per_attempt(ra_l, C3)},
-                          b={"C2": _per_attempt(rb_l, C2), "C3": _per_attempt(rb_l, C3)}),
+        per_attempt=Sides[dict[str, float | None]](a={"C2": _per_attempt(ra_l, C2.name), "C3": _per_attempt(ra_l, C3.name)},
+                          b={"C2": _per_attempt(rb_l, C2.name), "C3": _per_attempt(rb_l, C3.name)}),
         stage0=Sides[MilestonesSolved](a=_stage0_solve(ra_l), b=_stage0_solve(rb_l)),
         five_way=five_way(ra_l, rb_l),
     )

@@ -44,3 +44,11 @@ def colors() -> dict[str, str]:
 def n_families(n: int) -> str:
     """A count of families as every output says it: "1 family", "2 families"."""
     return f"{n} family" if n == 1 else f"{n} families"
+
+
+_WORDS = "zero one two three four five six seven eight nine ten".split()
+
+
+def number_word(n: int) -> str:
+    """A count in a sentence: "four" (in words to ten)."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)

@@ -20,9 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
-from ..schemas.models import CONDITION_NAMES
+from ..schemas.conditions import LADDER
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
-from .replication import SPECIFICITY, ReplicationColumn
+from .replication import ReplicationColumn, specificity
 from .tables import ANY_PROBE, ConditionCount, ReportTables
 
 HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
@@ -148,7 +148,7 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
 
 
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figure 3a: per condition of SPECIFICITY, one bar per student, the % of its families solved (>= tau
+    """Figure 3a: per condition of `replication.specificity`, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
     return _solved_bars({s: (t.n, t.conditions) for s, t in r.students.items()},
                         f"Specificity: matched help against controls (tau = {r.meta.tau})")
@@ -162,17 +162,17 @@ def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Ax
 
 def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | None]]],
                  title: str) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Per condition of SPECIFICITY, one bar per column (a student, a roadmap set): the % of its n families
-    solved; "not run" where the condition was not. Returns the heights drawn."""
-    names = list(columns)
-    fig, ax = new_figure(figsize=(2.5 + 1.1 * len(SPECIFICITY) * max(1, len(names)) / 2, 4.2), layout="constrained")
+    """Per condition of `replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
+    families solved; "not run" where the condition was not. Returns the heights drawn."""
+    names, bars = list(columns), specificity()
+    fig, ax = new_figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")
     width = 0.8 / max(1, len(names))
     drawn: dict[str, dict[str, float | None]] = {}
     for j, s in enumerate(names):
         n, conditions = columns[s]
         drawn[s] = {c: (None if (v := conditions[c]) is None else 100 * v.solved / n if n else 0.0)
-                    for c in SPECIFICITY}
-        for i, c in enumerate(SPECIFICITY):
+                    for c in bars}
+        for i, c in enumerate(bars):
             x = i - 0.4 + width * (j + 0.5)
             count = conditions[c]
             if count is None:
@@ -180,9 +180,9 @@ def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | 
             else:
                 height = drawn[s][c] or 0.0
                 ax.bar(x, height, width=width * 0.9, color=f"C{j}", label=s if i == 0 or
-                       all(drawn[s][d] is None for d in SPECIFICITY[:i]) else None)
+                       all(drawn[s][d] is None for d in bars[:i]) else None)
                 ax.text(x, height + 1, str(count.solved), ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(SPECIFICITY)), [CONDITION_NAMES[c] for c in SPECIFICITY], fontsize=8.5)
+    ax.set_xticks(range(len(bars)), [LADDER[c].short for c in bars], fontsize=8.5)
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of families solved (numbers: family counts)", fontsize=8.5)
     ax.set_title(title, fontsize=10)

@@ -5,16 +5,16 @@ computes it, `write_primitive_vs_roadmap` writes it as JSON and Markdown."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..ladder.outcomes import FamilyResults, solved
+from ..schemas.conditions import C2, C2P
 from .markdown import pct
 from .palette import n_families
 from .stats import McNemar, mcnemar_exact
 from .tables import Frozen
-
-C2P, C2 = "C2_primitive", "C2_descriptions"
 
 
 class PrimitiveVsRoadmap(Frozen):
@@ -32,9 +32,9 @@ class PrimitiveVsRoadmap(Frozen):
 
 
 def primitive_table(results: Sequence[FamilyResults], tau: int = 1) -> PrimitiveVsRoadmap:
-    both = [r for r in results if r.ladder.get(C2P) and r.ladder.get(C2)]
-    p = [solved(r.ladder[C2P], tau) for r in both]
-    c2 = [solved(r.ladder[C2], tau) for r in both]
+    both = [r for r in results if r.ladder.get(C2P.name) and r.ladder.get(C2.name)]
+    p = [solved(r.ladder[C2P.name], tau) for r in both]
+    c2 = [solved(r.ladder[C2.name], tau) for r in both]
 
     def rate(cond: str) -> float | None:
         rolls = [v for r in both for v in r.ladder[cond]]
@@ -44,7 +44,7 @@ def primitive_table(results: Sequence[FamilyResults], tau: int = 1) -> Primitive
         tau=tau, n=len(both), pids=[r.pid for r in both],
         both=sum(a and b for a, b in zip(p, c2)), primitive_only=sum(a and not b for a, b in zip(p, c2)),
         roadmap_only=sum(b and not a for a, b in zip(p, c2)), neither=sum(not (a or b) for a, b in zip(p, c2)),
-        per_attempt={"C2-primitive": rate(C2P), "C2": rate(C2)},
+        per_attempt={C2P.short: rate(C2P.name), C2.short: rate(C2.name)},
         mcnemar=mcnemar_exact(p, c2),
     )
 
@@ -63,7 +63,7 @@ def primitive_md(t: PrimitiveVsRoadmap, roadmap_set: str, student: str) -> str:
         f"p = {m.p_value:.3g}.", ""])
 
 
-def write_primitive_vs_roadmap(t: PrimitiveVsRoadmap, out_dir: str | Path, roadmap_set: str, student: str) -> None:
+def write_primitive_vs_roadmap(t: PrimitiveVsRoadmap, out_dir: str | os.PathLike[str], roadmap_set: str, student: str) -> None:
     """primitive_vs_roadmap.json and .md in ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

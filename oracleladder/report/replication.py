@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults
-from ..schemas.models import CONDITION_NAMES
+from ..schemas.conditions import LADDER
 from .markdown import pct, table
 from .tables import NOT_RUN, ConditionCount, Frozen, Missing, condition_counts
 
@@ -22,9 +22,13 @@ if TYPE_CHECKING:
 else:  # matplotlib: loaded when the figure is drawn
     _plots = lazy_module("oracleladder.report.plots")
 
-# Table 2's rows and Figures 3a and 6's bars: the unaided prompt, the controls and the matched help, in the paper's order
-SPECIFICITY = ("C1_direct", "C2_random", "C2_generic", "C2_descriptions", "C3_mismatched", "C3_gold_answers")
 FILES = ("replication.md", "replication.json", "replication.png")
+
+
+def specificity() -> tuple[str, ...]:
+    """Table 2's rows and Figures 3a and 6's bars: the unaided prompt, the controls and the matched help, as the
+    paper sets them side by side: the conditions run by default (`schemas.LADDER`), in column order."""
+    return tuple(c for c in LADDER.columns if not LADDER[c].optional)
 
 
 class ReplicationColumn(Frozen):
@@ -44,7 +48,7 @@ def column(source: str, student: str, tau: int, setting: str, results: list[Fami
            missing: Missing | dict) -> ReplicationColumn:
     counts = condition_counts(results, tau)
     return ReplicationColumn(source=source, student=student, tau=tau, setting=setting, n=len(results),
-                             conditions={c: counts[c] for c in SPECIFICITY}, missing=Missing.model_validate(missing))
+                             conditions={c: counts[c] for c in specificity()}, missing=Missing.model_validate(missing))
 
 
 def _read(col: ReplicationColumn) -> str:
@@ -60,7 +64,7 @@ def _cell(c: ConditionCount | None, n: int) -> str:
 
 def markdown(columns: Sequence[ReplicationColumn]) -> list[str]:
     """Table 2: a row per condition, a column per roadmap set; under it what each column read."""
-    rows = [[CONDITION_NAMES[c], *(_cell(col.conditions[c], col.n) for col in columns)] for c in SPECIFICITY]
+    rows = [[LADDER[c].short, *(_cell(col.conditions[c], col.n) for col in columns)] for c in specificity()]
     return ["## The roadmap effect across roadmap sets (Table 2)", "",
             "Families solved under each condition (at least tau correct of K), each set at its own tau.", "",
             *table(["Condition", *(f"{col.source} (n={col.n})" for col in columns)], rows), "",

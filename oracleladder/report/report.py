@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
-from ..ladder.outcomes import FamilyResults
+from ..ladder.outcomes import FamilyResults, known_outcome
 from .markdown import report_md
 from .tables import (
     N_RESAMPLES,
     SEED,
     ReportInput,
     known_gap,
-    known_outcome,
     missing_verdicts,
     report_tables,
     student_tables,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults, outcome_counts
+from ..schemas.conditions import C2P
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,7 +170,7 @@ def transition_matrix(a_labels: Sequence, b_labels: Sequence, labels: Sequence |
 
 def threshold_sweep(families: Sequence[FamilyResults], taus: Sequence[int] = (1, 2, 3, 4, 5)) -> dict[int, dict[str, int]]:
     """Table 9: four-state parent-probe outcome counts at each success threshold tau."""
-    primitive = any(f.ladder.get("C2_primitive") for f in families)  # its rung only where it was run
+    primitive = any(f.ladder.get(C2P.name) for f in families)  # its rung only where it was run
     return {int(tau): outcome_counts(families, tau, primitive) for tau in taus}
 
 

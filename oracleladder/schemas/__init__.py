@@ -1,13 +1,10 @@
 """Typed data of the protocol: problems, milestones, families, reports, rollouts, verdicts."""
 
+from .conditions import LADDER, Condition, Spec, Versus
 from .models import (
-    CONDITION_NAMES,
-    CONDITIONS,
-    PRIMITIVE_CONDITIONS,
     CheckResult,
     CodeProblem,
     CodeTest,
-    Condition,
     Correction,
     Family,
     FamilyReport,
@@ -18,7 +15,6 @@ from .models import (
     Rollout,
     Verdict,
     one_roadmap_set,
-    parse_condition,
     parse_roadmap_set,
     teacher_prompts,
     to_released,
@@ -26,8 +22,6 @@ from .models import (
 from .types import AnswerSchema, GradeStatus, Label, MilestoneType
 
 __all__ = [
-    "CONDITION_NAMES",
-    "CONDITIONS",
     "AnswerSchema",
     "CheckResult",
     "CodeProblem",
@@ -41,12 +35,13 @@ __all__ = [
     "MathProblem",
     "Milestone",
     "MilestoneType",
-    "PRIMITIVE_CONDITIONS",
+    "LADDER",
     "Primitive",
     "Provenance",
     "Rollout",
+    "Spec",
     "Verdict",
-    "parse_condition",
+    "Versus",
     "one_roadmap_set",
     "parse_roadmap_set",
     "teacher_prompts",

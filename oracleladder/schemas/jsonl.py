@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar, cast
@@ -30,7 +31,7 @@ def _field_path(loc: tuple[object, ...]) -> str:
 OnDuplicate = Literal["error", "keep-first", "keep-last"]
 
 
-def read_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
+def read_jsonl(path: str | os.PathLike[str], model: type[M]) -> Iterator[M]:
     """Yield one validated model per non-blank line."""
     for _, record in _numbered(path, model):
         yield record
@@ -39,7 +40,7 @@ def read_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
 ON_DUPLICATE_HINT = "remove one, or pass --on-duplicate keep-first or keep-last"
 
 
-def read_unique(path: str | Path, model: type[M] | Callable[[dict], M], on_duplicate: OnDuplicate = "error",
+def read_unique(path: str | os.PathLike[str], model: type[M] | Callable[[dict], M], on_duplicate: OnDuplicate = "error",
                 key: Callable[[M], Hashable] = lambda r: r.pid,  # type: ignore[attr-defined]
                 hint: str = ON_DUPLICATE_HINT) -> list[M]:
     """The records of a file (a model, or a function of the raw record), one per key (the pid): a
@@ -65,7 +66,7 @@ def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: On
     return [record for _, record in kept.values()]
 
 
-def _numbered(path: str | Path, model: type[M] | Callable[[dict], M]) -> Iterator[tuple[int, M]]:
+def _numbered(path: str | os.PathLike[str], model: type[M] | Callable[[dict], M]) -> Iterator[tuple[int, M]]:
     """(line number, validated model) per non-blank line; every failure is an InputError at its line."""
     parse = cast("Callable[[dict], M]",
                  model.model_validate if isinstance(model, type) and issubclass(model, BaseModel) else model)
@@ -104,7 +105,7 @@ def _numbered(path: str | Path, model: type[M] | Callable[[dict], M]) -> Iterato
             yield lineno, record
 
 
-def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict]) -> int:
     """Write dict records one per line; returns how many were written."""
     n = 0
     with Path(path).open("w", encoding="utf-8") as fh:

@@ -233,46 +233,6 @@ class Verdict:
         return self.status is not GradeStatus.UNGRADED
 
 
-Condition = Literal[
-    "C1_direct", "C2_descriptions", "C3_gold_answers", "C2_random", "C2_generic", "C3_mismatched",
-    "C2_primitive", "C2_primitive_random",
-]
-CONDITIONS: tuple[Condition, ...] = (
-    "C1_direct",
-    "C2_descriptions",
-    "C3_gold_answers",
-    "C2_random",
-    "C2_generic",
-    "C3_mismatched",
-)
-# The primitive rung (docs/primitive.md) and its control: run only when asked for, never by default.
-PRIMITIVE_CONDITIONS: tuple[Condition, ...] = ("C2_primitive", "C2_primitive_random")
-# What users type and read (README, CLI, reports): the paper's short names. The stored target names
-# stay the released ones above, since stores and call caches are keyed by them.
-CONDITION_NAMES: dict[Condition, str] = {
-    "C1_direct": "C1",
-    "C2_descriptions": "C2",
-    "C3_gold_answers": "C3",
-    "C2_random": "C2-random",
-    "C2_generic": "C2-generic",
-    "C3_mismatched": "C3-mismatched",
-    "C2_primitive": "C2-primitive",
-    "C2_primitive_random": "C2-primitive-random",
-}
-_CONDITION_LOOKUP: dict[str, Condition] = {
-    name.lower().replace("-", "_"): c for c, short in CONDITION_NAMES.items() for name in (c, short)
-}
-
-
-def parse_condition(name: str) -> Condition:
-    """The released name of a condition given by its short name (C2-random) or its released name
-    (C2_random), in any case, with '-' or '_'."""
-    try:
-        return _CONDITION_LOOKUP[name.strip().lower().replace("-", "_")]
-    except KeyError:
-        raise ValueError(f"unknown condition '{name}'; known: {', '.join(CONDITION_NAMES.values())}") from None
-
-
 class Rollout(BaseModel):
     """One student attempt at a milestone (stage0) or a parent condition, with its verdict."""
 

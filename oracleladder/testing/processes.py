@@ -32,7 +32,7 @@ def serve(srv: LoopbackServer, port_file: str | None = None) -> None:
         await srv.serve_until_stopped()
 
     try:
-        import uvloop  # type: ignore
+        import uvloop
 
         uvloop.install()
     except ImportError:

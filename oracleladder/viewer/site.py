@@ -22,13 +22,14 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from ..clients.base import TRUNCATED
-from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, milestone_test, outcome_label
+from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, known_outcome, milestone_test, outcome_label
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
 from ..report.markdown import cut_off_warnings
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
-from ..report.tables import FormatAudit, known_gap, known_outcome
-from ..schemas.models import CONDITION_NAMES, CONDITIONS, PRIMITIVE_CONDITIONS, Family, Milestone, Rollout
+from ..report.tables import FormatAudit, known_gap
+from ..schemas.conditions import LADDER
+from ..schemas.models import Family, Milestone, Rollout
 from ..schemas.rubric import RubricLabel
 from ..schemas.types import GradeStatus
 from ..store.attempts import CompileAttempt
@@ -89,8 +90,8 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
           f"at least once (strict: {'pass' if milestone_test(f.stage0, 'strict') else 'fail'}, "
           f"fraction: {'pass' if milestone_test(f.stage0, 'fraction') else 'fail'})" if tested
           else "milestone test: Stage 0 not run")
-    rungs = ", ".join(f"{CONDITION_NAMES[c]} {sum(f.ladder[c])} of {len(f.ladder[c])}"
-                      for c in (CONDITIONS[0], PRIMITIVE_CONDITIONS[0], *CONDITIONS[1:3]) if f.ladder.get(c))
+    rungs = ", ".join(f"{c.short} {sum(f.ladder[c.name])} of {len(f.ladder[c.name])}"
+                      for c in LADDER.rungs if f.ladder.get(c.name))
     help_ = (f"smallest help that solves the parent (tau = {tau}): {out.value}"
              if out else "parent outcome: a C1-C3 run it depends on is missing")
     return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
@@ -182,7 +183,7 @@ def _shared(students: list[str], markdown: str) -> dict:
         "colors": colors(),
         "not_classified": NOT_CLASSIFIED, "not_determined": NOT_DETERMINED,
         "flagged": FLAGGED, "composition": Gap.COMPOSITION.value,
-        "conditions": {c: CONDITION_NAMES[c] for c in CONDITIONS + PRIMITIVE_CONDITIONS}}
+        "conditions": {c.name: c.short for c in LADDER}}
 
 
 def _compile_attempt(a: CompileAttempt) -> dict:
@@ -244,7 +245,7 @@ def _tally(f: FamilyResults) -> dict:
     """Correct attempts of how many, per ladder rung and over the tested milestones (solved at least once)."""
     tested = [r for r in f.stage0.values() if r]
     return {"stage0": [sum(1 for r in tested if any(r)), len(tested)],
-            **{c: [sum(f.ladder[c]), len(f.ladder[c])] for c in CONDITIONS[:3] if f.ladder.get(c)}}
+            **{c: [sum(f.ladder[c]), len(f.ladder[c])] for c in LADDER.parent_probes if f.ladder.get(c)}}
 
 
 def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names: tuple[str, str], student: str,

@@ -18,7 +18,7 @@ from oracleladder.domains.math.prompts import condition_prompt, description, sta
 from oracleladder.ladder import ProbeConfig
 from oracleladder.ladder.outcomes import Gap, Outcome, classify, parent_outcome
 from oracleladder.probe.runner import run_probe
-from oracleladder.schemas import CONDITIONS, Family
+from oracleladder.schemas import LADDER, Family
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.store import FailedJob, Store
 from oracleladder.testing import FakeProvider
@@ -66,7 +66,7 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, r
         for index, milestone in family.tested():
             n = plan.get(f"m{index}", plan.get("m*", 0))
             script[stage0_prompt(milestone)[1]["content"]] = (milestone.answer, n)
-        for condition in CONDITIONS:
+        for condition in LADDER.default:
             msgs, borrowed = condition_prompt(family, condition, families, seed=7)
             assert family.pid not in borrowed
             script[msgs[1]["content"]] = (family.parent_answer, plan.get(condition, 0))
@@ -90,7 +90,7 @@ async def test_probe_outcomes_and_labels_match_hand_derivation(tmp_path: Path, r
         rollouts = await store.rollouts(student=name)
 
     n_milestones = sum(len(f.tested()) for f in families)
-    assert stored == len(rollouts) == K * (n_milestones + len(CONDITIONS) * len(families))
+    assert stored == len(rollouts) == K * (n_milestones + len(LADDER.default) * len(families))
     results = collect_results(families, rollouts)
     for (tau, pos), (outcome, label) in EXPECTED.items():
         fam = results[pos]

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.domains.math.prompts import condition_prompt, stage0_prompt, versions
-from oracleladder.schemas import CONDITIONS, Family, to_released
+from oracleladder.schemas import LADDER, Family, to_released
 from oracleladder.schemas.jsonl import read_jsonl, write_jsonl
 from oracleladder.testing import LoopbackServer
 from oracleladder.validators.leak import with_leak_rule
@@ -48,7 +48,7 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
         for pos, family in enumerate(fams):
             for _, m in family.tested():
                 script[stage0_prompt(m)[1]["content"]] = (m.answer, K)
-            for condition in CONDITIONS:
+            for condition in LADDER.default:
                 msgs, _ = condition_prompt(family, condition, fams, seed=0)
                 script[msgs[1]["content"]] = (family.parent_answer, PLAN[(name, pos)].get(condition, 0))
     seen: Counter[str] = Counter()
@@ -84,7 +84,7 @@ def test_compare_two_roadmap_sets(tmp_path: Path, release_data: Path) -> None:
     assert agreement["both"]["same"] == 3
     assert "set-a" in (out / "compare.md").read_text()
     # the settings the student's results on each set were made at: one setting each, stated
-    sent = " ".join(f"{n}@{v}" for n, v in versions(CONDITIONS).items())  # every condition, Stage 0
+    sent = " ".join(f"{n}@{v}" for n, v in versions(LADDER.default).items())  # every condition, Stage 0
     at = f"K = {K}, max_tokens = 4096, temperature = 1.0, grader = strict, prompts = {sent}"
     assert data["settings"] == {"set-a": at, "set-b": at}
     assert f"At: set-a: {at}; set-b: {at}." in (out / "compare.md").read_text()

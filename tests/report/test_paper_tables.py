@@ -27,7 +27,8 @@ import pytest
 from oracleladder.ladder.outcomes import FamilyResults
 from oracleladder.report.plots import accuracy_figure, change_figure, specificity_figure, trajectory_figure
 from oracleladder.report.report import ReportInput, write_report
-from oracleladder.report.tables import CONTRASTS, Contrast, QFamily, adjust_planned, q_family, report_tables
+from oracleladder.report.tables import Contrast, QFamily, adjust_planned, q_family, report_tables
+from oracleladder.schemas import LADDER
 from oracleladder.schemas.models import Family, Milestone
 from oracleladder.schemas.rubric import RubricLabel
 from oracleladder.schemas.types import AnswerSchema, MilestoneType
@@ -112,7 +113,7 @@ def test_benjamini_hochberg_over_the_papers_24_planned_tests() -> None:
                "Llama-3.3-70B-Inst.": [4.5e-10, 3.2e-10, 2e-6, 4.6e-4],
                "DeepSeek-V3.1": [4.2e-5, 9e-6, 0.006, 0.701]}
     rows = {m: [Contrast(contrast=name, a=a, b=b, planned=True, status="ok", n=354, p_value=p)
-                for (name, a, b, _), p in zip(CONTRASTS[:4], ps)] for m, ps in table11.items()}
+                for (name, a, b, _), p in zip(LADDER.contrasts[:4], ps)] for m, ps in table11.items()}
     q = {m: [c.p_bh for c in cs] for m, cs in adjust_planned(rows).items()}
     assert q_family(rows) == QFamily(tests=24, students=6)
     assert all(x < 0.05 for cs in q.values() for x in cs[:3])  # every C2 contrast stays significant

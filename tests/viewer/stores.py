@@ -9,8 +9,8 @@ import random
 from pathlib import Path
 
 from oracleladder.clients.base import ChatRequest, ChatResult
-from oracleladder.schemas import Family, Verdict
-from oracleladder.schemas.models import CONDITIONS, Rollout
+from oracleladder.schemas import LADDER, Family, Verdict
+from oracleladder.schemas.models import Rollout
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
 from oracleladder.store.sqlite import FailedJob
@@ -41,7 +41,7 @@ async def _fill(path: Path, families: list[Family], students: dict[str, float], 
             failed_one = ungraded_one = False
             for fam in families:
                 targets = [(f"m{i}", m.answer) for i, m in fam.tested()] if stage0 else []
-                targets += [(c, fam.parent_answer) for c in CONDITIONS]
+                targets += [(c, fam.parent_answer) for c in LADDER.default]
                 for target, gold in targets:
                     for kk in range(k):
                         request = ChatRequest(provider="openai", model=student, k=kk,

@@ -20,8 +20,7 @@ from ...ladder.contract import Attempt, Checked, Domain, Job, ProbeConfig, Setti
 from ...ladder.outcomes import FamilyResults, results_from_rollouts
 from ...prompts import load
 from ...schemas import (
-    CONDITIONS,
-    PRIMITIVE_CONDITIONS,
+    LADDER,
     CheckResult,
     Family,
     FamilyReport,
@@ -32,6 +31,7 @@ from ...schemas import (
     one_roadmap_set,
     parse_roadmap_set,
 )
+from ...schemas.conditions import C1, PRIMITIVE_SHOWS
 from ...schemas.jsonl import InputError, OnDuplicate, did_you_mean
 from ...store import Store
 from ...validators import (
@@ -104,8 +104,6 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
 
     name = "math"
     response_model = TeacherPlan
-    conditions = CONDITIONS
-    optional_conditions = PRIMITIVE_CONDITIONS
     confirm_stage = "independent solve"
     verifier = True
     uses_pool = True
@@ -125,6 +123,8 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
         self.null_values = tuple(null_values)
         self.encoding = encoding
         self.teacher_prompt = teacher_prompt
+        # the declared conditions as the domain is made: one registered later is in the next run's domain
+        self.conditions, self.optional_conditions = LADDER.default, LADDER.optional
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MathDomain:
@@ -199,7 +199,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
                     msgs = stage0_prompt(milestone)
                     jobs += [Job(family, f"m{index}", k, msgs) for k in range(config.k)]
             for condition in config.conditions or self.conditions:
-                if condition in PRIMITIVE_CONDITIONS:  # only where the family has a primitive (skips are counted)
+                if LADDER[condition].shows in PRIMITIVE_SHOWS:  # only where the family has a primitive (skips are counted)
                     if family_primitive(family, config.primitive_fallback) is None:
                         continue
                     msgs, _ = primitive_prompt(family, condition, donors, seed=config.seed,
@@ -234,7 +234,7 @@ class MathDomain(Domain[MathProblem, Family, TeacherPlan]):
     def direct_messages(self, problem: MathProblem) -> list[dict[str, str]]:
         family = Family(pid=problem.pid, parent_prompt=parent_prompt(problem.problem), parent_answer=problem.answer,
                         milestones=[])
-        return condition_prompt(family, "C1_direct", [])[0]
+        return condition_prompt(family, C1.name, [])[0]
 
     async def grade_direct(self, problem: MathProblem, response: str, config: ProbeConfig) -> Verdict:
         return await verify.grade(self.worker_pool(), response, problem.answer, grader=config.grader,

@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...prompts import load
-from ...schemas import Condition, Family, MilestoneType, Primitive
-from .prompts import TEMPLATES, description, messages, seeded_rng
-
-C2P, C2P_RANDOM = "C2_primitive", "C2_primitive_random"
+from ...schemas import LADDER, Condition, Family, MilestoneType, Primitive
+from .prompts import description, messages, seeded_rng
 
 
 def family_primitive(family: Family, fallback: bool = False) -> Primitive | None:
@@ -42,14 +40,15 @@ def primitive_prompt(family: Family, condition: Condition, pool: Sequence[Family
     if own is None:
         raise ValueError(f"family {family.pid} has no primitive; `ladder compile --primitives-only` writes one")
     borrowed: list[str] = []
-    if condition == C2P:
+    spec = LADDER[condition] if condition in LADDER else None
+    if spec is not None and spec.shows == "primitive":
         text = own.text
-    elif condition == C2P_RANDOM:
+    elif spec is not None and spec.shows == "donor primitive":
         others = [(f, p) for f in pool if f.pid != family.pid and (p := family_primitive(f, fallback)) is not None]
         if not others:
-            raise ValueError("C2-primitive-random needs at least one other family with a primitive in the set")
+            raise ValueError(f"{spec.short} needs at least one other family with a primitive in the set")
         donor, primitive = seeded_rng(seed, family.pid, condition).choice(others)
         text, borrowed = primitive.text, [donor.pid]
     else:
         raise ValueError(f"not a primitive condition: {condition!r}")
-    return messages(load(TEMPLATES[condition]).render(parent_prompt=family.parent_prompt, primitive=text)), borrowed
+    return messages(load(spec.template).render(parent_prompt=family.parent_prompt, primitive=text)), borrowed

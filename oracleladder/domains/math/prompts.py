@@ -1,4 +1,5 @@
-"""Student-facing messages for Stage 0 and the six parent conditions (paper Appendix C).
+"""Student-facing messages for Stage 0 and the parent conditions (paper Appendix C): each condition's
+template and what it is filled with are its declaration (`schemas.conditions.LADDER`).
 
 Controls take their substitute content from *other* families of the same set, drawn with a
 recorded seed, so a rerun builds the same prompts and the control never shows the family's own
@@ -13,15 +14,10 @@ import re
 from collections.abc import Sequence
 
 from ...prompts import load
-from ...schemas import Condition, Family, Milestone
+from ...schemas import LADDER, Condition, Family, Milestone
+from ...schemas.conditions import DONOR_SHOWS
 
 SYSTEM = "student_system"  # every student message's system turn, Stage 0's too
-# each condition's user-turn template (a control is written with its matched condition's)
-TEMPLATES: dict[Condition, str] = {
-    "C1_direct": "c1_direct", "C2_descriptions": "c2_descriptions", "C3_gold_answers": "c3_gold_answers",
-    "C2_random": "c2_descriptions", "C2_generic": "c2_generic", "C3_mismatched": "c3_gold_answers",
-    "C2_primitive": "c2_primitive", "C2_primitive_random": "c2_primitive",
-}
 _MILESTONE_BODY = re.compile(r"\nMilestone:\n(.*?)\n\nOutput instruction:", re.S)
 
 
@@ -44,7 +40,7 @@ def versions(conditions: Sequence[Condition], *, system: bool = True) -> dict[st
     """The templates the student messages of Stage 0 and ``conditions`` are written with, name -> version
     (what a probe run records: a report never pools two versions); the system prompt's only where it
     is sent (``system``: not under `probe --no-system-prompt`)."""
-    names = {*(TEMPLATES[c] for c in conditions), *((SYSTEM,) if system else ())}
+    names = {*(LADDER[c].template for c in conditions), *((SYSTEM,) if system else ())}
     return {n: load(n).version for n in sorted(names)}
 
 
@@ -57,8 +53,10 @@ def seeded_rng(seed: int, pid: str, condition: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-# the controls that borrow another family's milestones (C2-random its descriptions, C3-mismatched its answers)
-DONOR_CONTROLS = ("C2_random", "C3_mismatched")
+def borrows_milestones(condition: Condition) -> bool:
+    """Whether the condition shows another family's milestones (C2-random its descriptions, C3-mismatched its
+    answers)."""
+    return LADDER[condition].shows in DONOR_SHOWS
 
 
 def donor_pool(family: Family, pool: Sequence[Family], keep_leaking: bool = False) -> list[Family]:
@@ -83,22 +81,24 @@ def condition_prompt(
     tested = [m for _, m in family.tested(use_corrections, keep_leaking)]
     own = [description(m) for m in tested]
     parent = family.parent_prompt
+    if condition not in LADDER:
+        raise ValueError(f"unknown condition {condition!r}")
     borrowed: list[str] = []
-    if condition == "C1_direct":
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent)
-    elif condition == "C2_descriptions":
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own))
-    elif condition == "C3_gold_answers":
+    spec = LADDER[condition]
+    template = load(spec.template)
+    if spec.shows == "parent":
+        user = template.render(parent_prompt=parent)
+    elif spec.shows == "roadmap":
+        user = template.render(parent_prompt=parent, subgoals=roadmap_text(own))
+    elif spec.shows == "roadmap+answers":
         golds = [m.answer for m in tested]
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
-    elif condition == "C2_random":
+        user = template.render(parent_prompt=parent, subgoals=roadmap_text(own, golds))
+    elif spec.shows == "donor roadmap":
         donor = seeded_rng(seed, family.pid, condition).choice(donor_pool(family, pool, keep_leaking))
         borrowed = [donor.pid]
         foreign = [description(m) for _, m in donor.tested(use_corrections, keep_leaking)]
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(foreign))
-    elif condition == "C2_generic":
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent)
-    elif condition == "C3_mismatched":
+        user = template.render(parent_prompt=parent, subgoals=roadmap_text(foreign))
+    elif spec.shows == "roadmap+donor answers":
         rng = seeded_rng(seed, family.pid, condition)
         others = donor_pool(family, pool, keep_leaking)
         answers = []
@@ -106,7 +106,7 @@ def condition_prompt(
             donor = rng.choice(others)
             answers.append(rng.choice([m for _, m in donor.tested(use_corrections, keep_leaking)]).answer)
             borrowed.append(donor.pid)
-        user = load(TEMPLATES[condition]).render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
+        user = template.render(parent_prompt=parent, subgoals=roadmap_text(own, answers))
     else:
-        raise ValueError(f"unknown condition {condition!r}")
+        raise ValueError(f"condition {condition!r} shows a primitive: `primitive.primitive_prompt` writes it")
     return messages(user), borrowed

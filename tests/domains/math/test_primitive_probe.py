@@ -15,7 +15,7 @@ from oracleladder.domains.math import MathDomain
 from oracleladder.domains.math.primitive import family_primitive, primitive_prompt, without_primitive
 from oracleladder.domains.math.prompts import description
 from oracleladder.ladder import ProbeConfig
-from oracleladder.schemas import CONDITIONS, Family, MilestoneType, Primitive
+from oracleladder.schemas import LADDER, Family, MilestoneType, Primitive
 from oracleladder.schemas.jsonl import read_jsonl
 from oracleladder.testing import LoopbackServer
 
@@ -35,7 +35,7 @@ def _with_primitives(families: list[Family], every: int = 2) -> list[Family]:
 def test_the_default_conditions_do_not_include_the_rung(released):
     fams = _with_primitives(released)
     jobs = MathDomain().plan_jobs(fams, ProbeConfig(student="s", k=1, stage0=False), fams)
-    assert {j.target for j in jobs} == set(CONDITIONS)
+    assert {j.target for j in jobs} == set(LADDER.default)
 
 
 def test_only_families_with_a_primitive_are_probed_and_the_control_borrows_another(released):
