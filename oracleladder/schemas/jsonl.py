@@ -49,7 +49,7 @@ def read_unique(path: str | os.PathLike[str], model: type[M] | Callable[[dict], 
     return unique(_numbered(path, model), path, on_duplicate, key, hint)
 
 
-def unique(numbered: Iterable[tuple[int, M]], path: str | Path, on_duplicate: OnDuplicate = "error",
+def unique(numbered: Iterable[tuple[int, M]], path: str | os.PathLike[str], on_duplicate: OnDuplicate = "error",
            key: Callable[[M], Hashable] = lambda r: r.pid,  # type: ignore[attr-defined]
            hint: str = ON_DUPLICATE_HINT) -> list[M]:
     """One record per key from (line or row number, record) pairs, as `read_unique` says."""
