@@ -363,7 +363,7 @@ class Reader:
         spent = {label: Spent.of([r for r in probes if r.id in p.run_ids], await self.store.reused(p.rollouts))
                  for label, p in counted.picked.items()}
         res = _report.write_report(_report.ReportInput(
-            students=counted.results, tau=counted.tau, roadmap_set=counted.source, graders=counted.graders,
+            students=counted.results, tau=counted.tau, roadmap_set=counted.source, graders=counted.graders or {},
             ungradable=counted.ungradable, missing=counted.missing, formats=counted.formats or {},
             settings=counted.settings, base=counted.base,
             # Tables 7, 8 and 48 read a roadmap's milestones: math families have them

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 from importlib import resources
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -125,7 +124,7 @@ def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
     pooled = runner.invoke(app, [*report, "--out", str(tmp_path / "pooled")])
     assert pooled.exit_code == 0, pooled.output
     with monkeypatch.context() as m:
-        m.setattr(prompts, "resources", SimpleNamespace(files=lambda _: changed))
+        m.setattr(prompts, "FOLDERS", [changed])  # the templates as the package would read them, c1_direct changed
         prompts.load.cache_clear()
         probe("C1")
     prompts.load.cache_clear()
