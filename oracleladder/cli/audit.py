@@ -59,7 +59,7 @@ def format_(student: StudentOpt, source: SourceOpt = "release", store: StoreOpt 
     if as_json:
         typer.echo(json.dumps(audit.model_dump()))
         return
-    for line in markdown.cut_off_warnings({student: audit}):
+    for line in audit.warnings(student):
         say(f"warning: {line}")
     typer.echo("\n".join(markdown.format_audit({student: audit})))
 

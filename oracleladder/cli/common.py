@@ -34,6 +34,7 @@ from ..experiment import (
     request_body,
 )
 from ..experiment.configs import Budgeted, Flag, InDomain, OnDuplicate, OnSet, Sampling, StageConfig, pid_list
+from ..experiment.endpoint import refuse_batch_on
 from ..schemas.jsonl import InputError
 from ..verify import grader_name
 
@@ -123,6 +124,8 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
 
     made = not store.exists()
     try:
+        if endpoint is not None:
+            refuse_batch_on(cluster, endpoint)  # a usage error: said before Ray starts
         return asyncio.run(main())
     except (InputError, ExperimentError):
         if made:  # refused before any work (an empty pool, a bad line): no empty store is left to pass for one

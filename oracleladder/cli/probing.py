@@ -12,8 +12,8 @@ import typer
 from .._lazy import lazy_module
 from ..clients import load_prices
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
+from ..experiment.benchmark_scores import BENCHMARK
 from ..experiment.configs import BenchmarkConfig, ProbeConfig
-from ..experiment.reader import BENCHMARK
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable

@@ -57,7 +57,7 @@ class AuditStages(ExperimentCore):
         endpoint, store, domain = as_endpoint(judge), self.store, MathDomain()
         families = await self.roadmap_set(c.source)
         by_pid = {f.pid: f for f in families}
-        [picked] = await self.picked(student, source=c.source, choice=choice)
+        [picked] = await self.picked(student, source=c.source, choice=choice, by_run_only=True)
         rollouts = [r for r in picked.rollouts if r.pid in by_pid]
         sizes, sample = draw(rollouts, c.n, c.seed)
         if not sample:
@@ -92,7 +92,8 @@ class AuditStages(ExperimentCore):
         results: dict[str, list] = {}
         todo: dict[str, tuple[Family, list[Rollout], list[str]]] = {}  # pid -> what is asked, the students it labels
         for student in dict.fromkeys(students):
-            [picked] = await self.picked(student, source=c.source, choice=replace(choice, by_run=False))
+            [picked] = await self.picked(student, source=c.source, choice=replace(choice, by_run=False),
+                                         by_run_only=True)
             results[student] = [r for r in self._collected(domain, families, picked, False)
                                 if not domain.ungradable(by_pid[r.pid])]
             gap = {r.pid for r in results[student] if known_gap(r, c.threshold) is Gap.COMPOSITION}

@@ -194,6 +194,14 @@ def request_body(params: Sequence[str] | None, extra_body: str | None) -> dict[s
     return body
 
 
+def refuse_batch_on(cluster: Cluster | None, endpoint: Endpoint) -> None:
+    """Refuses (EndpointError) an endpoint's batch API on a cluster: every client made says it, and `ladder`
+    before a cluster starts."""
+    if cluster is not None and endpoint.batch:
+        raise EndpointError(Arg("cluster", flag="--ray"), " and ", Arg("batch", True),
+                            " do not go together: a provider's batch API is one queue already")
+
+
 async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurrency: int = CONCURRENCY,
                           notify: Callable[[str], None] = lambda _: None, cluster: Cluster | None = None) -> Client:
     """A client of ``endpoint`` caching in ``store``. Its concurrency: the endpoint's, else each
@@ -203,9 +211,7 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     one model is asked by that name. ``notify`` hears the endpoint's notes, the concurrency and why,
     and what is learned from a server. On a ``cluster``, each of its workers asks the endpoint (one
     replica each, with that concurrency), on its own node."""
-    if cluster is not None and endpoint.batch:
-        raise EndpointError(Arg("cluster", flag="--ray"), " and ", Arg("batch", True),
-                            " do not go together: a provider's batch API is one queue already")
+    refuse_batch_on(cluster, endpoint)
     for note in endpoint.notes:
         notify(note)
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)

@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..audit.format import WHY, Truncation
 from ..ladder.outcomes import FamilyResults
+from ..report.tables.truncation import WHY, PanelTruncation, Truncation
 from ..schemas.conditions import LADDER
 from ..schemas.jsonl import InputError, read_jsonl, write_jsonl
 from ..schemas.models import Family
@@ -113,8 +113,19 @@ def truncations(records: Iterable[PanelRecord]) -> dict[str, Truncation]:
 def warnings(model: str, records: Iterable[PanelRecord], budgets: Sequence[int]) -> list[str]:
     """One line per condition of a model's records whose answers were cut off or unreadable as
     `Truncation.warns` says, in the words of every surface."""
-    return [t.said(f"{model}, {LADDER.label(target)}", budgets)
-            for target, t in truncations(records).items() if t.warns]
+    return PanelTruncation(max_tokens=list(budgets), by_condition=truncations(records)).warnings(model)
+
+
+def stored_truncation(configs: Iterable[Mapping]) -> PanelTruncation:
+    """An imported panel's answers cut off and unreadable, read from the configs of its import runs (where
+    `import_panels` keeps what its records said), by condition over every run, at the runs' --max-tokens."""
+    configs = list(configs)
+    by: dict[str, list[Truncation]] = {}
+    for c in configs:
+        for target, t in (c.get("cut_off") or {}).items():
+            by.setdefault(target, []).append(Truncation.model_validate(t))
+    return PanelTruncation(max_tokens=sorted({c["max_tokens"] for c in configs if c.get("max_tokens")}),
+                           by_condition={target: Truncation.summed(parts) for target, parts in by.items()})
 
 
 class Written(NamedTuple):

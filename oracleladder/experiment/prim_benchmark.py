@@ -16,9 +16,9 @@ from ..report.markdown import table
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
 from ..store import AnswerVerdict, Store
+from .benchmark_scores import BENCHMARK, benchmark_scores
 from .endpoint import JUDGE_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
-from .reader import BENCHMARK, benchmark_scores
 from .results import PrimAnswersResult, Result
 from .run import calling
 from .selection import Choice, Picked, pick

@@ -17,7 +17,7 @@ from ..domains.math.prompts import borrows_milestones
 from ..ladder import (
     Job,
     ProbeConfig as JobConfig,  # what the domain plans and grades a probe's jobs by
-    )
+)
 from ..ladder.contract import HasPid
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..report.palette import n_families
@@ -32,11 +32,11 @@ from ..schemas import (
 from ..schemas.conditions import C2P_RANDOM
 from ..schemas.types import GradeStatus
 from ..store import FailedJob
+from .benchmark_scores import BENCHMARK, benchmark_scores
 from .configs import BenchmarkConfig, ProbeConfig, configured
 from .core import ExperimentCore
 from .endpoint import CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
-from .reader import BENCHMARK, benchmark_scores
 from .results import (
     BenchmarkResult,
     JobFailure,

@@ -7,10 +7,9 @@ runs the stages that write (`stages.py` and the stage modules)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
@@ -22,7 +21,6 @@ from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.spent import Spent
-from ..report.stats import pass_at_k
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.conditions import C1
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
@@ -31,6 +29,7 @@ from ..validators import family_leak_level
 from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
+from .benchmark_scores import BENCHMARK, benchmark_scores
 from .configs import ReportConfig, configured
 from .errors import Arg, ExperimentError
 from .files import CheckResult, check_families
@@ -38,8 +37,6 @@ from .report import Report
 from .selection import Choice, Picked, groups, matches, pick
 
 _SET = Arg("set_name", flag="--set")  # the screened set a command reads
-
-BENCHMARK = "benchmark:"  # the roadmap set a plain benchmark's problems are filed under: benchmark:NAME
 
 if TYPE_CHECKING:
     from ..construction import reanchor as _reanchor
@@ -230,10 +227,11 @@ class Reader:
         return groups(student, rollouts, failed, cells, runs)
 
     async def picked(self, student: str, *, source: str = "release", domain: str = "math",
-                     choice: Choice = Choice()) -> list[Picked]:
+                     choice: Choice = Choice(), by_run_only: bool = False) -> list[Picked]:
         """The groups of a student's results on a set that ``choice`` picks (`selection.pick`: one, or with
         ``choice.by_run`` each); refused naming the groups where they are more than one, and where the
-        store holds none."""
+        store holds none. ``by_run_only``: the groups are picked by run alone (a command whose --max-tokens is
+        its judge's or reviewer's own)."""
         ladder = self.domain(domain)
         families = await self.domain_families(ladder, source)
         found = await self.result_groups(student, ladder.rollout_source(families[0], source))
@@ -243,7 +241,7 @@ class Reader:
                                   f"{did_you_mean(student, students)} on families from '{source}' (students in "
                                   f"the store: {', '.join(students) or 'none'}); run `ladder probe --student "
                                   f"{student} --source {source}` first")
-        return pick(student, source, found, choice)
+        return pick(student, source, found, choice, by_run_only=by_run_only)
 
     @staticmethod
     def _collected(ladder: Domain, families: list, picked: Picked, use_corrections: bool) -> list[FamilyResults]:
@@ -315,6 +313,7 @@ class Reader:
         reviews = {label: {r.pid: r.label for r in await self.store.reviews(p.student, c.source)}
                    for label, p in picked.items()}
         gradable = [f for f in families if f.pid not in ungradable]
+        runs = {r.id: r for r in await self.store.runs()}
         other = None if c.against is None else await self.domain_families(ladder, c.against)
         return Report(
             source=c.source, domain=c.domain, tau=c.threshold, families=families, results=results,
@@ -328,7 +327,9 @@ class Reader:
             leaking=self._leaking(families, results, c.threshold, c.use_corrections) if c.domain == "math" else None,
             containment={label: roadmap.roadmap_match(gradable, p.rollouts, other) for label, p in picked.items()
                          if graded and any(r.target == C1.name for r in p.rollouts)},
-            finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]))
+            finish=await fmt.finish_reasons(self.store, [r for p in picked.values() for r in p.rollouts]),
+            panel_truncation={label: _panels.stored_truncation(runs[i].config for i in p.run_ids if i in runs)
+                              for label, p in picked.items() if p.imported})
 
     @staticmethod
     def _leaking(families: list[Family], results: dict[str, list[FamilyResults]], tau: int,
@@ -371,7 +372,7 @@ class Reader:
             if counted.domain == "math" else None,
             budgets=counted.budgets, order=counted.order, benchmark=counted.benchmark,
             benchmarks=counted.benchmarks, reviews=counted.reviews, leaking=counted.leaking,
-            containment=counted.containment, spent=spent,
+            containment=counted.containment, spent=spent, panel_truncation=counted.panel_truncation,
             kept_leaking=[label for label, p in counted.picked.items() if p.settings.keep_leaking]), out)
         if html:
             records = await _site.read_records(self.store, {label: (p.rollouts, p.failed)
@@ -475,21 +476,6 @@ class Reader:
     async def runs(self) -> list[RunRecord]:
         """The store's runs with their status (running, done, interrupted), tokens and cost."""
         return await self.store.runs()
-
-
-def benchmark_scores(rollouts: Sequence[Rollout], k: int,
-                     judged: Collection[str] = ()) -> tuple[int, float | None, float | None]:
-    """A plain benchmark's graded answers (the first ``k`` of each problem): the problems with ``k`` graded
-    answers, and their mean pass@1 and unbiased pass@k (None: no problem has ``k``); an answer is right
-    where the grader accepts it or its call key is in ``judged`` (an answer judge read it correct)."""
-    correct: dict[str, list[bool]] = {}
-    for r in rollouts:
-        if r.verdict.graded and r.k < k:
-            correct.setdefault(r.pid, []).append(r.verdict.accepted or r.call_key in judged)
-    done = [c for c in correct.values() if len(c) == k]
-    if not done:
-        return 0, None, None
-    return len(done), fmean(sum(c) / k for c in done), fmean(pass_at_k(k, sum(c), k) for c in done)
 
 
 def _missing(p: Picked) -> dict:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ..report import report as _report, tables as _tables
     from ..report.tables import Containment, FormatAudit
+    from ..report.tables.truncation import PanelTruncation
 else:  # loaded when first needed (SciPy; pandas: an optional extra)
     _report = lazy_module("oracleladder.report.report")
     _tables = lazy_module("oracleladder.report.tables")
@@ -57,6 +58,8 @@ class Report:
     # per column with C1 attempts to read, the milestone answers in them (Tables 36, 37; absent: none)
     containment: dict[str, Containment] = field(default_factory=dict)
     finish: dict[str, str | None] = field(default_factory=dict)  # each rollout's call's finish reason, by call key
+    # per imported panel, its answers cut off and unreadable as its records said (no rollout to read them from)
+    panel_truncation: dict[str, PanelTruncation] = field(default_factory=dict)
 
     @property
     def budgets(self) -> dict[str, tuple[tuple[str, int], tuple[str, int]]]:

@@ -74,7 +74,9 @@ def write_report(given: ReportInput, out_dir: str | Path) -> dict:
     unaided attempts to read, the milestone answers in them (`oracleladder.audit.roadmap.roadmap_match`:
     Tables 36 and 37; one line says which students have none); ``kept_leaking``, the students probed with
     the milestones the leak rule drops kept (``--keep-leaking``: the leak rule section names them);
-    ``spent``, per student, what the runs that made its answers spent and how many later runs reused."""
+    ``spent``, per student, what the runs that made its answers spent and how many later runs reused;
+    ``panel_truncation``, per imported panel, its answers cut off and unreadable as its records said (a
+    warning in the header, as a format audit's)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(given)

@@ -25,9 +25,8 @@ from ..clients.base import TRUNCATED
 from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, known_outcome, milestone_test, outcome_label
 from ..prim import palette as prim_palette
 from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
-from ..report.markdown import cut_off_warnings
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
-from ..report.tables import FormatAudit, known_gap
+from ..report.tables import StudentReport, known_gap
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Milestone, Rollout
 from ..schemas.rubric import RubricLabel
@@ -198,9 +197,8 @@ def _compile_attempt(a: CompileAttempt) -> dict:
 
 
 def _warnings(report: dict) -> list[str]:
-    """report.md's warnings of answers cut off at the token budget (a condition over 10%), one a line."""
-    return cut_off_warnings({s: FormatAudit.model_validate(t["format"])
-                             for s, t in report["students"].items() if t.get("format")})
+    """report.md's warnings of answers cut off or unreadable (`StudentReport.warnings`), one a line."""
+    return [w for s, t in report["students"].items() for w in StudentReport.model_validate(t).warnings(s)]
 
 
 def write_site(out_dir: str | Path, report: dict, report_md: str, families: list[Family],

@@ -4,6 +4,7 @@ layer's errors too (`batch=True` / `--batch`, `max_cost` / `--max-cost`, `extra_
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from typer.testing import CliRunner
 from oracleladder import Experiment, SyncExperiment
 from oracleladder.cli import app
 from oracleladder.clients import ConfigurationError, make_client
+from oracleladder.cluster import LOCAL, Cluster
 from oracleladder.experiment import Endpoint, EndpointError, ExperimentError, request_body
+from oracleladder.experiment.endpoint import endpoint_client
+from oracleladder.store import Store
 from tests.helpers import fake
 
 BEFORE = Path(__file__).resolve().parents[1] / "data" / "before-house"
@@ -74,3 +78,22 @@ def test_a_request_body_s_error_names_its_argument(params, extra_body, python, c
         request_body(params, extra_body)
     assert str(raised.value).startswith(python) and raised.value.cli_message().startswith(cli)
 
+
+
+def test_a_batch_on_a_ray_cluster_is_refused_in_one_line_before_ray_starts(tmp_path: Path, monkeypatch) -> None:
+    """--ray with --batch: one line, exit 2, said before the cluster starts (no Ray node is up after it);
+    raised to Python, it names the arguments `cluster` and `batch=True`."""
+    ray = pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
+    said = "{} and {} do not go together: a provider's batch API is one queue already"
+    monkeypatch.setenv("OPENAI_API_KEY", "not-asked")  # refused before any call
+    result = CliRunner().invoke(app, ["probe", "--student", S, "--batch", "--ray", "local", "--k", "1",
+                                      "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2 and result.output == "error: " + said.format("--ray", "--batch") + "\n"
+    assert not ray.is_initialized()
+
+    async def client() -> None:
+        async with Store.open(tmp_path / "s.sqlite") as store:
+            await endpoint_client(Endpoint(S, batch=True), store, cluster=Cluster(LOCAL))
+    with pytest.raises(EndpointError) as raised:
+        asyncio.run(client())
+    assert str(raised.value) == said.format("cluster", "batch=True")

@@ -135,6 +135,17 @@ def audit_selection(s: Surfaces, tmp: Path) -> None:
     assert list(audit["table"]) == ["C1_direct"] and audit["max_tokens"] == [LOW]  # the C1-only run alone
 
 
+def audit_judge_selection(s: Surfaces, tmp: Path) -> None:
+    """`audit judge` and `audit review` pick a group by its run (their --max-tokens is the judge's own)."""
+    low, high = (s.probes[name].run_id for name in ("ladder_low", "ladder_high"))
+    for command, model in (("judge", "--judge"), ("review", "--reviewer")):
+        said = " ".join(_cli("audit", command, model, JUDGE, "--student", STUDENT, *(
+            ["--sheet", str(tmp / "a.csv")] if command == "judge" else []), "--base-url", "http://127.0.0.1:9/v1",
+            "--store", str(s.store), code=2).split())
+        assert f"pick one with --run {low} or --run {high}" in said, said
+        assert "--max-tokens" not in said and "--by-run" not in said, said
+
+
 def panels_export_selection(s: Surfaces, tmp: Path) -> None:
     said = _cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--store", str(s.store), code=2)
     assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
@@ -262,13 +273,30 @@ def panels_export_truncation(s: Surfaces, tmp: Path) -> None:
     assert [(r["cut_off"], r["unreadable"]) for r in records] == [(1, {"cut off": 1})] * 4
 
 
-def panels_import_truncation(s: Surfaces, tmp: Path) -> None:
+def _imported(s: Surfaces, tmp: Path) -> tuple[Path, str]:
+    """A copy of the store with the student's answers at the lower budget imported as the panel of "panel",
+    and what the import said."""
     _exported(s, tmp / "p")
     store = tmp / "s.sqlite"
     shutil.copy(s.store, store)
     said = " ".join(_cli("panels", "import", *map(str, sorted((tmp / "p").rglob("*.jsonl"))), "--student", "panel",
                          "--max-tokens", str(LOW), "--store", str(store)).split())
-    assert f"warning: panel, C1: {CUT}" in said
+    return store, said
+
+
+def panels_import_truncation(s: Surfaces, tmp: Path) -> None:
+    assert f"warning: panel, C1: {CUT}" in _imported(s, tmp)[1]
+
+
+def panel_report_truncation(s: Surfaces, tmp: Path) -> None:
+    """The report of an imported panel warns as its import did: no rollout behind its counts, the import
+    run's record of what its records said."""
+    store, _ = _imported(s, tmp)
+    _cli("report", "--student", "panel", "--html", "--out", str(tmp / "r"), "--store", str(store))
+    assert f"- **Warning:** panel, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
+    assert _overview(tmp / "r" / "html")["warnings"] == [f"panel, C1: {CUT}"]
+    written = json.loads((tmp / "r" / "report.json").read_text())["students"]["panel"]["panel_truncation"]
+    assert written["max_tokens"] == [LOW] and written["by_condition"]["C1_direct"]["cut_off"] == 4
 
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
@@ -418,12 +446,14 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("html", "selection"): html_selection,
     ("compare", "selection"): compare_selection,
     ("audits", "selection"): audit_selection,
+    ("audit judge and review", "selection"): audit_judge_selection,
     ("panels export", "selection"): panels_export_selection,
     ("audits", "truncation"): audit_truncation,
     ("ladder report", "truncation"): ladder_report_truncation,
     ("html", "truncation"): html_truncation,
     ("panels export", "truncation"): panels_export_truncation,
     ("panels import", "truncation"): panels_import_truncation,
+    ("report of an imported panel", "truncation"): panel_report_truncation,
     ("prim report", "truncation"): prim_report_truncation,
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,

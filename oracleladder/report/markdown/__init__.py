@@ -11,7 +11,7 @@ from .cells import NONE, num, p_value, pct, table
 from .checks import leak_residual, review, review_at_budgets, review_table
 from .containment import by_length, containment, share, solved_alone
 from .contrasts import contrasts, q_family
-from .format_audit import budget, constrained, cut_off_warnings, format_audit
+from .format_audit import budget, constrained, format_audit
 from .head import at, header, missing_verdicts, notes
 from .pairs import budgets, change, ordering, transitions
 from .sets import leak_rule, milestone_types
@@ -19,7 +19,7 @@ from .student import bootstrap, conditions, recovery_by_tau, stage0_fingerprint,
 from .whole import PLOTS, report_md
 
 __all__ = ["at", "bootstrap", "budget", "budgets", "by_length", "change", "conditions", "constrained", "containment",
-           "contrasts", "cut_off_warnings", "format_audit", "header", "leak_residual", "leak_rule",
+           "contrasts", "format_audit", "header", "leak_residual", "leak_rule",
            "milestone_types", "missing_verdicts", "NONE", "notes", "num", "ordering", "p_value", "pct",
            "PLOTS", "q_family", "recovery_by_tau", "report_md", "review", "review_at_budgets", "review_table",
            "share", "solved_alone", "stage0_fingerprint", "summary", "table", "taxonomy", "threshold_sweep",

@@ -1,11 +1,10 @@
-"""The format audit's table (Table 24) and its warnings: report.md carries it, and `ladder audit format`
-prints the same."""
+"""The format audit's table (Table 24): report.md carries it, and `ladder audit format` prints the same
+(with its warnings, `FormatAudit.warnings`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...audit.format import Truncation
 from ...schemas.conditions import LADDER
 from ..tables import BUCKETS, FormatAudit
 from .cells import NONE, pct, table
@@ -24,13 +23,6 @@ def budget(audit: FormatAudit) -> str:
     """The --max-tokens of the runs that made the audited rollouts."""
     m = audit.max_tokens
     return "--max-tokens " + ", ".join(map(str, m)) if m else "--max-tokens unknown (no probe run config)"
-
-
-def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
-    """One line per student and condition with more than 10% of its rollouts cut off, in the words of every
-    surface (`audit.format.Truncation.said`)."""
-    return [Truncation.of_row(a.table[name]).said(f"{student}, {LADDER.label(name)}", a.max_tokens)
-            for student, a in audits.items() for name in a.cut_off]
 
 
 def format_audit(audits: Mapping[str, FormatAudit]) -> list[str]:

@@ -9,7 +9,7 @@ from ...schemas.conditions import LADDER
 from ..palette import n_families
 from ..tables import NOT_RUN, STAGE0, FormatAudit, ReportTables, StudentReport
 from .cells import table
-from .format_audit import budget, constrained, cut_off_warnings
+from .format_audit import budget, constrained
 
 # ---------------------------------------------------------------- report.md
 
@@ -18,7 +18,8 @@ def format_audits(r: ReportTables) -> dict[str, FormatAudit]:
 
 
 def header(r: ReportTables) -> list[str]:
-    """Title, what was counted and how, and a warning per condition whose answers were cut off."""
+    """Title, what was counted and how, and a warning per condition whose answers were cut off
+    (`StudentReport.warnings`)."""
     meta, formats = r.meta, format_audits(r)
     ks = ", ".join(f"{s}: {n_families(t.n)}, K = {t.k if t.k else NOT_RUN} per condition"
                    + (f", K = {t.k_stage0} per milestone (Stage 0)" if t.k_stage0 else "")
@@ -32,7 +33,7 @@ def header(r: ReportTables) -> list[str]:
          + ("" if not formats else
             " Token budget: " + "; ".join(f"{s}: {budget(a)}" for s, a in formats.items()) + ".")
          + constrained(formats), ""]
-    cut = cut_off_warnings(formats)
+    cut = [w for s, t in r.students.items() for w in t.warnings(s)]
     return L + [f"- **Warning:** {w}" for w in cut] + ([""] if cut else [])  # a list: one warning a line
 
 

@@ -42,6 +42,7 @@ from .base import (
 )
 from .containment import Containment
 from .contrasts import Contrast, contrasts
+from .truncation import PanelTruncation, Truncation
 
 
 class Missing(Frozen):
@@ -79,6 +80,11 @@ class FormatAudit(Frozen):
     table: dict[str, FormatRow]
     cut_off: list[str]
     grammars: list[str] = []  # the grammars (GBNF) that constrained the decoding of the runs, if any
+
+    def warnings(self, student: str) -> list[str]:
+        """A line per condition in ``cut_off``, in the words of every surface (`Truncation.said`)."""
+        return [Truncation.of_row(self.table[name]).said(f"{student}, {LADDER.label(name)}", self.max_tokens)
+                for name in self.cut_off]
 
     @model_serializer(mode="wrap")
     def _json(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -189,6 +195,14 @@ class StudentReport(StudentTables):
     settings: str | None = None  # "K = 8, max_tokens = 4096, ...": what every table of it was computed at
     families: list[FamilyRow] = []
     spent: Spent | None = None  # None: not read from a store (tables of results alone)
+    # an imported panel's answers cut off and unreadable, as its records said (a probed student's: `format`)
+    panel_truncation: PanelTruncation | None = None
+
+    def warnings(self, student: str) -> list[str]:
+        """A line per condition whose answers were cut off (the format audit's, over 10%) or, of an imported
+        panel, cut off or unreadable as `Truncation.warns` says: report.md's banner and the HTML's."""
+        return [*(self.format.warnings(student) if self.format else []),
+                *(self.panel_truncation.warnings(student) if self.panel_truncation else [])]
 
 
 def missing_verdicts(ungraded: Iterable[str], failed: Iterable[str]) -> Missing:

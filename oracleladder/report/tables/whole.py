@@ -18,6 +18,7 @@ from .contrasts import QFamily, adjust_planned, q_family
 from .pairs import BudgetChange, Change, Pair, RankRow, budget_change, change, pair, ranks
 from .sets import LeakRule, MilestoneTypes, TypesByOutcome, leak_rule, milestone_types, types_by_outcome
 from .student import FormatAudit, Missing, StudentReport, StudentTables, family_rows, missing_verdicts, student_tables
+from .truncation import PanelTruncation
 
 
 class Meta(Frozen):
@@ -89,6 +90,7 @@ class ReportInput:
     containment: Mapping[str, Containment] = field(default_factory=dict)
     kept_leaking: Sequence[str] = ()
     spent: Mapping[str, Spent] = field(default_factory=dict)
+    panel_truncation: Mapping[str, PanelTruncation] = field(default_factory=dict)
 
 
 def report_tables(given: ReportInput) -> ReportTables:
@@ -108,7 +110,8 @@ def report_tables(given: ReportInput) -> ReportTables:
         students={s: StudentReport(**_with_benchmark(t, g.benchmarks.get(s)) | {"contrasts": adjusted[s]},
                                    missing=g.missing.get(s) or missing_verdicts([], []), format=g.formats.get(s),
                                    settings=g.settings.get(s), families=family_rows(students[s], tau),
-                                   containment=g.containment.get(s), spent=g.spent.get(s))
+                                   containment=g.containment.get(s), spent=g.spent.get(s),
+                                   panel_truncation=g.panel_truncation.get(s))
                   for s, t in tables.items()},
         pairs=[pair(students[a], students[b], tau, names=(a, b)) for i, a in enumerate(names) for b in names[i + 1:]],
         ranks=ranks(students, tau),
