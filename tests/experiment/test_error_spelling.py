@@ -80,20 +80,26 @@ def test_a_request_body_s_error_names_its_argument(params, extra_body, python, c
 
 
 
+RAY_BATCH = "{} and {} do not go together: a provider's batch API is one queue already"
+
+
 def test_a_batch_on_a_ray_cluster_is_refused_in_one_line_before_ray_starts(tmp_path: Path, monkeypatch) -> None:
-    """--ray with --batch: one line, exit 2, said before the cluster starts (no Ray node is up after it);
-    raised to Python, it names the arguments `cluster` and `batch=True`."""
+    """--ray with --batch: one line, exit 2, said before the cluster starts (no Ray is up after it)."""
     ray = pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
-    said = "{} and {} do not go together: a provider's batch API is one queue already"
     monkeypatch.setenv("OPENAI_API_KEY", "not-asked")  # refused before any call
     result = CliRunner().invoke(app, ["probe", "--student", S, "--batch", "--ray", "local", "--k", "1",
                                       "--store", str(tmp_path / "s.sqlite")])
-    assert result.exit_code == 2 and result.output == "error: " + said.format("--ray", "--batch") + "\n"
+    assert result.exit_code == 2 and result.output == "error: " + RAY_BATCH.format("--ray", "--batch") + "\n"
     assert not ray.is_initialized()
+
+
+def test_a_batch_on_a_ray_cluster_names_the_python_arguments(tmp_path: Path) -> None:
+    """Raised to Python (a client made for a cluster, not started), the refusal names `cluster` and `batch=True`."""
+    pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
 
     async def client() -> None:
         async with Store.open(tmp_path / "s.sqlite") as store:
             await endpoint_client(Endpoint(S, batch=True), store, cluster=Cluster(LOCAL))
     with pytest.raises(EndpointError) as raised:
         asyncio.run(client())
-    assert str(raised.value) == said.format("cluster", "batch=True")
+    assert str(raised.value) == RAY_BATCH.format("cluster", "batch=True")
