@@ -224,7 +224,7 @@ class Reader:
         failed = await store.failed_jobs(student=student, source=rollout_source)
         cells = await store.panel_cells(student, source=rollout_source)
         runs = {r.id: r for r in await store.runs()}
-        return groups(student, rollouts, failed, cells, runs)
+        return groups(student, rollouts, failed, cells, runs, await store.reusers(student, rollout_source))
 
     async def picked(self, student: str, *, source: str = "release", domain: str = "math",
                      choice: Choice = Choice(), by_run_only: bool = False) -> list[Picked]:

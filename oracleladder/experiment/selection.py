@@ -236,9 +236,13 @@ def _way(g: Picked, first: str, groups: Sequence[Picked]) -> str:
 
 
 def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob], cells: Sequence[PanelCell],
-           runs: Mapping[str, RunRecord]) -> list[Picked]:
+           runs: Mapping[str, RunRecord],
+           reusers: Mapping[tuple[str, str, int, str], Sequence[str]] | None = None) -> list[Picked]:
     """A student's rollouts, failed jobs and imported counts by the settings of their runs, in the order
-    the runs were made."""
+    the runs were made. A rollout is in the group of the run that paid for it, and in that of each run
+    that asked the same call again (``reusers``, by pid, target, k and call key): its answer is that
+    run's answer too (C1 asked again after a recompile, which changed no C1 prompt). A run that asked
+    nothing new, a cached rerun alone, makes no group of its own."""
     used = {x.run_id for x in [*rollouts, *failed, *cells]}
     ids = [i for i in runs if i in used] + sorted(used - set(runs))  # in the order the runs were made
     settled = _settled(ids, runs)
@@ -254,7 +258,12 @@ def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob
     for run_id in ids:
         group_of(run_id)
     for r in rollouts:
-        group_of(r.run_id).rollouts.append(r)
+        paid = group_of(r.run_id)
+        paid.rollouts.append(r)
+        also = {id(g): g for run_id in (reusers or {}).get((r.pid, r.target, r.k, r.call_key), ())
+                if run_id in settled and (g := by[settled[run_id]]) is not paid}
+        for g in also.values():
+            g.rollouts.append(r)
     for j in failed:
         group_of(j.run_id).failed.append(j)
     for c in cells:

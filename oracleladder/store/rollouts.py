@@ -46,6 +46,13 @@ SELECT u.run_ref, student.name, source.name, pid.name, target.name, u.k, u.call_
 FROM run_reuse u JOIN names student ON student.id = u.student_ref JOIN names source ON source.id = u.source_ref
      JOIN names pid ON pid.id = u.pid_ref JOIN names target ON target.id = u.target_ref
 """
+# the runs that reused a student's rollouts on a source
+_REUSERS = """
+SELECT run.name, pid.name, target.name, u.k, u.call_key
+FROM run_reuse u JOIN names run ON run.id = u.run_ref JOIN names pid ON pid.id = u.pid_ref
+     JOIN names target ON target.id = u.target_ref
+WHERE u.student_ref = (SELECT id FROM names WHERE name = ?) AND u.source_ref = (SELECT id FROM names WHERE name = ?)
+"""
 # a rollout a run answered: it paid for its call, or it reused it from an earlier run (run_reuse)
 _ANSWERED_BY = f"""
 WHERE r.student = ?2 AND (r.run_id = ?1 OR EXISTS (
@@ -92,6 +99,14 @@ class RolloutsTable(Core):
         rows = await self._fetch(_REUSED)
         hit = [(r[0], key) for r in rows if (key := tuple(r[1:7])) in keys]
         return len({key for _, key in hit}), len({run for run, _ in hit})
+
+    async def reusers(self, student: str, source: str) -> dict[tuple[str, str, int, str], list[str]]:
+        """The runs that reused each of a student's rollouts on ``source`` (asked its call again and took the
+        cached answer), by the rollout's (pid, target, k, call key)."""
+        out: dict[tuple[str, str, int, str], list[str]] = {}
+        for run, pid, target, k, key in await self._fetch(_REUSERS, (student, source)):
+            out.setdefault((pid, target, k, unpack_key(key)), []).append(run)
+        return out
 
     async def students(self) -> list[str]:
         """The students with rollouts in the store, by name."""

@@ -510,7 +510,9 @@ def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surface
 def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfaces: Surfaces, tmp_path: Path) -> None:
     """One pool compiled by one teacher under two versions of its teacher prompt, the student probed on the
     set after each: two groups, which the report refuses to pool in one line naming both and the option that
-    picks one; --run picks the first, whose C2 answers are one per family (pooled, they were two)."""
+    picks one; --run picks the first, whose C2 answers are one per family (pooled, they were two). C1 reads
+    no roadmap: the second probe asked the same C1 calls and took the first's answers from the cache, and
+    they are the second group's answers too (its outcomes determined), while they stay the first run's."""
     store = tmp_path / "recompiled.sqlite"
     shutil.copy(surfaces.store, store)
 
@@ -542,7 +544,12 @@ def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfa
         report = ex.report([STUDENT], source=TEACHER, choice=Choice(run=first))
         assert report.settings[STUDENT].endswith("teacher_prompts = toolkit (v1)")
         c2 = [f.ladder["C2_descriptions"] for f in report.results[STUDENT]]
+        after = ex.report([STUDENT], source=TEACHER, choice=Choice(run=second))
     assert len(c2) == 4 and all(len(answers) == 1 for answers in c2)
+    assert after.settings[STUDENT].endswith("teacher_prompts = toolkit (v2)")
+    assert [(len(f.ladder["C1_direct"]), len(f.ladder["C2_descriptions"])) for f in after.results[STUDENT]] == [(1, 1)] * 4
+    assert {r.run_id for r in after.picked[STUDENT].rollouts if r.target == "C1_direct"} == {first}
+    assert after.summary(STUDENT)["outcome_undetermined"] == 0
 
 
 # ------------------------------------------------------------------ PRIM's probe: the student's own primitive
