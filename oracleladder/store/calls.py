@@ -80,22 +80,25 @@ def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
     return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
 
 
-def identity_rekeyed(body: str | bytes, k: int, key: bytes) -> bytes | None:
+def identity_rekeyed(body: str | bytes, k: int, key: bytes, names: str | None = None) -> bytes | None:
     """The key (stored) of a call stored before v21 that named its model as a server listed it, a weights
     file by its path as typed (``./m.gguf``, ``/models/m.gguf``): keyed again by the model's identity
-    (`served_identity`: the file's name), as a call names it since. None where the model is no path, or
-    where the stored body does not give the call's key (a body of before v13 or v19: its key stays)."""
+    (`served_identity`: the file's name), as a call names it since. ``names``: for a body of before v13
+    (its server's URL in it, no name: v15 keyed it by the user's name of the model, which the body does
+    not hold), a JSON array of the names v15 may have keyed it by, each tried. None where the model is no
+    path, or where the stored body (with none of ``names``) does not give the call's key (its key stays)."""
     request = _stored_body(body)
     model = request.get("model")
     if not isinstance(model, str) or served_identity(model) == model:
         return None
-    try:
-        call = ChatRequest(**request, k=k)
-    except ValueError:
-        return None
-    if pack_key(call.key()) != key:
-        return None
-    return pack_key(call.model_copy(update={"model": served_identity(model)}).key())
+    for name in [request.get("name")] if names is None else json.loads(names):
+        try:
+            call = ChatRequest(**{**request, "name": name}, k=k)
+        except ValueError:
+            continue
+        if pack_key(call.key()) == key:
+            return pack_key(call.model_copy(update={"model": served_identity(model)}).key())
+    return None
 
 
 # the prompt the structured mode md_json wrapped its schema in before v19, after the system prompt

@@ -42,5 +42,6 @@ SQL_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ladder_run_model": (2, run_model),
     "ladder_process_gone": (1, claim_gone),
     "ladder_identity_rekeyed": (3, identity_rekeyed),
+    "ladder_identity_rekeyed_as": (4, identity_rekeyed),
     "ladder_served_identity": (1, served_identity),
 }

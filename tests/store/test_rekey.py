@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from oracleladder.cli import app
 from oracleladder.clients import ChatRequest, Client
 from oracleladder.schemas import Family
+from oracleladder.schemas.calls import served_identity
 from oracleladder.schemas.jsonl import read_unique
 from oracleladder.store import Store
 from oracleladder.store.rows import pack, pack_key
@@ -26,6 +27,7 @@ from tests.test_call_keys import AT_A_SERVER, AT_A_SERVER_BEFORE, digest, probe_
 
 BEFORE = Path(__file__).resolve().parents[1] / "data" / "before-house"
 SERVED = "/models/smollm2.gguf"  # the name llama-cpp-python's server lists: its GGUF's path
+IDENTITY = served_identity(SERVED)  # how a call names it since v21 (and, keyed again by v23, these calls too)
 
 
 def old_key(request: ChatRequest, endpoint: str | None) -> str:
@@ -64,13 +66,15 @@ def _put_rollout(con: sqlite3.Connection, student: str, pid: str, k: int, key: s
                 (*names[:4], k, pack_key(key), names[4]))
 
 
-def _client(provider: FakeProvider, name: str, store: Store | None = None) -> Client:
-    return Client(provider, model=SERVED, name=name, cache=store)
+def _client(provider: FakeProvider, name: str, store: Store | None = None, model: str = SERVED) -> Client:
+    return Client(provider, model=model, name=name, cache=store)
 
 
-def _request(name: str, pid: str, k: int = 0) -> ChatRequest:
-    """The call a client of ``name`` at a server serving SERVED makes for ``pid``."""
-    return _client(FakeProvider(str, endpoint=AT_A_SERVER), name).request(f"Solve {pid}.", k=k, max_tokens=64)
+def _request(name: str, pid: str, k: int = 0, model: str = SERVED) -> ChatRequest:
+    """The call a client of ``name`` at a server serving SERVED makes for ``pid``: the model as the server
+    listed it (the code before v21), or as a call names it since, by its identity (IDENTITY)."""
+    return _client(FakeProvider(str, endpoint=AT_A_SERVER), name, model=model).request(f"Solve {pid}.", k=k,
+                                                                                       max_tokens=64)
 
 
 async def test_a_v12_store_is_rekeyed_on_open_and_hits_at_another_address(tmp_path: Path) -> None:
@@ -109,14 +113,18 @@ async def test_a_v12_store_is_rekeyed_on_open_and_hits_at_another_address(tmp_pa
                            | {("p1", 0, "answer p1 0 at 8102")})
         # the replica's copy keeps its old key, and its rollout its answer
         assert (await store.get_call(replica)).text == "answer p1 0 at 8102"
-        assert [j.call_key for j in await store.failed_jobs(student)] == [_request(student, "p4").key()]
+        assert [j.call_key for j in await store.failed_jobs(student)] == [_request(student, "p4", model=IDENTITY).key()]
+        # keyed by the file's identity (v23: v21 left these bodies of before v13 as they were), each by the
+        # name v15 gave it: the student of its answers, or the teacher the runs of its time called
+        assert await store.spelled_before("openai", IDENTITY) == {SERVED: 8}
 
-        # the same student at a new host and port, and the teacher: every call a hit
+        # the same student at a new host and port, and the teacher, as a call names the model now: every call a hit
         provider = FakeProvider(lambda r: "asked again", endpoint="http://10.1.2.3:9000/v1")
         for (pid, k) in keys:
-            got = await _client(provider, student, store).complete(_request(student, pid, k))
+            got = await _client(provider, student, store, IDENTITY).complete(_request(student, pid, k, IDENTITY))
             assert got.text == f"answer {pid} {k} at 8101"
-        assert (await _client(provider, teacher, store).complete(_request(teacher, "t1"))).text == "a plan"
+        assert (await _client(provider, teacher, store, IDENTITY).complete(_request(teacher, "t1", model=IDENTITY))).text \
+            == "a plan"
         assert provider.requests == []
     stored = rows(path, "SELECT key FROM calls ORDER BY rowid")
 

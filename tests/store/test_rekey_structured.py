@@ -33,7 +33,7 @@ async def test_a_store_from_before_is_rekeyed_and_a_rerun_asks_nothing(tmp_path:
     shutil.copy(BEFORE / "before.sqlite", path)
     before = _keys(path)
     async with Store.open(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 22
+        assert store.schema_version == SCHEMA_VERSION == 23
     after = _keys(path)
     assert len(after) == len(before) == 50  # no call lost
     assert sorted(after.values()) == sorted(before.values())

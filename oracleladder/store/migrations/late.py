@@ -20,6 +20,88 @@ _THE_ROLLOUT = """COALESCE((
       AND r.pid_ref = (SELECT id FROM names WHERE name = s.pid)
       AND r.target_ref = (SELECT id FROM names WHERE name = s.target) AND r.k = s.k), '')"""
 
+# PRIM's judges' tables as v13 made them, their columns one text for v13 and for v22 (which makes them
+# again with the rollout judged): each step's SQL stays the one released
+_JUDGED = """
+            student    TEXT NOT NULL,
+            source     TEXT NOT NULL,
+            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            judge      TEXT NOT NULL,
+"""  # the sample judged, and the judge
+_SCORE_COLUMNS = _JUDGED + """            status     TEXT NOT NULL,
+            validity   INTEGER,
+            failure    TEXT,
+            gate       REAL,
+            mechanism  REAL,
+            score      REAL,
+            reason     TEXT NOT NULL,
+            evidence   TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+"""
+_VERDICT_COLUMNS = _JUDGED + """            verdict    TEXT NOT NULL,
+            extracted  TEXT,
+            reason     TEXT NOT NULL,
+            call_keys  TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+"""
+
+# v15 and v23: the student whose answer each call was (its rollouts', else its failed jobs'), by call key
+_STUDENTS = (
+        "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT r.call_key, n.name FROM rollouts r JOIN names n ON n.id = r.student_ref ORDER BY r.rowid
+        """,
+        """
+        INSERT OR IGNORE INTO rekey_students (call_key, student)
+        SELECT ladder_pack_key(call_key), student FROM failed_jobs ORDER BY rowid
+        """,
+)
+# v15 and v23: the one model the runs of a call's time called (of the call's provider), else none
+_RUN_MODEL = """(SELECT CASE COUNT(DISTINCT u.model) WHEN 1 THEN MAX(u.model) END
+             FROM run_models u
+             WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
+                   AND substr(u.model, 1, length(c.provider) + 1) = c.provider || '/')"""
+
+# v21 and v23: the calls to key again (``old`` key, the call's rowid, its ``new`` key), applied: a success
+# first where two become one key, the other keeps its key; then what names a call by its key follows it
+# (its model column says the identity)
+_REKEY_TABLE = (
+        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB NOT NULL)",
+        "CREATE INDEX temp.rekey_call ON rekey(call_id)",
+)
+_REKEY_CALLS = (
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
+        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
+        """,
+        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+)
+_REKEY_FOLLOW = (
+        "UPDATE calls SET model = ladder_served_identity(model) WHERE rowid IN (SELECT call_id FROM rekey)",
+        """
+        UPDATE OR IGNORE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE OR IGNORE run_reuse SET call_key = (SELECT new FROM rekey WHERE old = run_reuse.call_key)
+        WHERE call_key IN (SELECT old FROM rekey)
+        """,
+        """
+        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
+        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
+        """,
+)
+
 STEPS: tuple[tuple[str, ...], ...] = (
     # v13: PRIM's diagnosis (docs/prim.md). ``primitives``: a problem's primitives in PRIM's three
     # fields, one per (provenance, author) (gold: author ''); the one-sentence primitives of the
@@ -69,43 +151,12 @@ STEPS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (pid, author)
         )
         """,
-        """
-        CREATE TABLE prim_answer_verdicts (
-            student    TEXT NOT NULL,
-            source     TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            judge      TEXT NOT NULL,
-            verdict    TEXT NOT NULL,
-            extracted  TEXT,
-            reason     TEXT NOT NULL,
-            call_keys  TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (student, source, pid, target, k, judge)
+        f"""
+        CREATE TABLE prim_answer_verdicts ({_VERDICT_COLUMNS}            PRIMARY KEY (student, source, pid, target, k, judge)
         )
         """,
-        """
-        CREATE TABLE prim_scores (
-            student    TEXT NOT NULL,
-            source     TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            judge      TEXT NOT NULL,
-            status     TEXT NOT NULL,
-            validity   INTEGER,
-            failure    TEXT,
-            gate       REAL,
-            mechanism  REAL,
-            score      REAL,
-            reason     TEXT NOT NULL,
-            evidence   TEXT NOT NULL,
-            call_keys  TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (student, source, pid, target, k, judge)
+        f"""
+        CREATE TABLE prim_scores ({_SCORE_COLUMNS}            PRIMARY KEY (student, source, pid, target, k, judge)
         )
         """,
     ),
@@ -137,23 +188,12 @@ STEPS: tuple[tuple[str, ...], ...] = (
         # (quadratic: a v12 store of 20,000 calls took a minute to open)
         "CREATE INDEX temp.rekey_call ON rekey(call_id)",
         RUN_MODELS,
-        "CREATE TEMP TABLE rekey_students (call_key BLOB PRIMARY KEY, student TEXT NOT NULL)",
-        """
-        INSERT OR IGNORE INTO rekey_students (call_key, student)
-        SELECT r.call_key, n.name FROM rollouts r JOIN names n ON n.id = r.student_ref ORDER BY r.rowid
-        """,
-        """
-        INSERT OR IGNORE INTO rekey_students (call_key, student)
-        SELECT ladder_pack_key(call_key), student FROM failed_jobs ORDER BY rowid
-        """,
-        """
+        *_STUDENTS,
+        f"""
         INSERT INTO rekey (old, call_id, new)
         SELECT c.key, c.rowid, ladder_rekeyed(q.body, c.k, COALESCE(
             (SELECT student FROM rekey_students WHERE call_key = c.key),
-            (SELECT CASE COUNT(DISTINCT u.model) WHEN 1 THEN MAX(u.model) END
-             FROM run_models u
-             WHERE u.started_at <= c.created_at AND (u.finished_at IS NULL OR c.created_at <= u.finished_at)
-                   AND substr(u.model, 1, length(c.provider) + 1) = c.provider || '/'),
+            {_RUN_MODEL},
             c.provider || '/' || c.model))
         FROM calls c JOIN requests q ON q.id = c.request_id
         WHERE ladder_asked_at(q.body) IS NOT NULL
@@ -281,8 +321,7 @@ STEPS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (provider, spelled)
         )
         """,
-        "CREATE TEMP TABLE rekey (old BLOB PRIMARY KEY, call_id INTEGER NOT NULL, new BLOB NOT NULL)",
-        "CREATE INDEX temp.rekey_call ON rekey(call_id)",
+        *_REKEY_TABLE,
         """
         INSERT INTO rekey (old, call_id, new)
         SELECT c.key, c.rowid, ladder_identity_rekeyed(q.body, c.k, c.key)
@@ -290,33 +329,13 @@ STEPS: tuple[tuple[str, ...], ...] = (
         WHERE (c.model LIKE '%.gguf' OR substr(c.model, 1, 1) IN ('/', '~', '.'))
               AND ladder_identity_rekeyed(q.body, c.k, c.key) IS NOT NULL
         """,
-        """
-        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
-        WHERE response IS NOT NULL AND rowid IN (SELECT call_id FROM rekey)
-        """,
-        """
-        UPDATE OR IGNORE calls SET key = (SELECT new FROM rekey WHERE call_id = calls.rowid)
-        WHERE response IS NULL AND rowid IN (SELECT call_id FROM rekey)
-        """,
-        "DELETE FROM rekey WHERE NOT EXISTS (SELECT 1 FROM calls WHERE rowid = rekey.call_id AND key = rekey.new)",
+        *_REKEY_CALLS,
         """
         INSERT INTO call_identities (provider, spelled, identity, calls)
         SELECT provider, model, ladder_served_identity(model), COUNT(*) FROM calls
         WHERE rowid IN (SELECT call_id FROM rekey) GROUP BY provider, model
         """,
-        "UPDATE calls SET model = ladder_served_identity(model) WHERE rowid IN (SELECT call_id FROM rekey)",
-        """
-        UPDATE OR IGNORE rollouts SET call_key = (SELECT new FROM rekey WHERE old = rollouts.call_key)
-        WHERE call_key IN (SELECT old FROM rekey)
-        """,
-        """
-        UPDATE OR IGNORE run_reuse SET call_key = (SELECT new FROM rekey WHERE old = run_reuse.call_key)
-        WHERE call_key IN (SELECT old FROM rekey)
-        """,
-        """
-        UPDATE failed_jobs SET call_key = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(call_key))))
-        WHERE ladder_pack_key(call_key) IN (SELECT old FROM rekey)
-        """,
+        *_REKEY_FOLLOW,
         "DROP TABLE rekey",
     ),
     # v22: a judge's score of a primitive and an answer judge's verdict name the rollout they judged (its call
@@ -325,26 +344,8 @@ STEPS: tuple[tuple[str, ...], ...] = (
     # sample; where several were (two settings: which one it judged is unknown) it keeps '' and no report
     # reads it (a rerun of the judge scores each rollout again).
     (
-        """
-        CREATE TABLE prim_scores_v22 (
-            student    TEXT NOT NULL,
-            source     TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            judge      TEXT NOT NULL,
-            status     TEXT NOT NULL,
-            validity   INTEGER,
-            failure    TEXT,
-            gate       REAL,
-            mechanism  REAL,
-            score      REAL,
-            reason     TEXT NOT NULL,
-            evidence   TEXT NOT NULL,
-            call_keys  TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            rollout_call TEXT NOT NULL,
+        f"""
+        CREATE TABLE prim_scores_v22 ({_SCORE_COLUMNS}            rollout_call TEXT NOT NULL,
             PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
         )
         """,
@@ -357,21 +358,8 @@ STEPS: tuple[tuple[str, ...], ...] = (
         """,
         "DROP TABLE prim_scores",
         "ALTER TABLE prim_scores_v22 RENAME TO prim_scores",
-        """
-        CREATE TABLE prim_answer_verdicts_v22 (
-            student    TEXT NOT NULL,
-            source     TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            judge      TEXT NOT NULL,
-            verdict    TEXT NOT NULL,
-            extracted  TEXT,
-            reason     TEXT NOT NULL,
-            call_keys  TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            rollout_call TEXT NOT NULL,
+        f"""
+        CREATE TABLE prim_answer_verdicts_v22 ({_VERDICT_COLUMNS}            rollout_call TEXT NOT NULL,
             PRIMARY KEY (student, source, pid, target, k, judge, rollout_call)
         )
         """,
@@ -384,5 +372,42 @@ STEPS: tuple[tuple[str, ...], ...] = (
         """,
         "DROP TABLE prim_answer_verdicts",
         "ALTER TABLE prim_answer_verdicts_v22 RENAME TO prim_answer_verdicts",
+    ),
+    # v23: the calls v21 left keyed by a path as typed because their body is from before v13 (the server's URL
+    # in it, and no name: v15 keyed them by the user's name of the model, which v21 did not try): keyed again
+    # by the identity as v21 keys the others, each trying the names v15 chose from (the student of its
+    # answers, the one model the runs of its time called, provider/model), the one that gives its key. A
+    # judge's row naming a rollout's call (v22) follows it too.
+    (
+        *_REKEY_TABLE,
+        RUN_MODELS,
+        *_STUDENTS,
+        f"""
+        INSERT INTO rekey (old, call_id, new)
+        SELECT * FROM (
+            SELECT c.key AS old, c.rowid AS call_id, ladder_identity_rekeyed_as(q.body, c.k, c.key, json_array(
+                (SELECT student FROM rekey_students WHERE call_key = c.key),
+                {_RUN_MODEL},
+                c.provider || '/' || c.model)) AS new
+            FROM calls c JOIN requests q ON q.id = c.request_id
+            WHERE (c.model LIKE '%.gguf' OR substr(c.model, 1, 1) IN ('/', '~', '.'))
+                  AND ladder_asked_at(q.body) IS NOT NULL)
+        WHERE new IS NOT NULL
+        """,
+        *_REKEY_CALLS,
+        """
+        INSERT INTO call_identities (provider, spelled, identity, calls)
+        SELECT provider, model, ladder_served_identity(model), COUNT(*) FROM calls
+        WHERE rowid IN (SELECT call_id FROM rekey) GROUP BY provider, model
+        ON CONFLICT (provider, spelled) DO UPDATE SET calls = calls + excluded.calls
+        """,
+        *_REKEY_FOLLOW,
+        *(f"""
+        UPDATE OR IGNORE {table} SET rollout_call = lower(hex((SELECT new FROM rekey WHERE old = ladder_pack_key(rollout_call))))
+        WHERE ladder_pack_key(rollout_call) IN (SELECT old FROM rekey)
+        """ for table in ("prim_scores", "prim_answer_verdicts")),
+        "DROP TABLE rekey",
+        "DROP TABLE rekey_students",
+        "DROP TABLE run_models",
     ),
 )
