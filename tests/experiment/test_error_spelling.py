@@ -84,9 +84,11 @@ RAY_BATCH = "{} and {} do not go together: a provider's batch API is one queue a
 
 
 def test_a_batch_on_a_ray_cluster_is_refused_in_one_line_before_ray_starts(tmp_path: Path, monkeypatch) -> None:
-    """--ray with --batch: one line, exit 2, said before the cluster starts (no Ray is up after it)."""
+    """--ray with --batch: one line, exit 2, said before the cluster starts (it would take seconds, and
+    then only refuse)."""
     ray = pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
     monkeypatch.setenv("OPENAI_API_KEY", "not-asked")  # refused before any call
+    monkeypatch.setattr("oracleladder.cluster.Cluster.start", lambda self: pytest.fail("the cluster was started"))
     result = CliRunner().invoke(app, ["probe", "--student", S, "--batch", "--ray", "local", "--k", "1",
                                       "--store", str(tmp_path / "s.sqlite")])
     assert result.exit_code == 2 and result.output == "error: " + RAY_BATCH.format("--ray", "--batch") + "\n"
