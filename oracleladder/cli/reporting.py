@@ -64,6 +64,8 @@ def report(
                   highlight=False, markup=False)
     for line in terminal.missing_notices(written.missing):
         say(line)
+    for line in written.warnings:
+        say(f"warning: {line}")
 
 
 class ExportFormat(str, Enum):
@@ -112,6 +114,8 @@ def export_results(
     say(f"{len(frame)} rows ({per.value}) written to {path}")
     for line in terminal.missing_notices(report.missing):
         say(line)
+    for line in report.warnings:
+        say(f"warning: {line}")
 
 
 @with_choice(by_run=True)

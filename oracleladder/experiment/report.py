@@ -73,6 +73,13 @@ class Report:
         return {s: (lo, hi) for s, (lo, hi) in pairs.items() if lo[1] != hi[1]}
 
     @property
+    def warnings(self) -> list[str]:
+        """A line per column and condition whose answers were cut off or unreadable, as report.md's header
+        says them (`tables.cut_off_warnings`)."""
+        return [w for label in self.results
+                for w in _tables.cut_off_warnings(label, (self.formats or {}).get(label), self.panel_truncation.get(label))]
+
+    @property
     def settings(self) -> dict[str, str]:
         """Per column, the settings its results were made at ("K = 8, max_tokens = 4096, ...")."""
         return {label: p.describe() for label, p in self.picked.items()}

@@ -251,8 +251,12 @@ def audit_truncation(s: Surfaces, tmp: Path) -> None:
 
 
 def ladder_report_truncation(s: Surfaces, tmp: Path) -> None:
-    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"), "--store", str(s.store))
+    said = " ".join(_cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"),
+                         "--store", str(s.store)).split())
     assert f"- **Warning:** {STUDENT}, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
+    assert f"warning: {STUDENT}, C1: {CUT}" in said
+    with SyncExperiment(s.store) as ex:
+        assert ex.report([STUDENT], choice=Choice(max_tokens=LOW)).warnings == [f"{STUDENT}, C1: {CUT}"]
 
 
 def html_truncation(s: Surfaces, tmp: Path) -> None:
@@ -292,11 +296,17 @@ def panel_report_truncation(s: Surfaces, tmp: Path) -> None:
     """The report of an imported panel warns as its import did: no rollout behind its counts, the import
     run's record of what its records said."""
     store, _ = _imported(s, tmp)
-    _cli("report", "--student", "panel", "--html", "--out", str(tmp / "r"), "--store", str(store))
+    said = " ".join(_cli("report", "--student", "panel", "--html", "--out", str(tmp / "r"), "--store", str(store)).split())
+    assert f"warning: panel, C1: {CUT}" in said
     assert f"- **Warning:** panel, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
     assert _overview(tmp / "r" / "html")["warnings"] == [f"panel, C1: {CUT}"]
     written = json.loads((tmp / "r" / "report.json").read_text())["students"]["panel"]["panel_truncation"]
     assert written["max_tokens"] == [LOW] and written["by_condition"]["C1_direct"]["cut_off"] == 4
+    with SyncExperiment(store) as ex:
+        assert ex.report(["panel"]).warnings == [f"panel, C1: {CUT}"]
+    out = tmp / "families.csv"
+    said = " ".join(_cli("export-results", "--student", "panel", "--out", str(out), "--store", str(store)).split())
+    assert f"warning: panel, C1: {CUT}" in said
 
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:

@@ -50,6 +50,7 @@ from .student import (
            Summary,
            bootstrap_shares,
            condition_counts,
+           cut_off_warnings,
            family_rows,
            fingerprint_passing,
            missing_verdicts,
@@ -60,7 +61,7 @@ from .student import (
 from .whole import Meta, ReportInput, ReportTables, report_tables
 
 __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKETS", "budget_change", "BudgetChange",
-           "Change", "change", "CHANGE_KEYS", "condition_counts", "ConditionCount", "Containment", "Contrast",
+           "Change", "change", "CHANGE_KEYS", "condition_counts", "ConditionCount", "cut_off_warnings", "Containment", "Contrast",
            "contrasts", "Count", "family_rows", "FamilyRow", "fingerprint_passing", "FormatAudit",
            "FormatRow", "Frozen", "known_gap", "leak_residual", "leak_rule", "LeakDrop", "LeakResidual",
            "LeakRule", "Meta", "milestone_types", "MilestoneTypes", "Missing", "missing_verdicts",

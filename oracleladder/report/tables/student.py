@@ -199,10 +199,14 @@ class StudentReport(StudentTables):
     panel_truncation: PanelTruncation | None = None
 
     def warnings(self, student: str) -> list[str]:
-        """A line per condition whose answers were cut off (the format audit's, over 10%) or, of an imported
-        panel, cut off or unreadable as `Truncation.warns` says: report.md's banner and the HTML's."""
-        return [*(self.format.warnings(student) if self.format else []),
-                *(self.panel_truncation.warnings(student) if self.panel_truncation else [])]
+        """report.md's banner and the HTML's (`cut_off_warnings`)."""
+        return cut_off_warnings(student, self.format, self.panel_truncation)
+
+
+def cut_off_warnings(student: str, audit: FormatAudit | None, panel: PanelTruncation | None) -> list[str]:
+    """A line per condition of a student's answers cut off (its format audit's: over 10%) or, of an imported
+    panel, cut off or unreadable as `Truncation.warns` says: every surface that shows the report's rates."""
+    return [*(audit.warnings(student) if audit else []), *(panel.warnings(student) if panel else [])]
 
 
 def missing_verdicts(ungraded: Iterable[str], failed: Iterable[str]) -> Missing:
