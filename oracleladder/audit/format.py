@@ -7,84 +7,23 @@ Buckets, from the stored verdict and the stored finish reason of the rollout's c
 ``parsed_wrong`` and ``parsed_correct``. Ungraded rollouts and failed jobs are no verdict on the
 student and are counted apart, as the report does. The audit is one of the report's tables
 (`report.tables.FormatAudit`, in report.json; `report.markdown` renders it in report.md and for
-`ladder audit format`).
+`ladder audit format`); a table's answers cut off, and why those it could not read were
+(`report.tables.Truncation`), are the report's too.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..clients.base import TRUNCATED
 from ..clients.local import GRAMMAR_FIELD
-from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow, Frozen
+from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
+from ..report.tables.truncation import REFUSALS, WARN_SHARE
 from ..schemas.conditions import LADDER
 from ..schemas.models import Rollout
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
-
-# the finish reasons of an answer cut off by the token budget: OpenAI's wire, Anthropic's wire
-WARN_SHARE = 0.10  # the report warns when more of a condition's rollouts than this were cut off
-
-
-# Why an answer gave the grader nothing to read, in the words every report, table and page prints:
-# cut off by its token budget, refused by the provider (a content filter), or written without the form
-# asked for (no \boxed{} answer; no primitive in PRIM's fields)
-CUT_OFF, REFUSED, NO_BOX = "cut off", "refused", "no box"
-WHY = (CUT_OFF, REFUSED, NO_BOX)
-REFUSALS = ("content_filter", "refusal")  # finish reasons of a reply the provider refused (OpenAI's, Anthropic's)
-UNREAD = ("no boxed", "unreadable")  # the verdict reasons of an answer with nothing to grade (verifier, PRIM)
-
-
-def why_unreadable(rollout: Rollout, finish: str | None) -> str | None:
-    """Why a graded answer had nothing to read (one of WHY), from its verdict and its call's finish reason;
-    None where it was read (right or wrong) or never graded."""
-    v = rollout.verdict
-    if not v.graded or v.accepted or v.reason not in UNREAD:
-        return None
-    return REFUSED if finish in REFUSALS else CUT_OFF if finish in TRUNCATED else NO_BOX
-
-
-class Truncation(Frozen):
-    """Of a table's graded answers: how many were cut off by the token budget (read or not), and how
-    many had nothing to read, by why (WHY)."""
-
-    answers: int
-    cut_off: int
-    unreadable: dict[str, int]
-
-    def said(self, what: str, budgets: Sequence[int]) -> str:
-        """One line: "Discovery: 4 of 4 answers cut off at --max-tokens 128; 4 unreadable (4 cut off)"."""
-        at = "--max-tokens " + ", ".join(map(str, budgets)) if budgets else "the token budget"
-        why = ", ".join(f"{n} {w}" for w, n in self.unreadable.items() if n)
-        return (f"{what}: {self.cut_off} of {self.answers} answers cut off at {at}; "
-                f"{sum(self.unreadable.values())} unreadable" + (f" ({why})" if why else ""))
-
-    @classmethod
-    def summed(cls, parts: Iterable[Truncation]) -> Truncation:
-        """The Truncation of the answers of every part together."""
-        parts = list(parts)
-        return cls(answers=sum(t.answers for t in parts), cut_off=sum(t.cut_off for t in parts),
-                   unreadable={w: sum(t.unreadable.get(w, 0) for t in parts) for w in WHY})
-
-    @classmethod
-    def of_row(cls, row: FormatRow) -> Truncation:
-        """A format audit row's: its bucketed answers, those cut off, and those with no box by why."""
-        return cls(answers=row.n, cut_off=row.truncated,
-                   unreadable={CUT_OFF: row.no_boxed_trunc, REFUSED: row.refused, NO_BOX: row.no_boxed - row.refused})
-
-    @property
-    def warns(self) -> bool:
-        """Whether a reader must be told: over WARN_SHARE of the answers cut off, or any unreadable."""
-        return self.cut_off > WARN_SHARE * self.answers or any(self.unreadable.values())
-
-
-def truncation(rollouts: Iterable[Rollout], finish: Mapping[str, str | None]) -> Truncation:
-    """The Truncation of graded ``rollouts``, ``finish`` mapping a call key to its stored finish reason."""
-    graded = [r for r in rollouts if r.verdict.graded]
-    why = Counter(w for r in graded if (w := why_unreadable(r, finish.get(r.call_key))) is not None)
-    return Truncation(answers=len(graded), cut_off=sum(finish.get(r.call_key) in TRUNCATED for r in graded),
-                      unreadable={w: why[w] for w in WHY})
 
 
 async def finish_reasons(store: Store, rollouts: Iterable[Rollout]) -> dict[str, str | None]:

@@ -8,7 +8,7 @@ milestone's 0-based index in the family) in place of ``"condition"``.
 
 A record the toolkit writes where some of its answers were cut off by the token budget or had nothing to
 grade says so in two fields the release's records do not have: ``cut_off`` (how many of the k) and
-``unreadable`` (how many, by why: `audit.format.WHY`); export and import warn of them in the words of every
+``unreadable`` (how many, by why: `report.tables.WHY`); export and import warn of them in the words of every
 surface (`warnings`).
 
 An imported panel is filed under a run of its own (kind ``panel-import``, its file, model, stated
@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..audit.format import WHY, Truncation
 from ..ladder.outcomes import FamilyResults
+from ..report.tables import WHY, Truncation
 from ..schemas.conditions import LADDER
 from ..schemas.jsonl import InputError, read_jsonl, write_jsonl
 from ..schemas.models import Family

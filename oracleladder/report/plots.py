@@ -22,8 +22,7 @@ from matplotlib.legend import Legend
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.conditions import LADDER
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
-from .replication import ReplicationColumn, specificity
-from .tables import ANY_PROBE, ConditionCount, ReportTables
+from .tables import ANY_PROBE, ConditionCount, ReplicationColumn, ReportTables, specificity
 
 HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -148,7 +147,7 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
 
 
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figure 3a: per condition of `replication.specificity`, one bar per student, the % of its families solved (>= tau
+    """Figure 3a: per condition of `tables.replication.specificity`, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
     return _solved_bars({s: (t.n, t.conditions) for s, t in r.students.items()},
                         f"Specificity: matched help against controls (tau = {r.meta.tau})")
@@ -162,7 +161,7 @@ def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Ax
 
 def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | None]]],
                  title: str) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Per condition of `replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
+    """Per condition of `tables.replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
     families solved; "not run" where the condition was not. Returns the heights drawn."""
     names, bars = list(columns), specificity()
     fig, ax = new_figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")

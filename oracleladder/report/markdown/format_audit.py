@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...audit.format import Truncation
 from ...schemas.conditions import LADDER
-from ..tables import BUCKETS, FormatAudit
+from ..tables import BUCKETS, FormatAudit, Truncation
 from .cells import NONE, pct, table
 
 # ---------------------------------------------------------------- the format audit (Table 24)
@@ -28,7 +27,7 @@ def budget(audit: FormatAudit) -> str:
 
 def cut_off_warnings(audits: Mapping[str, FormatAudit]) -> list[str]:
     """One line per student and condition with more than 10% of its rollouts cut off, in the words of every
-    surface (`audit.format.Truncation.said`)."""
+    surface (`tables.Truncation.said`)."""
     return [Truncation.of_row(a.table[name]).said(f"{student}, {LADDER.label(name)}", a.max_tokens)
             for student, a in audits.items() for name in a.cut_off]
 
