@@ -30,7 +30,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oracleladder.testing.loopback import LoopbackServer  # noqa: E402
-from oracleladder.testing.processes import serve  # noqa: E402
 
 
 def roots(i: int) -> tuple[int, int]:
@@ -126,8 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     global SPACED_EVERY
     SPACED_EVERY = a.spaced_every
-    serve(LoopbackServer(script=teacher, latency=a.latency, port=a.port, max_lifetime=a.max_lifetime),
-          a.port_file)
+    LoopbackServer(script=teacher, latency=a.latency, port=a.port, max_lifetime=a.max_lifetime).serve(a.port_file)
 
 if __name__ == "__main__":
     main()

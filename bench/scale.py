@@ -66,7 +66,7 @@ from oracleladder.schemas.types import GradeStatus  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.answers import ReleasedAnswers  # noqa: E402
 from oracleladder.testing.loopback import LoopbackServer  # noqa: E402
-from oracleladder.testing.processes import remote_stats, serve, spawn  # noqa: E402
+from oracleladder.testing.processes import remote_stats, spawn  # noqa: E402
 from oracleladder.validators.leak import leaking_milestones  # noqa: E402
 from oracleladder.verify import grade, grade_all  # noqa: E402
 from oracleladder.verify.extract import all_boxed  # noqa: E402
@@ -104,7 +104,7 @@ def statement(family: Family) -> str:
 
 
 def serve_main(a: argparse.Namespace) -> None:
-    serve(LoopbackServer(script=Answers(), latency=a.latency, max_lifetime=a.max_lifetime), a.port_file)
+    LoopbackServer(script=Answers(), latency=a.latency, max_lifetime=a.max_lifetime).serve(a.port_file)
 
 
 # ---------------------------------------------------------------- the client process

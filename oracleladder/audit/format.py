@@ -7,42 +7,23 @@ Buckets, from the stored verdict and the stored finish reason of the rollout's c
 ``parsed_wrong`` and ``parsed_correct``. Ungraded rollouts and failed jobs are no verdict on the
 student and are counted apart, as the report does. The audit is one of the report's tables
 (`report.tables.FormatAudit`, in report.json; `report.markdown` renders it in report.md and for
-`ladder audit format`).
+`ladder audit format`); a table's answers cut off, and why those it could not read were
+(`report.tables.Truncation`), are the report's too.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..clients.base import TRUNCATED
 from ..clients.local import GRAMMAR_FIELD
 from ..report.tables import BUCKETS, STAGE0, FormatAudit, FormatRow
-from ..report.tables.truncation import CUT_OFF, NO_BOX, REFUSED, WARN_SHARE, WHY, Truncation
+from ..report.tables.truncation import REFUSALS, WARN_SHARE
 from ..schemas.conditions import LADDER
 from ..schemas.models import Rollout
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, Store
-
-REFUSALS = ("content_filter", "refusal")  # finish reasons of a reply the provider refused (OpenAI's, Anthropic's)
-UNREAD = ("no boxed", "unreadable")  # the verdict reasons of an answer with nothing to grade (verifier, PRIM)
-
-
-def why_unreadable(rollout: Rollout, finish: str | None) -> str | None:
-    """Why a graded answer had nothing to read (one of WHY), from its verdict and its call's finish reason;
-    None where it was read (right or wrong) or never graded."""
-    v = rollout.verdict
-    if not v.graded or v.accepted or v.reason not in UNREAD:
-        return None
-    return REFUSED if finish in REFUSALS else CUT_OFF if finish in TRUNCATED else NO_BOX
-
-
-def truncation(rollouts: Iterable[Rollout], finish: Mapping[str, str | None]) -> Truncation:
-    """The Truncation of graded ``rollouts``, ``finish`` mapping a call key to its stored finish reason."""
-    graded = [r for r in rollouts if r.verdict.graded]
-    why = Counter(w for r in graded if (w := why_unreadable(r, finish.get(r.call_key))) is not None)
-    return Truncation(answers=len(graded), cut_off=sum(finish.get(r.call_key) in TRUNCATED for r in graded),
-                      unreadable={w: why[w] for w in WHY})
 
 
 async def finish_reasons(store: Store, rollouts: Iterable[Rollout]) -> dict[str, str | None]:

@@ -8,7 +8,7 @@ milestone's 0-based index in the family) in place of ``"condition"``.
 
 A record the toolkit writes where some of its answers were cut off by the token budget or had nothing to
 grade says so in two fields the release's records do not have: ``cut_off`` (how many of the k) and
-``unreadable`` (how many, by why: `audit.format.WHY`); export and import warn of them in the words of every
+``unreadable`` (how many, by why: `report.tables.WHY`); export and import warn of them in the words of every
 surface (`warnings`).
 
 An imported panel is filed under a run of its own (kind ``panel-import``, its file, model, stated

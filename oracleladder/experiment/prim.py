@@ -16,11 +16,12 @@ from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig as JobConfig  # what the domain plans and grades a probe's jobs by
 from ..prim import audit
-from ..prim.analysis import PrimReport, StudentPoint, across, across_md, prim_report, report_md
+from ..prim.analysis import PrimReport, StudentPoint, across, prim_report
 from ..prim.compile import KINDS, PrimCompileDomain
 from ..prim.dimensions import DIMENSIONS
 from ..prim.gold import read_gold
 from ..prim.judge import judge_primitive, prompt_version
+from ..prim.markdown import across_md, report_md
 from ..prim.probe import (
     DISCOVERY,
     EXECUTION,

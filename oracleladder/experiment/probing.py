@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._lazy import lazy_module
-from ..audit.format import finish_reasons, truncation
+from ..audit.format import finish_reasons
 from ..clients.function import ModelFunction
 from ..construction.screen import DIRECT
 from ..domains.math.primitive import without_primitive
@@ -21,6 +21,7 @@ from ..ladder import (
 from ..ladder.contract import HasPid
 from ..probe.runner import asked_jobs, regrade as regrade_rollouts, run_probe, uncached_calls
 from ..report.palette import n_families
+from ..report.tables import truncation
 from ..schemas import (
     LADDER,
     Family,

@@ -21,6 +21,7 @@ from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.spent import Spent
+from ..report.tables import truncation
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.conditions import C1
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
@@ -470,7 +471,7 @@ class Reader:
         for r in p.rollouts:
             cells.setdefault((r.pid, r.target), []).append(r)
         return _panels.write_panels(out, model or student, self._collected(ladder, families, p, use_corrections),
-                                    {cell: fmt.truncation(rs, finish) for cell, rs in cells.items()},
+                                    {cell: truncation(rs, finish) for cell, rs in cells.items()},
                                     [] if p.settings.max_tokens is None else [p.settings.max_tokens])
 
     async def runs(self) -> list[RunRecord]:

@@ -1,6 +1,6 @@
 """The replication view's reading side (paper Table 2, the explainer's Figure 6): each roadmap set named
 with its own student and threshold, read at one setting as `ladder report` reads a student
-(`report.replication` makes the table and the figure).
+(`report.tables.replication` makes the table, `report.replication` its files and figure).
 
 A set is spelled ``SET[,tau=N][,student=NAME]`` (``math500,tau=3``): a comma, since a roadmap set (a
 teacher) and a student are model strings that may hold a colon (``ollama/qwen3:8b``) but no comma."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..report.replication import ReplicationColumn, column
+from ..report.tables import ReplicationColumn, replication_column
 from ..schemas.jsonl import InputError
 from .reader import Reader
 from .selection import Choice
@@ -59,5 +59,5 @@ async def replication(reader: Reader, sets: Sequence[ReplicationSet], *, use_cor
         [picked] = await reader.picked(s.student, source=s.source, choice=choice)
         _, results, missing = await reader.results(s.student, source=s.source, use_corrections=use_corrections,
                                                    choice=choice)
-        columns.append(column(s.source, s.student, s.tau, picked.describe(), results, missing))
+        columns.append(replication_column(s.source, s.student, s.tau, picked.describe(), results, missing))
     return columns

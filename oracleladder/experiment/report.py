@@ -10,10 +10,10 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_module
-from ..audit import format as fmt
 from ..clients.base import TRUNCATED
 from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Outcome, outcome_label
 from ..report.palette import n_families
+from ..report.tables import why_unreadable
 from ..schemas.rubric import RubricLabel
 from .selection import Picked
 
@@ -105,7 +105,7 @@ class Report:
                 [{"student": label, "pid": r.pid, "target": r.target, "sample": r.k, "label": r.verdict.label.value,
                   "accepted": r.verdict.accepted if r.verdict.graded else None, "reason": r.verdict.reason,
                   "finish_reason": (finish := self.finish.get(r.call_key)), "truncated": finish in TRUNCATED,
-                  "unreadable": fmt.why_unreadable(r, finish), "run_id": r.run_id}
+                  "unreadable": why_unreadable(r, finish), "run_id": r.run_id}
                  for label, p in self.picked.items() for r in p.rollouts if r.pid not in self.ungradable],
                 columns=["student", "pid", "target", "sample", "label", "accepted", "reason", "finish_reason",
                          "truncated", "unreadable", "run_id"])

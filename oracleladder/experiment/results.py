@@ -11,9 +11,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..audit.format import Truncation
 from ..clients import ChatRequest, Client, Usage, prompt_bound
-from ..report.tables import ReviewRow
+from ..report.tables import ReviewRow, Truncation
 from ..schemas import CheckResult, Correction
 
 

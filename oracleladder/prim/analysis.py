@@ -1,10 +1,7 @@
-"""PRIM's analyses of one student (§3, App. B.3), and the two diagnoses side by side.
-
-Per problem (a family with a gold primitive), each dimension's K samples: Generation and Execution
-the grader's verdicts, Discovery and Digestion PrimitiveAcc of the judge's score (a missing score
-is left out, counted apart; an unreadable primitive is a 0). A dimension's accuracy is the mean
-over problems of each problem's rate, with a bootstrap interval over problems. A problem passes a
-dimension with at least ``threshold`` of its samples right (the ladder's τ; 1 of K = 1 is PRIM's).
+"""PRIM's analyses of one student (§3, App. B.3), and the two diagnoses side by side, counted over its
+problems (`problems`: each dimension's samples of a problem, and a problem's pass and place). A
+dimension's accuracy is the mean over problems of each problem's rate, with a bootstrap interval over
+problems. report.md is `markdown`'s.
 
 - Table 1: Discovery, Generation, Digestion, Execution (gold), Dig − Disc, Exec − Gen;
 - Table 2 / 8: Generation and Execution under each primitive source, pp against Generation;
@@ -27,85 +24,17 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field
 
-from ..audit.format import Truncation, truncation, why_unreadable
 from ..ladder.outcomes import FamilyResults, known_outcome
-from ..report.markdown import table
-from ..report.palette import number_word
 from ..report.stats import Interval, bootstrap_ci
-from ..report.tables import Frozen, known_gap
+from ..report.tables import Frozen, Truncation, known_gap, truncation, why_unreadable
 from ..schemas import Rollout
 from ..schemas.prim import PrimPrimitive
 from ..store import PrimScore
 from .dimensions import DIMENSIONS
 from .probe import read_written
-from .scoring import QUADRANT_SIGNS, QUADRANTS, UNREADABLE_SCORE, primitive_acc
-
-# PRIM's row of a family Generation solves, or cannot place; UNKNOWN is also the ladder's label where
-# it cannot be known (a rung not run)
-SOLVED, UNKNOWN = "solved", "unknown"
-
-
-@dataclass
-class Problem:
-    """One problem's samples per dimension (True: right): ``samples`` by dimension name, ``execution`` by
-    primitive source (a dimension shown a support is read under the gold primitive)."""
-
-    pid: str
-    family: str | None
-    samples: dict[str, list[bool]] = field(default_factory=dict)
-    execution: dict[str, list[bool]] = field(default_factory=dict)
-
-    def dimension(self, name: str) -> list[bool]:
-        if DIMENSIONS[name].shows == "parent+support":
-            return self.execution.get("gold", [])
-        return self.samples.get(name, [])
-
-    # the dimensions the paper's tables set against each other
-    @property
-    def generation(self) -> list[bool]:
-        return self.dimension("generation")
-
-    @property
-    def discovery(self) -> list[bool]:
-        return self.dimension("discovery")
-
-    @property
-    def digestion(self) -> list[bool]:
-        return self.dimension("digestion")
-
-
-def problems(pids: Mapping[str, str | None], rollouts: Sequence[Rollout], scores: Sequence[PrimScore],
-             tau: float, judged_right: Set[tuple[str, str, int]] = frozenset()) -> list[Problem]:
-    """Each problem of ``pids`` (pid -> its gold's family) with its samples; an answer is right when
-    the grader accepts it, or its (pid, target, k) is in ``judged_right`` (an answer judge's)."""
-    out = {pid: Problem(pid, family) for pid, family in pids.items()}
-    for r in rollouts:
-        p = out.get(r.pid)
-        if p is None or not r.verdict.graded:
-            continue
-        right = r.verdict.accepted or (r.pid, r.target, r.k) in judged_right
-        d = DIMENSIONS.by_target(r.target)
-        if d is None or d.writes:  # a written primitive counts by its judge's score
-            continue
-        if d.shows == "parent+support":
-            p.execution.setdefault(r.target[len(d.target):], []).append(right)
-        else:
-            p.samples.setdefault(d.name, []).append(right)
-    for s in scores:
-        p, d = out.get(s.pid), DIMENSIONS.by_target(s.target)
-        if p is not None and s.score is not None and d is not None and d.writes:
-            p.samples.setdefault(d.name, []).append(primitive_acc(s.score, tau))
-    return list(out.values())
-
-
-def rate(samples: list[bool]) -> float | None:
-    return sum(samples) / len(samples) if samples else None
-
-
-def passes(samples: list[bool], threshold: int) -> bool | None:
-    return sum(samples) >= threshold if samples else None
+from .problems import UNKNOWN, Problem, failures, passes, problems, quadrant_of, rate
+from .scoring import QUADRANTS, UNREADABLE_SCORE, primitive_acc
 
 
 class Dimension(Frozen):
@@ -169,23 +98,6 @@ def table7(ps: Sequence[Problem]) -> dict[str, dict[str, float | None]]:
     families = sorted({p.family or "none" for p in ps})
     return {fam: {name: _mean_pct([rate(p.dimension(name)) for p in ps if (p.family or "none") == fam])
                   for name in DIMENSIONS.names} for fam in families}
-
-
-def failures(ps: Sequence[Problem], threshold: int) -> list[Problem]:
-    """The problems Generation fails (probed, fewer than ``threshold`` right)."""
-    return [p for p in ps if passes(p.generation, threshold) is False]
-
-
-def quadrant_of(p: Problem, threshold: int) -> str:
-    """PRIM's place of a problem: solved (Generation passes), a quadrant of a Generation failure, or
-    unknown (Generation, Discovery or Execution under gold without a verdict)."""
-    g = passes(p.generation, threshold)
-    if g:
-        return SOLVED
-    d, e = passes(p.discovery, threshold), passes(p.execution.get("gold", []), threshold)
-    if g is None or d is None or e is None:
-        return UNKNOWN
-    return QUADRANTS[(d, e)]
 
 
 def table9(ps: Sequence[Problem], threshold: int) -> dict[str, int]:
@@ -267,7 +179,7 @@ def dimension_of(target: str) -> str:
 
 def truncations(pids: Mapping[str, str | None], rollouts: Sequence[Rollout],
                 finish: Mapping[str, str | None]) -> dict[str, Truncation]:
-    """Per dimension, how many of its answers were cut off and why the unreadable ones were (`audit.format`)."""
+    """Per dimension, how many of its answers were cut off and why the unreadable ones were (`report.tables.truncation`)."""
     by: dict[str, list[Rollout]] = {}
     for r in rollouts:
         if r.pid in pids:
@@ -319,7 +231,7 @@ class FamilyDetail(Frozen):
 def details(pids: Mapping[str, str | None], primitives: Sequence[PrimPrimitive], rollouts: Sequence[Rollout],
             scores: Sequence[PrimScore], finish: Mapping[str, str | None]) -> dict[str, FamilyDetail]:
     """Per family, its primitives and each one the student wrote with the judge's verdicts; an unreadable
-    primitive is scored 0 with no judge asked, and says why it was unreadable (`audit.format`)."""
+    primitive is scored 0 with no judge asked, and says why it was unreadable (`report.tables.truncation`)."""
     by_key = {(s.pid, s.target, s.k): s for s in scores}
     out: dict[str, FamilyDetail] = {}
     for pid, family in pids.items():
@@ -431,92 +343,6 @@ def prim_report(*, student: str, judge: str, roadmap_set: str, pids: Mapping[str
                       settings=settings, budgets=list(budgets), truncation=truncations(pids, rollouts, finish or {}))
 
 
-def _f(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
-
-
-def _signed(x: float | None) -> str:
-    return "—" if x is None else f"{x:+.2f}"
-
-
-def report_md(r: PrimReport) -> str:
-    """report.md: each table with what it counts."""
-    t1 = r.table1
-    dims = [t1.dimensions[d] for d in DIMENSIONS.names]
-    cells = [f"{100 * d.interval.point:.2f} [{100 * d.interval.lo:.2f}, {100 * d.interval.hi:.2f}]"
-             if d.interval else "—" for d in dims]
-    gaps = sorted({g for row in r.side_by_side.cross.values() for g in row})
-    prim_rows = [*QUADRANTS.values(), SOLVED, UNKNOWN]
-    lines = [
-        f"# PRIM diagnosis: {r.student} on {r.roadmap_set}", "",
-        f"{r.problems} problems with a gold primitive; judge {r.judge}; a primitive is correct at Score >= {r.tau}; "
-        f"a problem passes a dimension with at least {r.threshold} of its samples right. "
-        f"{r.missing_scores} primitive scores missing (the judge gave no readable reply): left out, never 0. "
-        + ("Answers are graded by the grader alone." if r.answer_judge is None else
-           f"An answer counts right where the grader accepts it or the answer judge {r.answer_judge} reads it "
-           f"correct ({r.answer_judge_accepts} answers by the judge alone).")
-        + ("" if r.settings is None else f" At: {r.settings}."), "",
-        *[f"- **Warning:** {w}" for w in r.warnings], *([""] if r.warnings else []),
-        f"## Table 1: the {number_word(len(dims))} dimensions (percent, 95% bootstrap interval over problems)", "",
-        *table([*(d.title for d in DIMENSIONS), "Dig. − Disc.", "Exec. − Gen."],
-               [[*cells, _signed(t1.dig_minus_disc), _signed(t1.exec_minus_gen)]]), "",
-        "## Table 2 / 8: Generation and Execution under each primitive source", "",
-        *table(["Setting", "Problems", "Accuracy", "Change (pp)"],
-               [[s.setting, s.n, _f(s.accuracy), _signed(s.change)] for s in r.table2]), "",
-        "## Table 7: each dimension by primitive family (percent)", "",
-        *table(["Family", *DIMENSIONS.names], [[fam, *(_f(v[d]) for d in DIMENSIONS.names)] for fam, v in r.table7.items()]), "",
-        "## Table 9: Generation failures by Discovery (D) and Execution (E, gold primitive)", "",
-        *table(["Quadrant", "", "Failures"],
-               [[q, QUADRANT_SIGNS.get(q, ""), n] for q, n in r.table9.items()]), "",
-        f"## Table 10: rescue under the {r.rescue_source} primitive, by Digestion", "",
-        *table(["Failures", "Problems", "Rescued", "Rescue rate"],
-               [[k, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for k, v in r.table10.items()]), "",
-        "## Figure 2: problems by Discovery (D) and Generation (G)", "",
-        *table(list(r.figure2), [list(r.figure2.values())]), "",
-        "## Figure 12: output tokens of right and wrong answers (quartiles)", "",
-        *table(["Dimension", "Right: n", "q1", "median", "q3", "Wrong: n", "q1", "median", "q3"],
-               [[name, *(x for side in ("right", "wrong") for x in _quartiles(split[side]))]
-                for name, split in r.figure12.items()]), "",
-        *_repairs_md(r.repairs),
-        "## PRIM beside the ladder: PRIM's place (rows) against the ladder's five-way gap (columns)", "",
-        *table(["PRIM", *gaps], [[q, *(r.side_by_side.cross.get(q, {}).get(g, 0) for g in gaps)]
-                                 for q in prim_rows if q in r.side_by_side.cross]), "",
-        "## The families: the primitives the student wrote, and the judge on them", "",
-        *(line for pid, d in r.families.items() for line in _family_md(pid, d, r.side_by_side.families.get(pid, {}))),
-    ]
-    return "\n".join(lines)
-
-
-def _cell(text: str, width: int = 90) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= width else flat[:width - 1] + "…"
-
-
-def _family_md(pid: str, d: FamilyDetail, places: Mapping[str, str]) -> list[str]:
-    gold = d.primitives.get("gold", "")
-    return [f"### {pid} ({d.family or 'no family'}; PRIM {places.get('prim', UNKNOWN)}, "
-            f"ladder {places.get('ladder_gap', UNKNOWN)})", "",
-            f"Gold: {_cell(gold.rsplit('core_concept: ', 1)[-1]) if gold else 'none'}", "",
-            *table(["Written", "k", "core_concept", "V", "gate", "mechanism", "Score", "note"],
-                   [[w.target.removeprefix("prim_"), w.k,
-                     _cell(w.primitive["core_concept"]) if w.primitive else "(unreadable)",
-                     "—" if w.validity is None else w.validity, _f(w.gate), _f(w.mechanism), _f(w.score),
-                     w.reason or (w.failure if w.failure != "none" else "") or ""] for w in d.written]), ""]
-
-
-def _repairs_md(t: Repairs | None) -> list[str]:
-    if t is None:
-        return []
-    return [f"## Tables 3 / 11: Generation failures repaired by {t.after}, by quadrant", "",
-            *table(["Quadrant", "Failures", "Repaired", "Repair rate"],
-                   [[q, v.n, v.rescued, _f(None if v.rate is None else 100 * v.rate)] for q, v in t.by_quadrant.items()]),
-            "", f"Regressed: {t.regressed} of the {t.solved_before} problems the base solves.", ""]
-
-
-def _quartiles(t: Tokens) -> list[object]:
-    return [t.n, _f(t.q1), _f(t.median), _f(t.q3)]
-
-
 class StudentPoint(Frozen):
     """Figure 3's point of one student (percent), and Figure 2's composition."""
 
@@ -530,13 +356,3 @@ def across(reports: Sequence[PrimReport]) -> dict[str, StudentPoint]:
     return {r.student: StudentPoint(discovery=_point(r.table1.dimensions["discovery"]),
                                     generation=_point(r.table1.dimensions["generation"]), composition=r.figure2)
             for r in reports}
-
-
-def across_md(points: Mapping[str, StudentPoint], roadmap_set: str, judge: str) -> str:
-    keys = ("D+G+", "D+G−", "D−G+", "D−G−")
-    return "\n".join([
-        f"# PRIM across students on {roadmap_set} (judge {judge})", "",
-        "Figure 3: Discovery against Generation (percent); Figure 2: problems by Discovery (D) and Generation (G).", "",
-        *table(["Student", "Discovery", "Generation", *keys],
-               [[s, _f(p.discovery), _f(p.generation), *(p.composition[k] for k in keys)] for s, p in points.items()]),
-        ""])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ladder.outcomes import Gap
 from ..report.palette import GAP_COLORS
-from .analysis import SOLVED
+from .problems import SOLVED
 from .scoring import QUADRANTS
 
 # in QUADRANTS' order: discovery-, capability-, execution-, utilization-limited

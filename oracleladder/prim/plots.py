@@ -17,8 +17,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ..report.plots import HATCH, new_figure, save, stack, tick_name
-from .analysis import UNKNOWN, PrimReport, StudentPoint, Tokens, across
+from .analysis import PrimReport, StudentPoint, Tokens, across
 from .palette import COMPOSITION_COLORS, QUADRANT_COLORS
+from .problems import UNKNOWN
 from .scoring import QUADRANT_SIGNS
 
 COMPOSITION_HELP = {"D+G+": "discovers and solves", "D+G−": "discovers, does not solve",

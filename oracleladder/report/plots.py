@@ -9,8 +9,9 @@ global state, so nothing needs closing and no backend is switched for the rest o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -22,8 +23,7 @@ from matplotlib.legend import Legend
 from ..ladder.outcomes import NOT_DETERMINED, Gap, Outcome
 from ..schemas.conditions import LADDER
 from .palette import FIGURES, GAP_COLORS, GAP_HELP, NOT_CLASSIFIED, OUT_COLORS, OUT_HELP
-from .replication import ReplicationColumn, specificity
-from .tables import ANY_PROBE, ConditionCount, ReportTables
+from .tables import ANY_PROBE, ConditionCount, ReplicationColumn, ReportTables, specificity
 
 HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 # what a figure function returns: the figure, its axes, its legend, and the segments drawn bottom to top (or
@@ -31,12 +31,12 @@ HATCH = {"facecolor": "white", "edgecolor": "#8c8c8c", "hatch": "///"}
 Drawn = tuple[Figure, Axes, Legend, list[tuple[str | None, list[int]]]]
 # a stacked segment: its category (None: the hatched families without a label), legend label, bar style, whether
 # its colour is dark (white numbers), and its family count per student
-Segment = tuple[str | None, str, dict[str, str], bool, list[int]]
+Segment = tuple[str | None, str, dict[str, Any], bool, list[int]]
 
 
 # The figure kit every report draws with (the ladder's here, PRIM's in prim.plots): a figure on its own Agg
 # canvas, a student's tick, stacked segments with their counts, the hatch of what has no label, and saving.
-def new_figure(**kw: object) -> tuple[Figure, Axes]:
+def new_figure(**kw: Any) -> tuple[Figure, Axes]:
     fig = Figure(**kw)
     FigureCanvasAgg(fig)
     return fig, fig.subplots()
@@ -72,9 +72,9 @@ def stack(ax: Axes, horizontal: bool, pos: np.ndarray, ns: np.ndarray, segments:
         if key is None and not counts.any():
             break  # no hatched segment, no legend entry
         share = 100 * counts / denom
-        style = {"edgecolor": "white"} | style
-        h = (ax.barh(pos, share, left=base, height=0.6, linewidth=0.8, **style) if horizontal
-             else ax.bar(pos, share, bottom=base, width=0.6, linewidth=0.8, **style))
+        bar: dict[str, Any] = {"edgecolor": "white", **style}
+        h = (ax.barh(pos, share, left=base, height=0.6, linewidth=0.8, **bar) if horizontal
+             else ax.bar(pos, share, bottom=base, width=0.6, linewidth=0.8, **bar))
         for p, v, c, b0 in zip(pos, share, counts, base):
             _label_segment(ax, horizontal, p, b0, v, int(c), dark, key is None)
         base += share
@@ -94,14 +94,14 @@ def taxonomy_figure(r: ReportTables) -> Drawn:
     x = np.arange(len(names))
     fig, ax = new_figure(figsize=(2.2 + 1.25 * len(names), 4.6))
     ran = any(studs[s].primitive_run for s in names)  # no Primitive-gap segment nor legend entry otherwise
-    segments = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT,
+    segments: list[Segment] = [(g.value, f"{g.value}: {GAP_HELP[g]}", {"color": GAP_COLORS[g]}, g is not Gap.DIRECT,
                  [studs[s].taxonomy.get(g.value) or 0 for s in names]) for g in Gap if ran or g is not Gap.PRIMITIVE]
     segments.append((None, f"{NOT_CLASSIFIED}: Stage 0 or a C1-C3 run missing", HATCH, False,
                      [studs[s].taxonomy_not_classified for s in names]))
     handles, labels, drawn = stack(ax, False, x, ns, segments)
     for xi, n in zip(x, ns):
         if not n:
-            ax.text(xi, 50, "no probed\nfamilies", ha="center", va="center", fontsize=8, color="#555555")
+            ax.text(float(xi), 50, "no probed\nfamilies", ha="center", va="center", fontsize=8, color="#555555")
     ticks = [tick_name(s, int(n)) + ("" if studs[s].stage0.stage0_run or not n else "\nStage 0 not run")
              for s, n in zip(names, ns)]
     ax.set_xticks(x, ticks, fontsize=8.5,
@@ -127,7 +127,7 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     y = np.arange(len(names))[::-1]
     fig, ax = new_figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
     ran = any(studs[s].primitive_run for s in names)  # no Primitive-Needed segment nor legend entry otherwise
-    segments = [(o.value, f"{o.value}: {OUT_HELP[o]}", {"color": OUT_COLORS[o]}, o is not Outcome.DIRECT,
+    segments: list[Segment] = [(o.value, f"{o.value}: {OUT_HELP[o]}", {"color": OUT_COLORS[o]}, o is not Outcome.DIRECT,
                  [studs[s].outcomes_known.get(o.value, 0) for s in names])
                 for o in Outcome if ran or o is not Outcome.PRIMITIVE_NEEDED]
     segments.append((None, f"{NOT_DETERMINED}: a C1-C3 run it depends on is missing", HATCH, False,
@@ -142,13 +142,15 @@ def fingerprint_figure(r: ReportTables) -> Drawn:
     ax.set_xlabel("% of families (numbers in bars: family counts)", fontsize=8.5)
     ax.set_title(f"Parent-probe outcome fingerprint: smallest help that solves the parent (tau = {r.meta.tau})",
                  fontsize=10)
-    legend = fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2, frameon=False)
+    # a BarContainer is a legend handle as matplotlib draws it; its stubs take only Artists
+    legend = fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2,  # type: ignore[call-overload]
+                        frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax, legend, drawn
 
 
 def specificity_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Figure 3a: per condition of `replication.specificity`, one bar per student, the % of its families solved (>= tau
+    """Figure 3a: per condition of `tables.replication.specificity`, one bar per student, the % of its families solved (>= tau
     of K) where the condition was run; "not run" written where it was not. Returns the heights drawn."""
     return _solved_bars({s: (t.n, t.conditions) for s, t in r.students.items()},
                         f"Specificity: matched help against controls (tau = {r.meta.tau})")
@@ -162,7 +164,7 @@ def replication_figure(columns: Sequence[ReplicationColumn]) -> tuple[Figure, Ax
 
 def _solved_bars(columns: Mapping[str, tuple[int, Mapping[str, ConditionCount | None]]],
                  title: str) -> tuple[Figure, Axes, dict[str, dict[str, float | None]]]:
-    """Per condition of `replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
+    """Per condition of `tables.replication.specificity`, one bar per column (a student, a roadmap set): the % of its n
     families solved; "not run" where the condition was not. Returns the heights drawn."""
     names, bars = list(columns), specificity()
     fig, ax = new_figure(figsize=(2.5 + 1.1 * len(bars) * max(1, len(names)) / 2, 4.2), layout="constrained")
@@ -244,7 +246,7 @@ def trajectory_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, list[int
     ax.stackplot(x, *drawn.values(), labels=list(drawn), colors=[OUT_COLORS[Outcome(o)] for o in drawn], alpha=0.9)
     for xi, s in zip(x, names):
         t = r.students[s]
-        ax.text(xi, t.n, str(t.summary.solved_any), ha="center", va="bottom", fontsize=8)
+        ax.text(float(xi), t.n, str(t.summary.solved_any), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, [tick_name(s, r.students[s].n) for s in names], fontsize=8)
     ax.set_ylabel(f"Families (numbers above: {ANY_PROBE.lower()})", fontsize=8.5)
     ax.set_title(f"Parent-probe outcomes across checkpoints (tau = {r.meta.tau})", fontsize=10)
@@ -256,13 +258,14 @@ def trajectory_figure(r: ReportTables) -> tuple[Figure, Axes, dict[str, list[int
 def write_plots(r: ReportTables, out: Path) -> None:
     """taxonomy.png, fingerprint.png, specificity.png and accuracy.png in ``out``; change.png and
     trajectory.png where there are two or more students."""
-    figures = {"taxonomy.png": taxonomy_figure, "fingerprint.png": fingerprint_figure,
-               "specificity.png": specificity_figure, "accuracy.png": accuracy_figure}
+    figures: dict[str, Callable[[ReportTables], tuple[Any, ...]]] = {
+        "taxonomy.png": taxonomy_figure, "fingerprint.png": fingerprint_figure,
+        "specificity.png": specificity_figure, "accuracy.png": accuracy_figure}
     if len(r.students) > 1:
         figures |= {"change.png": change_figure, "trajectory.png": trajectory_figure}
     assert set(figures) <= set(FIGURES)  # each figure has its title in the HTML report
     for name, figure in figures.items():
-        save(figure(r)[0], out / name)
+        save(figure(r)[0], out / name)  # each returns its figure first
 
 
 def save(fig: Figure, path: Path) -> None:

@@ -18,7 +18,8 @@ import asyncio
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -224,8 +225,7 @@ class Core:
 
     async def _transaction(self, ops: list[Op]) -> None:
         conn = self._conn
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
+        async with immediate(conn):
             i = 0
             while i < len(ops):  # consecutive writes of the same statements go in one executemany each
                 j = i + 1
@@ -237,14 +237,23 @@ class Core:
                     else:
                         await conn.executemany(sql, [op.params[n] for op in ops[i:j]])
                 i = j
-            await conn.execute("COMMIT")
-        except BaseException:
-            try:
-                await conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise
         self.commits += 1
+
+
+@asynccontextmanager
+async def immediate(conn: aiosqlite.Connection) -> AsyncIterator[None]:
+    """One write transaction: BEGIN IMMEDIATE (the write lock, taken at once), COMMIT when the block ends,
+    ROLLBACK when it (or the commit) raises."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        await conn.execute("COMMIT")
+    except BaseException:
+        try:
+            await conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        raise
 
 
 def _resolve(ops: Iterable[Op], exc: BaseException | None) -> None:

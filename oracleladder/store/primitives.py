@@ -24,10 +24,9 @@ ON CONFLICT(pid) DO UPDATE SET solution = excluded.solution
 """
 
 
-class PrimScore(BaseModel):
-    """The judge on one predicted primitive: ``status`` scored (V, gate, mechanism and the score;
-    gate and mechanism None when V is 0, for they are not asked) or missing (the judge gave no
-    readable reply after its re-ask, or its call failed: counted apart, never a 0)."""
+class Judged(BaseModel):
+    """What a judge's row is on: one rollout (its student, roadmap set, problem, target and sample) and
+    the judge."""
 
     student: str
     source: str
@@ -35,6 +34,13 @@ class PrimScore(BaseModel):
     target: str
     k: int
     judge: str
+
+
+class PrimScore(Judged):
+    """The judge on one predicted primitive: ``status`` scored (V, gate, mechanism and the score;
+    gate and mechanism None when V is 0, for they are not asked) or missing (the judge gave no
+    readable reply after its re-ask, or its call failed: counted apart, never a 0)."""
+
     status: Literal["scored", "missing"]
     rollout_call: str = ""  # the call key of the rollout scored ('' for a row from before that names none)
     validity: int | None = None
@@ -48,16 +54,10 @@ class PrimScore(BaseModel):
     run_id: str = ""
 
 
-class AnswerVerdict(BaseModel):
+class AnswerVerdict(Judged):
     """An LLM answer judge on one Generation or Execution answer: ``correct``, ``incorrect``, or
     ``missing`` (no readable reply after its re-ask, or its call failed), kept apart from the grader's."""
 
-    student: str
-    source: str
-    pid: str
-    target: str
-    k: int
-    judge: str
     verdict: Literal["correct", "incorrect", "missing"]
     rollout_call: str = ""  # the call key of the rollout judged ('' for a row from before that names none)
     extracted: str | None = None

@@ -27,7 +27,7 @@ from .attempts import AttemptsTable, CompileAttempt, IntegrateAttempt, Primitive
 from .batches import BatchTable
 from .calls import CallRecord
 from .claims import ClaimsTable
-from .core import MMAP_SIZE, StoreError, StoreVersionError
+from .core import MMAP_SIZE, StoreError, StoreVersionError, immediate
 from .failed_jobs import FailedJob, FailedJobsTable
 from .families import FamiliesTable
 from .meta import MetaTable
@@ -236,24 +236,15 @@ async def _user_version(conn: aiosqlite.Connection) -> int:
 async def _migrate(conn: aiosqlite.Connection, path: Path) -> None:
     """Apply the missing migration steps, each in its own transaction with its version bump."""
     while True:
-        await conn.execute("BEGIN IMMEDIATE")  # re-read under the write lock: another process may migrate too
-        try:
+        async with immediate(conn):  # re-read under the write lock: another process may migrate too
             version = await _user_version(conn)
             if version > SCHEMA_VERSION:
                 raise StoreVersionError(path, version, SCHEMA_VERSION)
             if version == SCHEMA_VERSION:
-                await conn.execute("COMMIT")
                 return
             for stmt in MIGRATIONS[version]:
                 await conn.execute(stmt)
             await conn.execute(f"PRAGMA user_version = {version + 1}")
-            await conn.execute("COMMIT")
-        except BaseException:
-            try:
-                await conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise
 
 
 __all__ = ["COMPRESS_FROM", "DEFAULT_STORE", "CallRecord", "CompileAttempt", "FailedJob", "RunRecord",

@@ -7,7 +7,7 @@ Use it three ways:
 * ``async with LoopbackServer(script=...) as srv:`` inside a running loop;
 * ``with LoopbackServer(...) as srv:`` runs it in a background thread (sync tests, benchmarks);
 * ``python -m oracleladder.testing.loopback --port P --latency 0.1`` as its own process
-  (``processes.spawn`` starts one and returns its port; ``processes.serve`` runs a scripted server as a
+  (``processes.spawn`` starts one and returns its port; ``srv.serve()`` runs a scripted server as a
   process's main).
 
 The reply bodies of each wire are built in ``wires``, the faults it answers with are ``faults.Faults``.
@@ -25,6 +25,7 @@ import asyncio
 import collections
 import hashlib
 import json
+import os
 import random
 import threading
 from collections.abc import Callable
@@ -34,7 +35,6 @@ from aiohttp import web
 
 from .batches import LoopbackBatches
 from .faults import Faults, Refuse
-from .processes import serve
 from .wires import (
     anthropic_message,
     anthropic_messages,
@@ -182,7 +182,7 @@ class LoopbackServer:
             return s.get("*", "no scripted answer")
         return "echo: " + prompt
 
-    def _answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | web.Response:
+    def _answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> str | None | web.Response:
         """The script's answer, or the HTTP error it chose by raising Refuse."""
         try:
             return self.answer(messages, body)
@@ -253,6 +253,7 @@ class LoopbackServer:
                                                 "type": "invalid_request_error"}}, status=400)
         if not self.refusing_models or not str(body.get("model", "")).startswith(self.refusing_models):
             return None
+        param: str | None
         if kind == "anthropic":
             param = next((p for p in ("temperature", "top_p", "top_k") if p in body), None)
             if param is None:
@@ -276,21 +277,28 @@ class LoopbackServer:
         self.by_kind["400"] += 1
         return web.json_response(payload, status=400)
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body, err = await self._common(request, "openai")
+    async def _wire(self, request: web.Request, kind: str, messages_of: Callable[[dict[str, Any]], list[dict[str, Any]]],
+                    reply: Callable[[dict[str, Any], list[dict[str, Any]], str | None], dict[str, Any]]) -> web.StreamResponse:
+        """One chat request on ``kind``'s wire: counted, faulted or refused as asked, else answered by the
+        script, billed, and replied to with ``reply(body, messages, answer)``."""
+        body, err = await self._common(request, kind)
         if err is not None:
             return err
         assert body is not None
-        refusal = self._refusal(body, "openai")
+        refusal = None if kind == "google" else self._refusal(body, kind)  # Gemini's wire: no refusing models
         if refusal is not None:
             return refusal
-        messages = body.get("messages") or []
+        messages = messages_of(body)
         text = self._answer(messages, body)
         if isinstance(text, web.Response):
             return text
         self.ok_by_prompt[last_user(messages)] += 1
         self.bill(messages, text)
-        return web.json_response(self._completion(body, text))
+        return web.json_response(reply(body, messages, text))
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._wire(request, "openai", lambda body: body.get("messages") or [],
+                                lambda body, messages, text: self._completion(body, text))
 
     def count(self, messages: list[dict[str, Any]], text: str | None) -> tuple[int, int]:
         """The (prompt, answer) tokens this server counts for answering ``messages`` with ``text``."""
@@ -310,35 +318,13 @@ class LoopbackServer:
                                self.usage)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
-        body, err = await self._common(request, "anthropic")
-        if err is not None:
-            return err
-        assert body is not None
-        refusal = self._refusal(body, "anthropic")
-        if refusal is not None:
-            return refusal
-        messages = anthropic_messages(body)
-        text = self._answer(messages, body)
-        if isinstance(text, web.Response):
-            return text
-        self.ok_by_prompt[last_user(messages)] += 1
-        self.bill(messages, text)
-        return web.json_response(anthropic_message(body, text, self.finish_reason, self.count(messages, text),
-                                                   self.total, self.usage))
+        return await self._wire(request, "anthropic", anthropic_messages, lambda body, messages, text: anthropic_message(
+            body, text, self.finish_reason, self.count(messages, text), self.total, self.usage))
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
-        body, err = await self._common(request, "google")
-        if err is not None:
-            return err
-        assert body is not None
-        messages = gemini_messages(body)
-        text = self._answer(messages, body)
-        if isinstance(text, web.Response):
-            return text
-        self.ok_by_prompt[last_user(messages)] += 1
-        self.bill(messages, text)
-        return web.json_response(gemini_reply(request.match_info["model"], text, self.finish_reason,
-                                              self.count(messages, text), self.total, self.usage))
+        model = request.match_info["model"]
+        return await self._wire(request, "google", gemini_messages, lambda body, messages, text: gemini_reply(
+            model, text, self.finish_reason, self.count(messages, text), self.total, self.usage))
 
     @web.middleware
     async def _count_inflight(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -444,6 +430,28 @@ class LoopbackServer:
     def __exit__(self, *exc: Any) -> None:
         self.stop_thread()
 
+    # ------------------------------------------------------------------ lifecycle (a process's main)
+    def serve(self, port_file: str | None = None) -> None:
+        """Run in this process until ``max_lifetime``; once listening, print the port and write it to
+        ``port_file`` (atomically), where a parent process (`processes.spawn`) waits for it."""
+
+        async def run() -> None:
+            await self.start()
+            print(f"LISTENING {self.port}", flush=True)
+            if port_file:
+                with open(port_file + ".tmp", "w") as f:
+                    f.write(str(self.port))
+                os.replace(port_file + ".tmp", port_file)
+            await self.serve_until_stopped()
+
+        try:
+            import uvloop
+
+            uvloop.install()
+        except ImportError:
+            pass
+        asyncio.run(run())
+
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="OpenAI/Anthropic/Gemini wire-format loopback server")
@@ -476,7 +484,7 @@ def main(argv: list[str] | None = None) -> None:
     srv = LoopbackServer(latency=a.latency, faults=faults, port=a.port, api_key=a.api_key, seed=a.seed,
                          max_lifetime=a.max_lifetime, slots=a.slots, batch_delay=a.batch_delay,
                          batch_errors=a.batch_errors, expire_batches=a.expire_batches, lost_create=a.lost_create)
-    serve(srv, a.port_file)
+    srv.serve(a.port_file)
 
 
 if __name__ == "__main__":

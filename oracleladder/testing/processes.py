@@ -1,43 +1,16 @@
-"""The loopback server as a process of its own (benchmarks, and tests of several processes): ``serve`` runs
-one as a process's main, ``spawn`` starts one (``python -m oracleladder.testing.loopback``, or a script that
-serves its own) and returns its port, ``remote_stats`` reads its counters."""
+"""The loopback server as a process of its own, seen from its parent (benchmarks, and tests of several
+processes): ``spawn`` starts one (``python -m oracleladder.testing.loopback``, or a script that runs its own
+with `LoopbackServer.serve`) and returns its port, ``remote_stats`` reads its counters."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import tempfile
 import time
 import urllib.request
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .loopback import LoopbackServer
-
-
-def serve(srv: LoopbackServer, port_file: str | None = None) -> None:
-    """Run ``srv`` in this process until its ``max_lifetime``; once listening, print the port and
-    write it to ``port_file`` (atomically), where a parent process waits for it."""
-
-    async def run() -> None:
-        await srv.start()
-        print(f"LISTENING {srv.port}", flush=True)
-        if port_file:
-            tmp = port_file + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(str(srv.port))
-            os.replace(tmp, port_file)
-        await srv.serve_until_stopped()
-
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-    asyncio.run(run())
+from typing import Any
 
 
 def spawn(argv: list[str], *, cwd: str | os.PathLike[str] | None = None,

@@ -24,7 +24,8 @@ from markdown_it import MarkdownIt
 from ..clients.base import TRUNCATED
 from ..ladder.outcomes import NOT_DETERMINED, FamilyResults, Gap, Outcome, known_outcome, milestone_test, outcome_label
 from ..prim import palette as prim_palette
-from ..prim.analysis import SOLVED, UNKNOWN, PrimReport
+from ..prim.analysis import PrimReport
+from ..prim.problems import SOLVED, UNKNOWN
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
 from ..report.tables import StudentReport, known_gap
 from ..schemas.conditions import LADDER
@@ -274,7 +275,7 @@ def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names
 
 def write_prim_site(out_dir: str | Path, report: PrimReport, report_md: str, families: list[Family],
                     rollouts: Sequence[Rollout]) -> Path:
-    """Write the site of a PRIM report (`prim.analysis.prim_report` and its Markdown) into ``out_dir``;
+    """Write the site of a PRIM report (`prim.analysis.prim_report` and its Markdown, `prim.markdown`) into ``out_dir``;
     returns the path of index.html. The overview carries the report without its families' details and
     lists each problem with PRIM's place beside the ladder's labels; a problem's page has its primitives
     by provenance and each primitive the student wrote, with the student's whole output (from

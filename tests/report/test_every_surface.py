@@ -11,7 +11,7 @@ audits, panels export's selection) guard it, the others failed before it:
 - provenance: the answers at 384 keep the run that paid for them; the cached rerun is listed and counted
   as reusing them, `--run` of the paying run reads them, and its tokens are what the report says they cost;
 - truncation: a surface that shows a rate says how many of its answers were cut off and why an answer
-  had nothing to grade, in `audit.format`'s words;
+  had nothing to grade, in `report.tables.truncation`'s words;
 - outcome vocabulary: a family the C1-only run failed is "Not determined" (no C2 or C3 to read), never
   Unrecovered, in the summary, the DataFrames, report.json, report.md, the HTML and the exported table.
 

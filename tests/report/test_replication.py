@@ -16,6 +16,8 @@ from oracleladder import Experiment
 from oracleladder.cli import app
 from oracleladder.experiment.replication import ReplicationSet, parse_set, replication
 from oracleladder.report import replication as rep
+from oracleladder.report.markdown import replication as replication_md
+from oracleladder.report.tables import ReplicationColumn
 from oracleladder.schemas.jsonl import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -70,7 +72,7 @@ async def test_each_set_at_its_own_tau_by_hand(tmp_path: Path) -> None:
     assert cols[2].n == 2 and solved[2] == dict(zip(ORDER, (0, None, None, 1, None, 1)))
     assert cols[1].setting.startswith("K = 8, max_tokens = 16384")
 
-    text = "\n".join(rep.markdown(cols))
+    text = "\n".join(replication_md(cols))
     assert "| Condition | release (n=25) | math500 (n=3) | aime (n=2) |" in text
     assert "| C1 | 5 (20.0%) | 1 (33.3%) | 0 (0.0%) |" in text
     assert "| C2-random | not run | 1 (33.3%) | not run |" in text
@@ -89,7 +91,7 @@ async def test_each_set_at_its_own_tau_by_hand(tmp_path: Path) -> None:
 
 
 def test_the_figure_draws_each_sets_share() -> None:
-    cols = [rep.ReplicationColumn.model_validate({
+    cols = [ReplicationColumn.model_validate({
         "source": s, "student": "q", "tau": t, "setting": "K = 8", "n": n,
         "missing": {"ungraded": {}, "failed": {}, "ungraded_total": 0, "failed_total": 0},
         "conditions": {c: (None if k is None else {"families_run": n, "solved": k, "rollouts": 8 * n,

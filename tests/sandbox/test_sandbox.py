@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from oracleladder.sandbox import isolation_level, run, runner
+from oracleladder.sandbox import isolation, isolation_level, run, runner
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.timeout(60)
@@ -21,21 +21,21 @@ IS_ROOT = os.geteuid() == 0
 @pytest.fixture(params=["auto", "unshare", "none"])
 def mode(request, monkeypatch):
     """Run a test under the best isolation, and forced down to the weaker fallbacks."""
-    monkeypatch.setattr(runner, "_probed", None)
+    monkeypatch.setattr(isolation, "_probed", None)
     if request.param != "auto":
-        monkeypatch.setenv(runner._FORCE_ENV, request.param)
+        monkeypatch.setenv(isolation.FORCE_ENV, request.param)
     else:
-        monkeypatch.delenv(runner._FORCE_ENV, raising=False)
+        monkeypatch.delenv(isolation.FORCE_ENV, raising=False)
     level = isolation_level()
-    if request.param == "unshare" and level != runner.ISOLATION_UNSHARE:
+    if request.param == "unshare" and level != isolation.ISOLATION_UNSHARE:
         pytest.skip(f"unshare -n not available here (got {level})")
     yield level
-    monkeypatch.setattr(runner, "_probed", None)
+    monkeypatch.setattr(isolation, "_probed", None)
 
 
 def test_isolation_is_reported():
     level = isolation_level()
-    assert level in (runner.ISOLATION_BWRAP, runner.ISOLATION_UNSHARE, runner.ISOLATION_NONE)
+    assert level in (isolation.ISOLATION_BWRAP, isolation.ISOLATION_UNSHARE, isolation.ISOLATION_NONE)
     r = run("print('hi')")
     assert r.ok and r.stdout == "hi\n" and r.isolation == level
     print("isolation:", level)
@@ -103,8 +103,8 @@ time.sleep(30)
 
 def test_fork_bomb_contained(monkeypatch):
     taken: set[int | None] = set()
-    take = runner._take_uid
-    monkeypatch.setattr(runner, "_take_uid", lambda: taken.add(uid := take()) or uid)
+    take = runner.take_uid
+    monkeypatch.setattr(runner, "take_uid", lambda: taken.add(uid := take()) or uid)
     t = time.monotonic()
     r = run(FORK_BOMB, timeout_s=4, nproc=32, memory_mb=128)
     assert r.timed_out
@@ -205,7 +205,7 @@ def test_loopback_tcp_refused(mode):
 
 
 def test_files_land_only_in_temp_dir_which_is_removed(mode):
-    if mode != runner.ISOLATION_BWRAP and not IS_ROOT:
+    if mode != isolation.ISOLATION_BWRAP and not IS_ROOT:
         pytest.skip("without bwrap, writes outside are refused only via the uid drop (root)")
     outside = tempfile.mkdtemp(prefix="olsbx-test-outside-")
     os.chmod(outside, 0o755)
@@ -233,7 +233,7 @@ def test_files_land_only_in_temp_dir_which_is_removed(mode):
         assert "out.txt" in res["listing"]
         for p, v in res.items():
             if p.startswith("/"):
-                if p.startswith("/var/tmp") and mode != runner.ISOLATION_BWRAP:
+                if p.startswith("/var/tmp") and mode != isolation.ISOLATION_BWRAP:
                     continue  # world-writable; documented; the leftover is removed below
                 assert v == "DENIED", (p, res)
         assert not os.path.exists("/var/tmp/olsbx_probe")
@@ -247,7 +247,7 @@ def test_files_land_only_in_temp_dir_which_is_removed(mode):
 
 
 def test_bwrap_private_tmp():
-    if isolation_level() != runner.ISOLATION_BWRAP:
+    if isolation_level() != isolation.ISOLATION_BWRAP:
         pytest.skip("bwrap not available")
     name = f"/tmp/olsbx-marker-{os.getpid()}"
     r = run(f"try:\n open({name!r}, 'w').write('x')\n print('wrote')\nexcept OSError:\n print('denied')")
@@ -280,12 +280,12 @@ def test_parallel_runs_from_threads():
 
 
 def test_workspace_hidden_under_bwrap(monkeypatch):
-    if isolation_level() != runner.ISOLATION_BWRAP:
+    if isolation_level() != isolation.ISOLATION_BWRAP:
         pytest.skip("bwrap not available")
     here = os.path.realpath(__file__)
-    hidden = runner._hidden_paths(tempfile.gettempdir())
+    hidden = isolation.hidden_paths(tempfile.gettempdir())
     if not any(here.startswith(h + "/") for h in hidden):  # a checkout outside /work and the homes
-        monkeypatch.setenv(runner._HIDE_ENV, str(REPO))
+        monkeypatch.setenv(isolation.HIDE_ENV, str(REPO))
     r = run(f"import os\ntry:\n open({here!r}).read()\n print('READ')\nexcept OSError:\n print('HIDDEN')")
     assert r.stdout == "HIDDEN\n", r.stderr
 
@@ -293,13 +293,13 @@ def test_workspace_hidden_under_bwrap(monkeypatch):
 @pytest.fixture(params=["bwrap", "unshare"])
 def namespaced(request, monkeypatch):
     """Each namespace level in turn (skipped where this machine lacks it)."""
-    monkeypatch.setattr(runner, "_probed", None)
-    monkeypatch.setenv(runner._FORCE_ENV, request.param)
-    want = runner.ISOLATION_BWRAP if request.param == "bwrap" else runner.ISOLATION_UNSHARE
+    monkeypatch.setattr(isolation, "_probed", None)
+    monkeypatch.setenv(isolation.FORCE_ENV, request.param)
+    want = isolation.ISOLATION_BWRAP if request.param == "bwrap" else isolation.ISOLATION_UNSHARE
     if isolation_level() != want:
         pytest.skip(f"{request.param} not available here (got {isolation_level()})")
     yield want
-    monkeypatch.setattr(runner, "_probed", None)
+    monkeypatch.setattr(isolation, "_probed", None)
 
 
 def test_host_unix_socket_unreachable(namespaced):

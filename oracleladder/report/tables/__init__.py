@@ -18,7 +18,7 @@ Conditions that were not run are "not run" (None in report.json), never zeros.
 The primitive rung (docs/primitive.md: Primitive-Needed, Primitive-gap, C2-primitive and its control)
 has its counts where C2-primitive was run and none elsewhere.
 
-One module per table family: `base`, `containment`, `contrasts`, `student`, `pairs`, `sets`, `checks`, `whole`."""
+One module per table family: `base`, `containment`, `contrasts`, `student`, `pairs`, `sets`, `checks`, `replication`, `truncation`, `whole`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from .checks import LeakResidual, ReviewRow, leak_residual, review_row
 from .containment import Against, Containment, Rates, Share, SolvedAlone, Versus
 from .contrasts import Contrast, QFamily, adjust_planned, contrasts, q_family
 from .pairs import CHANGE_KEYS, BudgetChange, Change, Ordering, Pair, RankRow, budget_change, change, pair, ranks
+from .replication import ReplicationColumn, replication_column, specificity
 from .sets import (
            TYPES,
            LeakDrop,
@@ -58,6 +59,7 @@ from .student import (
            stage0_stats,
            student_tables,
 )
+from .truncation import WARN_SHARE, WHY, Truncation, truncation, why_unreadable
 from .whole import Meta, ReportInput, ReportTables, report_tables
 
 __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKETS", "budget_change", "BudgetChange",
@@ -66,7 +68,7 @@ __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKET
            "FormatRow", "Frozen", "known_gap", "leak_residual", "leak_rule", "LeakDrop", "LeakResidual",
            "LeakRule", "Meta", "milestone_types", "MilestoneTypes", "Missing", "missing_verdicts",
            "N_RESAMPLES", "NOT_RUN", "Ordering", "Pair", "pair", "primitive_ran", "q_family", "QFamily",
-           "RankRow", "ranks", "Rates", "recovery_by_tau", "report_tables", "ReportInput", "ReportTables", "review_row",
-           "ReviewRow", "SEED", "Share", "SolvedAlone", "STAGE0", "Stage0", "stage0_stats", "student_tables",
-           "StudentReport", "StudentTables", "Summary", "TAUS", "TYPES", "types_by_outcome", "TypesByOutcome",
-           "Versus"]
+           "RankRow", "ranks", "Rates", "recovery_by_tau", "replication_column", "ReplicationColumn", "report_tables", "ReportInput", "ReportTables", "review_row",
+           "ReviewRow", "SEED", "Share", "SolvedAlone", "specificity", "STAGE0", "Stage0", "stage0_stats", "student_tables",
+           "StudentReport", "StudentTables", "Summary", "TAUS", "Truncation", "truncation", "TYPES", "types_by_outcome", "TypesByOutcome",
+           "Versus", "WARN_SHARE", "WHY", "why_unreadable"]

@@ -42,7 +42,7 @@ from .base import (
 )
 from .containment import Containment
 from .contrasts import Contrast, contrasts
-from .truncation import PanelTruncation, Truncation
+from .truncation import CUT_OFF, NO_BOX, REFUSED, PanelTruncation, Truncation
 
 
 class Missing(Frozen):
@@ -71,6 +71,13 @@ class FormatRow(Frozen):
     failed: int
     refused: int = 0  # a report.json from before refusals were counted apart has none
 
+    @property
+    def truncation(self) -> Truncation:
+        """Its bucketed answers, those cut off, and those with no box by why."""
+        return Truncation(answers=self.n, cut_off=self.truncated,
+                          unreadable={CUT_OFF: self.no_boxed_trunc, REFUSED: self.refused,
+                                      NO_BOX: self.no_boxed - self.refused})
+
 
 class FormatAudit(Frozen):
     """A student's format audit (`audit.format` reads it from the store): its rows by condition, the
@@ -83,7 +90,7 @@ class FormatAudit(Frozen):
 
     def warnings(self, student: str) -> list[str]:
         """A line per condition in ``cut_off``, in the words of every surface (`Truncation.said`)."""
-        return [Truncation.of_row(self.table[name]).said(f"{student}, {LADDER.label(name)}", self.max_tokens)
+        return [self.table[name].truncation.said(f"{student}, {LADDER.label(name)}", self.max_tokens)
                 for name in self.cut_off]
 
     @model_serializer(mode="wrap")
