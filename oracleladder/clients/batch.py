@@ -16,7 +16,7 @@ batch is polled at an interval that backs off; once it has ended, its rows answe
 A row that errored (transiently), expired or was cancelled goes into the next batch, at most ``rounds``
 batches in all; then its call fails for good, as an online call whose retries are spent.
 
-A results file is read row by row: a line that cannot be read (cut short, not JSON, no custom_id)
+A results file is read row by row (`batch_results`): a line that cannot be read (cut short, not JSON, no custom_id)
 leaves its call without a row, and a call with rows that disagree is without an answer; either goes
 into the next batch, said in a warning. A completed batch whose results hold no row at all is an
 error of the provider: its calls fail, said, and are not submitted again in this run. A batch not
@@ -40,6 +40,7 @@ from ..store.batches import CREATING, RESULTS_EMPTY, SUBMITTED, BatchRecord
 from ..store.rows import now
 from .base import ChatRequest, ChatResult
 from .batch_api import COMPLETED, ENDED, BatchAPI, CreateLost, Outcome, RowRefused
+from .batch_results import outcomes, read_rows
 from .errors import Arg, ConfigurationError, PermanentError, ProviderError, ServerError, TransientError
 from .providers import DEFAULT_TIMEOUT_S, make_batch_api, parse_model
 from .rounds import Rounds
@@ -53,7 +54,6 @@ DEFAULT_POLL_S = 5.0
 DEFAULT_MAX_POLL_S = 300.0
 DEFAULT_ROUNDS = 3
 MAX_POLL_FAILURES = 10  # polls in a row that fail before the calls waiting on the batch fail
-READ_ATTEMPTS = 4  # reads of an ended batch's results
 INTENT_PREFIX = "intent-"  # a provisional id: the batch's intent, stored before its create call
 DEADLINE_MARGIN_S = 3600.0  # the default deadline: the provider's completion window and this
 CANCEL_GRACE_S = 600.0  # the longest a batch cancelled at its deadline is waited on to end
@@ -130,7 +130,8 @@ class BatchProvider:
         self._attached: dict[str, set[str]] = {}  # stored batch id -> keys waiting on it, not yet watched
         # call key -> the newest batch holding it whose row has not answered it: a call asked again
         # (a retry after a failed read, a rerun) reads that batch, never submits it again
-        self._stored: dict[str, str] | None = None
+        self._stored: dict[str, str] = {}
+        self._loaded = False  # _stored read from the store
         self._intents: dict[str, BatchRecord] = {}  # provisional id -> a batch whose create reply is unknown
         self._known: set[str] = set()  # the provider's ids of the stored batches
         self._created: dict[str, str] = {}  # batch id (or provisional id) -> when it was stored (its deadline's start)
@@ -141,9 +142,8 @@ class BatchProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         key = request.key()
-        if self._stored is None:
+        if not self._loaded:
             await self._load()
-            assert self._stored is not None
         w = _Waiter(request, asyncio.get_running_loop().create_future(), asyncio.current_task())
         self.round_state.waiting()
         self._waiting[key] = w
@@ -173,7 +173,7 @@ class BatchProvider:
                     self._intents[b.id] = b
                 else:
                     self._known.add(b.id)
-        self._stored = stored
+        self._stored, self._loaded = stored, True
 
     def _enqueue(self, key: str, w: _Waiter) -> None:
         self._queue[key] = w
@@ -388,45 +388,12 @@ class BatchProvider:
             log.warning("%s batch %s: the cancel failed: %s", self.name, batch_id, e)
 
     async def _read(self, batch_id: str, keys: set[str], view: BatchView) -> None:
-        """Settle the calls ``keys`` from the rows of an ended batch, read row by row (the rows of
-        calls not asked are left in it). A read cut off is read again."""
-        delay = self.poll
-        for attempt in range(1, READ_ATTEMPTS + 1):
-            found: dict[str, list[Outcome]] = {}
-            unreadable: list[Outcome] = []
-            rows = 0
-            try:
-                async for key, outcome in self.api.results(batch_id):
-                    rows += 1
-                    if key is None:
-                        unreadable.append(outcome)
-                    elif key in keys:
-                        found.setdefault(key, []).append(outcome)
-                break
-            except TransientError as e:
-                if attempt == READ_ATTEMPTS:
-                    raise
-                log.warning("%s batch %s: reading its results: %s (reading again)", self.name, batch_id, e)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.max_poll)
-        if not rows and view.state in COMPLETED:
+        """Settle the calls ``keys`` from the rows of an ended batch (`batch_results`)."""
+        rows = await read_rows(self.api, batch_id, keys, poll=self.poll, max_poll=self.max_poll)
+        if not rows.count and view.state in COMPLETED:
             await self._results_empty(batch_id, keys, view)
             return
-        if unreadable:
-            log.warning("%s batch %s: %d results row(s) could not be read, their calls go again (%s)",
-                        self.name, batch_id, len(unreadable), unreadable[0])
-        disagree = {key for key, outcomes in found.items() if len({_said(o) for o in outcomes}) > 1}
-        if disagree:
-            log.warning("%s batch %s: %d call(s) have rows with different answers (custom_id %s, ...): they go "
-                        "again", self.name, batch_id, len(disagree), min(disagree))
-        for key in keys:
-            if key in disagree:
-                outcome: Outcome = ServerError(f"{self.name} batch {batch_id} has {len(found[key])} rows for it "
-                                               "with different answers")
-            elif key in found:
-                outcome = found[key][0]
-            else:
-                outcome = ServerError(f"{self.name} batch {batch_id} ({view.state}) has no readable result for it")
+        for key, outcome in outcomes(self.name, batch_id, view.state, keys, rows).items():
             self._settle(key, outcome, batch_id)
         view.settled = len(keys)
 
@@ -483,14 +450,10 @@ class BatchProvider:
             self.on_status(view)
 
     async def aclose(self) -> None:
-        for task in [*self._tasks, *self._resolving.values(), *([self._flusher] if self._flusher else [])]:
+        pending: list[asyncio.Future[Any]] = [*self._tasks, *self._resolving.values()]
+        for task in [*pending, *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self.api.aclose()
-
-
-def _said(outcome: Outcome) -> str:
-    """What a row says: its answer, or its error."""
-    return outcome.text if isinstance(outcome, ChatResult) else f"{type(outcome).__name__}: {outcome}"
 
 
 def make_batch_client(model: str, *, cache: Any, base_url: str | list[str] | None = None, api_key: str | None = None,
