@@ -15,21 +15,25 @@ says anything, and at 384 every answer is whole (and right):
 - a plain benchmark of the four problems at 128, K = 2: every answer cut off, pass@1 0.
 
 A test module builds it once in a module-scoped fixture (``return built(tmp_path_factory, release_data)``);
-its cells read it and write only under their own tmp_path.
+its cells read it and write only under their own tmp_path, through the readers below (`cli`, `overview`, ...).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from oracleladder import Experiment
+from oracleladder.cli import app
 from oracleladder.experiment import BenchmarkResult, Choice, Endpoint, ProbeResult
+from oracleladder.store import RunRecord, Store
 from oracleladder.testing import LoopbackServer
 
 STUDENT, JUDGE = "openai/student", "openai/judge"
@@ -95,3 +99,102 @@ async def build(tmp_path: Path, release_data: Path) -> Surfaces:
 def built(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Surfaces:
     """The store, for a module-scoped fixture (built once per module, in a folder of its own)."""
     return asyncio.run(build(tmp_path_factory.mktemp("surfaces"), release_data))
+
+
+# ------------------------------------------------------------------ reading the store's surfaces
+
+def cli(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def overview(site: Path) -> dict:
+    text = (site / "data" / "overview.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def prim_report(s: Surfaces, out: Path, *pick: str, code: int = 0) -> str:
+    return cli("prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(out), "--html",
+               "--store", str(s.store), *pick, code=code)
+
+
+def judge_script(messages: list[dict], body: dict) -> str:
+    """PRIM's judges (the loopback server's script): every primitive valid and matching the gold one, every
+    answer read correct."""
+    user = messages[0]["content"]
+    if "VACUOUS" in user:
+        return '{"verdict": "valid", "failure": "none", "evidence": "a real primitive"}'
+    if "## Model Primitive (judge this):" in user:
+        return '{"agreement": "match", "evidence": "the same idea"}'
+    return '{"extracted_final_answer": "x", "correct": "yes", "reasoning": "it matches"}'
+
+
+def discovery_at_both(s: Surfaces, tmp: Path) -> tuple[Path, dict[int, str]]:
+    """A copy of the store whose Discovery is probed at 384 too (the first two families, written whole); the
+    PRIM probe run at each budget, by budget."""
+    store = tmp / "both.sqlite"
+    shutil.copy(s.store, store)
+
+    async def probe() -> dict[int, str]:
+        async with LoopbackServer(script=script(s.families), cut_at_budget=True) as server:
+            async with Experiment(store) as ex:
+                await ex.prim_probe(Endpoint(STUDENT, base_urls=[server.openai_base_url]), dimensions=("discovery",),
+                                    max_tokens=HIGH, limit=2)
+                return {r.config["max_tokens"]: r.id for r in await ex.store.runs() if r.kind == "prim-probe"
+                        and r.config["dimensions"] != ["generation"]}
+    return store, asyncio.run(probe())
+
+
+def refused_naming_runs(said: str, runs: dict[int, str]) -> None:
+    said = " ".join(said.split())
+    assert f"max_tokens={LOW} (K = 1, runs {runs[LOW]})" in said and f"max_tokens={HIGH} (K = 1, runs " in said
+    # a judge's --max-tokens is its own: the group is picked by its run
+    assert f"pick one with --run {runs[LOW]} or --run " in said and "--by-run" not in said
+
+
+def judged(*args: str, store: Path, code: int = 0) -> str:
+    with LoopbackServer(script=judge_script) as server:
+        return cli(*args, "--judge", JUDGE, "--student", STUDENT, "--base-url", server.openai_base_url,
+                   "--store", str(store), code=code)
+
+
+def made_by(store: Path, target: str, run_id: str) -> set[str]:
+    """The call keys of the student's answers of ``target`` in ``store`` that run ``run_id`` paid for."""
+    async def read() -> set[str]:
+        async with Store.open(store) as st:
+            return {r.call_key for r in await st.rollouts(student=STUDENT, target=target) if r.run_id == run_id}
+    return asyncio.run(read())
+
+
+def exported(s: Surfaces, out: Path) -> str:
+    """The student's answers at the lower budget as panel files in ``out``, and what the export said."""
+    return " ".join(cli("panels", "export", "--student", STUDENT, "--out", str(out), "--max-tokens", str(LOW),
+                        "--store", str(s.store)).split())
+
+
+def imported(s: Surfaces, tmp: Path) -> tuple[Path, str]:
+    """A copy of the store with the student's answers at the lower budget imported as the panel of "panel",
+    and what the import said."""
+    exported(s, tmp / "p")
+    store = tmp / "s.sqlite"
+    shutil.copy(s.store, store)
+    said = " ".join(cli("panels", "import", *map(str, sorted((tmp / "p").rglob("*.jsonl"))), "--student", "panel",
+                        "--max-tokens", str(LOW), "--store", str(store)).split())
+    return store, said
+
+
+def paying_run(s: Surfaces) -> tuple[RunRecord, int]:
+    """The run that paid for the answers at the higher budget, and how many answers the cached rerun reused."""
+    async def read() -> tuple[RunRecord, int]:
+        async with Store.open(s.store) as store:
+            runs = {r.id: r for r in await store.runs("probe")}
+            return runs[s.probes["ladder_high"].run_id], runs[s.probes["rerun"].run_id].reused
+    return asyncio.run(read())
+
+
+def c1_only(s: Surfaces, tmp: Path, *html: str) -> dict:
+    """report.json of the C1-only run (every answer cut off: each family failed C1, no C2 or C3 to read)."""
+    cli("report", "--student", STUDENT, "--max-tokens", str(LOW), *html, "--out", str(tmp / "r"), "--store",
+        str(s.store))
+    return json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]

@@ -11,13 +11,13 @@ audits, panels export's selection) guard it, the others failed before it:
 - provenance: the answers at 384 keep the run that paid for them; the cached rerun is listed and counted
   as reusing them, `--run` of the paying run reads them, and its tokens are what the report says they cost;
 - truncation: a surface that shows a rate says how many of its answers were cut off and why an answer
-  had nothing to grade, in `report.tables.truncation`'s words;
+  had nothing to grade, in `Truncation.said`'s words (an imported panel's report as its records said);
 - outcome vocabulary: a family the C1-only run failed is "Not determined" (no C2 or C3 to read), never
   Unrecovered, in the summary, the DataFrames, report.json, report.md, the HTML and the exported table.
 
 Plus: a bare teacher name that names two granularities is refused, naming both, by probe, report,
 export and compare; a set probed before and after a recompile under another teacher prompt version is two
-groups, never pooled."""
+groups, never pooled, each with the C1 answers its probe asked (the second took them from the cache)."""
 
 from __future__ import annotations
 
@@ -30,14 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from oracleladder import Experiment, SyncExperiment
-from oracleladder.cli import app
 from oracleladder.experiment import Choice, Endpoint, ExperimentError, ProbeEstimate
 from oracleladder.ladder.outcomes import NOT_DETERMINED
 from oracleladder.schemas import Family, Provenance
-from oracleladder.store import RunRecord, Store
+from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
 from tests.helpers.surfaces import (
     BENCHMARK,
@@ -48,6 +46,17 @@ from tests.helpers.surfaces import (
     STUDENT,
     Surfaces,
     built,
+    c1_only,
+    cli,
+    discovery_at_both,
+    exported,
+    imported,
+    judged,
+    made_by,
+    overview,
+    paying_run,
+    prim_report,
+    refused_naming_runs,
     script,
 )
 
@@ -60,36 +69,20 @@ def surfaces(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Su
     return built(tmp_path_factory, release_data)
 
 
-def _cli(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def _overview(site: Path) -> dict:
-    text = (site / "data" / "overview.js").read_text(encoding="utf-8")
-    return json.loads(text[text.index("(") + 1:text.rindex(")")])
-
-
-def _prim_report(s: Surfaces, out: Path, *pick: str, code: int = 0) -> str:
-    return _cli("prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(out), "--html",
-                "--store", str(s.store), *pick, code=code)
-
-
 # ------------------------------------------------------------------ selection
 
 def prim_report_selection(s: Surfaces, tmp: Path) -> None:
-    said = _prim_report(s, tmp / "pooled", code=2)
+    said = prim_report(s, tmp / "pooled", code=2)
     assert f"max_tokens={LOW} (K = 1" in said and f"max_tokens={HIGH} (K = 1" in said
     assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in said and "--by-run" in said
-    _prim_report(s, tmp / "low", "--max-tokens", str(LOW))
+    prim_report(s, tmp / "low", "--max-tokens", str(LOW))
     low = json.loads((tmp / "low" / "report.json").read_text())
     assert low["table1"]["dimensions"]["generation"]["n"] == 4 and low["table1"]["dimensions"]["discovery"]["n"] == 4
-    _prim_report(s, tmp / "high", "--max-tokens", str(HIGH))
+    prim_report(s, tmp / "high", "--max-tokens", str(HIGH))
     high = json.loads((tmp / "high" / "report.json").read_text())
     assert high["table1"]["dimensions"]["generation"]["n"] == 2  # the two problems probed at 384, not six
     assert high["settings"].startswith(f"K = 1, max_tokens = {HIGH}")
-    _prim_report(s, tmp / "side", "--by-run")
+    prim_report(s, tmp / "side", "--by-run")
     assert sorted(p.name for p in (tmp / "side").iterdir()) == [f"max_tokens={LOW}", f"max_tokens={HIGH}"]
 
 
@@ -109,29 +102,29 @@ def python_api_selection(s: Surfaces, tmp: Path) -> None:
 
 def export_results_selection(s: Surfaces, tmp: Path) -> None:
     out = tmp / "results.csv"
-    _cli("export-results", "--student", STUDENT, "--by-run", "--out", str(out), "--store", str(s.store))
+    cli("export-results", "--student", STUDENT, "--by-run", "--out", str(out), "--store", str(s.store))
     with out.open(newline="") as f:
         assert sorted({row["student"] for row in csv.DictReader(f)}) == LABELS
 
 
 def html_selection(s: Surfaces, tmp: Path) -> None:
-    _cli("report", "--student", STUDENT, "--by-run", "--html", "--out", str(tmp / "r"), "--store", str(s.store))
-    assert sorted(_overview(tmp / "r" / "html")["provenance"]["students"]) == LABELS
+    cli("report", "--student", STUDENT, "--by-run", "--html", "--out", str(tmp / "r"), "--store", str(s.store))
+    assert sorted(overview(tmp / "r" / "html")["provenance"]["students"]) == LABELS
     assert sorted(p.name for p in (tmp / "r").glob("*.png")) and all(
         len(label) <= 40 for label in json.loads((tmp / "r" / "report.json").read_text())["students"])
 
 
 def compare_selection(s: Surfaces, tmp: Path) -> None:
-    said = _cli("compare", "--a", "release", "--primitive", "--student", STUDENT, "--out", str(tmp / "c"),
-                "--store", str(s.store), code=2)
+    said = cli("compare", "--a", "release", "--primitive", "--student", STUDENT, "--out", str(tmp / "c"),
+               "--store", str(s.store), code=2)
     assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
 
 
 def audit_selection(s: Surfaces, tmp: Path) -> None:
-    said = _cli("audit", "format", "--student", STUDENT, "--store", str(s.store), code=2)
+    said = cli("audit", "format", "--student", STUDENT, "--store", str(s.store), code=2)
     assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
-    audit = json.loads(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW), "--json",
-                            "--store", str(s.store)))
+    audit = json.loads(cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW), "--json",
+                           "--store", str(s.store)))
     assert list(audit["table"]) == ["C1_direct"] and audit["max_tokens"] == [LOW]  # the C1-only run alone
 
 
@@ -139,7 +132,7 @@ def audit_judge_selection(s: Surfaces, tmp: Path) -> None:
     """`audit judge` and `audit review` pick a group by its run (their --max-tokens is the judge's own)."""
     low, high = (s.probes[name].run_id for name in ("ladder_low", "ladder_high"))
     for command, model in (("judge", "--judge"), ("review", "--reviewer")):
-        said = " ".join(_cli("audit", command, model, JUDGE, "--student", STUDENT, *(
+        said = " ".join(cli("audit", command, model, JUDGE, "--student", STUDENT, *(
             ["--sheet", str(tmp / "a.csv")] if command == "judge" else []), "--base-url", "http://127.0.0.1:9/v1",
             "--store", str(s.store), code=2).split())
         assert f"pick one with --run {low} or --run {high}" in said, said
@@ -147,112 +140,65 @@ def audit_judge_selection(s: Surfaces, tmp: Path) -> None:
 
 
 def panels_export_selection(s: Surfaces, tmp: Path) -> None:
-    said = _cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--store", str(s.store), code=2)
+    said = cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--store", str(s.store), code=2)
     assert f"--max-tokens {LOW} or --max-tokens {HIGH}" in " ".join(said.split())
-    _cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--max-tokens", str(LOW),
-         "--store", str(s.store))
+    cli("panels", "export", "--student", STUDENT, "--out", str(tmp / "p"), "--max-tokens", str(LOW),
+        "--store", str(s.store))
     records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
     assert {(r["condition"], r["n_correct"], r["k"]) for r in records} == {("C1_direct", 0, 1)} and len(records) == 4
 
 
-def judge_script(messages: list[dict], body: dict) -> str:
-    """PRIM's judges (the loopback server's script): every primitive valid and matching the gold one, every
-    answer read correct."""
-    user = messages[0]["content"]
-    if "VACUOUS" in user:
-        return '{"verdict": "valid", "failure": "none", "evidence": "a real primitive"}'
-    if "## Model Primitive (judge this):" in user:
-        return '{"agreement": "match", "evidence": "the same idea"}'
-    return '{"extracted_final_answer": "x", "correct": "yes", "reasoning": "it matches"}'
-
-
-def discovery_at_both(s: Surfaces, tmp: Path) -> tuple[Path, dict[int, str]]:
-    """A copy of the store whose Discovery is probed at 384 too (the first two families, written whole); the
-    PRIM probe run at each budget, by budget."""
-    store = tmp / "both.sqlite"
-    shutil.copy(s.store, store)
-
-    async def probe() -> dict[int, str]:
-        async with LoopbackServer(script=script(s.families), cut_at_budget=True) as server:
-            async with Experiment(store) as ex:
-                await ex.prim_probe(Endpoint(STUDENT, base_urls=[server.openai_base_url]), dimensions=("discovery",),
-                                    max_tokens=HIGH, limit=2)
-                return {r.config["max_tokens"]: r.id for r in await ex.store.runs() if r.kind == "prim-probe"
-                        and r.config["dimensions"] != ["generation"]}
-    return store, asyncio.run(probe())
-
-
-def _refused_naming_runs(said: str, runs: dict[int, str]) -> None:
-    said = " ".join(said.split())
-    assert f"max_tokens={LOW} (K = 1, runs {runs[LOW]})" in said and f"max_tokens={HIGH} (K = 1, runs " in said
-    # a judge's --max-tokens is its own: the group is picked by its run
-    assert f"pick one with --run {runs[LOW]} or --run " in said and "--by-run" not in said
-
-
-def _judged(*args: str, store: Path, code: int = 0) -> str:
-    with LoopbackServer(script=judge_script) as server:
-        return _cli(*args, "--judge", JUDGE, "--student", STUDENT, "--base-url", server.openai_base_url,
-                    "--store", str(store), code=code)
-
-
 def prim_score_selection(s: Surfaces, tmp: Path) -> None:
     store, runs = discovery_at_both(s, tmp)
-    _refused_naming_runs(_judged("prim", "score", store=store, code=2), runs)
-    scored = json.loads(_judged("prim", "score", "--run", runs[HIGH], "--json", store=store).splitlines()[-1])
+    refused_naming_runs(judged("prim", "score", store=store, code=2), runs)
+    scored = json.loads(judged("prim", "score", "--run", runs[HIGH], "--json", store=store).splitlines()[-1])
     assert (scored["scored"], scored["unreadable"], scored["correct"]) == (2, 0, {"prim_discovery": 2})
     # the 4 unreadable scores at 128 keep their rows beside the 2 at 384: no score row is shared
     with sqlite3.connect(store) as con:
         rows = con.execute("SELECT score, reason FROM prim_scores WHERE target = 'prim_discovery'").fetchall()
     assert sorted(rows) == [(0.0, "unreadable")] * 4 + [(1.0, "")] * 2
     for budget, (n, rate) in {LOW: (4, 0.0), HIGH: (2, 1.0)}.items():
-        _cli("prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(tmp / str(budget)),
-             "--max-tokens", str(budget), "--store", str(store))
+        cli("prim", "report", "--student", STUDENT, "--judge", JUDGE, "--out", str(tmp / str(budget)),
+            "--max-tokens", str(budget), "--store", str(store))
         discovery = json.loads((tmp / str(budget) / "report.json").read_text())["table1"]["dimensions"]["discovery"]
         assert (discovery["n"], discovery["interval"]["point"]) == (n, rate), (budget, discovery)
 
 
 def prim_answers_selection(s: Surfaces, tmp: Path) -> None:
     store, runs = discovery_at_both(s, tmp)
-    _refused_naming_runs(_judged("prim", "answers", store=store, code=2), runs)
-    judged = json.loads(_judged("prim", "answers", "--run", runs[LOW], "--json", store=store).splitlines()[-1])
-    assert (judged["judged"], judged["correct"], judged["missing"]) == (4, 4, 0)  # the 4 cut-off Generation answers
+    refused_naming_runs(judged("prim", "answers", store=store, code=2), runs)
+    said = json.loads(judged("prim", "answers", "--run", runs[LOW], "--json", store=store).splitlines()[-1])
+    assert (said["judged"], said["correct"], said["missing"]) == (4, 4, 0)  # the 4 cut-off Generation answers
     with sqlite3.connect(store) as con:
         called = {key for (key,) in con.execute("SELECT rollout_call FROM prim_answer_verdicts")}
 
-    async def made_at_low() -> set[str]:
-        async with Store.open(store) as st:
-            return {r.call_key for r in await st.rollouts(student=STUDENT, target="C1_direct") if r.run_id == runs[LOW]}
-    assert called == asyncio.run(made_at_low()) and len(called) == 4
+    assert called == made_by(store, "C1_direct", runs[LOW]) and len(called) == 4
 
 
 def prim_audit_selection(s: Surfaces, tmp: Path) -> None:
     store, runs = discovery_at_both(s, tmp)
-    _judged("prim", "score", "--run", runs[HIGH], store=store)
-    said = _cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"),
-                "--store", str(store), code=2)
-    _refused_naming_runs(said, runs)
-    _cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"), "--run", runs[HIGH],
-         "--store", str(store))
+    judged("prim", "score", "--run", runs[HIGH], store=store)
+    said = cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"),
+               "--store", str(store), code=2)
+    refused_naming_runs(said, runs)
+    cli("prim", "audit", "--judge", JUDGE, "--student", STUDENT, "--sheet", str(tmp / "a.csv"), "--run", runs[HIGH],
+        "--store", str(store))
     key = json.loads((tmp / "a.csv.key.json").read_text())
 
-    async def made_at_high() -> set[str]:
-        async with Store.open(store) as st:
-            return {r.call_key for r in await st.rollouts(student=STUDENT, target="prim_discovery")
-                    if r.run_id == runs[HIGH]}
-    assert {c["rollout_call"] for c in key["cases"].values()} == asyncio.run(made_at_high())
+    assert {c["rollout_call"] for c in key["cases"].values()} == made_by(store, "prim_discovery", runs[HIGH])
 
 
 # ------------------------------------------------------------------ truncation
 
 def audit_truncation(s: Surfaces, tmp: Path) -> None:
-    said = " ".join(_cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW),
-                         "--store", str(s.store)).split())
+    said = " ".join(cli("audit", "format", "--student", STUDENT, "--max-tokens", str(LOW),
+                        "--store", str(s.store)).split())
     assert f"warning: {STUDENT}, C1: {CUT}" in said
 
 
 def ladder_report_truncation(s: Surfaces, tmp: Path) -> None:
-    said = " ".join(_cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"),
-                         "--store", str(s.store)).split())
+    said = " ".join(cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(tmp / "r"),
+                        "--store", str(s.store)).split())
     assert f"- **Warning:** {STUDENT}, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
     assert f"warning: {STUDENT}, C1: {CUT}" in said
     with SyncExperiment(s.store) as ex:
@@ -260,57 +206,40 @@ def ladder_report_truncation(s: Surfaces, tmp: Path) -> None:
 
 
 def html_truncation(s: Surfaces, tmp: Path) -> None:
-    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--html", "--out", str(tmp / "r"),
-         "--store", str(s.store))
-    assert _overview(tmp / "r" / "html")["warnings"] == [f"{STUDENT}, C1: {CUT}"]
-
-
-def _exported(s: Surfaces, out: Path) -> str:
-    """The student's answers at the lower budget as panel files in ``out``, and what the export said."""
-    return " ".join(_cli("panels", "export", "--student", STUDENT, "--out", str(out), "--max-tokens", str(LOW),
-                         "--store", str(s.store)).split())
+    cli("report", "--student", STUDENT, "--max-tokens", str(LOW), "--html", "--out", str(tmp / "r"),
+        "--store", str(s.store))
+    assert overview(tmp / "r" / "html")["warnings"] == [f"{STUDENT}, C1: {CUT}"]
 
 
 def panels_export_truncation(s: Surfaces, tmp: Path) -> None:
-    assert f"warning: {STUDENT}, C1: {CUT}" in _exported(s, tmp / "p")
+    assert f"warning: {STUDENT}, C1: {CUT}" in exported(s, tmp / "p")
     records = [json.loads(line) for line in next((tmp / "p" / "oracle_panel").iterdir()).read_text().splitlines()]
     assert [(r["cut_off"], r["unreadable"]) for r in records] == [(1, {"cut off": 1})] * 4
 
 
-def _imported(s: Surfaces, tmp: Path) -> tuple[Path, str]:
-    """A copy of the store with the student's answers at the lower budget imported as the panel of "panel",
-    and what the import said."""
-    _exported(s, tmp / "p")
-    store = tmp / "s.sqlite"
-    shutil.copy(s.store, store)
-    said = " ".join(_cli("panels", "import", *map(str, sorted((tmp / "p").rglob("*.jsonl"))), "--student", "panel",
-                         "--max-tokens", str(LOW), "--store", str(store)).split())
-    return store, said
-
-
 def panels_import_truncation(s: Surfaces, tmp: Path) -> None:
-    assert f"warning: panel, C1: {CUT}" in _imported(s, tmp)[1]
+    assert f"warning: panel, C1: {CUT}" in imported(s, tmp)[1]
 
 
 def panel_report_truncation(s: Surfaces, tmp: Path) -> None:
     """The report of an imported panel warns as its import did: no rollout behind its counts, the import
     run's record of what its records said."""
-    store, _ = _imported(s, tmp)
-    said = " ".join(_cli("report", "--student", "panel", "--html", "--out", str(tmp / "r"), "--store", str(store)).split())
+    store, _ = imported(s, tmp)
+    said = " ".join(cli("report", "--student", "panel", "--html", "--out", str(tmp / "r"), "--store", str(store)).split())
     assert f"warning: panel, C1: {CUT}" in said
     assert f"- **Warning:** panel, C1: {CUT}\n" in (tmp / "r" / "report.md").read_text()
-    assert _overview(tmp / "r" / "html")["warnings"] == [f"panel, C1: {CUT}"]
+    assert overview(tmp / "r" / "html")["warnings"] == [f"panel, C1: {CUT}"]
     written = json.loads((tmp / "r" / "report.json").read_text())["students"]["panel"]["panel_truncation"]
     assert written["max_tokens"] == [LOW] and written["by_condition"]["C1_direct"]["cut_off"] == 4
     with SyncExperiment(store) as ex:
         assert ex.report(["panel"]).warnings == [f"panel, C1: {CUT}"]
     out = tmp / "families.csv"
-    said = " ".join(_cli("export-results", "--student", "panel", "--out", str(out), "--store", str(store)).split())
+    said = " ".join(cli("export-results", "--student", "panel", "--out", str(out), "--store", str(store)).split())
     assert f"warning: panel, C1: {CUT}" in said
 
 
 def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
-    said = _prim_report(s, tmp / "low", "--max-tokens", str(LOW))
+    said = prim_report(s, tmp / "low", "--max-tokens", str(LOW))
     assert f"warning: discovery: {CUT}" in said and f"warning: generation: {CUT}" in said
     md = (tmp / "low" / "report.md").read_text()
     assert f"- **Warning:** discovery: {CUT}" in md and f"- **Warning:** generation: {CUT}" in md
@@ -320,7 +249,7 @@ def prim_report_truncation(s: Surfaces, tmp: Path) -> None:
     # scored 0 by rule: the judge was never asked, so no verdict of its is shown
     why = "unreadable (cut off): scored 0, the judge was not asked"
     assert all((w["primitive"], w["validity"], w["reason"]) == (None, None, why) for w in written)
-    assert _overview(tmp / "low" / "html")["warnings"] == [f"discovery: {CUT}", f"generation: {CUT}"]
+    assert overview(tmp / "low" / "html")["warnings"] == [f"discovery: {CUT}", f"generation: {CUT}"]
 
 
 def benchmark_truncation(s: Surfaces, tmp: Path) -> None:
@@ -342,8 +271,8 @@ def python_api_truncation(s: Surfaces, tmp: Path) -> None:
 
 def export_results_truncation(s: Surfaces, tmp: Path) -> None:
     out = tmp / "rollouts.csv"
-    _cli("export-results", "--student", STUDENT, "--per", "rollout", "--max-tokens", str(HIGH), "--out", str(out),
-         "--store", str(s.store))
+    cli("export-results", "--student", STUDENT, "--per", "rollout", "--max-tokens", str(HIGH), "--out", str(out),
+        "--store", str(s.store))
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows and {(r["finish_reason"], r["truncated"], r["unreadable"]) for r in rows} == {("stop", "False", "")}
@@ -351,26 +280,18 @@ def export_results_truncation(s: Surfaces, tmp: Path) -> None:
 
 # ------------------------------------------------------------------ provenance
 
-def _paid(s: Surfaces) -> tuple[RunRecord, int]:
-    """The run that paid for the answers at the higher budget, and how many answers the cached rerun reused."""
-    async def read() -> tuple[RunRecord, int]:
-        async with Store.open(s.store) as store:
-            runs = {r.id: r for r in await store.runs("probe")}
-            return runs[s.probes["ladder_high"].run_id], runs[s.probes["rerun"].run_id].reused
-    return asyncio.run(read())
-
 
 def runs_provenance(s: Surfaces, tmp: Path) -> None:
-    paid, reused = _paid(s)
+    paid, reused = paying_run(s)
     assert paid.tokens_in > 0 and paid.reused == 0 and reused > 0
-    lines = {line.split("\t")[0]: line for line in _cli("runs", "--store", str(s.store)).splitlines()}
+    lines = {line.split("\t")[0]: line for line in cli("runs", "--store", str(s.store)).splitlines()}
     assert "reused" not in lines[paid.id]
     assert lines[s.probes["rerun"].run_id].endswith(f"\treused {reused} answers from earlier runs")
 
 
 def ladder_report_provenance(s: Surfaces, tmp: Path) -> None:
-    paid, reused = _paid(s)
-    _cli("report", "--student", STUDENT, "--run", paid.id, "--out", str(tmp / "r"), "--store", str(s.store))
+    paid, reused = paying_run(s)
+    cli("report", "--student", STUDENT, "--run", paid.id, "--out", str(tmp / "r"), "--store", str(s.store))
     assert json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]["spent"] == {
         "runs": 1, "tokens_in": paid.tokens_in, "tokens_out": paid.tokens_out, "cost_usd": 0.0, "reused": reused,
         "reruns": 1}
@@ -379,36 +300,30 @@ def ladder_report_provenance(s: Surfaces, tmp: Path) -> None:
 
 
 def html_provenance(s: Surfaces, tmp: Path) -> None:
-    paid, reused = _paid(s)
-    _cli("report", "--student", STUDENT, "--run", paid.id, "--html", "--out", str(tmp / "r"), "--store", str(s.store))
-    prov = _overview(tmp / "r" / "html")["provenance"]["students"][STUDENT]
+    paid, reused = paying_run(s)
+    cli("report", "--student", STUDENT, "--run", paid.id, "--html", "--out", str(tmp / "r"), "--store", str(s.store))
+    prov = overview(tmp / "r" / "html")["provenance"]["students"][STUDENT]
     assert (prov["runs"], prov["tokens_in"], prov["tokens_out"], prov["reused"], prov["reruns"]) == (
         1, paid.tokens_in, paid.tokens_out, reused, 1)
 
 
 def python_api_provenance(s: Surfaces, tmp: Path) -> None:
-    paid, _ = _paid(s)
+    paid, _ = paying_run(s)
     with SyncExperiment(s.store) as ex:
         frame = ex.report([STUDENT], choice=Choice(run=paid.id)).to_pandas("rollout")
     assert set(frame["run_id"]) == {paid.id}
 
 
 def export_results_provenance(s: Surfaces, tmp: Path) -> None:
-    paid, _ = _paid(s)
+    paid, _ = paying_run(s)
     out = tmp / "rollouts.csv"
-    _cli("export-results", "--student", STUDENT, "--per", "rollout", "--run", paid.id, "--out", str(out),
-         "--store", str(s.store))
+    cli("export-results", "--student", STUDENT, "--per", "rollout", "--run", paid.id, "--out", str(out),
+        "--store", str(s.store))
     with out.open(newline="") as f:
         assert {row["run_id"] for row in csv.DictReader(f)} == {paid.id}
 
 
 # ------------------------------------------------------------------ outcome vocabulary: the C1-only run
-
-def _c1_only(s: Surfaces, tmp: Path, *html: str) -> dict:
-    """report.json of the C1-only run (every answer cut off: each family failed C1, no C2 or C3 to read)."""
-    _cli("report", "--student", STUDENT, "--max-tokens", str(LOW), *html, "--out", str(tmp / "r"), "--store",
-         str(s.store))
-    return json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]
 
 
 def python_api_outcome(s: Surfaces, tmp: Path) -> None:
@@ -422,7 +337,7 @@ def python_api_outcome(s: Surfaces, tmp: Path) -> None:
 
 
 def ladder_report_outcome(s: Surfaces, tmp: Path) -> None:
-    written = _c1_only(s, tmp)
+    written = c1_only(s, tmp)
     assert written["outcomes"][NOT_DETERMINED] == 4 and written["outcomes"]["Unrecovered"] == 0
     assert [r["outcome"] for r in written["families"]] == [NOT_DETERMINED] * 4
     md = (tmp / "r" / "report.md").read_text()
@@ -431,8 +346,8 @@ def ladder_report_outcome(s: Surfaces, tmp: Path) -> None:
 
 
 def html_outcome(s: Surfaces, tmp: Path) -> None:
-    _c1_only(s, tmp, "--html")
-    html = _overview(tmp / "r" / "html")
+    c1_only(s, tmp, "--html")
+    html = overview(tmp / "r" / "html")
     chart = html["report"]["students"][STUDENT]
     assert (chart["outcome_undetermined"], chart["outcomes_known"]["Unrecovered"]) == (4, 0)
     assert [f["labels"][STUDENT]["outcome"] for f in html["families"]] == [NOT_DETERMINED] * 4
@@ -440,7 +355,7 @@ def html_outcome(s: Surfaces, tmp: Path) -> None:
 
 def export_results_outcome(s: Surfaces, tmp: Path) -> None:
     out = tmp / "families.csv"
-    _cli("export-results", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(out), "--store", str(s.store))
+    cli("export-results", "--student", STUDENT, "--max-tokens", str(LOW), "--out", str(out), "--store", str(s.store))
     with out.open(newline="") as f:
         assert [row["outcome"] for row in csv.DictReader(f)] == [NOT_DETERMINED] * 4
 
@@ -511,9 +426,9 @@ def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surface
                  ["report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r")],
                  ["export", "--out", str(tmp_path / "out.jsonl"), "--teacher", TEACHER],
                  ["compare", "--a", TEACHER, "--b", "release", "--student", STUDENT, "--out", str(tmp_path / "c")]):
-        said = _cli(*args, *at, code=2)
+        said = cli(*args, *at, code=2)
         assert named in " ".join(said.split()), (args, said)
-    _cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
+    cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
     assert len((tmp_path / "fine.jsonl").read_text().splitlines()) == 4
 
 
@@ -545,8 +460,8 @@ def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfa
                     runs.append(probed.run_id)
         return runs
     first, second = asyncio.run(compile_and_probe())
-    said = " ".join(_cli("report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r"),
-                         "--store", str(store), code=2).split())
+    said = " ".join(cli("report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r"),
+                        "--store", str(store), code=2).split())
     assert f"has results on '{TEACHER}' at 2 settings, which a report never pools" in said
     assert "teacher_prompts=toolkit (v1) (K = 1" in said and "teacher_prompts=toolkit (v2) (K = 1" in said
     assert f"pick one with --run {first} or --run {second}" in said
