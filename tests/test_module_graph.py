@@ -115,4 +115,4 @@ def test_the_graph_reads_a_face_and_a_type_only_import() -> None:
     import under TYPE_CHECKING is an arrow (report.replication draws with plots, which it loads lazily)."""
     assert "oracleladder.report.tables.replication" in arrows("oracleladder.report.plots")
     assert "oracleladder.report.plots" in arrows("oracleladder.report.replication")
-    assert "oracleladder.report.tables.truncation" in arrows("oracleladder.report.markdown.format_audit")
+    assert "oracleladder.report.tables.student" in arrows("oracleladder.report.markdown.format_audit")  # FormatAudit from ..tables
