@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -22,7 +23,10 @@ from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
+    ENDPOINT_OPTIONS,
     EXIT_INCOMPLETE,
+    CorrectionsOpt,
+    Options,
     PidsOpt,
     SourceOpt,
     StoreOpt,
@@ -33,7 +37,7 @@ from .common import (
     pids_given,
     run_experiment,
     say,
-    with_endpoint_options,
+    with_group,
 )
 from .options import with_config
 from .selecting import RunPick, with_choice
@@ -90,7 +94,7 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
             threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: a milestone is solved alone with at least tau correct of K.")] = 1,
             bins: Annotated[str, typer.Option("--bins", help="The length bins' cut points in characters, a rising comma list (the paper's: 20,60).")] = "20,60",
             figure: Annotated[Path | None, typer.Option("--figure", help="Also draw the solve rate by length to this PNG.")] = None,
-            source: SourceOpt = "release", use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+            source: SourceOpt = "release", use_corrections: CorrectionsOpt = False,
             store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
     """Milestone solve rate by gold answer length (the paper's length analysis, Appendix N): per length
     bin, the tested milestones each student solves alone (Stage 0, >= tau of K), families with a milestone
@@ -115,8 +119,46 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
     typer.echo(json.dumps([r.model_dump() for r in results]) if as_json else "\n".join(lg.markdown(results)))
 
 
+@dataclass(frozen=True)
+class Asking:
+    """What the audits that ask a model (judge, review) share besides their own options (`with_asking`):
+    the endpoint options, the store, --json and --run."""
+
+    endpoint_options: dict[str, Any]
+    store: Path
+    as_json: bool
+    choice: Choice
+
+    def ask(self, model: str, said: Callable[[A], None], work: Callable[[Experiment, Endpoint], Awaitable[A]],
+            incomplete: Callable[[A], bool] = lambda result: False) -> None:
+        """``work`` run with the endpoint of ``model``, its result printed as JSON or ``said``; exit 3 where
+        calls failed for good (what they were about is left undone; a rerun asks them again) or the result
+        is ``incomplete``."""
+        existing(self.store)
+        endpoint = make_endpoint(model, self.endpoint_options)
+        result = run_experiment(self.store, lambda ex: work(ex, endpoint), endpoint)
+        if self.as_json:
+            typer.echo(json.dumps(result.flat()))
+        else:
+            said(result)
+        if result.failed or incomplete(result):
+            raise typer.Exit(EXIT_INCOMPLETE)
+
+
+A = TypeVar("A", JudgeAuditResult, ReviewAuditResult)
+ASKING: Options = {**ENDPOINT_OPTIONS, "store": (StoreOpt, DEFAULT_STORE), "as_json": (JsonOpt, False),
+                   "run": (RunPick, None)}
+
+
+def with_asking(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives an audit that asks a model the `ASKING` options in place of its ``asking`` parameter."""
+    return with_group(command, "asking", ASKING, lambda given: Asking(
+        endpoint_options={name: given[name] for name in ENDPOINT_OPTIONS}, store=given["store"],
+        as_json=given["as_json"], choice=Choice(run=given["run"])))
+
+
 @app.command("judge")
-@with_endpoint_options
+@with_asking
 @with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
@@ -125,10 +167,7 @@ def judge(
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     *,
     config: JudgeConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: JsonOpt = False,
-    run: RunPick = None,
+    asking: Asking,
 ) -> None:
     """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of graded
     rollouts, stratified by the verifier's verdict (accepted, or its rejection reason), graded by an
@@ -142,7 +181,7 @@ def judge(
             result = jdg.read_sheet(read, key_path(read))
         except SheetError as exc:
             fail(str(exc))
-        typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
+        typer.echo(json.dumps(result) if asking.as_json else "\n".join(jdg.markdown(result)))
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
@@ -153,22 +192,19 @@ def judge(
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
-    _asked(store, judge_model, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=Choice(run=run)))
+    asking.ask(judge_model, said,
+               lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=asking.choice))
 
 
 @app.command("review")
-@with_endpoint_options
+@with_asking
 @with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
     config: ReviewConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: JsonOpt = False,
-    run: RunPick = None,
+    asking: Asking,
 ) -> None:
     """Automated rubric review (paper Appendix S.1, Table 42): an LLM reviewer labels each composition-gap
     family of each student with the rubric (Verifier_Artifact, Beyond_Capability, Not_Standalone,
@@ -185,32 +221,14 @@ def review(
                                *markdown.review_table(result.table)]))
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
-    _asked(store, reviewer, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=Choice(run=run)),
-           incomplete=_nothing_reviewed)
+    asking.ask(reviewer, said, lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=asking.choice),
+               incomplete=_nothing_reviewed)
 
 
 def _nothing_reviewed(result: ReviewAuditResult) -> bool:
     """Every family left unreviewed: a reviewer that never answers in the rubric's JSON, a result
     without a label (exit 3, as `prim score` with its scores missing)."""
     return result.families > 0 and result.unreviewed == result.families
-
-
-def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: bool, said: Callable[[Any], None],
-           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]],
-           incomplete: Callable[[Any], bool] = lambda result: False) -> None:
-    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
-    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)
-    or the result is ``incomplete``."""
-    existing(store)
-    endpoint = make_endpoint(model, endpoint_options)
-    result = run_experiment(store, lambda ex: work(ex, endpoint), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        said(result)
-    if result.failed or incomplete(result):
-        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 async def _student_results(ex: Experiment, student: str, source: str,

@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 from rich.console import Console
 from rich.markup import escape
 
-from ..clients import ProviderError
+from ..clients import ProviderError, load_prices
 from ..cluster import Cluster, ClusterError
 from ..experiment import (
     CONCURRENCY,
@@ -33,7 +33,18 @@ from ..experiment import (
     ExperimentError,
     request_body,
 )
-from ..experiment.configs import Budgeted, Flag, InDomain, OnDuplicate, OnSet, Sampling, StageConfig, pid_list
+from ..experiment.configs import (
+    Budgeted,
+    Corrected,
+    Flag,
+    InDomain,
+    OnDuplicate,
+    OnSet,
+    Sampling,
+    StageConfig,
+    Thresholded,
+    pid_list,
+)
 from ..schemas.jsonl import InputError
 from ..verify import grader_name
 
@@ -49,7 +60,8 @@ def field_option(name: str, field: FieldInfo) -> inspect.Parameter:
     """The typer option of one config field."""
     flag = next(m for m in field.metadata if isinstance(m, Flag))
     low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
-    option = typer.Option(flag.decls, help=field.description, min=low, metavar=flag.metavar)
+    high = next((m.le for m in field.metadata if hasattr(m, "le")), None)
+    option = typer.Option(flag.decls, help=field.description, min=low, max=high, metavar=flag.metavar)
     kind = field.annotation if flag.cli_type is None else flag.cli_type
     default = None if flag.cli_type is not None else not field.default if flag.off else field.default
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, option], default=default)
@@ -150,6 +162,14 @@ def run_experiment(store: Path, call: Callable[[Experiment], Awaitable[T]], endp
         raise typer.Exit(130) from None
 
 
+def known_grader(grader: str) -> str:
+    """--grader's check, before the command runs: an unknown grader is one line naming the known ones."""
+    try:
+        return grader_name(grader)
+    except ValueError as exc:
+        fail(str(exc))
+
+
 BaseUrlOpt = Annotated[list[str] | None, typer.Option("--base-url", metavar="URL", help="Any OpenAI-compatible server (vLLM, SGLang, Ollama, llama.cpp). Repeat it (or comma-separate) for replicas of one model: each takes --concurrency calls, the least busy gets the next, one that fails is cooled down. Without it, an openai/ model calls OPENAI_BASE_URL when set.")]
 ConcurrencyOpt = Annotated[int | None, typer.Option(min=1, help=f"Calls in flight at once, per server (default: what a --base-url server says it runs at once: llama.cpp's /props, SGLang's server info, llama-cpp-python's one; a server that does not say starts at {START_CONCURRENCY} and grows; else {TEACHER_CONCURRENCY} for compile, {JUDGE_CONCURRENCY} for audit judge, {CONCURRENCY} for the others). Halved at a timeout or a 429, then grown back by one.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds one request may take; then it is cut off and retried.")]
@@ -167,8 +187,44 @@ BatchDeadlineOpt = Annotated[float | None, typer.Option("--batch-deadline", meta
 BatchQuietOpt = Annotated[float, typer.Option("--batch-quiet", metavar="SECONDS", min=0.0, help="With --batch: calls are submitted once none has come for this long and every answered task has asked again or ended (a round goes in one batch).")]
 
 
-# the options of every command that calls a model (with_endpoint_options adds them)
-ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
+RayOpt = Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
+GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
+KOpt = option_of(Sampling, "k")
+MaxTokensOpt = option_of(Budgeted, "max_tokens")
+DomainOpt = option_of(InDomain, "domain")
+PricesOpt = Annotated[Path | None, typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
+MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+
+
+# name -> (option, default): a group of options a decorator gives a command in place of one parameter
+Options = dict[str, tuple[Any, Any]]
+
+
+def with_group(command: Callable[..., None], slot: str, options: Options,
+               build: Callable[[dict[str, Any]], Any]) -> Callable[..., None]:
+    """``command`` with its parameter ``slot`` replaced by ``options``, whose values it receives as one:
+    ``build`` of them by name."""
+    params = []
+    for p in inspect.signature(command, eval_str=True).parameters.values():
+        if p.name == slot:
+            params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
+                       for name, (option, default) in options.items()]
+        else:  # keyword-only: typer passes every option by name, and the order stays the help's
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+    @functools.wraps(command)
+    def grouped(**kwargs: Any) -> None:
+        built = build({name: kwargs.pop(name) for name in options})
+        command(**kwargs, **{slot: built})
+
+    grouped.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return grouped
+
+
+# the options of every command that calls a model (with_endpoint_options adds them); PRICED, of one that
+# counts its cost
+ENDPOINT_OPTIONS: Options = {
     "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
     "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None),
     "cache_tag": (CacheTagOpt, None), "concurrency": (ConcurrencyOpt, None),
@@ -177,32 +233,25 @@ ENDPOINT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "batch_poll": (BatchPollOpt, Endpoint.batch_poll), "batch_quiet": (BatchQuietOpt, Endpoint.batch_quiet),
     "batch_deadline": (BatchDeadlineOpt, Endpoint.batch_deadline),
 }
+PRICED: Options = {"prices": (PricesOpt, None), "max_cost": (MaxCostOpt, None)}
 
 
-def with_endpoint_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Gives a command the endpoint options in place of its ``endpoint_options`` parameter, which
-    receives their values by name (for make_endpoint)."""
-    params = []
-    for p in inspect.signature(command, eval_str=True).parameters.values():
-        if p.name == "endpoint_options":
-            params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
-                       for name, (option, default) in ENDPOINT_OPTIONS.items()]
-        else:  # keyword-only: typer passes every option by name, and the order stays the help's
-            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+def endpoint_options(*, priced: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a command the endpoint options (with ``priced``, --prices and --max-cost too) in place of its
+    ``endpoint_options`` parameter, which receives their values by name (for make_endpoint)."""
+    options = ENDPOINT_OPTIONS | (PRICED if priced else {})
+    return lambda command: with_group(command, "endpoint_options", options, dict)
 
-    @functools.wraps(command)
-    def with_endpoint(**kwargs: Any) -> None:
-        options = {name: kwargs.pop(name) for name in ENDPOINT_OPTIONS}
-        command(**kwargs, endpoint_options=options)
 
-    with_endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    return with_endpoint
+with_endpoint_options = endpoint_options()
+with_priced_endpoint_options = endpoint_options(priced=True)
 
 
 def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
     """The Endpoint of ``model`` from the endpoint options (--param and --extra-body become its
     extra_body: top-level body fields, --param winning), its URLs and its key checked before any
-    store is opened."""
+    store is opened; with --prices and --max-cost (`PRICED`), their table and budget."""
+    priced = {"prices": load_prices(options["prices"]), "max_cost": options["max_cost"]} if "prices" in options else {}
     endpoint = Endpoint(model, base_urls=listed(options["base_url"]) or None, concurrency=options["concurrency"],
                         rpm=options["rpm"], tpm=options["tpm"],
                         extra_body=request_body(options["param"], options["extra_body"]),
@@ -210,23 +259,13 @@ def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
                         cache_tag=options["cache_tag"], timeout=options["timeout"],
                         max_cooldown=options["max_cooldown"], batch=options["batch"],
                         batch_poll=options["batch_poll"], batch_quiet=options["batch_quiet"],
-                        batch_deadline=options["batch_deadline"], **more)
+                        batch_deadline=options["batch_deadline"], **priced, **more)
     try:
         endpoint.check_key()
     except EndpointError as exc:
         said = exc.cli_message()
         fail(said if options["api_key_env"] else f"{said}, or name the variable that holds it: --api-key-env NAME")
     return endpoint
-
-
-def known_grader(grader: str) -> str:
-    """--grader's check, before the command runs: an unknown grader is one line naming the known ones."""
-    try:
-        return grader_name(grader)
-    except ValueError as exc:
-        fail(str(exc))
-
-
 
 
 def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
@@ -239,15 +278,16 @@ def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
         fail(str(exc))
 
 
-RayOpt = Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help="Run on a Ray cluster: local (one started on this machine), auto (the cluster this machine is in) or ray://HOST:PORT. Its workers make the calls (a localhost --base-url is each worker's own node's server) and grade; this process alone writes the store (docs/cluster.md). Needs pip install 'oracleladder[ray]'.")]
-WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="With --ray: the workers (Ray actors), default one per node; each takes --concurrency calls.")]
-GraderOpt = Annotated[str, typer.Option("--grader", callback=known_grader, help="paper (the release's default cascade, for tables set beside the paper's), strict (default) or extended.")]
-KOpt = option_of(Sampling, "k")
-MaxTokensOpt = option_of(Budgeted, "max_tokens")
-DomainOpt = option_of(InDomain, "domain")
-PricesOpt = Annotated[Path | None, typer.Option("--prices", metavar="FILE", help="A price table (JSON, the format of oracleladder/data/prices.json) whose models override the package's.")]
-MaxCostOpt = Annotated[float | None, typer.Option("--max-cost", metavar="USD", callback=positive, help="Stop cleanly, keeping everything finished, before spend plus the calls in flight (at their whole --max-tokens) could pass USD; rerun to resume.")]
+def with_cluster(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives a command --ray and --workers in place of its ``cluster`` parameter, which receives their
+    cluster (`cluster_of`)."""
+    return with_group(command, "cluster", {"ray": (RayOpt, None), "workers": (WorkersOpt, None)},
+                      lambda given: cluster_of(given["ray"], given["workers"]))
 
 
+SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+RunJsonOpt = Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")]
+ThresholdOpt = option_of(Thresholded, "threshold")
+CorrectionsOpt = option_of(Corrected, "use_corrections")
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
     "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..clients import load_prices
+from ..cluster import Cluster
 from ..domains import get_domain
 from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
 from ..experiment.configs import CompileConfig
@@ -18,27 +18,26 @@ from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
-    MaxCostOpt,
+    CorrectionsOpt,
     OnDuplicate,
     OnDuplicateOpt,
-    PricesOpt,
-    RayOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    SummaryJsonOpt,
     console,
     existing,
     fail,
     make_endpoint,
     run_experiment,
     say,
-    with_endpoint_options,
+    with_cluster,
+    with_priced_endpoint_options,
 )
 from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
 from .options import with_config
 
 
-@with_endpoint_options
+@with_priced_endpoint_options
+@with_cluster
 @with_config
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
@@ -48,17 +47,13 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for, in instructor's modes: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format, the schema in the prompt), tools (a forced tool call; Anthropic: a forced tool_use), md_json (the schema in the prompt), or auto: the provider's strongest the server takes, learned from its rejections.")] = "auto",
     store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
+    as_json: SummaryJsonOpt = False,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    cluster: Cluster | None = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    cluster = cluster_of(ray, workers)
     if primitives_only or integrate_only:
         flag = "--primitives-only" if primitives_only else "--integrate-only"
         if (problems is not None or config.domain != "math" or config.dry_run or config.screened is not None
@@ -67,15 +62,13 @@ def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
             fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set, "
                  "--teacher-prompt, --shard or --ray, not with the other of --primitives-only and --integrate-only")
         # online calls: neither has ever taken --batch
-        endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
-                                 prices=load_prices(prices), max_cost=max_cost)
+        endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured)
         _fill(store, endpoint, source, config, as_json, integrate_only)
         return
     if problems is None:
         fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only, --integrate-only)")
     get_domain(config.domain)  # an unknown name fails here, before the store is touched
-    endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
-                             max_cost=max_cost)
+    endpoint = make_endpoint(teacher, endpoint_options, structured=structured)
     result = run_experiment(store, lambda ex: ex.compile(problems, endpoint, config, progress=bar), endpoint,
                             reading=config.dry_run, cluster=cluster)
     if as_json:
@@ -139,7 +132,7 @@ def check(
     source: Annotated[str | None, typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Run every deterministic validator on existing families: a file's, or a roadmap set of the store."""

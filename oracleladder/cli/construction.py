@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from .._lazy import lazy_module
+from ..cluster import Cluster
 from ..construction.funnel import into_report
 from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
 from ..experiment import ScreenResult
@@ -21,10 +22,8 @@ from ..store import DEFAULT_STORE
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from .common import (
     EXIT_INCOMPLETE,
-    RayOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    SummaryJsonOpt,
     console,
     existing,
     fail,
@@ -32,6 +31,7 @@ from .common import (
     make_endpoint,
     run_experiment,
     say,
+    with_cluster,
     with_endpoint_options,
 )
 from .display import bar, print_failed_jobs
@@ -44,6 +44,7 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
 
 
 @with_endpoint_options
+@with_cluster
 @with_config
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
@@ -52,15 +53,13 @@ def screen(
     config: ScreenConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    as_json: SummaryJsonOpt = False,
+    cluster: Cluster | None = None,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set;
     with POOL, which raw problems are worth compiling (0 of K direct attempts solved)."""
     if pool is None and (config.domain != "math" or config.fields or config.null_values or config.encoding):
         fail("--domain, --field, --null-values and --encoding are for a raw POOL; a compiled set is math only")
-    cluster = cluster_of(ray, workers)
     endpoint = make_endpoint(anchor, endpoint_options)
     result = run_experiment(store, lambda ex: (
         ex.screen(endpoint, config, progress=bar) if pool is None else

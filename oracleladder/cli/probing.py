@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._lazy import lazy_module
-from ..clients import load_prices
+from ..cluster import Cluster
 from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
 from ..experiment.configs import BenchmarkConfig, ProbeConfig
 from ..experiment.reader import BENCHMARK
@@ -21,19 +21,18 @@ from .common import (
     EXIT_INCOMPLETE,
     DomainOpt,
     GraderOpt,
-    MaxCostOpt,
-    PricesOpt,
-    RayOpt,
+    RunJsonOpt,
     SourceOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    SummaryJsonOpt,
     console,
     existing,
     make_endpoint,
     run_experiment,
     say,
+    with_cluster,
     with_endpoint_options,
+    with_priced_endpoint_options,
 )
 from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
 from .options import with_config
@@ -64,22 +63,19 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-@with_endpoint_options
+@with_priced_endpoint_options
+@with_cluster
 @with_config
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     config: ProbeConfig,
     endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    as_json: RunJsonOpt = False,
+    cluster: Cluster | None = None,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    cluster = cluster_of(ray, workers)
-    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    endpoint = make_endpoint(student, endpoint_options)
     if config.dry_run:
         existing(store)  # the families to probe are in it
     result = run_experiment(store, lambda ex: ex.probe(endpoint, config, progress=bar), endpoint,
@@ -115,7 +111,7 @@ def regrade(
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
 ) -> None:
     """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
     existing(store)

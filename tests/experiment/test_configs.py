@@ -76,9 +76,12 @@ def test_the_token_budget_is_declared_once() -> None:
 
 
 def test_no_stage_takes_more_than_eight_parameters() -> None:
-    """A stage: a method that records a run (`run.calling`, `run.recorded`), or a probe's."""
+    """A stage: a method that records a run (`run.calling`, `run.recorded`), or a probe's; and the
+    reports, which take a typed input (`ReportConfig`, `PrimReportConfig`, `CompareInput`)."""
     stages = {name: f for name, f in inspect.getmembers(Experiment, inspect.iscoroutinefunction)
               if re.search(r"\b(calling|recorded)\(|self\.probe\(", inspect.getsource(f))}
     assert {"probe", "compile", "screen", "screen_pool", "benchmark", "judge_audit", "review_audit",
             "prim_probe", "regrade"} <= set(stages)
+    stages |= {name: getattr(Experiment, name) for name in (
+        "report", "prim_report", "prim_across", "compare", "write_compare")}
     assert {name: n for name, f in stages.items() if (n := len(inspect.signature(f).parameters)) > 8} == {}
