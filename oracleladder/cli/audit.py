@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -81,9 +82,10 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex, s=s: ex.roadmap_audit(s, source=source, against=against,
-                                                                         choice=picked), reading=True)
-               for s in student}
+    def audit(s: str) -> Callable[[Experiment], Awaitable[roadmap.Containment]]:
+        return lambda ex: ex.roadmap_audit(s, source=source, against=against, choice=picked)
+
+    results = {s: run_experiment(store, audit(s), reading=True) for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
 
@@ -111,7 +113,7 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
         return lg.solve_by_length(s, group.describe(), families, results, tau=threshold, cuts=cuts,
                                   use_corrections=use_corrections)
 
-    results = [run_experiment(store, lambda ex, s=s: read(ex, s), reading=True) for s in student]
+    results = [run_experiment(store, functools.partial(read, s=s), reading=True) for s in student]
     if not any(b.milestones for r in results for b in r.bins):
         fail(f"no Stage 0 result of {', '.join(student)} on '{source}' at this setting: probe with Stage 0 first")
     if figure is not None:
@@ -331,7 +333,7 @@ async def _review_labels(ex: Experiment, student: str, source: str) -> dict[str,
     return {r.pid: r.label for r in await ex.store.reviews(student, source)}
 
 
-async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: list[str], sheet: Path,
+async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: Sequence[str], sheet: Path,
                         seed: int) -> int:
     families, group, meta = await _student_results(ex, student, source, picked)
     by_pid = {f.pid: f for f in families}

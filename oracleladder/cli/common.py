@@ -40,6 +40,7 @@ from ..experiment.configs import (
     InDomain,
     OnDuplicate,
     OnSet,
+    PrimReportConfig,
     Sampling,
     StageConfig,
     Thresholded,
@@ -289,5 +290,7 @@ SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary 
 RunJsonOpt = Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")]
 ThresholdOpt = option_of(Thresholded, "threshold")
 CorrectionsOpt = option_of(Corrected, "use_corrections")
+TauOpt = option_of(PrimReportConfig, "tau")
+PrimThresholdOpt = option_of(PrimReportConfig, "threshold")
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
     "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]

@@ -11,7 +11,15 @@ import typer
 
 from ..cluster import Cluster
 from ..domains import get_domain
-from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
+from ..experiment import (
+    CompileResult,
+    Endpoint,
+    Estimate,
+    Experiment,
+    IntegrateResult,
+    PrimitivesResult,
+    check as check_families,
+)
 from ..experiment.configs import CompileConfig
 from ..ladder import WHOLE
 from ..report.palette import n_families
@@ -111,9 +119,11 @@ def _say_compiled(result: CompileResult) -> None:
 def _fill(store: Path, endpoint: Endpoint, source: str, config: CompileConfig, as_json: bool, integrate: bool) -> None:
     """compile --primitives-only or --integrate-only: the primitive or the INTEGRATE step of each family
     of ``source`` that has none."""
-    result: PrimitivesResult | IntegrateResult = run_experiment(store, lambda ex: (
-        ex.compile_integrate if integrate else ex.compile_primitives)(
-        endpoint, config, source=source, progress=bar), endpoint)
+    async def fill(ex: Experiment) -> PrimitivesResult | IntegrateResult:
+        return await (ex.compile_integrate if integrate else ex.compile_primitives)(
+            endpoint, config, source=source, progress=bar)
+
+    result = run_experiment(store, fill, endpoint)
     had = result.had_integrate if isinstance(result, IntegrateResult) else result.had_primitive
     if as_json:
         typer.echo(json.dumps(result.flat()))
@@ -141,7 +151,7 @@ def check(
     if source is not None:
         existing(store)
         checked = run_experiment(store, lambda ex: ex.check(source, use_corrections=use_corrections), reading=True)
-    else:
+    elif families is not None:  # the other of the two, as checked above
         checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
     if as_json:
         for family, report in zip(checked.families, checked.reports):

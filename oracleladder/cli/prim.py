@@ -27,16 +27,17 @@ from .common import (
     PRICED,
     MaxTokensOpt,
     Options,
+    PrimThresholdOpt,
     RunJsonOpt,
     SourceOpt,
     StoreOpt,
     SummaryJsonOpt,
+    TauOpt,
     console,
     existing,
     fail,
     listed,
     make_endpoint,
-    option_of,
     run_experiment,
     say,
     with_cluster,
@@ -46,9 +47,6 @@ from .common import (
 from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
 from .options import with_config
 from .selecting import RunPick, with_choice
-
-TauOpt = option_of(PrimReportConfig, "tau")
-PrimThresholdOpt = option_of(PrimReportConfig, "threshold")
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
