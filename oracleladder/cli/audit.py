@@ -6,9 +6,8 @@ import functools
 import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -24,30 +23,29 @@ from ..schemas.rubric import RubricLabel
 from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
-    ENDPOINT_OPTIONS,
     EXIT_INCOMPLETE,
+    Calling,
     CorrectionsOpt,
-    Options,
     PidsOpt,
+    ResultJsonOpt,
     SourceOpt,
     StoreOpt,
+    calling,
     existing,
     fail,
     listed,
-    make_endpoint,
     pids_given,
     run_experiment,
     say,
-    with_group,
 )
 from .options import with_config
-from .selecting import RunPick, with_choice
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                   help="The paper's audits of a run: format, roadmap-match, lengths, judge, human, retest, review; and the release's own audit files (release).")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOpt = ResultJsonOpt
 
 
 @app.command("format")
@@ -121,46 +119,27 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
     typer.echo(json.dumps([r.model_dump() for r in results]) if as_json else "\n".join(lg.markdown(results)))
 
 
-@dataclass(frozen=True)
-class Asking:
-    """What the audits that ask a model (judge, review) share besides their own options (`with_asking`):
-    the endpoint options, the store, --json and --run."""
-
-    endpoint_options: dict[str, Any]
-    store: Path
-    as_json: bool
-    choice: Choice
-
-    def ask(self, model: str, said: Callable[[A], None], work: Callable[[Experiment, Endpoint], Awaitable[A]],
-            incomplete: Callable[[A], bool] = lambda result: False) -> None:
-        """``work`` run with the endpoint of ``model``, its result printed as JSON or ``said``; exit 3 where
-        calls failed for good (what they were about is left undone; a rerun asks them again) or the result
-        is ``incomplete``."""
-        existing(self.store)
-        endpoint = make_endpoint(model, self.endpoint_options)
-        result = run_experiment(self.store, lambda ex: work(ex, endpoint), endpoint)
-        if self.as_json:
-            typer.echo(json.dumps(result.flat()))
-        else:
-            said(result)
-        if result.failed or incomplete(result):
-            raise typer.Exit(EXIT_INCOMPLETE)
+def _ask(calls: Calling, model: str, said: Callable[[A], None], work: Callable[[Experiment, Endpoint], Awaitable[A]],
+         incomplete: Callable[[A], bool] = lambda result: False) -> None:
+    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
+    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again) or
+    the result is ``incomplete``."""
+    existing(calls.store)
+    endpoint = calls.endpoint(model)
+    result = calls.run(endpoint, lambda ex: work(ex, endpoint))
+    if calls.as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        said(result)
+    if result.failed or incomplete(result):
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 A = TypeVar("A", JudgeAuditResult, ReviewAuditResult)
-ASKING: Options = {**ENDPOINT_OPTIONS, "store": (StoreOpt, DEFAULT_STORE), "as_json": (JsonOpt, False),
-                   "run": (RunPick, None)}
-
-
-def with_asking(command: Callable[..., None]) -> Callable[..., None]:
-    """Gives an audit that asks a model the `ASKING` options in place of its ``asking`` parameter."""
-    return with_group(command, "asking", ASKING, lambda given: Asking(
-        endpoint_options={name: given[name] for name in ENDPOINT_OPTIONS}, store=given["store"],
-        as_json=given["as_json"], choice=Choice(run=given["run"])))
 
 
 @app.command("judge")
-@with_asking
+@calling(JsonOpt, run=True)
 @with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
@@ -169,7 +148,7 @@ def judge(
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     *,
     config: JudgeConfig,
-    asking: Asking,
+    calls: Calling,
 ) -> None:
     """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of graded
     rollouts, stratified by the verifier's verdict (accepted, or its rejection reason), graded by an
@@ -183,7 +162,7 @@ def judge(
             result = jdg.read_sheet(read, key_path(read))
         except SheetError as exc:
             fail(str(exc))
-        typer.echo(json.dumps(result) if asking.as_json else "\n".join(jdg.markdown(result)))
+        typer.echo(json.dumps(result) if calls.as_json else "\n".join(jdg.markdown(result)))
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
@@ -194,19 +173,19 @@ def judge(
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
-    asking.ask(judge_model, said,
-               lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=asking.choice))
+    _ask(calls, judge_model, said,
+         lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=calls.choice))
 
 
 @app.command("review")
-@with_asking
+@calling(JsonOpt, run=True)
 @with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
     config: ReviewConfig,
-    asking: Asking,
+    calls: Calling,
 ) -> None:
     """Automated rubric review (paper Appendix S.1, Table 42): an LLM reviewer labels each composition-gap
     family of each student with the rubric (Verifier_Artifact, Beyond_Capability, Not_Standalone,
@@ -223,8 +202,8 @@ def review(
                                *markdown.review_table(result.table)]))
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
-    asking.ask(reviewer, said, lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=asking.choice),
-               incomplete=_nothing_reviewed)
+    _ask(calls, reviewer, said, lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=calls.choice),
+         incomplete=_nothing_reviewed)
 
 
 def _nothing_reviewed(result: ReviewAuditResult) -> bool:

@@ -8,12 +8,14 @@ import asyncio
 import atexit
 import functools
 import inspect
+import json
 import os
 import signal
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, Protocol, TypeVar
 
 import typer
 from pydantic.fields import FieldInfo
@@ -27,6 +29,7 @@ from ..experiment import (
     JUDGE_CONCURRENCY,
     START_CONCURRENCY,
     TEACHER_CONCURRENCY,
+    Choice,
     Endpoint,
     EndpointError,
     Experiment,
@@ -47,6 +50,7 @@ from ..experiment.configs import (
     pid_list,
 )
 from ..schemas.jsonl import InputError
+from ..store import DEFAULT_STORE
 from ..verify import grader_name
 
 console = Console(stderr=True)
@@ -223,8 +227,7 @@ def with_group(command: Callable[..., None], slot: str, options: Options,
     return grouped
 
 
-# the options of every command that calls a model (with_endpoint_options adds them); PRICED, of one that
-# counts its cost
+# the options of every command that calls a model (`calling` adds them); PRICED, of one that counts its cost
 ENDPOINT_OPTIONS: Options = {
     "base_url": (BaseUrlOpt, None), "param": (ParamOpt, None), "extra_body": (ExtraBodyOpt, None),
     "api_key_env": (ApiKeyEnvOpt, None), "model_name": (ModelNameOpt, None),
@@ -235,17 +238,6 @@ ENDPOINT_OPTIONS: Options = {
     "batch_deadline": (BatchDeadlineOpt, Endpoint.batch_deadline),
 }
 PRICED: Options = {"prices": (PricesOpt, None), "max_cost": (MaxCostOpt, None)}
-
-
-def endpoint_options(*, priced: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Gives a command the endpoint options (with ``priced``, --prices and --max-cost too) in place of its
-    ``endpoint_options`` parameter, which receives their values by name (for make_endpoint)."""
-    options = ENDPOINT_OPTIONS | (PRICED if priced else {})
-    return lambda command: with_group(command, "endpoint_options", options, dict)
-
-
-with_endpoint_options = endpoint_options()
-with_priced_endpoint_options = endpoint_options(priced=True)
 
 
 def make_endpoint(model: str, options: dict[str, Any], **more: Any) -> Endpoint:
@@ -279,15 +271,62 @@ def cluster_of(address: str | None, workers: int | None) -> Cluster | None:
         fail(str(exc))
 
 
-def with_cluster(command: Callable[..., None]) -> Callable[..., None]:
-    """Gives a command --ray and --workers in place of its ``cluster`` parameter, which receives their
-    cluster (`cluster_of`)."""
-    return with_group(command, "cluster", {"ray": (RayOpt, None), "workers": (WorkersOpt, None)},
-                      lambda given: cluster_of(given["ray"], given["workers"]))
-
-
 SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 RunJsonOpt = Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")]
+ResultJsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+TableJsonOpt = Annotated[bool, typer.Option("--json", help="Print the table as JSON.")]
+RunPick = Annotated[str | None, typer.Option(
+    "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
+
+
+class Flat(Protocol):
+    def flat(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Calling:
+    """What a command that calls a model takes besides its own options (`calling`): the endpoint options,
+    the store, --json, and where the command has them the cluster (--ray, --workers) and the run whose
+    results it reads (--run)."""
+
+    endpoint_options: dict[str, Any]
+    store: Path
+    as_json: bool
+    cluster: Cluster | None = None
+    choice: Choice = Choice()
+
+    @classmethod
+    def of(cls, given: dict[str, Any]) -> Calling:
+        """The group of the options `calling_options` gave, by name."""
+        return cls({name: given[name] for name in ENDPOINT_OPTIONS | PRICED if name in given}, given["store"],
+                   given["as_json"], cluster_of(given.get("ray"), given.get("workers")), Choice(run=given.get("run")))
+
+    def endpoint(self, model: str, **more: Any) -> Endpoint:
+        return make_endpoint(model, self.endpoint_options, **more)
+
+    def run(self, endpoint: Endpoint, work: Callable[[Experiment], Awaitable[T]], *, reading: bool = False) -> T:
+        """``work`` on the store's experiment with ``endpoint`` (`run_experiment`), on the cluster if any."""
+        return run_experiment(self.store, work, endpoint, reading=reading, cluster=self.cluster)
+
+    def said(self, result: Flat, *lines: str) -> None:
+        """A result: its JSON (`flat()`) with --json, else ``lines``."""
+        if self.as_json:
+            typer.echo(json.dumps(result.flat()))
+        for line in [] if self.as_json else lines:
+            say(line)
+
+
+def calling_options(json: Any, *, priced: bool = False, cluster: bool = False, run: bool = False) -> Options:
+    """The options of a `Calling`: the endpoint's (with ``priced``, --prices and --max-cost), --store,
+    --json (``json``: its option), and with ``cluster`` --ray and --workers, with ``run`` --run."""
+    return (ENDPOINT_OPTIONS | (PRICED if priced else {}) | {"store": (StoreOpt, DEFAULT_STORE), "as_json": (json, False)}
+            | ({"ray": (RayOpt, None), "workers": (WorkersOpt, None)} if cluster else {})
+            | ({"run": (RunPick, None)} if run else {}))
+
+
+def calling(json: Any = SummaryJsonOpt, **takes: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a command the options of a `Calling` (`calling_options`) in place of its ``calls`` parameter."""
+    return lambda command: with_group(command, "calls", calling_options(json, **takes), Calling.of)
 ThresholdOpt = option_of(Thresholded, "threshold")
 CorrectionsOpt = option_of(Corrected, "use_corrections")
 TauOpt = option_of(PrimReportConfig, "tau")

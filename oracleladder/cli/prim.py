@@ -8,11 +8,10 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
-from ..cluster import Cluster
 from ..experiment import Choice, Endpoint, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
 from ..experiment.configs import PrimConfig, PrimReportConfig
 from ..prim import audit as prim_audit
@@ -22,31 +21,30 @@ from ..report.palette import n_families
 from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
-    ENDPOINT_OPTIONS,
     EXIT_INCOMPLETE,
-    PRICED,
+    Calling,
     MaxTokensOpt,
     Options,
     PrimThresholdOpt,
     RunJsonOpt,
+    RunPick,
     SourceOpt,
     StoreOpt,
     SummaryJsonOpt,
     TauOpt,
+    calling,
+    calling_options,
     console,
     existing,
     fail,
     listed,
-    make_endpoint,
     run_experiment,
     say,
-    with_cluster,
     with_group,
-    with_priced_endpoint_options,
 )
-from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
+from .display import bar, cost_said, print_failed_jobs, probe_estimate_said, say_budget
 from .options import with_config
-from .selecting import RunPick, with_choice
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -67,30 +65,25 @@ def import_(
     console.print(f"imported {result.imported} gold primitives from {file} into {store}")
 
 
-@with_priced_endpoint_options
+@calling(priced=True)
 def compile(  # noqa: A001 - the command's name
     teacher: Annotated[str, typer.Option("--teacher", help="The teacher's provider/model.")],
     kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11); teacher: its primitive from the answer and the reference solution, classified in the taxonomy (Fig. 7).")] = "teacher-problem-only",
     source: SourceOpt = "release",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
     max_tokens: MaxTokensOpt = 4096,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: SummaryJsonOpt = False,
+    *,
+    calls: Calling,
 ) -> None:
     """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
-    endpoint = make_endpoint(teacher, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
-                                                              max_attempts=max_attempts, max_tokens=max_tokens,
-                                                              progress=bar), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(f"run {result.run_id}: {result.compiled} of {n_families(result.families - result.had)} given a {kind} "
-            f"({result.had} had one); {len(result.failed_why)} failed their checks, "
-            f"{result.infrastructure_failures} infrastructure failures")
-        for pid, why in result.failed_why.items():
-            say(f"  {pid}: {why}")
+    endpoint = calls.endpoint(teacher)
+    result = calls.run(endpoint, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
+                                                            max_attempts=max_attempts, max_tokens=max_tokens,
+                                                            progress=bar))
+    calls.said(result, f"run {result.run_id}: {result.compiled} of {n_families(result.families - result.had)} given "
+                       f"a {kind} ({result.had} had one); {len(result.failed_why)} failed their checks, "
+                       f"{result.infrastructure_failures} infrastructure failures",
+               *(f"  {pid}: {why}" for pid, why in result.failed_why.items()))
     say_budget(result.budget_stop)
     if result.infrastructure_failures or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
@@ -99,33 +92,24 @@ def compile(  # noqa: A001 - the command's name
 app.command()(compile)
 
 
-@with_priced_endpoint_options
-@with_cluster
+@calling(RunJsonOpt, priced=True, cluster=True)
 @with_config
 def probe(
     student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
     config: PrimConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: RunJsonOpt = False,
-    cluster: Cluster | None = None,
+    calls: Calling,
 ) -> None:
     """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
-    endpoint = make_endpoint(student, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.prim_probe(endpoint, config, progress=bar), endpoint, cluster=cluster)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
+    endpoint = calls.endpoint(student)
+    result = calls.run(endpoint, lambda ex: ex.prim_probe(endpoint, config, progress=bar))
     if isinstance(result, ProbeEstimate):
-        if not as_json:
-            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
-                                 f"{n_families(result.families)}")
+        calls.said(result, probe_estimate_said(result))
         return
-    if not as_json:
-        usage = result.usage
-        say(f"run {result.run_id}: {n_families(result.families)}, {result.rollouts} rollouts, {usage.requests} requests, "
-            f"{usage.cache_hits} cache hits; {cost_said(usage)}")
-        for target, n in result.skipped.items():
-            say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")
+    usage = result.usage
+    calls.said(result, f"run {result.run_id}: {n_families(result.families)}, {result.rollouts} rollouts, "
+                       f"{usage.requests} requests, {usage.cache_hits} cache hits; {cost_said(usage)}",
+               *(f"{target}: {n} jobs skipped (no reference solution or no such primitive)"
+                 for target, n in result.skipped.items()))
     say_budget(result.budget_stop)
     print_failed_jobs(result.failed_jobs, result.ungraded, student, config.source)
     if result.failed_jobs or result.ungraded or result.budget_stop:
@@ -138,23 +122,21 @@ app.command()(probe)
 @dataclass(frozen=True)
 class Judging:
     """What the judge commands (score, answers, benchmark-answers) share besides their own options
-    (`with_judging`): the judge's token budget and endpoint options, the store, --json and --run."""
+    (`with_judging`): the judge's token budget, and its endpoint, the store, --json and --run."""
 
     max_tokens: int
-    endpoint_options: dict[str, Any]
-    store: Path
-    as_json: bool
-    choice: Choice
+    calls: Calling
+
+    @property
+    def choice(self) -> Choice:
+        return self.calls.choice
 
     def ask(self, judge: str, work: Callable[[Experiment, Endpoint], Awaitable[J]], summary: Callable[[J], str]) -> None:
         """``work`` run with the judge's endpoint, its result said (or its JSON); exit 3 where a reply was
         not the JSON asked for."""
-        endpoint = make_endpoint(judge, self.endpoint_options)
-        result = run_experiment(self.store, lambda ex: work(ex, endpoint), endpoint)
-        if self.as_json:
-            typer.echo(json.dumps(result.flat()))
-        else:
-            say(summary(result))
+        endpoint = self.calls.endpoint(judge)
+        result = self.calls.run(endpoint, lambda ex: work(ex, endpoint))
+        self.calls.said(result, summary(result))
         say_budget(result.budget_stop)
         if result.missing:
             raise typer.Exit(EXIT_INCOMPLETE)
@@ -162,15 +144,12 @@ class Judging:
 
 J = TypeVar("J", PrimScoreResult, PrimAnswersResult)
 JUDGING: Options = {"max_tokens": (MaxTokensOpt, 2048),  # a judge's reply: a score or a verdict and a line
-                    **ENDPOINT_OPTIONS, **PRICED, "store": (StoreOpt, DEFAULT_STORE),
-                    "as_json": (SummaryJsonOpt, False), "run": (RunPick, None)}
+                    **calling_options(SummaryJsonOpt, priced=True, run=True)}
 
 
 def with_judging(command: Callable[..., None]) -> Callable[..., None]:
     """Gives a judge command the `JUDGING` options in place of its ``judging`` parameter (a `Judging`)."""
-    return with_group(command, "judging", JUDGING, lambda given: Judging(
-        max_tokens=given["max_tokens"], endpoint_options={name: given[name] for name in ENDPOINT_OPTIONS | PRICED},
-        store=given["store"], as_json=given["as_json"], choice=Choice(run=given["run"])))
+    return with_group(command, "judging", JUDGING, lambda given: Judging(given["max_tokens"], Calling.of(given)))
 
 
 @with_judging

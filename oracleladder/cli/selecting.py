@@ -10,12 +10,10 @@ import typer
 
 from ..experiment import Choice
 from ..experiment.configs import Budgeted, flag_of
-from .common import Options, with_group
+from .common import Options, RunPick, with_group
 
 BUDGET = flag_of(Budgeted, "max_tokens").decls  # the option's one spelling, here a filter
 
-RunPick = Annotated[str | None, typer.Option(
-    "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
 # name -> (option, default): what `with_choice` gives a command, each a field of Choice
 PICK_OPTIONS: Options = {
     "max_tokens": (Annotated[int | None, typer.Option(
