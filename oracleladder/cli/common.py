@@ -327,6 +327,11 @@ def calling_options(json: Any, *, priced: bool = False, cluster: bool = False, r
 def calling(json: Any = SummaryJsonOpt, **takes: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Gives a command the options of a `Calling` (`calling_options`) in place of its ``calls`` parameter."""
     return lambda command: with_group(command, "calls", calling_options(json, **takes), Calling.of)
+
+
+# a probe of a student (`ladder probe`, `ladder prim probe`): its model, and what it calls it with
+probing = calling(RunJsonOpt, priced=True, cluster=True)
+ProbedOpt = Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")]
 ThresholdOpt = option_of(Thresholded, "threshold")
 CorrectionsOpt = option_of(Corrected, "use_corrections")
 TauOpt = option_of(PrimReportConfig, "tau")

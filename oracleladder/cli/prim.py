@@ -26,7 +26,7 @@ from .common import (
     MaxTokensOpt,
     Options,
     PrimThresholdOpt,
-    RunJsonOpt,
+    ProbedOpt,
     RunPick,
     SourceOpt,
     StoreOpt,
@@ -38,6 +38,7 @@ from .common import (
     existing,
     fail,
     listed,
+    probing,
     run_experiment,
     say,
     with_group,
@@ -92,10 +93,10 @@ def compile(  # noqa: A001 - the command's name
 app.command()(compile)
 
 
-@calling(RunJsonOpt, priced=True, cluster=True)
+@probing
 @with_config
 def probe(
-    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    student: ProbedOpt,
     config: PrimConfig,
     calls: Calling,
 ) -> None:

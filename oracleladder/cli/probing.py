@@ -21,13 +21,14 @@ from .common import (
     Calling,
     DomainOpt,
     GraderOpt,
+    ProbedOpt,
     ResultJsonOpt,
-    RunJsonOpt,
     SourceOpt,
     StoreOpt,
     SummaryJsonOpt,
     calling,
     existing,
+    probing,
     run_experiment,
     say,
 )
@@ -60,10 +61,10 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-@calling(RunJsonOpt, priced=True, cluster=True)
+@probing
 @with_config
 def probe(
-    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    student: ProbedOpt,
     config: ProbeConfig,
     calls: Calling,
 ) -> None:
