@@ -8,7 +8,7 @@ lists them."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -28,7 +28,7 @@ USER_ERRORS = (InputError, ExperimentError, StoreError, ConfigurationError, Prov
 
 
 class _Ladder(TyperGroup):
-    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # typer's own Context, a click one
         try:
             return super().invoke(ctx)
         except typer.BadParameter as exc:  # a subcommand's option refused: one line, not a panel

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -23,26 +24,28 @@ from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
+    Calling,
+    CorrectionsOpt,
     PidsOpt,
+    ResultJsonOpt,
     SourceOpt,
     StoreOpt,
+    calling,
     existing,
     fail,
     listed,
-    make_endpoint,
     pids_given,
     run_experiment,
     say,
-    with_endpoint_options,
 )
 from .options import with_config
-from .selecting import RunPick, with_choice
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                   help="The paper's audits of a run: format, roadmap-match, lengths, judge, human, retest, review; and the release's own audit files (release).")
 
 StudentOpt = Annotated[str, typer.Option("--student", help="The student whose rollouts to audit.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOpt = ResultJsonOpt
 
 
 @app.command("format")
@@ -77,9 +80,10 @@ def roadmap_match(student: Annotated[list[str], typer.Option("--student", help="
     rate by whether the student solves the milestone alone (its Stage 0) and by gold length; each
     student's attempts at one setting (--max-tokens, --run, ...)."""
     existing(store)
-    results = {s: run_experiment(store, lambda ex, s=s: ex.roadmap_audit(s, source=source, against=against,
-                                                                         choice=picked), reading=True)
-               for s in student}
+    def audit(s: str) -> Callable[[Experiment], Awaitable[roadmap.Containment]]:
+        return lambda ex: ex.roadmap_audit(s, source=source, against=against, choice=picked)
+
+    results = {s: run_experiment(store, audit(s), reading=True) for s in student}
     typer.echo(json.dumps({s: r.model_dump() for s, r in results.items()}) if as_json
                else "\n".join(roadmap.markdown(results)))
 
@@ -90,7 +94,7 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
             threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: a milestone is solved alone with at least tau correct of K.")] = 1,
             bins: Annotated[str, typer.Option("--bins", help="The length bins' cut points in characters, a rising comma list (the paper's: 20,60).")] = "20,60",
             figure: Annotated[Path | None, typer.Option("--figure", help="Also draw the solve rate by length to this PNG.")] = None,
-            source: SourceOpt = "release", use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+            source: SourceOpt = "release", use_corrections: CorrectionsOpt = False,
             store: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False, picked: Choice = Choice()) -> None:
     """Milestone solve rate by gold answer length (the paper's length analysis, Appendix N): per length
     bin, the tested milestones each student solves alone (Stage 0, >= tau of K), families with a milestone
@@ -107,7 +111,7 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
         return lg.solve_by_length(s, group.describe(), families, results, tau=threshold, cuts=cuts,
                                   use_corrections=use_corrections)
 
-    results = [run_experiment(store, lambda ex, s=s: read(ex, s), reading=True) for s in student]
+    results = [run_experiment(store, functools.partial(read, s=s), reading=True) for s in student]
     if not any(b.milestones for r in results for b in r.bins):
         fail(f"no Stage 0 result of {', '.join(student)} on '{source}' at this setting: probe with Stage 0 first")
     if figure is not None:
@@ -115,8 +119,27 @@ def lengths(student: Annotated[list[str], typer.Option("--student", help="A stud
     typer.echo(json.dumps([r.model_dump() for r in results]) if as_json else "\n".join(lg.markdown(results)))
 
 
+def _ask(calls: Calling, model: str, said: Callable[[A], None], work: Callable[[Experiment, Endpoint], Awaitable[A]],
+         incomplete: Callable[[A], bool] = lambda result: False) -> None:
+    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
+    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again) or
+    the result is ``incomplete``."""
+    existing(calls.store)
+    endpoint = calls.endpoint(model)
+    result = calls.run(endpoint, lambda ex: work(ex, endpoint))
+    if calls.as_json:
+        typer.echo(json.dumps(result.flat()))
+    else:
+        said(result)
+    if result.failed or incomplete(result):
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+A = TypeVar("A", JudgeAuditResult, ReviewAuditResult)
+
+
 @app.command("judge")
-@with_endpoint_options
+@calling(JsonOpt, run=True)
 @with_config
 def judge(
     judge_model: Annotated[str | None, typer.Option("--judge", help="provider/model of the LLM judge.")] = None,
@@ -125,10 +148,7 @@ def judge(
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the result table.")] = None,
     *,
     config: JudgeConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: JsonOpt = False,
-    run: RunPick = None,
+    calls: Calling,
 ) -> None:
     """Judge audit of the grader in both directions (paper Appendix V): a seeded sample of graded
     rollouts, stratified by the verifier's verdict (accepted, or its rejection reason), graded by an
@@ -142,7 +162,7 @@ def judge(
             result = jdg.read_sheet(read, key_path(read))
         except SheetError as exc:
             fail(str(exc))
-        typer.echo(json.dumps(result) if as_json else "\n".join(jdg.markdown(result)))
+        typer.echo(json.dumps(result) if calls.as_json else "\n".join(jdg.markdown(result)))
         return
     if not (judge_model and student and sheet):
         fail("ladder audit judge needs --judge, --student and --sheet (or --read SHEET)")
@@ -153,22 +173,19 @@ def judge(
             f"verdicts, {result.failed} failed calls. Label each case correct, malformed_reference, "
             f"incorrect or undecidable, then run `ladder audit judge --read {sheet}`.")
         typer.echo("\n".join(jdg.paired_markdown(result.paired, judge_model, student)))
-    _asked(store, judge_model, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=Choice(run=run)))
+    _ask(calls, judge_model, said,
+         lambda ex, endpoint: ex.judge_audit(endpoint, student, sheet, config, choice=calls.choice))
 
 
 @app.command("review")
-@with_endpoint_options
+@calling(JsonOpt, run=True)
 @with_config
 def review(
     reviewer: Annotated[str, typer.Option("--reviewer", help="provider/model of the LLM reviewer.")],
     student: Annotated[list[str], typer.Option("--student", help="A student whose composition-gap families to "
                                                                  "review (repeat for several).")],
     config: ReviewConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: JsonOpt = False,
-    run: RunPick = None,
+    calls: Calling,
 ) -> None:
     """Automated rubric review (paper Appendix S.1, Table 42): an LLM reviewer labels each composition-gap
     family of each student with the rubric (Verifier_Artifact, Beyond_Capability, Not_Standalone,
@@ -185,32 +202,14 @@ def review(
                                *markdown.review_table(result.table)]))
         if _nothing_reviewed(result):
             say(f"no family was reviewed: {reviewer} gave no readable reply (the JSON of the rubric) for any")
-    _asked(store, reviewer, endpoint_options, as_json, said,
-           lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=Choice(run=run)),
-           incomplete=_nothing_reviewed)
+    _ask(calls, reviewer, said, lambda ex, endpoint: ex.review_audit(endpoint, student, config, choice=calls.choice),
+         incomplete=_nothing_reviewed)
 
 
 def _nothing_reviewed(result: ReviewAuditResult) -> bool:
     """Every family left unreviewed: a reviewer that never answers in the rubric's JSON, a result
     without a label (exit 3, as `prim score` with its scores missing)."""
     return result.families > 0 and result.unreviewed == result.families
-
-
-def _asked(store: Path, model: str, endpoint_options: dict[str, Any], as_json: bool, said: Callable[[Any], None],
-           work: Callable[[Experiment, Endpoint], Awaitable[JudgeAuditResult | ReviewAuditResult]],
-           incomplete: Callable[[Any], bool] = lambda result: False) -> None:
-    """An audit that asks a model: ``work`` run with its endpoint, its result printed as JSON or ``said``;
-    exit 3 where calls failed for good (what they were about is left undone; a rerun asks them again)
-    or the result is ``incomplete``."""
-    existing(store)
-    endpoint = make_endpoint(model, endpoint_options)
-    result = run_experiment(store, lambda ex: work(ex, endpoint), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        said(result)
-    if result.failed or incomplete(result):
-        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 async def _student_results(ex: Experiment, student: str, source: str,
@@ -313,7 +312,7 @@ async def _review_labels(ex: Experiment, student: str, source: str) -> dict[str,
     return {r.pid: r.label for r in await ex.store.reviews(student, source)}
 
 
-async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: list[str], sheet: Path,
+async def _retest_sheet(ex: Experiment, student: str, source: str, picked: Choice, pids: Sequence[str], sheet: Path,
                         seed: int) -> int:
     families, group, meta = await _student_results(ex, student, source, picked)
     by_pid = {f.pid: f for f in families}

@@ -5,91 +5,85 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from ..clients import load_prices
 from ..domains import get_domain
-from ..experiment import CompileResult, Endpoint, Estimate, IntegrateResult, PrimitivesResult, check as check_families
+from ..experiment import (
+    CompileResult,
+    Endpoint,
+    Estimate,
+    Experiment,
+    IntegrateResult,
+    PrimitivesResult,
+    check as check_families,
+)
 from ..experiment.configs import CompileConfig
 from ..ladder import WHOLE
 from ..report.palette import n_families
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
-    MaxCostOpt,
+    Calling,
+    CorrectionsOpt,
     OnDuplicate,
     OnDuplicateOpt,
-    PricesOpt,
-    RayOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    calling,
     console,
     existing,
     fail,
     make_endpoint,
     run_experiment,
     say,
-    with_endpoint_options,
 )
-from .display import bar, cost_said, say_budget, say_estimate, timeouts_said
+from .display import bar, cost_said, estimate_said, say_budget, timeouts_said
 from .options import with_config
 
 
-@with_endpoint_options
+@calling(priced=True, cluster=True)
 @with_config
 def compile(  # noqa: A001 - the CLI verb of ARCHITECTURE.md
     teacher: Annotated[str, typer.Option("--teacher", help="provider/model of the teacher, e.g. openai/gpt-5.4.")],
     problems: Annotated[Path | None, typer.Argument(help="Math: a JSONL, CSV or Parquet pool with NuminaMath's, MATH's (answer boxed in the solution) or AIME-style field names (pid/id/unique_id, problem, answer, solution); see --field. Code: humaneval[:N] or a JSONL of stdin/stdout problems. Not with --primitives-only.")] = None,
     *,
     config: CompileConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
     structured: Annotated[str, typer.Option("--structured", help="How the teacher's JSON is asked for, in instructor's modes: json_schema (a JSON-schema response_format), json_object (a JSON-object response_format, the schema in the prompt), tools (a forced tool call; Anthropic: a forced tool_use), md_json (the schema in the prompt), or auto: the provider's strongest the server takes, learned from its rejections.")] = "auto",
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
+    calls: Calling,
     primitives_only: Annotated[bool, typer.Option("--primitives-only", help="Write only the primitive (the key idea, docs/primitive.md) of each family of --source that has none, from its problem and roadmap; takes no PROBLEMS.")] = False,
     integrate_only: Annotated[bool, typer.Option("--integrate-only", help="Write only the INTEGRATE step (its prompt and gold, which must equal the reference answer) of each family of --source that has none (released families have none); takes no PROBLEMS.")] = False,
     source: Annotated[str, typer.Option(help="With --primitives-only or --integrate-only: the roadmap set whose families get them.")] = "release",
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
 ) -> None:
     """Compile milestone families with a teacher: validators, retry on error, every attempt stored."""
-    cluster = cluster_of(ray, workers)
     if primitives_only or integrate_only:
         flag = "--primitives-only" if primitives_only else "--integrate-only"
         if (problems is not None or config.domain != "math" or config.dry_run or config.screened is not None
-                or config.teacher_prompt != "toolkit" or config.shard != WHOLE or cluster is not None
+                or config.teacher_prompt != "toolkit" or config.shard != WHOLE or calls.cluster is not None
                 or (primitives_only and integrate_only)):
             fail(f"{flag} takes no PROBLEMS (it reads the families of --source), math only, no --dry-run, --set, "
                  "--teacher-prompt, --shard or --ray, not with the other of --primitives-only and --integrate-only")
         # online calls: neither has ever taken --batch
-        endpoint = make_endpoint(teacher, {**endpoint_options, "batch": False}, structured=structured,
-                                 prices=load_prices(prices), max_cost=max_cost)
-        _fill(store, endpoint, source, config, as_json, integrate_only)
+        endpoint = make_endpoint(teacher, {**calls.endpoint_options, "batch": False}, structured=structured)
+        _fill(calls, endpoint, source, config, integrate_only)
         return
     if problems is None:
         fail("missing PROBLEMS: a pool of problems to compile (or --primitives-only, --integrate-only)")
     get_domain(config.domain)  # an unknown name fails here, before the store is touched
-    endpoint = make_endpoint(teacher, endpoint_options, structured=structured, prices=load_prices(prices),
-                             max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.compile(problems, endpoint, config, progress=bar), endpoint,
-                            reading=config.dry_run, cluster=cluster)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
+    endpoint = calls.endpoint(teacher, structured=structured)
+    result = calls.run(endpoint, lambda ex: ex.compile(problems, endpoint, config, progress=bar),
+                       reading=config.dry_run)
     if isinstance(result, Estimate):
-        if not as_json:
-            say_estimate(result, f"about {result.calls} teacher calls: a first attempt for each of the "
-                                 f"{result.calls} of {result.problems} problems not yet compiled by this "
-                                 f"teacher ({result.unusable} skipped for their reference answer; re-asks and "
-                                 "independent solves add more; cached attempts cost nothing)")
+        calls.said(result, estimate_said(result, f"about {result.calls} teacher calls: a first attempt for each of "
+                                                 f"the {result.calls} of {result.problems} problems not yet compiled "
+                                                 f"by this teacher ({result.unusable} skipped for their reference "
+                                                 "answer; re-asks and independent solves add more; cached attempts "
+                                                 "cost nothing)"))
         return
+    calls.said(result)  # its JSON; the lines below once it is known that not every call failed
     if result.all_failed:
         fail(f"every teacher call failed: {result.all_failed}", 1)
-    if not as_json:
+    if not calls.as_json:
         _say_compiled(result)
     say_budget(result.budget_stop)
     if result.infrastructure_failures or result.budget_stop:
@@ -115,21 +109,19 @@ def _say_compiled(result: CompileResult) -> None:
             "those problems again (stored calls are not asked again)")
 
 
-def _fill(store: Path, endpoint: Endpoint, source: str, config: CompileConfig, as_json: bool, integrate: bool) -> None:
+def _fill(calls: Calling, endpoint: Endpoint, source: str, config: CompileConfig, integrate: bool) -> None:
     """compile --primitives-only or --integrate-only: the primitive or the INTEGRATE step of each family
     of ``source`` that has none."""
-    result: PrimitivesResult | IntegrateResult = run_experiment(store, lambda ex: (
-        ex.compile_integrate if integrate else ex.compile_primitives)(
-        endpoint, config, source=source, progress=bar), endpoint)
+    async def fill(ex: Experiment) -> PrimitivesResult | IntegrateResult:
+        return await (ex.compile_integrate if integrate else ex.compile_primitives)(
+            endpoint, config, source=source, progress=bar)
+
+    result = calls.run(endpoint, fill)
     had = result.had_integrate if isinstance(result, IntegrateResult) else result.had_primitive
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(f"{'INTEGRATE steps' if integrate else 'primitives'}: {result.compiled} written, "
-            f"{len(result.failed_why)} failed, {had} of {n_families(result.families)} already had one; "
-            f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}")
-        for pid, why in result.failed_why.items():
-            say(f"  failed {pid}: {why}")
+    calls.said(result, f"{'INTEGRATE steps' if integrate else 'primitives'}: {result.compiled} written, "
+                       f"{len(result.failed_why)} failed, {had} of {n_families(result.families)} already had one; "
+                       f"tokens {result.usage.tokens_in} in / {result.usage.tokens_out} out; {cost_said(result.usage)}",
+               *(f"  failed {pid}: {why}" for pid, why in result.failed_why.items()))
     if result.infrastructure_failures or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -139,7 +131,7 @@ def check(
     source: Annotated[str | None, typer.Option("--source", help="Instead of a file: the store's roadmap set ('release', a teacher, TEACHER@coarse|fine), as compiled.")] = None,
     store: StoreOpt = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON line per family, then the totals.")] = False,
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     on_duplicate: OnDuplicateOpt = OnDuplicate.error,
 ) -> None:
     """Run every deterministic validator on existing families: a file's, or a roadmap set of the store."""
@@ -148,7 +140,7 @@ def check(
     if source is not None:
         existing(store)
         checked = run_experiment(store, lambda ex: ex.check(source, use_corrections=use_corrections), reading=True)
-    else:
+    elif families is not None:  # the other of the two, as checked above
         checked = check_families(families, use_corrections=use_corrections, on_duplicate=on_duplicate.value)
     if as_json:
         for family, report in zip(checked.families, checked.reports):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,18 +21,16 @@ from ..store import DEFAULT_STORE
 from ..validators.reference import CHECK as REFERENCE_CHECK
 from .common import (
     EXIT_INCOMPLETE,
-    RayOpt,
+    Calling,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    TableJsonOpt,
+    calling,
     console,
     existing,
     fail,
     listed,
-    make_endpoint,
     run_experiment,
     say,
-    with_endpoint_options,
 )
 from .display import bar, print_failed_jobs
 from .options import with_config
@@ -43,32 +41,24 @@ else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --h
     _reanchor = lazy_module("oracleladder.construction.reanchor")
 
 
-@with_endpoint_options
+@calling(cluster=True)
 @with_config
 def screen(
     anchor: Annotated[str, typer.Option("--anchor", help="provider/model of the anchor, e.g. openai/qwen3-8b-base.")],
     pool: Annotated[Path | None, typer.Argument(help="A raw pool, screened before any compile (Appendix N, the code pilot), read as `ladder compile` reads it: math, a JSONL, CSV or Parquet pool (see --field); code, humaneval[:N] or a JSONL of stdin/stdout problems. Only --rule direct-only; `ladder compile POOL --set NAME` compiles the survivors. Without it: the compiled families of --source.")] = None,
     *,
     config: ScreenConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    calls: Calling,
 ) -> None:
     """Anchor screen and structural filter (Section 3): which compiled families enter a diagnostic set;
     with POOL, which raw problems are worth compiling (0 of K direct attempts solved)."""
     if pool is None and (config.domain != "math" or config.fields or config.null_values or config.encoding):
         fail("--domain, --field, --null-values and --encoding are for a raw POOL; a compiled set is math only")
-    cluster = cluster_of(ray, workers)
-    endpoint = make_endpoint(anchor, endpoint_options)
-    result = run_experiment(store, lambda ex: (
+    endpoint = calls.endpoint(anchor)
+    result = calls.run(endpoint, lambda ex: (
         ex.screen(endpoint, config, progress=bar) if pool is None else
-        ex.screen_pool(pool, endpoint, config, progress=bar)), endpoint, cluster=cluster)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(_screened(result, None if pool is None else config.domain))
+        ex.screen_pool(pool, endpoint, config, progress=bar)))
+    calls.said(result, _screened(result, None if pool is None else config.domain))
     # a raw pool's ungraded answers are graded again by a rerun (it has no roadmap set to regrade)
     print_failed_jobs(result.failed_jobs, result.ungraded, anchor, config.source if pool is None else None)
     if result.failed_jobs or result.ungraded:
@@ -111,7 +101,7 @@ def funnel(
             typer.echo(f"{d.pid}\t{d.stage}\t{d.cause}\t{d.reason}")
 
 
-@with_endpoint_options
+@calling(TableJsonOpt)
 @with_config
 def reanchor(
     counts: Annotated[Path | None, typer.Option("--counts", help='JSON {"subsets": {anchor: n}, "counts": {anchor: {model: composition-gap count}}}, e.g. a published table.')] = None,
@@ -120,15 +110,14 @@ def reanchor(
     students: Annotated[list[str] | None, typer.Option("--students", help="Further probers, ranked but never anchors (repeat, or comma-separate).")] = None,
     *,
     config: ReanchorConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    calls: Calling,
 ) -> None:
     """Kendall's tau between the model rankings of every pair of anchor screens (Appendix B, Tables 3-6),
     or with --sets the families each anchor's screen keeps (Appendix N, Table 29).
 
     With --anchors: every model's Stage 0 and C1-C3 rollouts on the set; with --base-url, what is missing
     is probed first (stored calls are not asked again), else only stored rollouts are read."""
+    store, as_json = calls.store, calls.as_json
     if sum((counts is not None, bool(anchors), bool(sets))) != 1:
         fail("give --counts FILE, --anchors (with --students and --source) to count from stored rollouts, or "
              "--sets to cross the sets screens kept")
@@ -153,7 +142,7 @@ def reanchor(
         anchor_names = listed(anchors)
         models = list(dict.fromkeys(anchor_names + listed(students)))
         # with --base-url, what is missing is probed first
-        endpoints = {m: make_endpoint(m, endpoint_options) for m in models} if endpoint_options["base_url"] else {}
+        endpoints = {m: calls.endpoint(m) for m in models} if calls.endpoint_options["base_url"] else {}
         subsets, gaps, incomplete = run_experiment(store, lambda ex: ex.reanchor_counts(
             anchor_names, models, config, endpoints=endpoints, progress=bar), reading=not endpoints)
         table = _reanchor.reanchor(gaps, subsets)

@@ -22,7 +22,8 @@ from rich.progress import (
 from rich.text import Text
 
 from ..clients import Client, Usage
-from ..experiment import Estimate, JobFailure
+from ..experiment import Estimate, JobFailure, ProbeEstimate
+from ..report.palette import n_families
 from .common import console, say
 
 
@@ -112,13 +113,19 @@ def batch_rows_said(rows: int | None) -> str:
     return "" if rows is None else f" ({rows} batch rows submitted)"
 
 
-def say_estimate(e: Estimate, what: str) -> None:
+def estimate_said(e: Estimate, what: str) -> str:
+    """A dry run's line: ``what`` it would call, and the tokens and cost at most."""
     def usd(x: float | None) -> str:
         return "unknown (no price; see --prices)" if x is None else f"${x:.4f}"
 
-    say(f"dry run: {what}; at most {e.tokens_in} prompt tokens, {e.tokens_out_max} answer tokens; "
-        f"cost at most {usd(e.cost_usd_max)} online, {usd(e.batch_cost_usd_max)} in batch "
-        f"({e.prices}); nothing was sent")
+    return (f"dry run: {what}; at most {e.tokens_in} prompt tokens, {e.tokens_out_max} answer tokens; "
+            f"cost at most {usd(e.cost_usd_max)} online, {usd(e.batch_cost_usd_max)} in batch "
+            f"({e.prices}); nothing was sent")
+
+
+def probe_estimate_said(e: ProbeEstimate) -> str:
+    """A probe's dry run (`ladder probe`, `ladder prim probe`) in one line."""
+    return estimate_said(e, f"{e.calls} calls after the cache, for {e.jobs} jobs of {n_families(e.families)}")
 
 
 def cost_said(usage: Usage) -> str:

@@ -4,7 +4,6 @@ the command line overrides the file, the file the fields' defaults."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 import sys
 from collections.abc import Callable
@@ -20,7 +19,7 @@ else:  # the same parser, before it joined the standard library
 
 from ..experiment.configs import StageConfig, configured, flag_of
 from ..experiment.errors import Arg, ExperimentError
-from .common import fail, field_option
+from .common import Options, fail, field_option, with_group
 
 ConfigFileOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help=(
     "A TOML file of this command's options, by name (max_tokens = 512, or max-tokens); an option given on the "
@@ -68,24 +67,15 @@ def with_config(command: Callable[..., None]) -> Callable[..., None]:
     signature = inspect.signature(command, eval_str=True)
     [(slot, kind)] = [(p.name, p.annotation) for p in signature.parameters.values()
                       if isinstance(p.annotation, type) and issubclass(p.annotation, StageConfig)]
-    params = []
-    for p in signature.parameters.values():
-        if p.name == slot:
-            params += [inspect.Parameter("typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
-                       inspect.Parameter("config_file", inspect.Parameter.KEYWORD_ONLY, annotation=ConfigFileOpt,
-                                         default=None)]
-            params += [field_option(name, field) for name, field in kind.model_fields.items()]
-        else:  # keyword-only: typer passes every option by name, and the order stays the help's
-            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+    fields = {name: (param.annotation, param.default) for name, field in kind.model_fields.items()
+              for param in [field_option(name, field)]}
+    options: Options = {"typer_context": (typer.Context, inspect.Parameter.empty),
+                        "config_file": (ConfigFileOpt, None), **fields}
 
-    @functools.wraps(command)
-    def with_options(**kwargs: Any) -> None:
-        ctx: typer.Context = kwargs.pop("typer_context")
-        values = {name: kwargs.pop(name) for name in kind.model_fields}
-        flags = {name: not value if flag_of(kind, name).off else value for name, value in values.items()
+    def build(given: dict[str, Any]) -> StageConfig:
+        ctx: typer.Context = given["typer_context"]
+        flags = {name: not given[name] if flag_of(kind, name).off else given[name] for name in fields
                  if _given(ctx, name)}
-        path = kwargs.pop("config_file")
-        command(**kwargs, **{slot: build_config(kind, flags, path)})
+        return build_config(kind, flags, given["config_file"])
 
-    with_options.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    return with_options
+    return with_group(command, slot, options, build)

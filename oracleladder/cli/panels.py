@@ -11,7 +11,7 @@ import typer
 
 from ..experiment import Choice
 from ..store import DEFAULT_STORE
-from .common import SourceOpt, StoreOpt, existing, fail, run_experiment, say
+from .common import CorrectionsOpt, SourceOpt, StoreOpt, existing, fail, run_experiment, say
 from .selecting import BUDGET, with_choice
 
 app = typer.Typer(no_args_is_help=True, help="Per-family results in the release's panel records: export, import.")
@@ -24,7 +24,7 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="Folder for oracle_panel/<model>.jsonl and stage0_panel/<model>.jsonl.")],
     model: Annotated[str | None, typer.Option("--model", help="The model name the records carry (default: the student).")] = None,
     source: SourceOpt = "release",
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     picked: Choice = Choice(),
 ) -> None:

@@ -5,15 +5,15 @@ primitives with a judge, report."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
 import typer
 
-from ..clients import load_prices
-from ..experiment import Choice, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
-from ..experiment.configs import PrimConfig
+from ..experiment import Choice, Endpoint, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
+from ..experiment.configs import PrimConfig, PrimReportConfig
 from ..prim import audit as prim_audit
 from ..prim.analysis import PrimReport
 from ..prim.scoring import TAU
@@ -22,28 +22,30 @@ from ..schemas.sheets import SheetError, key_path
 from ..store import DEFAULT_STORE
 from .common import (
     EXIT_INCOMPLETE,
-    MaxCostOpt,
+    Calling,
     MaxTokensOpt,
-    PricesOpt,
-    RayOpt,
+    Options,
+    PrimThresholdOpt,
+    ProbedOpt,
+    RunPick,
     SourceOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
+    SummaryJsonOpt,
+    TauOpt,
+    calling,
+    calling_options,
     console,
     existing,
     fail,
     listed,
-    make_endpoint,
+    probing,
     run_experiment,
     say,
-    with_endpoint_options,
+    with_group,
 )
-from .display import bar, cost_said, print_failed_jobs, say_budget, say_estimate
+from .display import bar, cost_said, print_failed_jobs, probe_estimate_said, say_budget
 from .options import with_config
-from .selecting import RunPick, with_choice
-
-SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+from .selecting import with_choice
 
 app = typer.Typer(no_args_is_help=True, help="PRIM's diagnosis: Discovery, Generation, Digestion, Execution.")
 
@@ -64,32 +66,25 @@ def import_(
     console.print(f"imported {result.imported} gold primitives from {file} into {store}")
 
 
-@with_endpoint_options
+@calling(priced=True)
 def compile(  # noqa: A001 - the command's name
     teacher: Annotated[str, typer.Option("--teacher", help="The teacher's provider/model.")],
     kind: Annotated[str, typer.Option("--kind", help="teacher-problem-only: the teacher's primitive from the problem alone (PRIM Fig. 10); plan: its plan of 3-6 steps (Fig. 11); teacher: its primitive from the answer and the reference solution, classified in the taxonomy (Fig. 7).")] = "teacher-problem-only",
     source: SourceOpt = "release",
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Teacher attempts per family (a failed check is re-asked with its errors).")] = 3,
     max_tokens: MaxTokensOpt = 4096,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    as_json: SummaryJsonOpt = False,
+    *,
+    calls: Calling,
 ) -> None:
     """The teacher's guidance for Execution: a primitive from the problem alone, or a plan; checked, re-asked, every attempt stored."""
-    endpoint = make_endpoint(teacher, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
-                                                              max_attempts=max_attempts, max_tokens=max_tokens,
-                                                              progress=bar), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(f"run {result.run_id}: {result.compiled} of {n_families(result.families - result.had)} given a {kind} "
-            f"({result.had} had one); {len(result.failed_why)} failed their checks, "
-            f"{result.infrastructure_failures} infrastructure failures")
-        for pid, why in result.failed_why.items():
-            say(f"  {pid}: {why}")
+    endpoint = calls.endpoint(teacher)
+    result = calls.run(endpoint, lambda ex: ex.prim_compile(endpoint, kind=kind, source=source,
+                                                            max_attempts=max_attempts, max_tokens=max_tokens,
+                                                            progress=bar))
+    calls.said(result, f"run {result.run_id}: {result.compiled} of {n_families(result.families - result.had)} given "
+                       f"a {kind} ({result.had} had one); {len(result.failed_why)} failed their checks, "
+                       f"{result.infrastructure_failures} infrastructure failures",
+               *(f"  {pid}: {why}" for pid, why in result.failed_why.items()))
     say_budget(result.budget_stop)
     if result.infrastructure_failures or result.budget_stop:
         raise typer.Exit(EXIT_INCOMPLETE)
@@ -98,36 +93,24 @@ def compile(  # noqa: A001 - the command's name
 app.command()(compile)
 
 
-@with_endpoint_options
+@probing
 @with_config
 def probe(
-    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    student: ProbedOpt,
     config: PrimConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    calls: Calling,
 ) -> None:
     """Probe PRIM's four dimensions of a student: Discovery, Generation (C1), Digestion, Execution. Cached and resumable."""
-    cluster = cluster_of(ray, workers)
-    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_probe(endpoint, config, progress=bar), endpoint, cluster=cluster)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
+    endpoint = calls.endpoint(student)
+    result = calls.run(endpoint, lambda ex: ex.prim_probe(endpoint, config, progress=bar))
     if isinstance(result, ProbeEstimate):
-        if not as_json:
-            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
-                                 f"{n_families(result.families)}")
+        calls.said(result, probe_estimate_said(result))
         return
-    if not as_json:
-        usage = result.usage
-        say(f"run {result.run_id}: {n_families(result.families)}, {result.rollouts} rollouts, {usage.requests} requests, "
-            f"{usage.cache_hits} cache hits; {cost_said(usage)}")
-        for target, n in result.skipped.items():
-            say(f"{target}: {n} jobs skipped (no reference solution or no such primitive)")
+    usage = result.usage
+    calls.said(result, f"run {result.run_id}: {n_families(result.families)}, {result.rollouts} rollouts, "
+                       f"{usage.requests} requests, {usage.cache_hits} cache hits; {cost_said(usage)}",
+               *(f"{target}: {n} jobs skipped (no reference solution or no such primitive)"
+                 for target, n in result.skipped.items()))
     say_budget(result.budget_stop)
     print_failed_jobs(result.failed_jobs, result.ungraded, student, config.source)
     if result.failed_jobs or result.ungraded or result.budget_stop:
@@ -137,90 +120,94 @@ def probe(
 app.command()(probe)
 
 
-@with_endpoint_options
+@dataclass(frozen=True)
+class Judging:
+    """What the judge commands (score, answers, benchmark-answers) share besides their own options
+    (`with_judging`): the judge's token budget, and its endpoint, the store, --json and --run."""
+
+    max_tokens: int
+    calls: Calling
+
+    @property
+    def choice(self) -> Choice:
+        return self.calls.choice
+
+    def ask(self, judge: str, work: Callable[[Experiment, Endpoint], Awaitable[J]], summary: Callable[[J], str]) -> None:
+        """``work`` run with the judge's endpoint, its result said (or its JSON); exit 3 where a reply was
+        not the JSON asked for."""
+        endpoint = self.calls.endpoint(judge)
+        result = self.calls.run(endpoint, lambda ex: work(ex, endpoint))
+        self.calls.said(result, summary(result))
+        say_budget(result.budget_stop)
+        if result.missing:
+            raise typer.Exit(EXIT_INCOMPLETE)
+
+
+J = TypeVar("J", PrimScoreResult, PrimAnswersResult)
+JUDGING: Options = {"max_tokens": (MaxTokensOpt, 2048),  # a judge's reply: a score or a verdict and a line
+                    **calling_options(SummaryJsonOpt, priced=True, run=True)}
+
+
+def with_judging(command: Callable[..., None]) -> Callable[..., None]:
+    """Gives a judge command the `JUDGING` options in place of its ``judging`` parameter (a `Judging`)."""
+    return with_group(command, "judging", JUDGING, lambda given: Judging(given["max_tokens"], Calling.of(given)))
+
+
+@with_judging
 def score(
     judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose Discovery and Digestion primitives to score.")],
-    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
-    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
+    tau: TauOpt = TAU,
     source: SourceOpt = "release",
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    as_json: SummaryJsonOpt = False,
-    run: RunPick = None,
+    *,
+    judging: Judging,
 ) -> None:
     """Score a student's primitives against the gold ones with a judge (validity, gate, mechanism), those made at one setting (`--run ID` picks it where there are several). Cached."""
-    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_score(endpoint, student, source=source, tau=tau,
-                                                            max_tokens=max_tokens, choice=Choice(run=run)), endpoint)
-    correct = ", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"
-    _judged(result, as_json, f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} "
-                             f"unreadable, scored 0), {result.missing} missing (no readable judge reply), "
-                             f"{result.without_gold} without a gold primitive; correct at tau {result.tau}: {correct}")
+    judging.ask(judge, lambda ex, endpoint: ex.prim_score(endpoint, student, source=source, tau=tau,
+                                                          max_tokens=judging.max_tokens, choice=judging.choice),
+                lambda result: f"run {result.run_id}: {result.scored} primitives scored ({result.unreadable} "
+                               f"unreadable, scored 0), {result.missing} missing (no readable judge reply), "
+                               f"{result.without_gold} without a gold primitive; correct at tau {result.tau}: "
+                               + (", ".join(f"{t} {n}" for t, n in result.correct.items()) or "none"))
 
 
 app.command()(score)
 
 
-def _judged(result: PrimScoreResult | PrimAnswersResult, as_json: bool, summary: str) -> None:
-    """A judge's run said (or its JSON), then exit 3 where a reply was not the JSON asked for."""
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        say(summary)
-    say_budget(result.budget_stop)
-    if result.missing:
-        raise typer.Exit(EXIT_INCOMPLETE)
-
-
-@with_endpoint_options
+@with_judging
 def answers(
     judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
-    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
     source: SourceOpt = "release",
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    as_json: SummaryJsonOpt = False,
-    run: RunPick = None,
+    *,
+    judging: Judging,
 ) -> None:
     """An LLM answer judge on the Generation and Execution answers the grader rejected (free-form answers no symbolic grader decides), those made at one setting (`--run ID` picks it where there are several); its verdicts kept apart."""
-    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.prim_answers(endpoint, student, source=source, max_tokens=max_tokens,
-                                                              choice=Choice(run=run)), endpoint)
-    _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} read "
-                             f"correct, {result.missing} missing (no readable judge reply); `ladder prim report "
-                             f"--answer-judge {judge}` counts them")
+    judging.ask(judge, lambda ex, endpoint: ex.prim_answers(endpoint, student, source=source,
+                                                            max_tokens=judging.max_tokens, choice=judging.choice),
+                lambda result: f"run {result.run_id}: {result.judged} rejected answers judged, {result.correct} "
+                               f"read correct, {result.missing} missing (no readable judge reply); `ladder prim "
+                               f"report --answer-judge {judge}` counts them")
 
 
 app.command()(answers)
 
 
 @app.command("benchmark-answers")
-@with_endpoint_options
+@with_judging
 def benchmark_answers(
     judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
     student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probe (`ladder benchmark`).")],
     name: Annotated[str, typer.Option("--name", help="The benchmark's name (`ladder benchmark --name`).")],
-    max_tokens: MaxTokensOpt = 2048,  # a judge's reply: a score or a verdict and a line
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    as_json: SummaryJsonOpt = False,
-    run: RunPick = None,
+    *,
+    judging: Judging,
 ) -> None:
     """PRIM's benchmark side: the answer judge of `ladder prim answers` on a plain benchmark's answers the grader rejected (free-form answers, HLE-Math style); `ladder prim benchmarks --answer-judge` counts its verdicts."""
-    endpoint = make_endpoint(judge, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
-    result = run_experiment(store, lambda ex: ex.benchmark_answers(endpoint, student, name, max_tokens=max_tokens,
-                                                                   choice=Choice(run=run)), endpoint)
-    _judged(result, as_json, f"run {result.run_id}: {result.judged} rejected answers of benchmark '{name}' judged, "
-                             f"{result.correct} read correct, {result.missing} missing (no readable judge reply); "
-                             f"`ladder prim benchmarks --answer-judge {judge}` counts them")
+    judging.ask(judge, lambda ex, endpoint: ex.benchmark_answers(endpoint, student, name, max_tokens=judging.max_tokens,
+                                                                 choice=judging.choice),
+                lambda result: f"run {result.run_id}: {result.judged} rejected answers of benchmark '{name}' "
+                               f"judged, {result.correct} read correct, {result.missing} missing (no readable judge "
+                               f"reply); `ladder prim benchmarks --answer-judge {judge}` counts them")
 
 
 @app.command("benchmarks")
@@ -247,17 +234,14 @@ def benchmarks(
 
 
 @with_choice(by_run=True)
+@with_config
 def report(
     student: Annotated[str, typer.Option("--student", help="The student probed with `ladder prim probe`.")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the student's primitives to read (`ladder prim score`).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.json, report.md and the figures.")],
-    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
-    rescue_source: Annotated[str, typer.Option("--rescue-source", help="Table 10's primitive source.")] = "teacher-problem-only",
-    after: Annotated[str | None, typer.Option("--after", help="Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11).")] = None,
-    answer_judge: Annotated[str | None, typer.Option("--answer-judge", help="Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report says so.")] = None,
+    *,
+    config: PrimReportConfig,
     html: Annotated[bool, typer.Option("--html", help="Also write the HTML report (OUT/html/index.html): the tables and figures, and a page per problem with its primitives and what the student wrote, with the judge's verdicts and evidence.")] = False,
-    source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
     picked: Choice = Choice(),
 ) -> None:
@@ -265,13 +249,11 @@ def report(
     existing(store)
 
     async def write(ex: Experiment) -> list[tuple[Path, PrimReport]]:
-        groups = await ex.prim_groups(student, source=source, choice=picked) if picked.by_run else []
+        groups = await ex.prim_groups(student, source=config.source, choice=picked) if picked.by_run else []
         # side by side: each setting's report in a folder of its own, named as its column would be
         folders = {out / g.label.split("@", 1)[1]: replace(picked, by_run=False, run=g.run_ids[0])
                    for g in groups if len(groups) > 1} or {out: replace(picked, by_run=False)}
-        return [(folder, await ex.prim_report(student, judge, source=source, tau=tau, threshold=threshold,
-                                              rescue_source=rescue_source, after=after, answer_judge=answer_judge,
-                                              out=folder, html=html, choice=choice))
+        return [(folder, await ex.prim_report(student, judge, config, out=folder, html=html, choice=choice))
                 for folder, choice in folders.items()]
 
     for folder, r in run_experiment(store, write, reading=True):
@@ -290,8 +272,8 @@ def across(
     student: Annotated[list[str], typer.Option("--student", help="A student probed with `ladder prim probe` (repeat the option).")],
     judge: Annotated[str, typer.Option("--judge", help="Whose scores of the students' primitives to read.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for across.json, across.md and the figures.")],
-    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="A problem passes a dimension with at least this many of its K samples right.")] = 1,
+    tau: TauOpt = TAU,
+    threshold: PrimThresholdOpt = 1,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
@@ -313,7 +295,7 @@ def audit(
     n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
     routes: Annotated[bool, typer.Option("--routes", help="The alternative-route audit: sample only primitives the judge scored incorrect, for a person to label alternative (a different but valid route the single gold misses) or none.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
-    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="A primitive is correct at Score >= tau.")] = TAU,
+    tau: TauOpt = TAU,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
     run: RunPick = None,

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .._lazy import lazy_module
-from ..clients import load_prices
-from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, Estimate
+from ..experiment import BUDGET_STOPPED, FINISHED_WITH_FAILURES, ProbeEstimate
 from ..experiment.benchmark_scores import BENCHMARK
 from ..experiment.configs import BenchmarkConfig, ProbeConfig
 from ..report.palette import n_families
@@ -19,23 +18,21 @@ from ..store import DEFAULT_STORE
 from ..workers import WorkersUnavailable
 from .common import (
     EXIT_INCOMPLETE,
+    Calling,
     DomainOpt,
     GraderOpt,
-    MaxCostOpt,
-    PricesOpt,
-    RayOpt,
+    ProbedOpt,
+    ResultJsonOpt,
     SourceOpt,
     StoreOpt,
-    WorkersOpt,
-    cluster_of,
-    console,
+    SummaryJsonOpt,
+    calling,
     existing,
-    make_endpoint,
+    probing,
     run_experiment,
     say,
-    with_endpoint_options,
 )
-from .display import bar, batch_rows_said, cost_said, print_failed_jobs, say_budget, say_estimate, timeouts_said
+from .display import bar, batch_rows_said, cost_said, print_failed_jobs, probe_estimate_said, say_budget, timeouts_said
 from .options import with_config
 
 if TYPE_CHECKING:
@@ -64,42 +61,29 @@ def verify(
         typer.echo(f"{verdict.label.value}: {verdict.reason}")
 
 
-@with_endpoint_options
+@probing
 @with_config
 def probe(
-    student: Annotated[str, typer.Option("--student", help="provider/model, e.g. openai/gpt-5.4 or local.")],
+    student: ProbedOpt,
     config: ProbeConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    prices: PricesOpt = None,
-    max_cost: MaxCostOpt = None,
-    ray: RayOpt = None,
-    workers: WorkersOpt = None,
+    calls: Calling,
 ) -> None:
     """Probe a student: Stage 0 and the parent ladder with its controls. Cached and resumable."""
-    cluster = cluster_of(ray, workers)
-    endpoint = make_endpoint(student, endpoint_options, prices=load_prices(prices), max_cost=max_cost)
+    endpoint = calls.endpoint(student)
     if config.dry_run:
-        existing(store)  # the families to probe are in it
-    result = run_experiment(store, lambda ex: ex.probe(endpoint, config, progress=bar), endpoint,
-                            reading=config.dry_run, cluster=cluster)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    if isinstance(result, Estimate):
-        if not as_json:
-            say_estimate(result, f"{result.calls} calls after the cache, for {result.jobs} jobs of "
-                                 f"{n_families(result.families)}")
+        existing(calls.store)  # the families to probe are in it
+    result = calls.run(endpoint, lambda ex: ex.probe(endpoint, config, progress=bar), reading=config.dry_run)
+    if isinstance(result, ProbeEstimate):
+        calls.said(result, probe_estimate_said(result))
         return
-    if not as_json:
-        usage = result.usage
-        console.print(f"run {result.run_id}: {n_families(result.families)}, "
-                      f"{usage.requests} requests{batch_rows_said(result.batch_rows_submitted)}, "
-                      f"{usage.cache_hits} cache hits, tokens {usage.tokens_in} in / {usage.tokens_out} out; "
-                      f"{cost_said(usage)}{timeouts_said(usage)}", soft_wrap=True, highlight=False, markup=False)
-    if result.without_primitive and not as_json:
-        say(f"C2-primitive and C2-primitive-random skipped {n_families(result.without_primitive)} without a "
-            "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)")
+    usage = result.usage
+    skipped = [f"C2-primitive and C2-primitive-random skipped {n_families(result.without_primitive)} without a "
+               "primitive (`ladder compile --primitives-only` writes them; --primitive-fallback uses a KEY_MOVE)"
+               ] if result.without_primitive else []
+    calls.said(result, f"run {result.run_id}: {n_families(result.families)}, "
+                       f"{usage.requests} requests{batch_rows_said(result.batch_rows_submitted)}, "
+                       f"{usage.cache_hits} cache hits, tokens {usage.tokens_in} in / {usage.tokens_out} out; "
+                       f"{cost_said(usage)}{timeouts_said(usage)}", *skipped)
     say_budget(result.budget_stop)
     print_failed_jobs(result.failed_jobs, result.ungraded, student, config.source)
     if result.endpoint_lost:
@@ -115,7 +99,7 @@ def regrade(
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    as_json: SummaryJsonOpt = False,
 ) -> None:
     """Grade again every rollout whose grading failed (ungraded), from its stored response: no call."""
     existing(store)
@@ -129,28 +113,24 @@ def regrade(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-@with_endpoint_options
+@calling(ResultJsonOpt)
 @with_config
 def benchmark(
     student: Annotated[str, typer.Option("--student", help="provider/model of the student.")],
     problems: Annotated[Path, typer.Argument(help="A JSONL, CSV or Parquet pool of problems with reference answers "
                                              "(the field names `ladder compile` reads; see --field).")],
     config: BenchmarkConfig,
-    endpoint_options: dict[str, Any] = {},  # noqa: B006 - replaced by the endpoint options (with_endpoint_options)
-    store: StoreOpt = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    calls: Calling,
 ) -> None:
     """A plain benchmark probe, the paper's external comparator (Tables 1, 17): each problem asked directly,
     no roadmap, K times; pass@1 and pass@K over the problems with K graded answers."""
-    endpoint = make_endpoint(student, endpoint_options)
-    result = run_experiment(store, lambda ex: ex.benchmark(endpoint, problems, config, progress=bar), endpoint)
-    if as_json:
-        typer.echo(json.dumps(result.flat()))
-    else:
-        left = f"; {result.no_answer} without a reference answer left out" if result.no_answer else ""
-        say(f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {config.k} graded "
-            f"answers{left}; pass@1 {score(result.pass_at_1)}, pass@{config.k} {score(result.pass_at_k)}")
-        say(result.truncation.said(f"benchmark '{result.name}'", [result.max_tokens]))
+    endpoint = calls.endpoint(student)
+    result = calls.run(endpoint, lambda ex: ex.benchmark(endpoint, problems, config, progress=bar))
+    left = f"; {result.no_answer} without a reference answer left out" if result.no_answer else ""
+    calls.said(result, f"benchmark '{result.name}': {result.complete} of {result.problems} problems with {config.k} "
+                       f"graded answers{left}; pass@1 {score(result.pass_at_1)}, pass@{config.k} "
+                       f"{score(result.pass_at_k)}",
+               result.truncation.said(f"benchmark '{result.name}'", [result.max_tokens]))
     print_failed_jobs(result.failed_jobs, result.ungraded, student, BENCHMARK + result.name)
     if result.failed_jobs or result.ungraded:
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -12,13 +12,26 @@ import typer
 from .. import demo as _demo
 from .._lazy import lazy_module
 from ..experiment import Choice, Experiment, Report, replication as _replication
-from ..experiment.configs import ReportConfig
+from ..experiment.configs import CompareInput, ReportConfig
 from ..report import console as terminal, replication as _replicated
 from ..report.palette import n_families
 from ..schemas.sheets import write_rows
 from ..store import DEFAULT_STORE
 from ..viewer.serve import serve
-from .common import DomainOpt, KOpt, MaxTokensOpt, SourceOpt, StoreOpt, console, existing, fail, run_experiment, say
+from .common import (
+    CorrectionsOpt,
+    DomainOpt,
+    KOpt,
+    MaxTokensOpt,
+    SourceOpt,
+    StoreOpt,
+    ThresholdOpt,
+    console,
+    existing,
+    fail,
+    run_experiment,
+    say,
+)
 from .display import bar
 from .options import with_config
 from .selecting import with_choice
@@ -86,9 +99,9 @@ def export_results(
                                            "tests, gaps, n_correct and k per condition and milestone); rollout: one "
                                            "row per attempt.")] = ExportPer.family,
     out: Annotated[Path | None, typer.Option("--out", help="The file to write (default results.csv or results.parquet).")] = None,
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    threshold: ThresholdOpt = 1,
     source: SourceOpt = "release",
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     domain: DomainOpt = "math",
     picked: Choice = Choice(),
@@ -121,9 +134,9 @@ def export_results(
 @with_choice(by_run=True)
 def view(
     student: Annotated[list[str], typer.Option("--student", help="Student name (repeat to show several).")],
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau: correct attempts of K that count as solved.")] = 1,
+    threshold: ThresholdOpt = 1,
     source: SourceOpt = "release",
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 8765,
     a: Annotated[str | None, typer.Option("--a", help="With --b: serve `ladder compare --html` of these two "
@@ -143,7 +156,8 @@ def view(
         stamp = tuple(p.stat().st_mtime_ns for p in (store, Path(f"{store}-wal")) if p.exists())
         if stamp != seen[0]:
             if a is not None and b is not None:
-                _write_compare(store, a, b, student[0], out, use_corrections, allow_mixed_graders, True, picked)
+                _write_compare(store, CompareInput(a=a, b=b, student=student[0], use_corrections=use_corrections,
+                                                   allow_mixed_graders=allow_mixed_graders, choice=picked), out, True)
             else:
                 _write_report(store, student, out, ReportConfig(threshold=threshold, source=source,
                                                                 use_corrections=use_corrections), True, picked)
@@ -152,13 +166,10 @@ def view(
     serve(refresh, port, lambda url: typer.echo(f"serving {url} (Ctrl-C stops)"), say)
 
 
-def _write_compare(store: Path, a: str, b: str, student: str, out: Path, use_corrections: bool,
-                   allow_mixed_graders: bool, html: bool, picked: Choice) -> dict:
+def _write_compare(store: Path, given: CompareInput, out: Path, html: bool) -> dict:
     """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html too);
     returns the comparison."""
-    return run_experiment(store, lambda ex: ex.write_compare(a, b, student, out, use_corrections=use_corrections,
-                                                     allow_mixed_graders=allow_mixed_graders, html=html,
-                                                     choice=picked), reading=True)
+    return run_experiment(store, lambda ex: ex.write_compare(given, out, html=html), reading=True)
 
 
 @with_choice()
@@ -167,9 +178,9 @@ def compare(
     student: Annotated[str, typer.Option("--student", help="The student probed on both sets.")],
     b: Annotated[str | None, typer.Option("--b", help="Second roadmap set of the same problems (not with --primitive).")] = None,
     primitive: Annotated[bool, typer.Option("--primitive", help="Compare the primitive against the roadmap on the families of --a: C2-primitive vs C2 for the student (docs/primitive.md).")] = False,
-    threshold: Annotated[int, typer.Option("--threshold", min=1, help="With --primitive: tau, correct attempts of K that count as solved.")] = 1,
+    threshold: ThresholdOpt = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for compare.md and compare.json.")] = Path("compare"),
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     allow_mixed_graders: Annotated[bool, typer.Option("--allow-mixed-graders", help="Compare even when the two sets were graded by different graders.")] = False,
     store: StoreOpt = DEFAULT_STORE,
     html: Annotated[bool, typer.Option("--html", help="Also write the comparison as HTML (out/html/index.html): the "
@@ -192,7 +203,8 @@ def compare(
             f"{out}/primitive_vs_roadmap.md")
         return
     assert b is not None
-    compared = _write_compare(store, a, b, student, out, use_corrections, allow_mixed_graders, html, picked)
+    compared = _write_compare(store, CompareInput(a=a, b=b, student=student, use_corrections=use_corrections,
+                                                  allow_mixed_graders=allow_mixed_graders, choice=picked), out, html)
     warning = _compare.prompt_warning(compared)
     if warning:
         say(f"warning: {warning}")
@@ -206,7 +218,7 @@ def replication(
     student: Annotated[str | None, typer.Option("--student", help="The student of every set that names none.")] = None,
     threshold: Annotated[int, typer.Option("--threshold", min=1, help="tau of every set that names none.")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Folder for replication.md, replication.json and replication.png.")] = Path("replication"),
-    use_corrections: Annotated[bool, typer.Option("--use-corrections")] = False,
+    use_corrections: CorrectionsOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     picked: Choice = Choice(),
 ) -> None:

@@ -3,22 +3,19 @@ student's results at several settings, which a command never pools: `experiment.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from ..experiment import Choice
 from ..experiment.configs import Budgeted, flag_of
+from .common import Options, RunPick, with_group
 
 BUDGET = flag_of(Budgeted, "max_tokens").decls  # the option's one spelling, here a filter
 
-RunPick = Annotated[str | None, typer.Option(
-    "--run", help="Read the results of the settings of this run (an id from `ladder runs`).")]
 # name -> (option, default): what `with_choice` gives a command, each a field of Choice
-PICK_OPTIONS: dict[str, tuple[Any, Any]] = {
+PICK_OPTIONS: Options = {
     "max_tokens": (Annotated[int | None, typer.Option(
         BUDGET, min=1, help=f"Read the results made at this {BUDGET} (where a student has several).")],
         None),
@@ -43,20 +40,4 @@ def with_choice(*, by_run: bool = False) -> Callable[[Callable[..., None]], Call
     --by-run) in place of its ``picked`` parameter, which receives their Choice."""
     options = PICK_OPTIONS | ({"by_run": BY_RUN} if by_run else {})
 
-    def wrap(command: Callable[..., None]) -> Callable[..., None]:
-        params = []
-        for p in inspect.signature(command, eval_str=True).parameters.values():
-            if p.name == "picked":
-                params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
-                           for name, (option, default) in options.items()]
-            else:  # keyword-only: typer passes every option by name, and the order stays the help's
-                params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
-
-        @functools.wraps(command)
-        def picking(**kwargs: Any) -> None:
-            picked = Choice(**{name: kwargs.pop(name) for name in options})
-            command(**kwargs, picked=picked)
-
-        picking.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        return picking
-    return wrap
+    return lambda command: with_group(command, "picked", options, lambda given: Choice(**given))

@@ -1,5 +1,6 @@
 """The stages' options, each declared once with its default and help: `ProbeConfig`, `CompileConfig`,
-`ScreenConfig`, `JudgeConfig`, `ReviewConfig`, `PrimConfig`, `ReportConfig`. The Python API takes one
+`ScreenConfig`, `JudgeConfig`, `ReviewConfig`, `PrimConfig`, `PrimReportConfig`, `ReportConfig`; and what a
+comparison of two roadmap sets reads, `CompareInput`. The Python API takes one
 (``ex.probe(student, ProbeConfig(k=4))``) or the same fields as keywords (``ex.probe(student, k=4)``);
 the CLI makes each command's options from these fields (`Flag`: how the CLI spells one), and
 ``--config FILE`` (TOML) gives them from a file. Fields several stages share (the token budget, the
@@ -18,10 +19,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from ..construction.screen import RULES
 from ..ladder import WHOLE, Shard
 from ..prim.dimensions import DIMENSIONS
+from ..prim.scoring import TAU
 from ..report.palette import number_word
 from ..schemas import LADDER
 from ..verify import grader_name
 from .errors import Arg, ExperimentError
+from .selection import Choice
 
 
 @dataclass(frozen=True)
@@ -335,6 +338,38 @@ class ReportConfig(InDomain, Corrected, Thresholded, OnSet):
     against: Annotated[str | None, Flag("--against"), Field(description=(
         "A second roadmap set of the same problems: Table 37's ratio of the two sets' golds in the same unaided "
         "attempts."))] = None
+
+
+class PrimReportConfig(OnSet):
+    """A PRIM report of a student (`Experiment.prim_report`; `prim_across` reads its tau and threshold)."""
+
+    tau: Annotated[float, Flag("--tau"), Field(ge=0.0, le=1.0, description=(
+        "A primitive is correct at Score >= tau."))] = TAU
+    threshold: Annotated[int, Flag("--threshold"), Field(ge=1, description=(
+        "A problem passes a dimension with at least this many of its K samples right."))] = 1
+    rescue_source: Annotated[str, Flag("--rescue-source"), Field(description=(
+        "Table 10's primitive source."))] = "teacher-problem-only"
+    after: Annotated[str | None, Flag("--after"), Field(description=(
+        "Another checkpoint (probed with `ladder prim probe --dimensions generation`): which of the student's "
+        "Generation failures it repairs, by quadrant, and what it loses (Tables 3 / 11)."))] = None
+    answer_judge: Annotated[str | None, Flag("--answer-judge"), Field(description=(
+        "Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report "
+        "says so."))] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareInput:
+    """What a comparison of two roadmap sets reads (`Experiment.compare`, `write_compare`), each part by its
+    name: the student's results on sets ``a`` and ``b`` at one setting (``choice``), graded against the
+    corrected reference answers with ``use_corrections``; two sets graded by different graders are refused
+    unless ``allow_mixed_graders``."""
+
+    a: str
+    b: str
+    student: str
+    use_corrections: bool = False
+    allow_mixed_graders: bool = False
+    choice: Choice = Choice()
 
 
 C = TypeVar("C", bound=StageConfig)

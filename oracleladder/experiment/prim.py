@@ -42,7 +42,7 @@ from ..schemas.types import GradeStatus
 from ..store import FailedJob, PrimScore, Store
 from ..validators.primitive import check_leak as check_primitive_leak
 from ..workers import WorkerPool
-from .configs import PrimConfig, configured
+from .configs import PrimConfig, PrimReportConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
 from .prim_benchmark import AnswerJudging, Rejected
@@ -272,18 +272,20 @@ class PrimStages(AnswerJudging):
         [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
         return group.describe(), group.rollouts, bool(group.settings.use_corrections)
 
-    async def prim_report(self, student: str, judge: str, *, source: str = "release", tau: float = TAU,
-                          threshold: int = 1, rescue_source: str = "teacher-problem-only",
-                          after: str | None = None, answer_judge: str | None = None,
+    async def prim_report(self, student: str, judge: str, config: PrimReportConfig | None = None, *,
                           out: str | os.PathLike[str] | None = None, html: bool = False,
-                          choice: Choice = Choice()) -> PrimReport:
+                          choice: Choice = Choice(), **options: Any) -> PrimReport:
         """PRIM's tables of ``student`` on a roadmap set with ``judge``'s scores, its results at one setting
         (``choice``: refused naming the settings where the store holds several and none is picked), beside
         the ladder's labels of the same student at the same settings (`prim.analysis`); ``after``: another
         checkpoint whose Generation (its `prim probe`) repairs the student's failures (Tables 3 / 11);
         ``answer_judge``: an answer also counts right where that answer judge (`prim_answers`) reads it
         correct, and the report says so; with ``out``, report.json, report.md and the figures (`prim.plots`)
-        there, and with ``html`` the HTML report in out/html."""
+        there, and with ``html`` the HTML report in out/html. ``source``, ``tau``, ``threshold``,
+        ``rescue_source``, ``after`` and ``answer_judge`` are a `PrimReportConfig`'s fields, given as
+        ``config`` or as keywords."""
+        c = configured(PrimReportConfig, config, options)
+        source, after, answer_judge = c.source, c.after, c.answer_judge
         if html and out is None:
             raise ExperimentError("the HTML report needs a folder (out) to be written in")
         families = await self.roadmap_set(source)
@@ -307,8 +309,8 @@ class PrimStages(AnswerJudging):
         tokens = {key: call.tokens_out for key, call in calls.items() if call is not None}
         finish = {key: None if call is None else call.finish_reason for key, call in calls.items()}
         report = prim_report(student=student, judge=judge, roadmap_set=source, pids=pids, rollouts=rollouts,
-                             scores=scores, ladder=ladder, tau=tau, threshold=threshold, sources=sources,
-                             rescue_source=rescue_source, tokens=tokens, finish=finish,
+                             scores=scores, ladder=ladder, tau=c.tau, threshold=c.threshold, sources=sources,
+                             rescue_source=c.rescue_source, tokens=tokens, finish=finish,
                              settings=None if group is None else group.describe(),
                              budgets=[] if group is None or group.settings.max_tokens is None
                              else [group.settings.max_tokens],
@@ -376,11 +378,14 @@ class PrimStages(AnswerJudging):
                                  meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau,
                                  routes=routes)
 
-    async def prim_across(self, students: Sequence[str], judge: str, *, source: str = "release", tau: float = TAU,
-                          threshold: int = 1, out: str | os.PathLike[str] | None = None) -> dict[str, StudentPoint]:
-        """Figures 2 and 3 over ``students`` (each one's report, `prim_report`); with ``out``,
-        across.json, across.md and the two figures (across-figure2.png, across-figure3.png) there."""
-        reports = [await self.prim_report(s, judge, source=source, tau=tau, threshold=threshold) for s in students]
+    async def prim_across(self, students: Sequence[str], judge: str, config: PrimReportConfig | None = None, *,
+                          out: str | os.PathLike[str] | None = None, **options: Any) -> dict[str, StudentPoint]:
+        """Figures 2 and 3 over ``students`` (each one's report, `prim_report`, of the `PrimReportConfig`
+        given as ``config`` or as keywords); with ``out``, across.json, across.md and the two figures
+        (across-figure2.png, across-figure3.png) there."""
+        c = configured(PrimReportConfig, config, options)
+        source = c.source
+        reports = [await self.prim_report(s, judge, c) for s in students]
         points = across(reports)
         if out is not None:
             folder = Path(out)

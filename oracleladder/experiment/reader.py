@@ -31,7 +31,7 @@ from ..validators.atomicity import atomicity_problem
 from ..verify import GRADER_VERSIONS
 from . import panels as _panels
 from .benchmark_scores import BENCHMARK, benchmark_scores
-from .configs import ReportConfig, configured
+from .configs import CompareInput, ReportConfig, configured
 from .errors import Arg, ExperimentError
 from .files import CheckResult, check_families
 from .report import Report
@@ -392,9 +392,10 @@ class Reader:
         grains = {f.pid: f.provenance.granularity for f in families}
         return {pid: [a for a in found if a.granularity == grains.get(pid)] for pid, found in out.items()}
 
-    async def _compared(self, a: str, b: str, student: str, use_corrections: bool, allow_mixed_graders: bool,
-                        choice: Choice) -> tuple[dict, tuple[list, list], tuple[list, list], tuple[Picked, Picked]]:
-        ladder, one = self.domain("math"), replace(choice, by_run=False)
+    async def _compared(self, given: CompareInput) -> tuple[dict, tuple[list, list], tuple[list, list],
+                                                            tuple[Picked, Picked]]:
+        a, b, student, use_corrections = given.a, given.b, given.student, given.use_corrections
+        ladder, one = self.domain("math"), replace(given.choice, by_run=False)
         sides = []
         for name in (a, b):
             families = await self.roadmap_set(name)
@@ -402,7 +403,7 @@ class Reader:
             sides.append((families, self._collected(ladder, families, p, use_corrections), p))
         (families_a, results_a, picked_a), (families_b, results_b, picked_b) = sides
         graded_a, graded_b = _grader(picked_a), _grader(picked_b)
-        if graded_a != graded_b and not allow_mixed_graders:
+        if graded_a != graded_b and not given.allow_mixed_graders:
             raise ExperimentError(f"{a} was graded by {graded_a} and {b} by {graded_b}: a difference between them "
                                   "could be the grader's; regrade one, or pass --allow-mixed-graders")
         k = max((len(rolls) for r in results_a + results_b for rolls in r.ladder.values()), default=0)
@@ -412,22 +413,19 @@ class Reader:
         result["teacher_prompts"] = {a: teacher_prompts(families_a), b: teacher_prompts(families_b)}
         return result, (families_a, families_b), (results_a, results_b), (picked_a, picked_b)
 
-    async def compare(self, a: str, b: str, student: str, *, use_corrections: bool = False,
-                      allow_mixed_graders: bool = False, choice: Choice = Choice()) -> dict:
+    async def compare(self, given: CompareInput) -> dict:
         """Two teachers or two granularities on the same problems (paper Appendix P), the student's results
-        on each at one setting (``choice``); refused when the two sets were graded by different graders
-        unless ``allow_mixed_graders``. probe.compare's write_compare writes it (write_compare below writes
-        it with its HTML)."""
-        return (await self._compared(a, b, student, use_corrections, allow_mixed_graders, choice))[0]
+        on each at one setting (`CompareInput`: refused when the two sets were graded by different graders
+        unless it allows them). probe.compare's write_compare writes it (write_compare below writes it with
+        its HTML)."""
+        return (await self._compared(given))[0]
 
-    async def write_compare(self, a: str, b: str, student: str, out: str | os.PathLike[str], *,
-                            use_corrections: bool = False, allow_mixed_graders: bool = False,
-                            html: bool = False, choice: Choice = Choice()) -> dict:
+    async def write_compare(self, given: CompareInput, out: str | os.PathLike[str], *, html: bool = False) -> dict:
         """compare.md and compare.json in ``out`` (with ``html``, the comparison's site in out/html
         too); returns the comparison."""
         out = Path(out)
-        result, families, results, picked = await self._compared(a, b, student, use_corrections,
-                                                                  allow_mixed_graders, choice)
+        a, b, student = given.a, given.b, given.student
+        result, families, results, picked = await self._compared(given)
         _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
         if html:
             records = tuple([(await _site.read_records(self.store, {student: (p.rollouts, p.failed)}))[student]

@@ -8,7 +8,9 @@ import inspect
 import re
 
 import pytest
+import typer.main
 
+from oracleladder.cli import app
 from oracleladder.experiment import Experiment, ExperimentError, configs
 from oracleladder.experiment.configs import (
     Budgeted,
@@ -20,6 +22,7 @@ from oracleladder.experiment.configs import (
     ScreenConfig,
     StageConfig,
     configured,
+    flag_of,
 )
 from oracleladder.ladder import Shard
 from tests.helpers import REPO
@@ -75,10 +78,31 @@ def test_the_token_budget_is_declared_once() -> None:
                for kind in CONFIGS if "max_tokens" in kind.model_fields)
 
 
+def test_the_corrections_switch_is_declared_once() -> None:
+    """`--use-corrections` is one field (`configs.Corrected`): the commands that take it without a config
+    read it from there (`cli.common.CorrectionsOpt`)."""
+    declared = [path.name for path in sorted((REPO / "oracleladder").rglob("*.py"))
+                for line in path.read_text(encoding="utf-8").splitlines()
+                if re.search(r"""(Flag|Option)\(\s*["']--use-corrections""", line)]
+    assert declared == ["configs.py"]
+
+
+@pytest.mark.parametrize("command", ["report", "view", "compare", "export-results"])
+def test_the_readers_of_a_report_take_tau_and_the_corrections_from_its_config(command: str) -> None:
+    params = {p.opts[0]: p for p in typer.main.get_command(app).commands[command].params}
+    for name in ("threshold", "use_corrections"):
+        field = ReportConfig.model_fields[name]
+        option = params[flag_of(ReportConfig, name).decls]
+        assert (option.help, option.default) == (field.description, field.default), (command, name)
+
+
 def test_no_stage_takes_more_than_eight_parameters() -> None:
-    """A stage: a method that records a run (`run.calling`, `run.recorded`), or a probe's."""
+    """A stage: a method that records a run (`run.calling`, `run.recorded`), or a probe's; and the
+    reports, which take a typed input (`ReportConfig`, `PrimReportConfig`, `CompareInput`)."""
     stages = {name: f for name, f in inspect.getmembers(Experiment, inspect.iscoroutinefunction)
               if re.search(r"\b(calling|recorded)\(|self\.probe\(", inspect.getsource(f))}
     assert {"probe", "compile", "screen", "screen_pool", "benchmark", "judge_audit", "review_audit",
             "prim_probe", "regrade"} <= set(stages)
+    stages |= {name: getattr(Experiment, name) for name in (
+        "report", "prim_report", "prim_across", "compare", "write_compare")}
     assert {name: n for name, f in stages.items() if (n := len(inspect.signature(f).parameters)) > 8} == {}
