@@ -135,6 +135,7 @@ class ScreenStages(ProbeStages):
             for conditions, stage0, budget in probes:
                 probed = await self.probe(endpoint, k=c.k, conditions=conditions, stage0=stage0, max_tokens=budget,
                                           temperature=c.temperature, source=c.source, progress=progress)
+                assert isinstance(probed, ProbeResult)  # not a dry run
                 self._notify(f"{model} at {budget} tokens: {probed.usage.requests} requests, "
                              f"{probed.usage.cache_hits} cache hits")
         return await self.gap_counts(anchors, models, source=c.source, k=c.k, max_tokens=c.max_tokens,

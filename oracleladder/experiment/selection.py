@@ -239,7 +239,7 @@ def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob
            runs: Mapping[str, RunRecord]) -> list[Picked]:
     """A student's rollouts, failed jobs and imported counts by the settings of their runs, in the order
     the runs were made."""
-    used = {x.run_id for x in [*rollouts, *failed, *cells]}
+    used = {*(r.run_id for r in rollouts), *(f.run_id for f in failed), *(c.run_id for c in cells)}
     ids = [i for i in runs if i in used] + sorted(used - set(runs))  # in the order the runs were made
     settled = _settled(ids, runs)
     by: dict[RunSettings, Picked] = {}
