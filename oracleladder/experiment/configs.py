@@ -13,9 +13,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..construction.screen import RULES, Rule
+from ..construction.screen import RULES
 from ..ladder import WHOLE, Shard
 from ..prim.dimensions import DIMENSIONS
 from ..report.palette import number_word
@@ -260,7 +260,7 @@ class ScreenConfig(Sharded, Pooled, InDomain, OnSet, Sampled):
 
     set_name: Annotated[str | None, Flag("--set"), Field(description=(
         "Name of the diagnostic set the verdicts are filed under (default: the anchor)."))] = None
-    rule: Annotated[Rule, Flag("--rule", cli_type=str), BeforeValidator(one_of(RULES, "rule")), Field(description=(
+    rule: Annotated[str, Flag("--rule"), AfterValidator(one_of(RULES, "rule")), Field(description=(
         "default (fails all K direct attempts, solves every tested milestone in one of K) or direct-only "
         "(Appendix N: the milestone test only measured; the only rule for a raw POOL, which has no "
         "roadmaps)."))] = "default"
