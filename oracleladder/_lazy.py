@@ -51,7 +51,8 @@ class _LazyModule(types.ModuleType):
                 _executing.add(spec.name)
                 try:
                     spec.loader.exec_module(self)
-                    self.__class__ = types.ModuleType
+                    executed: types.ModuleType = self  # from now on a plain module: reads cost nothing
+                    executed.__class__ = types.ModuleType
                 finally:
                     _executing.discard(spec.name)
         return read(self, attr)

@@ -79,10 +79,10 @@ def review_agreement(resolved: Mapping[str, str], review: Mapping[str, RubricLab
     label read, not unreviewed): the same verifier-or-format verdict (the review's flag, the raters'
     Verifier_Artifact) as raw agreement and Cohen's kappa (the paper's 51 of 74, 69%, kappa 0.14), and the
     raters' Verifier_Artifact families the review flags (its 6 of 20). None: no family in both."""
-    both = [p for p in resolved if review.get(p) is not None]
+    both = {p: label for p in resolved if (label := review.get(p)) is not None}
     if not both:
         return None
-    flagged = [review[p].flagged for p in both]
+    flagged = [label.flagged for label in both.values()]
     human = [resolved[p] == VERIFIER_ARTIFACT for p in both]
     return {**agreement(flagged, human), "human_flagged": sum(human),
             "both_flagged": sum(f and h for f, h in zip(flagged, human))}

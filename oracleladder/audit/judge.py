@@ -24,7 +24,6 @@ from pydantic import BaseModel, model_validator
 from .._lazy import lazy_module
 from ..clients import Client
 from ..clients.asking import ask_json
-from ..ladder.contract import Domain
 from ..prompts import load
 from ..report.markdown import num, pct, table
 from ..runtime import gather_or_cancel
@@ -33,6 +32,7 @@ from ..schemas.sheets import BlindSheet
 from ..schemas.types import GradeStatus
 
 if TYPE_CHECKING:
+    from ..domains.math import MathDomain  # the judge reads a text gold: the math domain's
     from ..verify import parse as _parse
 else:  # SymPy behind it: loaded when a schema is inferred, not by `ladder --help`
     _parse = lazy_module("oracleladder.verify.parse")
@@ -92,13 +92,13 @@ def _note(family: Family, target: str) -> str:
     return family.milestones[int(target[1:])].note if target.startswith("m") else family.parent_note
 
 
-def answer_schema(domain: Domain, family: Family, target: str) -> str:
+def answer_schema(domain: MathDomain, family: Family, target: str) -> str:
     """The schema of a rollout's gold answer: a compiled milestone's own, else inferred from its form."""
     own = family.milestones[int(target[1:])].answer_schema if target.startswith("m") else None
     return (own or _parse.infer_schema(domain.target_gold(family, target) or "")).value
 
 
-def judge_messages(domain: Domain, family: Family, rollout: Rollout) -> list[dict[str, str]]:
+def judge_messages(domain: MathDomain, family: Family, rollout: Rollout) -> list[dict[str, str]]:
     prompt = load("judge").render(reference=domain.target_gold(family, rollout.target),
                                   note=_note(family, rollout.target), response=rollout.response[-TAIL_CHARS:])
     return [{"role": "user", "content": prompt}]
@@ -111,7 +111,7 @@ class JudgeVerdict(BaseModel):
     reason: Any = ""
 
 
-async def ask_judge(client: Client, domain: Domain, families: dict[str, Family], sample: Sequence[Rollout],
+async def ask_judge(client: Client, domain: MathDomain, families: dict[str, Family], sample: Sequence[Rollout],
                     max_tokens: int) -> list[tuple[str, str | None]]:
     """Per sampled rollout: the judge's verdict (ACCEPT, NOT_ACCEPT, "unreadable" when its reply is not
     the JSON asked for after its re-ask, or "failed" when its call failed for good, `clients.asking`) and
@@ -126,7 +126,7 @@ async def ask_judge(client: Client, domain: Domain, families: dict[str, Family],
     return await gather_or_cancel(*(one(r) for r in sample))
 
 
-def write_sheet(sheet: Path, key: Path, domain: Domain, families: dict[str, Family], sizes: dict[str, int],
+def write_sheet(sheet: Path, key: Path, domain: MathDomain, families: dict[str, Family], sizes: dict[str, int],
                 sample: Sequence[Rollout], verdicts: Sequence[tuple[str, str | None]], meta: dict,
                 seed: int) -> dict:
     """The blind sheet of the rejected cases the judge accepts (shuffled, numbered) and its key file

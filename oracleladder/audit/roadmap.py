@@ -133,9 +133,9 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
     n_own, n_control = _rate(*counts["novel_own"]), _rate(*counts["novel_control"])
     versus = None
     if against is not None:
-        other = {f.pid: f for f in against if f.pid in attempts}
-        mine = [f for f in fams if f.pid in other]
-        theirs = [other[f.pid] for f in mine]
+        theirs_by_pid = {f.pid: f for f in against if f.pid in attempts}
+        mine = [f for f in fams if f.pid in theirs_by_pid]
+        theirs = [theirs_by_pid[f.pid] for f in mine]
         versus = Against(families=len(mine), by_length={
             _length_key(n): Versus(own=(a := _own(mine, attempts, _short(n))),
                                    other=(b := _own(theirs, attempts, _short(n))), ratio=_ratio(a, b))

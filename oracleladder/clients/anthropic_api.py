@@ -109,7 +109,7 @@ class AnthropicProvider:
         self.endpoint = endpoint_of("anthropic", base_url)
         key = resolve_key("anthropic", api_key, base_url, api_key_env)
         omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-        self._headers = {} if key else {"extra_headers": omit}
+        self._headers: dict[str, Any] = {} if key else {"extra_headers": omit}  # keywords of every call
         kw: dict[str, Any] = {}
         if hasattr(anthropic, "DefaultAioHttpClient"):
             kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
@@ -158,7 +158,8 @@ class AnthropicBatchAPI:
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
         self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url or ANTHROPIC_URL,
                                                 timeout=timeout, max_retries=3,
-                                                default_headers=omit)
+                                                # the stub says str; the client's header layers drop an Omit()
+                                                default_headers=omit)  # type: ignore[arg-type]
         self.refusals = Refusals(self.name, messages_body, SAMPLING)
         self._once = self._client.with_options(max_retries=0)
 

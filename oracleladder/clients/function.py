@@ -47,7 +47,7 @@ class FunctionProvider:
     """The wire of a model function: each call is one call of the function."""
 
     name = "python"
-    endpoint = None  # in this process: no server's address
+    endpoint: str | None = None  # in this process: no server's address
 
     def __init__(self, function: ModelFunction, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         try:

@@ -19,7 +19,7 @@ import copy
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -197,8 +197,10 @@ class GoogleBatchAPI:
             raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
+        # each entry an InlinedRequest's fields (`entry`: generate_args' body), checked by the SDK (ValidationError)
+        inlined = cast("list[genai.types.InlinedRequestDict]", entries)
         try:
-            b = await self._client.aio.batches.create(model=entries[0]["model"], src={"inlined_requests": entries},
+            b = await self._client.aio.batches.create(model=entries[0]["model"], src={"inlined_requests": inlined},
                                                       config={"display_name": intent})
         except ValidationError as e:  # made no batch
             raise config_error(e) from None

@@ -57,7 +57,7 @@ class InspectProvider:
     ``model_args`` its constructor's arguments (inspect's ``-M``), ``base_url`` its server."""
 
     name = "inspect"
-    endpoint = None  # inspect_ai's provider knows its server; the call key names the model
+    endpoint: str | None = None  # inspect_ai's provider knows its server; the call key names the model
 
     def __init__(self, model: str, *, base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT_S,
                  model_args: Mapping[str, Any] | None = None) -> None:

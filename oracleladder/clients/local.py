@@ -169,7 +169,7 @@ class LocalProvider:
     """In-process llama.cpp provider (name ``"local"``). Lazy, thread-safe, one generation at a time."""
 
     name = "local"
-    endpoint = None  # in-process: no server to tell apart
+    endpoint: str | None = None  # in-process: no server to tell apart
 
     def __init__(
         self,

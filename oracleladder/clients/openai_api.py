@@ -65,7 +65,7 @@ class OpenAIProvider:
         )
         self._refusals = Refusals(name, chat_body, REFUSABLE)
         self._sdk_params = set(inspect.signature(self._client.chat.completions.create).parameters)
-        self._headers = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
+        self._headers: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         while True:  # at most once more per refusable parameter: each is learned once
@@ -76,7 +76,7 @@ class OpenAIProvider:
             t0 = time.perf_counter()
             try:
                 raw = await self._client.chat.completions.with_raw_response.create(
-                    **kwargs, **({"extra_body": extra} if extra else {}), **self._headers)
+                    **kwargs, extra_body=extra or None, **self._headers)  # None: the SDK's default, none
                 status = raw.http_response.status_code
                 data = json.loads(raw.http_response.content)
             except (openai.APIError, ValueError) as e:

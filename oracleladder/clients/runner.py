@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 from pydantic import BaseModel
 
 from .base import ChatRequest, ChatResult, Provider
+from .batch_api import BatchAPI
 from .cache import CallCache, InFlight
 from .errors import (
     Arg,
@@ -39,6 +40,21 @@ from .usage import Usage, prompt_bound
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
+
+
+class BatchingProvider(Provider, Protocol):
+    """A provider whose calls wait in a batch API (clients.batch.BatchProvider): what a Client drives of it."""
+
+    batch: bool
+    api: BatchAPI
+    round_state: Rounds
+    run_id: str | None
+    submitted: int
+    on_status: Callable[[Any], None] | None
+
+
+def _batching(provider: Provider) -> TypeGuard[BatchingProvider]:
+    return bool(getattr(provider, "batch", False))
 
 
 class Client:
@@ -98,9 +114,10 @@ class Client:
                                      Arg("prices", flag="--prices FILE"))
         self.max_cost = max_cost  # USD: no call is sent that could take spend past it
         self._budget = Budget(max_cost, self.name) if max_cost is not None else None
-        self.batch = bool(getattr(provider, "batch", False))  # a batch API's provider: calls at the batch price
+        self._batching = provider if _batching(provider) else None  # a batch API's: calls at the batch price
+        self.batch = self._batching is not None
         # a batch provider's round state: a task that waits on another's call is not at work
-        self._round_state: Rounds | None = provider.round_state if self.batch else None  # type: ignore[attr-defined]
+        self._round_state = None if self._batching is None else self._batching.round_state
         self.last_error: ProviderError | None = None  # the last call's failure, for a run's summary
         # the failure of an endpoint that had answered (a server stopped): no call is sent after it
         self.lost: ProviderError | None = None
@@ -115,23 +132,23 @@ class Client:
     # ---------------------------------------------------------------- a run's batches (``batch=True``)
     async def check_batch(self) -> None:
         """Fail at once, in one line, when this client batches and its endpoint has no batch API."""
-        if self.batch:
-            await self.provider.api.check()
+        if self._batching is not None:
+            await self._batching.api.check()
 
     def bind_run(self, run_id: str) -> None:
         """File this client's provider batches under the run ``run_id``."""
-        if self.batch:
-            self.provider.run_id = run_id
+        if self._batching is not None:
+            self._batching.run_id = run_id
 
     @property
     def batch_rows_submitted(self) -> int | None:
         """Rows this client submitted to a batch API (None without one)."""
-        return self.provider.submitted if self.batch else None
+        return None if self._batching is None else self._batching.submitted
 
     def on_batch_status(self, show: Callable[[Any], None]) -> None:
         """Tell ``show`` each change of one of this client's batches (a progress display)."""
-        if self.batch:
-            self.provider.on_status = show
+        if self._batching is not None:
+            self._batching.on_status = show
 
     # ---------------------------------------------------------------- building requests
     def request(self, messages: list[dict[str, str]] | str, *, k: int = 0, model: str | None = None,
@@ -354,16 +371,26 @@ def make_client(
     ``function``: a python/ model's function (clients.function); ``providers``: the providers to ask
     instead of those of ``base_url``, each a replica (a cluster's workers, `oracleladder.cluster`)."""
     provider_name, name = parse_model(model)
-    urls = [base_url] if base_url is None or isinstance(base_url, str) else list(base_url)
     start = client_kwargs.pop("start_concurrency", None)
+
+    def made(url: str | None) -> Provider:
+        return make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
+                             timeout=timeout, transport=transport, function=function, model=name)
+
+    urls: list[str] = []  # the replicas' (several providers)
     if providers is None:
-        providers = [make_provider(provider_name, api_key=api_key, api_key_env=api_key_env, base_url=url,
-                                   timeout=timeout, transport=transport, function=function, model=name) for url in urls]
+        if base_url is None or isinstance(base_url, str):
+            providers = [made(base_url)]
+        else:
+            urls = list(base_url)
+            providers = [made(url) for url in urls]
     else:
         urls = [getattr(p, "base_url", p.name) for p in providers]
-    names = {"model": model_name or name, "name": f"{provider_name}/{name}"}
+    called, full_name = model_name or name, f"{provider_name}/{name}"
     if len(providers) == 1:
-        return Client(providers[0], cache=cache, start_concurrency=start, **names, **client_kwargs)
+        return Client(providers[0], cache=cache, start_concurrency=start, model=called, name=full_name,
+                      **client_kwargs)
     replicas = ReplicaProvider(providers, urls, client_kwargs.pop("concurrency", 64), start=start,
                                max_cooldown=client_kwargs.get("max_cooldown", DEFAULT_MAX_COOLDOWN_S))
-    return Client(replicas, cache=cache, concurrency=replicas.concurrency, **names, **client_kwargs)
+    return Client(replicas, cache=cache, concurrency=replicas.concurrency, model=called, name=full_name,
+                  **client_kwargs)

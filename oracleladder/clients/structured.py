@@ -29,6 +29,7 @@ import re
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
@@ -171,7 +172,7 @@ class StructuredOutputError(Exception):
         self.request = request
         self.raw = reply.text
         self.finish_reason = reply.finish_reason
-        self.errors: list[dict[str, Any]] = error.errors(include_url=False, include_context=False)
+        self.errors: list[ErrorDetails] = error.errors(include_url=False, include_context=False)
         self.attempts = 1
         self.tokens_in = reply.tokens_in
         self.tokens_out = reply.tokens_out

@@ -27,7 +27,7 @@ from ..validators.reference import CHECK as REFERENCE_CHECK, answer_problem
 DIRECT = C1.name  # the screen's one probe: the parent asked directly
 
 Rule = Literal["default", "direct-only"]
-RULES: tuple[str, ...] = ("default", "direct-only")
+RULES: tuple[Rule, ...] = ("default", "direct-only")
 RAW = "pool:"  # a raw screen's source prefix: the pool was screened before any compile
 # verdicts, in funnel order; only KEPT families enter the set. A compiled family's reference answer was
 # checked before its teacher call; an imported one's is checked here.

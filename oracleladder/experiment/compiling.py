@@ -92,10 +92,9 @@ class CompileStages(ExperimentCore):
                         for o in outcomes if o.infrastructure_failure and o.errors[0].check != BUDGET_CHECK}
         # an endpoint that takes no request at all (no connection, a refused key, a wrong URL) is said in one
         # line; other failures are the problems' own, counted above, and a rerun retries them
-        every_call_failed = (client.usage.successes == 0 and client.last_error is not None
-                             and endpoint_failure(client.last_error))
+        failure = client.last_error if client.usage.successes == 0 else None
         return CompileResult(
-            all_failed=endpoint.explain(client.last_error) if every_call_failed else None,
+            all_failed=endpoint.explain(failure) if failure is not None and endpoint_failure(failure) else None,
             run_id=run.id, compiled=sum(o.ok for o in outcomes), failed=len(failed),
             infrastructure_failures=len(infra_failed),
             attempts_per_family=dict(sorted(Counter(o.attempts for o in outcomes if o.ok).items())),

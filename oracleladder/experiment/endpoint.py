@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from .. import clients
@@ -107,7 +107,8 @@ class Endpoint:
         provider = parse_model(self.model)[0]
         if not wire(provider).key_env:  # a wire that takes no key (the embedded model, a function, a script)
             return
-        for url in self.base_urls or [None]:
+        urls: Sequence[str | None] = self.base_urls or [None]  # none: the provider's own
+        for url in urls:
             try:
                 resolve_key(provider, None, url, self.api_key_env)
             except ConfigurationError as exc:
@@ -202,6 +203,20 @@ def refuse_batch_on(cluster: Cluster | None, endpoint: Endpoint) -> None:
                             " do not go together: a provider's batch API is one queue already")
 
 
+class _ClientOptions(TypedDict):
+    """What an endpoint says of its client beyond its model, URLs and concurrency: the same for a batch client."""
+
+    extra_body: dict[str, Any]
+    api_key_env: str | None
+    model_name: str | None
+    cache_tag: str | None
+    timeout: float
+    max_cooldown: float
+    structured: str
+    prices: PriceTable
+    max_cost: float | None
+
+
 async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurrency: int = CONCURRENCY,
                           notify: Callable[[str], None] = lambda _: None, cluster: Cluster | None = None) -> Client:
     """A client of ``endpoint`` caching in ``store``. Its concurrency: the endpoint's, else each
@@ -215,13 +230,14 @@ async def endpoint_client(endpoint: Endpoint, store: Store, *, default_concurren
     for note in endpoint.notes:
         notify(note)
     ceiling, start = await _concurrency(endpoint, default_concurrency, notify)
-    options = dict(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
-                   model_name=endpoint.model_name, cache_tag=endpoint.cache_tag, timeout=endpoint.timeout,
-                   max_cooldown=endpoint.max_cooldown, structured=endpoint.structured, prices=_prices(endpoint),
-                   max_cost=endpoint.max_cost)
+    options = _ClientOptions(extra_body=endpoint.extra_body, api_key_env=endpoint.api_key_env,
+                             model_name=endpoint.model_name, cache_tag=endpoint.cache_tag, timeout=endpoint.timeout,
+                             max_cooldown=endpoint.max_cooldown, structured=endpoint.structured,
+                             prices=_prices(endpoint), max_cost=endpoint.max_cost)
     try:
         if endpoint.batch:  # no rate limits: every call waits in a batch
-            client = make_batch_client(endpoint.model, cache=store, base_url=endpoint.base_urls,
+            client = make_batch_client(endpoint.model, cache=store,
+                                       base_url=None if endpoint.base_urls is None else list(endpoint.base_urls),
                                        poll=endpoint.batch_poll, quiet=endpoint.batch_quiet,
                                        deadline=endpoint.batch_deadline, **options)
         else:

@@ -116,18 +116,18 @@ class ProbeStages(ExperimentCore):
         if unknown:
             raise ExperimentError(f"the {c.domain} ladder has no condition {', '.join(unknown)}; "
                                   f"it has {', '.join(LADDER[n].short for n in known)}")
-        config = JobConfig(student=endpoint.model, k=c.k, conditions=chosen, stage0=c.stage0, max_tokens=c.max_tokens,
-                           temperature=c.temperature, seed=c.seed, use_corrections=c.use_corrections,
-                           grader=c.grader, primitive_fallback=c.primitive_fallback, system_prompt=c.system_prompt,
-                           keep_leaking=c.keep_leaking)
+        job_config = JobConfig(student=endpoint.model, k=c.k, conditions=chosen, stage0=c.stage0, max_tokens=c.max_tokens,
+                               temperature=c.temperature, seed=c.seed, use_corrections=c.use_corrections,
+                               grader=c.grader, primitive_fallback=c.primitive_fallback, system_prompt=c.system_prompt,
+                               keep_leaking=c.keep_leaking)
         donors = await self.domain_families(ladder, c.source)
         families = c.shard.of(donors[:c.limit] if c.pids is None else chosen_families(donors, c.pids, c.source)[:c.limit])
-        if (C2P_RANDOM.name in config.conditions
-                and len(donors) - len(without_primitive(donors, config.primitive_fallback)) == 1):
+        if (C2P_RANDOM.name in chosen
+                and len(donors) - len(without_primitive(donors, job_config.primitive_fallback)) == 1):
             raise ExperimentError(f"C2-primitive-random needs another family with a primitive in '{c.source}', and "
                                   "only one has one: `ladder compile --primitives-only` writes more "
                                   "(or --primitive-fallback)")
-        borrowing = [LADDER[n].short for n in config.conditions if borrows_milestones(n)]
+        borrowing = [LADDER[n].short for n in chosen if borrows_milestones(n)]
         if borrowing and sum(bool(f.tested(keep_leaking=c.keep_leaking)) for f in donors) < 2:
             raise ExperimentError(f"the controls {', '.join(borrowing)} borrow another family's milestones, and "
                                   f"'{c.source}' has no second family with milestones: import more, or leave them "
@@ -141,14 +141,14 @@ class ProbeStages(ExperimentCore):
                              "(`ladder check` says why; the report leaves them out): their parent jobs are "
                              "skipped (--include-unusable probes them)")
 
-        jobs = asked_jobs(ladder.plan_jobs(families, config, donors), config, skipped)
+        jobs = asked_jobs(ladder.plan_jobs(families, job_config, donors), job_config, skipped)
         if not jobs:  # a run of nothing would be recorded as a probe
-            raise ExperimentError(*_nothing_to_probe(families, c.source, config, skipped))
+            raise ExperimentError(*_nothing_to_probe(families, c.source, job_config, skipped))
         if c.dry_run:
             async with await self.client(endpoint) as client:
                 say_skipped()
-                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=config.temperature,
-                                            max_tokens=config.max_tokens)
+                todo = await uncached_calls(jobs, client=client, store=self.store, temperature=job_config.temperature,
+                                            max_tokens=job_config.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families), unusable=len(skipped))
         self._grading(ladder)
         failed: list[FailedJob] = []
@@ -157,21 +157,21 @@ class ProbeStages(ExperimentCore):
         picked = {"pids": [f.pid for f in families]} if c.pids is not None else {}
         # the prompts' versions too, the student's and the teacher's: a report never pools results made under
         # two versions of one
-        async with calling(self.store, endpoint, "probe", {**config.__dict__, "source": c.source,
+        async with calling(self.store, endpoint, "probe", {**job_config.__dict__, "source": c.source,
                                                            "families": len(families),
-                                                           "prompts": ladder.student_prompts(config),
+                                                           "prompts": ladder.student_prompts(job_config),
                                                            "teacher_prompts": teacher_prompts(
                                                                [f for f in families if isinstance(f, Family)]),
                                                            **picked,
                                                            **extra},
                            concurrency=CONCURRENCY, notify=self._notify, cluster=self.cluster) as (client, run):
             say_skipped()
-            with ladder, (progress or no_progress)(f"probe {config.student}", len(jobs), client) as advance:
+            with ladder, (progress or no_progress)(f"probe {job_config.student}", len(jobs), client) as advance:
                 def fail(job) -> None:
                     failed.append(job)
                     advance(job)
 
-                await run_probe(ladder, families, config, client=client, store=self.store, run_id=run.id,
+                await run_probe(ladder, families, job_config, client=client, store=self.store, run_id=run.id,
                                 source=c.source, on_done=advance, on_failed=fail, donors=donors, skip_parents=skipped,
                                 # in batch mode every job waits in a batch at once
                                 workers=len(jobs) if client.batch else None)
@@ -180,8 +180,8 @@ class ProbeStages(ExperimentCore):
         return ProbeResult(
             run_id=run.id, families=len(families), usage=client.usage, ungraded=ungraded,
             # families the primitive conditions skip for want of a primitive (docs/primitive.md)
-            without_primitive=len(without_primitive(families, config.primitive_fallback))
-            if set(config.conditions) & set(LADDER.optional) else 0,
+            without_primitive=len(without_primitive(families, job_config.primitive_fallback))
+            if set(chosen) & set(LADDER.optional) else 0,
             budget_stop=client.budget_stop, batch_rows_submitted=client.batch_rows_submitted,
             failed_jobs=[JobFailure(pid=j.pid, target=j.target, k=j.k, reason=j.reason) for j in failed],
             endpoint_lost=None if client.lost is None else " ".join(str(client.lost).split()),
@@ -226,7 +226,7 @@ class ProbeStages(ExperimentCore):
         todo = [r for r in await store.rollouts(student=student, source=rollout_source)
                 if not r.verdict.graded and r.pid in by_pid]
         # the grading options of the run that made each rollout
-        configs = {rid: JobConfig.stored(run.config if (run := await store.get_run(rid)) else None, student)
+        configs = {rid: JobConfig.stored(stored.config if (stored := await store.get_run(rid)) else None, student)
                    for rid in {r.run_id for r in todo}}
         async with recorded(store, "regrade", {"student": student, "source": source, "rollouts": len(todo)}) as run:
             with self._grading(ladder):

@@ -46,7 +46,7 @@ def fingerprint(records: Iterable[PanelRecord]) -> dict[str, Outcome]:
     """Each family's parent-probe outcome (Algorithm 3, tau 1) from its C1-C3 counts; controls ignored."""
     ladders: dict[str, dict[str, list[bool]]] = {}
     for r in records:
-        if r.condition in hum.LADDER:
+        if r.condition is not None and r.condition in hum.LADDER:
             ladders.setdefault(r.pid, {})[r.condition] = [True] * r.n_correct + [False] * (r.k - r.n_correct)
     return {pid: parent_outcome(ladder) for pid, ladder in ladders.items()}
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..construction.screen import DIRECT, judge_direct, raw_source, screen as screen_families
+from ..construction.screen import DIRECT, RULES, judge_direct, raw_source, screen as screen_families
 from ..domains.math import collect_results
 from ..ladder import (
     WHOLE,
@@ -50,6 +50,7 @@ class ScreenStages(ProbeStages):
         assert isinstance(probed, ProbeResult)  # not a dry run
         families = c.shard.of(await self.roadmap_set(c.source))
         rollouts = await self.store.answered_by(probed.run_id, endpoint.model)
+        assert c.rule in RULES  # ScreenConfig takes no other (its --rule's check)
         verdicts = screen_families(families, collect_results(families, rollouts), set_name=set_name,
                                    anchor=endpoint.model, rule=c.rule, k=c.k, max_tokens=c.max_tokens, run_id=probed.run_id)
         for verdict in verdicts:
@@ -135,6 +136,7 @@ class ScreenStages(ProbeStages):
             for conditions, stage0, budget in probes:
                 probed = await self.probe(endpoint, k=c.k, conditions=conditions, stage0=stage0, max_tokens=budget,
                                           temperature=c.temperature, source=c.source, progress=progress)
+                assert isinstance(probed, ProbeResult)  # not a dry run
                 self._notify(f"{model} at {budget} tokens: {probed.usage.requests} requests, "
                              f"{probed.usage.cache_hits} cache hits")
         return await self.gap_counts(anchors, models, source=c.source, k=c.k, max_tokens=c.max_tokens,

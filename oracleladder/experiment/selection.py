@@ -243,7 +243,7 @@ def groups(student: str, rollouts: Sequence[Rollout], failed: Sequence[FailedJob
     that asked the same call again (``reusers``, by pid, target, k and call key): its answer is that
     run's answer too (C1 asked again after a recompile, which changed no C1 prompt). A run that asked
     nothing new, a cached rerun alone, makes no group of its own."""
-    used = {x.run_id for x in [*rollouts, *failed, *cells]}
+    used = {*(r.run_id for r in rollouts), *(f.run_id for f in failed), *(c.run_id for c in cells)}
     ids = [i for i in runs if i in used] + sorted(used - set(runs))  # in the order the runs were made
     settled = _settled(ids, runs)
     by: dict[RunSettings, Picked] = {}

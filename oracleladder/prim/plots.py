@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..report.plots import HATCH, new_figure, save, stack, tick_name
+from ..report.plots import HATCH, Segment, new_figure, save, stack, tick_name
 from .analysis import PrimReport, StudentPoint, Tokens, across
 from .palette import COMPOSITION_COLORS, QUADRANT_COLORS
 from .problems import UNKNOWN
@@ -32,15 +33,16 @@ def composition_figure(points: Mapping[str, StudentPoint]) -> Figure:
     ns = np.array([sum(points[s].composition.values()) for s in names], float)
     y = np.arange(len(names))[::-1]
     fig, ax = new_figure(figsize=(8, 1.9 + 0.55 * len(names)), layout="constrained")
-    segments = [(k, f"{k}: {COMPOSITION_HELP[k]}", {"color": c}, k != "D+G+", [points[s].composition[k] for s in names])
-                for k, c in COMPOSITION_COLORS.items()]
+    segments: list[Segment] = [(k, f"{k}: {COMPOSITION_HELP[k]}", {"color": c}, k != "D+G+",
+                                [points[s].composition[k] for s in names]) for k, c in COMPOSITION_COLORS.items()]
     handles, labels, _ = stack(ax, True, y, ns, segments)
     ax.set_yticks(y, [tick_name(s, int(n)).replace("\n(", " (") for s, n in zip(names, ns)], fontsize=8.5)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of problems (numbers in bars: problem counts)", fontsize=8.5)
     ax.set_title("PRIM Figure 2: problems by Discovery (D) and Generation (G)", fontsize=10)
-    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2, frameon=False)
+    # matplotlib's stub takes Artists only; a bar's container is a handle too (Legend's default handler map)
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2, frameon=False)  # type: ignore[call-overload]
     ax.spines[["top", "right"]].set_visible(False)
     return fig
 
@@ -73,12 +75,11 @@ def quadrant_figure(r: PrimReport) -> Figure:
     """Figure 4: the student's Generation failures per quadrant, as counts."""
     keys = list(r.table9)
     fig, ax = new_figure(figsize=(6.5, 3.6), layout="constrained")
-    x = np.arange(len(keys))
-    for xi, k in zip(x, keys):
-        style = HATCH if k == UNKNOWN else {"color": QUADRANT_COLORS[k]}
-        ax.bar([xi], [r.table9[k]], width=0.6, **style)
-        ax.text(xi, r.table9[k], str(r.table9[k]), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, [f"{k}\n{QUADRANT_SIGNS.get(k, 'not placed')}" for k in keys], fontsize=8)
+    for x, k in enumerate(keys):
+        style: dict[str, Any] = HATCH if k == UNKNOWN else {"color": QUADRANT_COLORS[k]}  # Patch properties
+        ax.bar([x], [r.table9[k]], width=0.6, **style)
+        ax.text(x, r.table9[k], str(r.table9[k]), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(keys)), [f"{k}\n{QUADRANT_SIGNS.get(k, 'not placed')}" for k in keys], fontsize=8)
     ax.set_ylim(0, max(1, *r.table9.values()) * 1.15)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("Generation failures", fontsize=9)

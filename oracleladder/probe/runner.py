@@ -16,7 +16,7 @@ from ..clients import BudgetReached, ChatRequest, Client, ProviderError
 from ..clients.errors import endpoint_failure
 from ..ladder.contract import Domain, Job, ProbeConfig
 from ..runtime import frozen_heap, gather_or_cancel, jobs_in_flight
-from ..schemas import Rollout, Verdict
+from ..schemas import LADDER, Rollout, Verdict
 from ..store import FailedJob, Store
 
 J = TypeVar("J", bound=Job)
@@ -31,7 +31,8 @@ def asked_jobs(jobs: Sequence[J], config: ProbeConfig, skip_parents: Collection[
     """``jobs`` as asked: without the parent jobs (its conditions') of the families ``skip_parents``
     names, and without their system message where ``config.system_prompt`` is off (another request,
     so another call key)."""
-    kept = [j for j in jobs if j.pid not in skip_parents or j.target not in config.conditions]
+    # a parent job's target is a condition (config.conditions may be None: the domain's own)
+    kept = [j for j in jobs if j.pid not in skip_parents or j.target not in LADDER]
     if config.system_prompt:
         return kept
     return [replace(j, messages=[m for m in j.messages if m["role"] != "system"]) for j in kept]

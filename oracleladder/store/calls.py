@@ -80,7 +80,7 @@ def rekeyed(body: str | bytes, k: int, name: str) -> str | bytes:
     return pack_key(ChatRequest(**_stored_body(body), k=k, name=name).key())
 
 
-def identity_rekeyed(body: str | bytes, k: int, key: bytes, names: str | None = None) -> bytes | None:
+def identity_rekeyed(body: str | bytes, k: int, key: str | bytes, names: str | None = None) -> str | bytes | None:
     """The key (stored) of a call stored before v21 that named its model as a server listed it, a weights
     file by its path as typed (``./m.gguf``, ``/models/m.gguf``): keyed again by the model's identity
     (`served_identity`: the file's name), as a call names it since. ``names``: for a body of before v13
@@ -196,8 +196,9 @@ class CallsTable(Core):
     async def get_call(self, key: str) -> ChatResult | None:
         """The stored result of a successful call, or None (failed calls are never served)."""
         hit = self._hits.get(key)
-        full = None if hit is None else hit[0]
-        if full is None:
+        if hit is not None and hit[0] is not None:
+            full = hit[0]
+        else:
             self._check_open()
             row = self._reader.execute(
                 "SELECT response, tokens_in, tokens_out, latency_s, finish_reason FROM calls "
@@ -226,6 +227,7 @@ class CallsTable(Core):
             error = "no result"
         key = request.key()
         digest, body, k = request_parts(request)
+        answer: tuple[str | bytes | None, int, int, float, str | None]  # the response packed, or NULL
         if result is not None:
             self._hits[key] = (kept(result.text), result.tokens_in, result.tokens_out, result.latency_s,
                                result.finish_reason)

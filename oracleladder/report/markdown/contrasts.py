@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...schemas.conditions import LADDER
-from ..tables import NOT_RUN, QFamily, ReportTables
+from ..tables import NOT_RUN, Contrast, QFamily, ReportTables
 from .cells import p_value, table
 from .head import at
 
@@ -16,11 +16,16 @@ def q_family(f: QFamily | None) -> str:
             f"student{'s' if f.students != 1 else ''} together (every planned contrast that was run)")
 
 
+def _cell(c: Contrast) -> str:
+    if c.status == NOT_RUN:
+        return NOT_RUN
+    assert c.p_value is not None  # a contrast that ran has its test (tables.contrasts)
+    return f"{c.delta:+d} ({c.only_a}/{c.only_b}), p = {p_value(c.p_value)}, n = {c.n}"
+
+
 def contrasts(r: ReportTables) -> list[str]:
     """Tables 11 (the planned contrasts) and 10 (each condition against direct prompting)."""
-    cells = {s: [NOT_RUN if c.status == NOT_RUN else
-                 f"{c.delta:+d} ({c.only_a}/{c.only_b}), p = {p_value(c.p_value)}, n = {c.n}" for c in t.contrasts]
-             for s, t in r.students.items()}
+    cells = {s: [_cell(c) for c in t.contrasts] for s, t in r.students.items()}
     # every student has the same contrasts in the same order (`tables.contrasts`): the first one's name them
     declared = ([(c.contrast, c.planned) for c in next(iter(r.students.values())).contrasts] if r.students
                 else [(name, p) for name, _, _, p in LADDER.contrasts])

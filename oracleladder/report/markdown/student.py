@@ -31,7 +31,8 @@ def summary(r: ReportTables) -> list[str]:
 
 def conditions(r: ReportTables) -> list[str]:
     """Table 21: families solved per condition, then each condition's per-rollout success rate."""
-    rows, columns = [], LADDER.columns
+    rows: list[list[object]] = []
+    columns = LADDER.columns
     for s, t in r.students.items():
         cells = []
         for c in columns:
@@ -39,7 +40,7 @@ def conditions(r: ReportTables) -> list[str]:
             cells.append(NOT_RUN if v is None else (f"{v.solved}" if v.families_run == t.n
                                                     else f"{v.solved} (of {v.families_run} run)"))
         any_run = any(t.conditions[c] is not None for c in LADDER.parent_probes)
-        rows.append([s] + cells + [t.summary.solved_any if any_run else NOT_RUN])
+        rows.append([s, *cells, t.summary.solved_any if any_run else NOT_RUN])
     rates = [[s] + [NOT_RUN if (v := t.conditions[c]) is None else f"{v.per_rollout_rate:.3f}" for c in columns]
              for s, t in r.students.items()]
     names = [LADDER[c].short for c in columns]
@@ -52,18 +53,19 @@ def taxonomy(r: ReportTables) -> list[str]:
     """Table 16 with the milestone-test statistics beside it, then the taxonomy under the fraction test."""
     cols = [g.value for g in Gap]  # the Primitive-gap column says "not run" where C2-primitive was not
     unlabeled = any(t.taxonomy_not_classified and t.stage0.stage0_run for t in r.students.values())
-    rows = []
+    rows: list[list[object]] = []
     for s, t in r.students.items():
         s0 = t.stage0
         extra = [t.taxonomy_not_classified] if unlabeled else []
         if not s0.stage0_run:
-            rows.append([s] + [t.taxonomy["Direct"]] + [NOT_RUN] * (len(cols) - 1 + len(extra)) + [NOT_RUN] * 4)
+            rows.append([s, t.taxonomy["Direct"], *[NOT_RUN] * (len(cols) - 1 + len(extra)), *[NOT_RUN] * 4])
             continue
-        rows.append([s] + [t.taxonomy.get(c, NOT_RUN) for c in cols] + extra
-                    + [s0.pass_strict, s0.pass_fraction, f"{s0.mean_tested_milestones:.2f}",
-                       f"{pct(s0.milestone_solve_rate)} ({s0.milestones_solved}/{s0.milestones_tested})"])
-    fraction = [[s] + ([t.taxonomy_fraction.get(c, NOT_RUN) for c in cols] if t.stage0.stage0_run else
-                       [t.taxonomy_fraction["Direct"]] + [NOT_RUN] * (len(cols) - 1)) for s, t in r.students.items()]
+        rows.append([s, *[t.taxonomy.get(c, NOT_RUN) for c in cols], *extra,
+                     s0.pass_strict, s0.pass_fraction, f"{s0.mean_tested_milestones:.2f}",
+                     f"{pct(s0.milestone_solve_rate)} ({s0.milestones_solved}/{s0.milestones_tested})"])
+    fraction: list[list[object]] = [
+        [s, *([t.taxonomy_fraction.get(c, NOT_RUN) for c in cols] if t.stage0.stage0_run else
+              [t.taxonomy_fraction["Direct"], *[NOT_RUN] * (len(cols) - 1)])] for s, t in r.students.items()]
     return [f"## Reasoning-gap taxonomy (Table 16, strict milestone test, tau = {r.meta.tau})", "", *at(r),
             *table(["Model"] + cols + ([NOT_CLASSIFIED] if unlabeled else [])
                    + ["MS-test pass (strict)", "MS-test pass (fraction)",

@@ -58,15 +58,17 @@ def contrasts(fams: list[FamilyResults], tau: int = 1) -> list[Contrast]:
     return adjust_planned({"": rows})[""]
 
 
-def _planned_tests(contrasts: Mapping[str, list[Contrast]]) -> list[tuple[str, int]]:
-    return [(s, i) for s, rows in contrasts.items() for i, c in enumerate(rows) if c.planned and c.status == "ok"]
+def _planned_tests(contrasts: Mapping[str, list[Contrast]]) -> dict[tuple[str, int], float]:
+    """The planned contrasts that ran, by (student, place): their p-values."""
+    return {(s, i): c.p_value for s, rows in contrasts.items() for i, c in enumerate(rows)
+            if c.planned and c.status == "ok" and c.p_value is not None}
 
 
 def adjust_planned(contrasts: Mapping[str, list[Contrast]]) -> dict[str, list[Contrast]]:
     """Per student, its contrasts with ``p_bh``: Benjamini-Hochberg over the planned contrasts that ran of all
     the students together, one family as the paper's (None for the others)."""
     tests = _planned_tests(contrasts)
-    q = dict(zip(tests, benjamini_hochberg([contrasts[s][i].p_value for s, i in tests])))
+    q = dict(zip(tests, benjamini_hochberg(list(tests.values()))))
     return {s: [c.model_copy(update={"p_bh": q.get((s, i))}) for i, c in enumerate(rows)]
             for s, rows in contrasts.items()}
 

@@ -288,6 +288,11 @@ def bootstrap_shares(fams: list[FamilyResults], tau: int = 1, seed: int = SEED,
     return {k: bootstrap_ci(v, n_resamples=n_resamples, seed=seed) for k, v in ind.items() if k not in skip}
 
 
+def _shown(gaps: dict[str, int], tested: bool) -> dict[str, int | None]:
+    """Gap counts as the tables give them: with no milestone test the gaps but Direct are not run, not zero."""
+    return {g: v if tested or g == Gap.DIRECT.value else None for g, v in gaps.items()}
+
+
 def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict", *,
                    seed: int = SEED, n_resamples: int = N_RESAMPLES) -> StudentTables:
     n = len(fams)
@@ -301,11 +306,11 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         if g is None:
             not_classified += 1
         else:
+            fraction = known_gap(f, tau, "fraction")
+            assert fraction is not None  # whether a gap is known does not depend on the mode (known_gap)
             gaps[g.value] += 1
-            gaps_fraction[known_gap(f, tau, "fraction").value] += 1
-    if not any(stage0_ran(f) for f in fams):  # no milestone test: the gaps are not run, not zero
-        gaps = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps.items()}
-        gaps_fraction = {g: (v if g == Gap.DIRECT.value else None) for g, v in gaps_fraction.items()}
+            gaps_fraction[fraction.value] += 1
+    tested = any(stage0_ran(f) for f in fams)
     conds = condition_counts(fams, tau)
     c1 = conds[C1.name]
     prim = outs[Outcome.PRIMITIVE_NEEDED.value] if ran else None
@@ -316,7 +321,7 @@ def student_tables(fams: list[FamilyResults], tau: int = 1, mode: str = "strict"
         n=n, tau=tau, mode=mode,
         k=max((len(r) for f in fams for r in f.ladder.values()), default=None),
         k_stage0=max((len(r) for f in fams for r in f.stage0.values()), default=None) or None,
-        taxonomy=gaps, taxonomy_fraction=gaps_fraction, outcomes=outs,
+        taxonomy=_shown(gaps, tested), taxonomy_fraction=_shown(gaps_fraction, tested), outcomes=outs,
         taxonomy_not_classified=not_classified, outcomes_known={k: v for k, v in outs.items() if k != NOT_DETERMINED},
         outcome_undetermined=outs.get(NOT_DETERMINED, 0),
         milestone_test_pass=s0.pass_strict, primitive_run=ran, stage0=s0,
