@@ -9,6 +9,7 @@ import functools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium import webdriver
@@ -16,6 +17,8 @@ from selenium.webdriver.chrome.service import Service
 from typer.testing import CliRunner
 
 import oracleladder.clients
+import oracleladder.ladder.contract
+import oracleladder.workers
 from oracleladder.cli import app
 from oracleladder.clients.local import LocalProvider, find_gguf
 from oracleladder.testing.llama_server import LlamaServer
@@ -32,13 +35,22 @@ def release_data() -> Path:
     return RELEASE_DATA
 
 
-@pytest.fixture
-def sample_store(tmp_path: Path, release_data: Path) -> Path:
-    """A fresh store, tmp_path / "s.sqlite", holding the released sample families (`ladder import`)."""
-    store = tmp_path / "s.sqlite"
+@pytest.fixture(scope="session")
+def imported_sample(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Path:
+    """A store holding the released sample families (`ladder import`), made once per session: a test
+    writes to its own copy (`sample_store`)."""
+    store = tmp_path_factory.mktemp("sample") / "s.sqlite"
     result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
     assert result.exit_code == 0, result.output
+    assert not store.with_name("s.sqlite-wal").exists(), "the store was left open"  # a copy of the file is all of it
     return store
+
+
+@pytest.fixture
+def sample_store(tmp_path: Path, imported_sample: Path) -> Path:
+    """A fresh store, tmp_path / "s.sqlite", holding the released sample families: a copy of the
+    session's `ladder import` of them (0.2 s of CPU each time it is imported again)."""
+    return Path(shutil.copy(imported_sample, tmp_path / "s.sqlite"))
 
 
 @pytest.fixture
@@ -54,6 +66,40 @@ def verifier() -> WorkerPool:
     """The verifier's shared two-worker pool (the one `verify()` grades in), started once per session:
     a domain under test grades in it instead of starting workers of its own."""
     return shared_pool()
+
+
+class LentPool:
+    """The verifier's shared pool lent to a run that would start a pool of its own (an `Experiment`, a
+    domain entered without one): the same workers and limits, and a close that leaves them running,
+    for the next run. A run's memo of verdicts stays its own (keyed on this object)."""
+
+    def __init__(self, workers: int | None = None, timeout_s: float = 5.0) -> None:
+        self._pool = shared_pool()
+        assert timeout_s == self._pool.timeout_s, "a run with a limit of its own needs its own pool"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+    def close(self) -> None:
+        """The session's pool, closed when the session ends."""
+
+    def __enter__(self) -> LentPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@pytest.fixture(autouse=True)
+def lent_pool(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the fast lane, every run grades in the verifier's shared pool: starting a pool of two
+    workers costs over a second of CPU (each imports SymPy and builds the parser's tables), and the
+    CLI's runs (`probe`, `compile`, `report` ...) would start one per command. An integration test
+    starts its own, as a user's run does."""
+    if request.node.get_closest_marker("integration"):
+        return
+    monkeypatch.setattr(oracleladder.workers, "WorkerPool", LentPool)  # what Experiment.pool starts
+    monkeypatch.setattr(oracleladder.ladder.contract, "WorkerPool", LentPool)  # a domain entered without one
 
 
 @pytest.fixture(scope="session")

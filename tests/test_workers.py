@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import signal
 import textwrap
 from pathlib import Path
 
@@ -32,6 +33,12 @@ TASKS = """
 
     def die(code):
         os._exit(code)
+
+    def spin(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        return os.getpid()
 """
 
 
@@ -41,7 +48,7 @@ def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "pool_tasks.py").write_text(textwrap.dedent(TASKS))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
     monkeypatch.setattr(pool_module, "_tasks", {})  # nor the grader's: these workers start in no time
-    for name in ("echo", "fail", "hang", "die"):
+    for name in ("echo", "fail", "hang", "die", "spin"):
         register_task(name, f"pool_tasks:{name}")
     return tmp_path
 
@@ -59,10 +66,27 @@ def test_a_task_runs_in_a_worker_and_its_raise_is_a_failure_not_a_dead_worker(ta
 async def test_a_call_past_its_limit_fails_and_a_fresh_worker_takes_the_next(tasks: Path) -> None:
     with WorkerPool(workers=1, timeout_s=30.0) as pool:
         before = (await pool.run("echo", {}))["pid"]
-        with pytest.raises(TaskTimedOut):
-            await pool.run("hang", {"seconds": 60}, timeout_s=0.5)
+        with pytest.raises(TaskTimedOut):  # computing: its CPU limit
+            await pool.run("spin", {"seconds": 60}, timeout_s=0.5)
         after = (await pool.run("echo", {}))["pid"]
+        with pytest.raises(TaskTimedOut):  # waiting without computing: the wall-clock backstop (10x)
+            await pool.run("hang", {"seconds": 60}, timeout_s=0.2)
+        assert (await pool.run("echo", {}))["pid"] != after
     assert after != before
+
+
+async def test_a_calls_limit_counts_its_workers_cpu_time_not_the_clock(tasks: Path) -> None:
+    """A loaded machine gives a worker a small share of a core: here none for 2 s of a call's 1 s
+    limit (the worker stopped), and the call still ends with its result, on the same worker."""
+    with WorkerPool(workers=1, timeout_s=1.0) as pool:
+        pid = (await pool.run("echo", {}))["pid"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            call = asyncio.ensure_future(pool.run("spin", {"seconds": 0.3}))
+            await asyncio.sleep(2.0)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert await call == pid
 
 
 def test_a_worker_that_dies_on_a_call_twice_is_a_failure_that_says_how(tasks: Path) -> None:

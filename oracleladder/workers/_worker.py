@@ -3,7 +3,9 @@
 It imports the tasks named on its command line (a task that fails to import is left out: the pool
 asks for it again when it is called, and reports why it cannot be had), says it is ready with the
 names it holds, then answers each call read from the socket FD with its result (the calls come
-in batches, each answered as it ends). It never imports the caller's `__main__` (so any script, `python -c`, stdin or a thread can use it), and it exits
+in batches, each answered as it ends). Each call runs under its CPU-time limit: the kernel's
+profiling timer (ITIMER_PROF, the process's user and system time) is armed for it, and SIGPROF,
+left at its default action, ends the worker when the call passes it, in Python or in C code alike. It never imports the caller's `__main__` (so any script, `python -c`, stdin or a thread can use it), and it exits
 quietly when its parent goes: EOF on the socket, a broken pipe, or a new parent pid.
 """
 
@@ -37,6 +39,15 @@ def _answer(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return TaskError(type(e).__name__, str(e)[:500])
 
 
+def _limited(fn: Callable[..., Any], kwargs: dict[str, Any], cpu_s: float) -> Any:
+    """``_answer`` of ``fn(**kwargs)``, the worker killed by SIGPROF if the call passes ``cpu_s`` of CPU."""
+    signal.setitimer(signal.ITIMER_PROF, cpu_s)
+    try:
+        return _answer(fn, **kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
 def _load(tasks: dict[str, Callable[..., Any]], name: str, target: str) -> str:
     tasks[name] = load(target)
     return READY
@@ -60,8 +71,8 @@ def main() -> None:
                 name, target = what
                 conn.send(_answer(_load, tasks, name, target))
             else:  # a batch of calls, each answered as it ends
-                for name, kwargs in what[0]:
-                    conn.send(_answer(tasks[name], **kwargs) if name in tasks else TaskError("KeyError", name))
+                for name, kwargs, cpu_s in what[0]:
+                    conn.send(_limited(tasks[name], kwargs, cpu_s) if name in tasks else TaskError("KeyError", name))
     except (EOFError, OSError):  # the parent closed the pool or died: nothing to say
         pass
     os._exit(0)  # no interpreter teardown that could print to a closed stream

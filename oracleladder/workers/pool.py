@@ -1,14 +1,17 @@
-"""Worker processes with a hard wall-clock limit per task, and an honest failure when one breaks.
+"""Worker processes with a hard CPU-time limit per task, and an honest failure when one breaks.
 
 concurrent.futures cannot kill one hung task, so each worker is a process we own, fed over a
 socket. Workers are `python -m oracleladder.workers._worker`, never a fork or a re-import of the
 caller's `__main__`, so any calling context can use them. A task is a function known by name: the
 layer that owns it registers it (`register_task("verify", "oracleladder.verify.core:verify_inprocess")`),
 and a worker imports it when it starts (or, for a task registered later, before its first call), so
-an import never counts against a task's limit. What can happen to one call:
+an import never counts against a task's limit. A call's limit counts the worker's CPU time (the
+kernel ends the worker when the call passes it), so a loaded machine that gives a worker a tenth of
+a core neither turns a slow call into a timeout nor decides a verdict; a wall-clock backstop,
+WALL_PER_CPU times the limit, ends a call that waits without computing. What can happen to one call:
 
 * the worker answers: that result;
-* the call passes its limit: the worker is killed and replaced, TaskTimedOut;
+* the call passes its CPU limit, or its wall-clock backstop: the worker is killed and replaced, TaskTimedOut;
 * the task raises in the worker: TaskRaised (kind and message), the worker goes on;
 * the worker dies or breaks on the call (OOM killer, segfault): the call is tried once more on a
   fresh worker, then WorkerDied -- a failure, never an answer;
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +44,7 @@ from typing import Any, TypeVar
 READY = "ready"
 LOAD, RUN = "load", "run"  # what the pool asks of a worker: import a task, or call it
 BATCH = 8  # calls sent to a worker at once, so it never waits on the pool's thread between them
+WALL_PER_CPU = 10.0  # a call's wall-clock backstop, per second of its CPU limit: a tenth of a core (load 20 on 2)
 START_TIMEOUT_S = 120.0  # starting a worker or importing a task (SymPy) on a loaded machine; never a call's
 # workers start in the directory holding this oracleladder, so they import the caller's own checkout
 _ROOT = str(Path(__file__).resolve().parents[2])
@@ -79,7 +84,7 @@ class TaskFailed(RuntimeError):
 
 class TaskTimedOut(TaskFailed):
     def __init__(self, task: str, limit_s: float) -> None:
-        super().__init__(f"{task}: no result within {limit_s:g} s")
+        super().__init__(f"{task}: no result within {limit_s:g} s of CPU")
         self.limit_s, self._args = limit_s, (task, limit_s)
 
 
@@ -172,19 +177,33 @@ class _Worker:
 
     def send(self, calls: Iterable[_Call]) -> None:
         """The calls, in one message; the worker answers each in turn. OSError when it broke."""
-        self.conn.send((RUN, [(c.task, c.kwargs) for c in calls]))
+        self.conn.send((RUN, [(c.task, c.kwargs, c.limit) for c in calls]))
 
-    def result(self, timeout_s: float) -> Any:
-        """The next call's result, a TaskError, or _LIMIT; EOFError/OSError when the worker dies or breaks."""
-        return self.conn.recv() if self.conn.poll(timeout_s) else _LIMIT
+    def result(self, limit_s: float) -> Any:
+        """The next call's result, a TaskError, or _LIMIT (its CPU limit or its wall-clock backstop
+        passed); EOFError/OSError when the worker dies or breaks."""
+        if not self.conn.poll(limit_s * WALL_PER_CPU):
+            return _LIMIT
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            if self.code() == -signal.SIGPROF:  # the kernel ended it at the call's CPU limit
+                return _LIMIT
+            raise
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def ended(self) -> str:
+    def code(self) -> int | None:
+        """Its exit code (a signal's, negative), or None if it has not ended within a second."""
         try:
-            code = self.proc.wait(1.0)
+            return self.proc.wait(1.0)
         except subprocess.TimeoutExpired:
+            return None
+
+    def ended(self) -> str:
+        code = self.code()
+        if code is None:
             return "its pipe broke"
         return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
@@ -232,7 +251,7 @@ def _serve(w: _Worker, calls: Iterable[_Call]) -> _Worker:
         while pending:
             c = pending[0]
             try:
-                out = w.result(c.limit)  # its limit starts when the call before it ends
+                out = w.result(c.limit)  # its backstop starts when the call before it ends
             except (EOFError, OSError):  # died or broke on this call: once more, on a fresh worker
                 why = w.ended()
                 w = _replace(w)

@@ -5,26 +5,28 @@ field for refused."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from oracleladder.clients import BadRequestError, MemoryCache, PermanentError, make_client
+from oracleladder.clients.inspect_api import InspectProvider
+from tests.helpers.inspecting import inspect_module
 
-pytest.importorskip("inspect_ai", reason="inspect_ai not installed: pip install 'oracleladder[inspect]'")
-from inspect_ai.model import ModelOutput, ModelUsage  # noqa: E402
-
-from oracleladder.clients.inspect_api import InspectProvider  # noqa: E402
+if TYPE_CHECKING:
+    from inspect_ai.model import ModelOutput
 
 
 def _client(replies: list[Any], seen: list[Any], cache: MemoryCache):
+    model = inspect_module("inspect_ai.model")
+
     def script(input: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         seen.append(([(m.role, m.text) for m in input], config.temperature, config.max_tokens, config.max_retries))
         reply = replies.pop(0)
         if isinstance(reply, BaseException):
             raise reply
-        output = ModelOutput.from_content(model="mockllm", content=reply)
-        output.usage = ModelUsage(input_tokens=9, output_tokens=2, total_tokens=11)
+        output = model.ModelOutput.from_content(model="mockllm", content=reply)
+        output.usage = model.ModelUsage(input_tokens=9, output_tokens=2, total_tokens=11)
         return output
 
     provider = InspectProvider("mockllm/model", model_args={"custom_outputs": script})

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,16 +20,16 @@ from typer.testing import CliRunner
 import oracleladder.clients
 from oracleladder import Experiment
 from oracleladder.cli import app
+from oracleladder.clients.inspect_api import InspectProvider
 from oracleladder.domains.math import target_gold
 from oracleladder.experiment import ExperimentError
 from oracleladder.experiment.inspect_logs import import_inspect
 from oracleladder.experiment.inspect_set import DATASET, TASK_FILE, ExportedSet, export_inspect
+from tests.helpers.inspecting import inspect_module
 from tests.helpers.roots import GOOD, PROBLEM, asks_plan, solve
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai not installed: pip install 'oracleladder[inspect]'")
-from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model  # noqa: E402
-
-from oracleladder.clients.inspect_api import InspectProvider  # noqa: E402
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, ModelOutput
 
 pytestmark = pytest.mark.integration  # each experiment starts its verifier pool
 
@@ -51,13 +51,14 @@ class Script:
 
     def __call__(self, input: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         self.calls += 1
-        output = ModelOutput.from_content(model="mockllm", content=self.reply([{"role": m.role, "content": m.text}
-                                                                               for m in input]))
-        output.usage = ModelUsage(input_tokens=11, output_tokens=5, total_tokens=16)
+        model = inspect_module("inspect_ai.model")
+        output = model.ModelOutput.from_content(model="mockllm", content=self.reply([{"role": m.role, "content": m.text}
+                                                                                     for m in input]))
+        output.usage = model.ModelUsage(input_tokens=11, output_tokens=5, total_tokens=16)
         return output
 
     def model(self) -> Any:
-        return get_model("mockllm/model", custom_outputs=self, memoize=False)
+        return inspect_module("inspect_ai.model").get_model("mockllm/model", custom_outputs=self, memoize=False)
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def golds_of(folder: Path) -> dict[str, str]:
 
 def run_eval(folder: Path, script: Script, logs: Path) -> Path:
     """`inspect eval FOLDER/ladder.py --model mockllm/model`, in this process; the log's path."""
-    (log,) = inspect_ai.eval(f"{folder / TASK_FILE}@ladder", model=script.model(), log_dir=str(logs))
+    (log,) = inspect_module().eval(f"{folder / TASK_FILE}@ladder", model=script.model(), log_dir=str(logs))
     assert log.status == "success", log.error
     return Path(log.location)
 
@@ -181,7 +182,7 @@ def test_a_log_whose_prompt_was_edited_or_of_another_task_is_refused_and_nothing
     other.write_text("from inspect_ai import Task, task\nfrom inspect_ai.dataset import Sample\n"
                      "from inspect_ai.solver import generate\n\n@task\ndef arithmetic():\n"
                      "    return Task(dataset=[Sample(input='1+1?', target='2')], solver=generate())\n")
-    (other_log,) = inspect_ai.eval(f"{other}@arithmetic", model=Script(lambda m: "2").model(),
+    (other_log,) = inspect_module().eval(f"{other}@arithmetic", model=Script(lambda m: "2").model(),
                                    log_dir=str(tmp_path / "logs"))
 
     async def refused() -> tuple[list, list]:

@@ -11,6 +11,7 @@ CliRunner) over models that answer in process (``fake/NAME``, a Python function)
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator
 from types import CodeType, ModuleType
@@ -82,6 +83,7 @@ def _qualified(obj: object) -> str:
     return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', '')}"
 
 
+@functools.cache  # asked of every name of every function each test reaches: over a million times a run
 def _flagged(name: str) -> bool:
     return any(name == entry or name.startswith(entry + ".") for entry in REACHED)
 

@@ -21,7 +21,8 @@ def test_pathological_inputs_bounded():
     for resp in (TOWER, BRACES, DIGITS, INTEGRAL):
         t = time.monotonic()
         v = verify(resp, "3", timeout_s=2.0)
-        assert time.monotonic() - t < 20  # the behaviour, not a speed: ended at its 2 s limit, not computed for ever
+        # the behaviour, not a speed: ended at its 2 s of CPU (or its 20 s wall-clock backstop), not computed for ever
+        assert time.monotonic() - t < 60
         assert v.label is Label.NOT_ACCEPT
         assert verify("\\boxed{3}", "3", timeout_s=2.0).label is Label.ACCEPT
 
