@@ -41,8 +41,8 @@ def import_(
         for i in (i for i in leaking if i in shown):
             say(f"leak rule: {pid} m{i} [{shown[i].check}] {shown[i].reason}: left out of Stage 0, C2 and C3")
     for pid, checks in result.shown_leaks.items():
-        for c in (c for c in checks if c.milestone is None):
-            say(f"leak rule: {pid} primitive [{c.check}] {c.reason}: dropped")
+        for check in (x for x in checks if x.milestone is None):
+            say(f"leak rule: {pid} primitive [{check.check}] {check.reason}: dropped")
     say(f"imported {n_families(result.families)} from {families} into {store} (source '{source}')"
                   + (f" with {len(result.corrections)} corrections" if result.corrections else ""))
 

@@ -56,7 +56,7 @@ def read_rows(text: str, outcome: Callable[[dict[str, Any]], Outcome], where: st
         try:
             line = json.loads(raw)
             custom_id = line.get("custom_id") if isinstance(line, dict) else None
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             yield None, MalformedResponse(f"{where} line {n} is not JSON ({e.msg})")
             continue
         if not isinstance(custom_id, str):

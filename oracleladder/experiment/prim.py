@@ -5,13 +5,12 @@ by an answer judge, the judge's audit sheet, and the analyses read back."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
-from ..cluster import Cluster
 from ..compiler.loop import Compiler
 from ..domains.math import collect_results
 from ..ladder import ProbeConfig as JobConfig  # what the domain plans and grades a probe's jobs by
@@ -38,10 +37,10 @@ from ..probe.runner import run_probe, uncached_calls
 from ..report.report import write_files
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
+from ..schemas.prim import PrimPrimitive
 from ..schemas.types import GradeStatus
-from ..store import FailedJob, PrimScore, Store
+from ..store import FailedJob, PrimScore
 from ..validators.primitive import check_leak as check_primitive_leak
-from ..workers import WorkerPool
 from .configs import PrimConfig, PrimReportConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
@@ -67,12 +66,7 @@ else:  # matplotlib and the site: loaded by the first report written, not by a p
 
 
 class PrimStages(AnswerJudging):
-    """Mixed into `Experiment` (its store, pool and notify)."""
-
-    store: Store
-    pool: WorkerPool
-    cluster: Cluster | None
-    _notify: Callable[[str], None]
+    """PRIM's stages of `Experiment`: over its store, pool and notify, reading roadmap sets as it does."""
 
     async def import_primitives(self, path: str | os.PathLike[str], *,
                                 fields: tuple[str, ...] = ()) -> GoldImportResult:
@@ -139,7 +133,7 @@ class PrimStages(AnswerJudging):
         """The primitives (gold; a teacher's, ``teacher`` or else the last stored), the solutions, the
         student's own Discovery primitives (those made at the settings ``at``: a probe at one budget never
         shows a primitive written at another) and the teacher's plans that PRIM's jobs read."""
-        primitives = {}
+        primitives: dict[tuple[str, str], PrimPrimitive] = {}
         for p in await self.store.primitives():
             if p.provenance in ("teacher", "teacher-problem-only") and teacher is not None and p.author != teacher:
                 continue
@@ -178,7 +172,7 @@ class PrimStages(AnswerJudging):
         if c.dry_run:
             supports = await self.prim_supports(endpoint.model, c.source, teacher=c.teacher, at=at)
             jobs = PrimDomain(supports, dimensions, sources).plan_jobs(families, grading, donors)
-            async with await self.client(endpoint) as client:  # type: ignore[attr-defined]
+            async with await self.client(endpoint) as client:
                 todo = await uncached_calls(jobs, client=client, store=self.store, temperature=c.temperature,
                                             max_tokens=c.max_tokens)
             return ProbeEstimate.of(client, todo, jobs=len(jobs), families=len(families))
@@ -257,7 +251,7 @@ class PrimStages(AnswerJudging):
     async def prim_groups(self, student: str, *, source: str = "release", choice: Choice = Choice()) -> list[Picked]:
         """The groups of a student's PRIM results on a roadmap set that ``choice`` picks (`selection.pick`, as
         a ladder report picks: one, or with ``choice.by_run`` each); [] where it has none."""
-        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        found = await self.result_groups(student, prim_source(source))
         return pick(student, source, found, choice) if found else []
 
     async def _judged_rollouts(self, student: str, source: str,
@@ -266,7 +260,7 @@ class PrimStages(AnswerJudging):
         refused naming the groups and the runs that pick one where there are several: a judge's own
         --max-tokens is its own, so a group is picked by its run), its settings and whether it was graded
         against the corrected reference answers; (None, [], False) for none."""
-        found = await self.result_groups(student, prim_source(source))  # type: ignore[attr-defined]
+        found = await self.result_groups(student, prim_source(source))
         if not found:
             return None, [], False
         [group] = pick(student, source, found, replace(choice, by_run=False), by_run_only=True)
@@ -335,7 +329,7 @@ class PrimStages(AnswerJudging):
     async def _rollouts_at(self, student: str, rollout_source: str, at: Choice) -> list[Rollout]:
         """A student's rollouts filed under ``rollout_source`` made at the settings ``at`` names ([] where none
         are; refused naming the groups where several are: `selection.pick`)."""
-        found = [g for g in await self.result_groups(student, rollout_source)  # type: ignore[attr-defined]
+        found = [g for g in await self.result_groups(student, rollout_source)
                  if matches(g, at)]
         return [r for g in pick(student, rollout_source, found, at) for r in g.rollouts] if found else []
 

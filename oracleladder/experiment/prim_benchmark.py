@@ -6,17 +6,17 @@ judged; and a table of a student's benchmarks side by side, each at its own pass
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cluster import Cluster
 from ..prim.judge import ANSWER_PROMPTS, judge_answer, prompt_version
 from ..prim.probe import problem_text
 from ..report.markdown import table
 from ..runtime import gather_or_cancel
 from ..schemas import Family, Rollout
-from ..store import AnswerVerdict, Store
+from ..store import AnswerVerdict
 from .benchmark_scores import BENCHMARK, benchmark_scores
+from .core import ExperimentCore
 from .endpoint import JUDGE_CONCURRENCY, Endpoint, as_endpoint
 from .errors import ExperimentError
 from .results import PrimAnswersResult, Result
@@ -66,12 +66,8 @@ class Rejected:
     corrected: bool
 
 
-class AnswerJudging:
-    """Mixed into `Experiment` (through `PrimStages`): the answer judge over a student's rejected answers."""
-
-    store: Store
-    cluster: Cluster | None
-    _notify: Callable[[str], None]
+class AnswerJudging(ExperimentCore):
+    """`Experiment`'s answer judge over a student's rejected answers (through `PrimStages`)."""
 
     async def _judge_answers(self, judge: str | Endpoint, kind: str, meta: dict, rejected: Rejected,
                              max_tokens: int) -> PrimAnswersResult:
@@ -105,7 +101,7 @@ class AnswerJudging:
 
     async def _benchmark_group(self, student: str, name: str, choice: Choice) -> Picked:
         """The student's plain benchmark probe ``name`` at one setting (by its run where there are several)."""
-        found = await self.result_groups(student, BENCHMARK + name)  # type: ignore[attr-defined]
+        found = await self.result_groups(student, BENCHMARK + name)
         if not found:
             raise ExperimentError(f"{self.store.path} holds no benchmark '{name}' of student '{student}': run "
                                   f"`ladder benchmark --name {name}` first")
@@ -116,7 +112,7 @@ class AnswerJudging:
         """The answer judge on each answer of the student's plain benchmark probe ``name`` (`benchmark`, at one
         setting: ``choice`` by its run) that the grader rejected; `benchmark_table` counts its verdicts."""
         group = await self._benchmark_group(student, name, choice)
-        families = {f.pid: f for f in await self.roadmap_set(BENCHMARK + name)}  # type: ignore[attr-defined]
+        families = {f.pid: f for f in await self.roadmap_set(BENCHMARK + name)}
         todo = [r for r in group.rollouts if r.verdict.graded and not r.verdict.accepted and r.pid in families]
         return await self._judge_answers(judge, "benchmark-answers", {"benchmark": name,
                                          "student_settings": group.describe()},

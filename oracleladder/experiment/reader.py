@@ -428,8 +428,9 @@ class Reader:
         result, families, results, picked = await self._compared(given)
         _compare.write_compare(result, out, name_a=a, name_b=b, student=student)
         if html:
-            records = tuple([(await _site.read_records(self.store, {student: (p.rollouts, p.failed)}))[student]
-                             for p in picked])
+            ra, rb = [(await _site.read_records(self.store, {student: (p.rollouts, p.failed)}))[student]
+                      for p in picked]
+            records = (ra, rb)
             _site.write_compare_site(out / "html", result, (out / "compare.md").read_text(), (a, b), student,
                                      families, results, records)
         return result

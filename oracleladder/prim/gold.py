@@ -6,8 +6,8 @@ InputError naming file:line, and the whole file is read before anything is store
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -56,7 +56,7 @@ def to_record(raw: dict, fields: dict[str, str]) -> GoldRecord:
     return GoldRecord(primitive=PrimPrimitive.model_validate({**values, "provenance": "gold"}), solution=solution)
 
 
-def read_gold(path: str | Path, fields: Sequence[str] = ()) -> list[GoldRecord]:
+def read_gold(path: str | os.PathLike[str], fields: Sequence[str] = ()) -> list[GoldRecord]:
     """Every record of ``path``, or the InputError of its first bad line (file:line)."""
     mapping = parse_fields(fields)
     return read_unique(path, lambda raw: to_record(raw, mapping))

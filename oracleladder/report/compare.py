@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -184,8 +184,8 @@ def agreement(ra: list[FamilyResults], rb: list[FamilyResults]) -> Agreements:
         by_cond[cond] = _recovery([(p, q) for p, q in pairs if p is not None and q is not None])
     both = []
     for x, y in zip(ra, rb):
-        h = [_hits(x, C2.name), _hits(y, C2.name), _hits(x, C3.name), _hits(y, C3.name)]
-        if None not in h:
+        h = [v for v in (_hits(x, C2.name), _hits(y, C2.name), _hits(x, C3.name), _hits(y, C3.name)) if v is not None]
+        if len(h) == 4:  # both rungs read in both sets
             both.append(((h[0] >= 1) == (h[1] >= 1)) and ((h[2] >= 1) == (h[3] >= 1)))
     return Agreements(C2=by_cond[C2.name], C3=by_cond[C3.name],
                       both=Agreement(status="ok", n=len(both), same=sum(both), same_share=sum(both) / len(both))
@@ -263,7 +263,7 @@ def _title(c: Comparison, name_a: str, name_b: str, student: str | None) -> list
 def structure_md(c: Comparison, name_a: str, name_b: str) -> list[str]:
     """Table 32."""
     sa, sb = c.structure.a, c.structure.b
-    rows = [["Milestones per family, all types", num(sa.milestones_per_family), num(sb.milestones_per_family)],
+    rows: list[Sequence[object]] = [["Milestones per family, all types", num(sa.milestones_per_family), num(sb.milestones_per_family)],
             ["Tested milestones per family", num(sa.tested_per_family), num(sb.tested_per_family)],
             ["Families with a private INTEGRATE step", sa.families_with_integrate, sb.families_with_integrate]]
     types = sorted(sa.type_shares, key=lambda t: -((sa.type_shares[t] or 0) + (sb.type_shares[t] or 0)))

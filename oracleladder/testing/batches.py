@@ -179,7 +179,7 @@ class LoopbackBatches:
             done = len(batch.rows) // 2 if batch.expire else len(batch.rows)
             if batch.cancelled:
                 done = 0
-            results = {}
+            results: dict[str, dict[str, Any]] = {}
             for i, (cid, body) in enumerate(batch.rows):
                 if i >= done:
                     kind = "cancelled" if batch.cancelled else "expired"
