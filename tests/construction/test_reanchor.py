@@ -6,6 +6,10 @@ from typer.testing import CliRunner
 
 from oracleladder.cli import app
 from oracleladder.construction.reanchor import reanchor
+from oracleladder.schemas import Family
+from oracleladder.schemas.jsonl import read_jsonl
+from oracleladder.testing import LoopbackServer
+from oracleladder.validators import answer_problem
 
 MODELS = ["Qwen-base", "OutcomeRL-2K", "MilestoneRL-2K", "gpt-oss-20b", "Llama-70B", "DeepSeek-V3.1"]
 
@@ -79,11 +83,6 @@ COUNTS = {"A": {"B": 1, "C": 1, "D": 2, "E": 0}, "B": {"A": 1, "C": 2, "D": 2, "
 
 
 def test_reanchor_from_stored_rollouts_probes_only_what_is_missing(tmp_path, release_data):
-    from oracleladder.schemas import Family
-    from oracleladder.schemas.jsonl import read_jsonl
-    from oracleladder.testing import LoopbackServer
-    from oracleladder.validators import answer_problem
-
     families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
                 if len(f.tested()) == 2 and not answer_problem(f.parent_answer)][:4]
     sample = tmp_path / "four.jsonl"
@@ -123,11 +122,6 @@ def test_reanchor_reads_stage0_and_the_parent_probes_at_their_own_budgets(tmp_pa
     """Tables 5-6: Stage 0 at the screening budget, C1-C3 at another. The scripted models solve every
     milestone at 512 tokens but only S's at 256; the parents only at 512, as P says. Counts read with
     --stage0-max-tokens 256 are S's (the hand-derived COUNTS), read at 512 alone they are not."""
-    from oracleladder.schemas import Family
-    from oracleladder.schemas.jsonl import read_jsonl
-    from oracleladder.testing import LoopbackServer
-    from oracleladder.validators import answer_problem
-
     families = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family)
                 if len(f.tested()) == 2 and not answer_problem(f.parent_answer)][:4]
     sample = tmp_path / "four.jsonl"
