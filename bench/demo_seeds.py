@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleladder import (  # noqa: E402 - after the path insert
+    Choice,
     Experiment,
     demo,
 )
@@ -52,7 +53,9 @@ async def probe_offset(store: Path, families: Path, seed: int, *, k: int, tau: i
         if result.failed_jobs or result.endpoint_lost or result.ungraded:  # a failure is no answer of the model
             raise SystemExit(f"offset {seed}: {len(result.failed_jobs)} calls failed, {result.ungraded} ungraded"
                              f"{', ' + result.endpoint_lost if result.endpoint_lost else ''}")
-        report = await ex.report([demo.STUDENT], source=demo.SOURCE, threshold=tau)
+        # this setting's first K attempts: a store probed at a larger K or at another setting holds more
+        choice = Choice(k=k, temperature=temperature, max_tokens=max_tokens)
+        report = await ex.report([demo.STUDENT], source=demo.SOURCE, threshold=tau, choice=choice)
     print(f"offset {seed}: {result.usage.requests} calls, {result.usage.cache_hits} from the cache", flush=True)
     return [d for d in demo.diagnose(report) if d.pid in pids][:limit]
 
