@@ -2,7 +2,8 @@
 as the demo probes it, at N seed offsets, each into its own store in DIR (a rerun asks only the calls
 not made yet: a smaller K, fewer offsets or a subset of the families cost nothing).
 
-    python bench/demo_seeds.py --offsets 10 [--families FILE] [--pids a,b] [--k 4] [--temperature T] [--dir DIR]
+    python bench/demo_seeds.py --offsets 10 [--families FILE] [--pids a,b] [--k 4] [--tau 1] [--temperature T] [--dir DIR]
+    LADDER_LOCAL_THREADS=2 python bench/demo_seeds.py ...   # llama.cpp's thread count (default: half the cores)
     python bench/demo_seeds.py --smoke    # a few seconds: 1 offset, 1 family, K = 1, 8 tokens
 
 Prints each family's outcome and gap over the offsets with its attempts solved per rung, then each
@@ -27,9 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleladder import (  # noqa: E402 - after the path insert
+    Choice,
     Experiment,
     demo,
 )
+from oracleladder.clients.local import default_threads  # noqa: E402
 from oracleladder.ladder.outcomes import Gap, Outcome  # noqa: E402
 
 DEFAULT_DIR = Path("demo-seeds")
@@ -40,8 +43,8 @@ SHORT_GAP = {Gap.DIRECT: "d", Gap.ROADMAP: "r", Gap.MS_EXEC: "e", Gap.COMPOSITIO
              Gap.CAPABILITY: "x"}
 
 
-async def probe_offset(store: Path, families: Path, seed: int, *, k: int, max_tokens: int, temperature: float,
-                       pids: list[str], limit: int | None) -> list[demo.Diagnosis]:
+async def probe_offset(store: Path, families: Path, seed: int, *, k: int, tau: int, max_tokens: int,
+                       temperature: float, pids: list[str], limit: int | None) -> list[demo.Diagnosis]:
     """The families' diagnoses at the seed offset ``seed``, probed as the demo probes them."""
     async with Experiment(store) as ex:
         await ex.import_families(families, source=demo.SOURCE)
@@ -50,7 +53,9 @@ async def probe_offset(store: Path, families: Path, seed: int, *, k: int, max_to
         if result.failed_jobs or result.endpoint_lost or result.ungraded:  # a failure is no answer of the model
             raise SystemExit(f"offset {seed}: {len(result.failed_jobs)} calls failed, {result.ungraded} ungraded"
                              f"{', ' + result.endpoint_lost if result.endpoint_lost else ''}")
-        report = await ex.report([demo.STUDENT], source=demo.SOURCE)
+        # this setting's first K attempts: a store probed at a larger K or at another setting holds more
+        choice = Choice(k=k, temperature=temperature, max_tokens=max_tokens)
+        report = await ex.report([demo.STUDENT], source=demo.SOURCE, threshold=tau, choice=choice)
     print(f"offset {seed}: {result.usage.requests} calls, {result.usage.cache_hits} from the cache", flush=True)
     return [d for d in demo.diagnose(report) if d.pid in pids][:limit]
 
@@ -107,13 +112,16 @@ def main() -> None:
     parser.add_argument("--families", type=Path, default=Path(str(demo.DEMO_FAMILIES)), help="a JSONL set")
     parser.add_argument("--pids", help="only these families (comma-separated)")
     parser.add_argument("--k", type=int, default=demo.K)
+    parser.add_argument("--tau", type=int, default=1, help="correct attempts of K that solve a rung (default 1)")
     parser.add_argument("--max-tokens", type=int, default=demo.MAX_TOKENS)
     parser.add_argument("--temperature", type=float, default=demo.TEMPERATURE)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="one store per offset (default demo-seeds/)")
     parser.add_argument("--smoke", action="store_true", help="1 offset, 1 family, K = 1, 8 tokens, a temporary dir")
     args = parser.parse_args()
-    if args.offsets < 1 or args.k < 1 or args.max_tokens < 1:
-        parser.error("--offsets, --k and --max-tokens are at least 1")
+    if args.offsets < 1 or args.k < 1 or args.tau < 1 or args.max_tokens < 1:
+        parser.error("--offsets, --k, --tau and --max-tokens are at least 1")
+    if args.tau > args.k:
+        parser.error("--tau is at most --k")
     if args.temperature < 0:
         parser.error("--temperature is at least 0")
     # the file's families only: a store of another run may hold more under the same roadmap set
@@ -126,10 +134,10 @@ def main() -> None:
         offsets = list(range(args.first, args.first + args.offsets))
         start = time.perf_counter()
         runs = [asyncio.run(probe_offset(args.dir / f"offset-{seed}.sqlite", args.families, seed, k=args.k,
-                                         max_tokens=args.max_tokens, temperature=args.temperature, pids=pids,
+                                         tau=args.tau, max_tokens=args.max_tokens, temperature=args.temperature, pids=pids,
                                          limit=limit)) for seed in offsets]
-    print(f"K = {args.k}, max_tokens = {args.max_tokens}, temperature = {args.temperature}, "
-          f"{time.perf_counter() - start:.0f} s\n")
+    print(f"K = {args.k}, tau = {args.tau}, max_tokens = {args.max_tokens}, temperature = {args.temperature}, "
+          f"llama.cpp threads = {default_threads()}, {time.perf_counter() - start:.0f} s\n")
     print(render(offsets, runs))
 
 

@@ -30,7 +30,8 @@ DEMO_FAMILIES = resources.files("oracleladder.data") / "families_demo.jsonl"
 SOURCE = "demo"
 STUDENT = "local"
 # Measured on 2 cores at 10 seed offsets (bench/demo_seeds.py, docs/demo.md): a Direct and an Unrecovered
-# family at every offset; three outcomes and a ladder gap other than Capability-gap at 4 of them.
+# family at every offset; three outcomes and a ladder gap other than Capability-gap at 4 of them. Lower
+# temperatures, greedy decoding, other K and tau, a second thread and the other candidates did no better.
 K = 4
 REASONING_CHARS = 200
 MAX_TOKENS = boxed_max_tokens(REASONING_CHARS)  # no answer under the grammar is cut off

@@ -168,3 +168,22 @@ def test_the_seed_measurement_runs_in_its_smoke_mode() -> None:
     assert re.search(r"^the picture holds in [01] of 1 offsets", done.stdout, re.MULTILINE), done.stdout
     ranges = re.search(r"^ranges over the offsets \(demo.OVER_SEEDS\): (\{.*\})$", done.stdout, re.MULTILINE)
     assert ranges and set(ast.literal_eval(ranges[1])) == set(demo.OVER_SEEDS), done.stdout
+
+
+@pytest.mark.local
+@pytest.mark.timeout(600)
+def test_the_seed_measurement_at_a_smaller_k_reads_only_that_many_attempts(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
+
+    def bench(k: int) -> str:
+        done = subprocess.run([sys.executable, str(REPO / "bench" / "demo_seeds.py"), "--offsets", "1", "--k", str(k),
+                               "--max-tokens", "8", "--pids", "demo-two-plus-two", "--dir", str(tmp_path)],
+                              check=False, capture_output=True, text=True, timeout=540, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "offset 0: 10 calls, 0 from the cache" in bench(2)
+    # K = 1 from the store of K = 2: its first attempts only, asked of the cache, not the store's two
+    smaller = bench(1)
+    assert "offset 0: 0 calls, 5 from the cache" in smaller
+    assert re.search(r"^  solved m0 \d/1 m1 \d/1 C1 \d/1 C2 \d/1 C3 \d/1$", smaller, re.MULTILINE), smaller
