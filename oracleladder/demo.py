@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .clients.local import GRAMMAR_FIELD, boxed_grammar, boxed_max_tokens
-from .experiment import Endpoint, Experiment, Progress, Report
+from .experiment import Endpoint, Experiment, ProbeResult, Progress, Report
 from .ladder.outcomes import FamilyResults, Gap, Outcome, classify, parent_outcome
 from .report.palette import GAP_HELP, OUT_HELP
 
@@ -97,6 +97,7 @@ async def run(ex: Experiment, out: Path, *, families: int | None = None, k: int 
     await ex.import_families(Path(str(DEMO_FAMILIES)), source=SOURCE)
     summary = await ex.probe(student(seed), k=k, conditions=CONDITIONS, max_tokens=max_tokens, temperature=TEMPERATURE,
                              source=SOURCE, limit=families, progress=progress)
+    assert isinstance(summary, ProbeResult)  # a probe that ran: no dry_run
     report = await ex.report([STUDENT], source=SOURCE)
     await ex.write_report(report, out, html=True)
     diagnoses = diagnose(report)
