@@ -34,6 +34,7 @@ import pytest
 from oracleladder import Experiment, SyncExperiment
 from oracleladder.experiment import Choice, Endpoint, ExperimentError, ProbeEstimate
 from oracleladder.ladder.outcomes import NOT_DETERMINED
+from oracleladder.report.palette import NOT_CLASSIFIED
 from oracleladder.schemas import Family, Provenance
 from oracleladder.store import Store
 from oracleladder.testing import LoopbackServer
@@ -44,10 +45,12 @@ from tests.helpers.surfaces import (
     JUDGE,
     LOW,
     STUDENT,
+    TEACHER,
     Surfaces,
     built,
     c1_only,
     cli,
+    compared,
     discovery_at_both,
     exported,
     imported,
@@ -58,6 +61,7 @@ from tests.helpers.surfaces import (
     prim_report,
     refused_naming_runs,
     script,
+    served_compare,
 )
 
 LABELS = [f"{STUDENT}@max_tokens={LOW}", f"{STUDENT}@max_tokens={HIGH}"]
@@ -278,6 +282,23 @@ def export_results_truncation(s: Surfaces, tmp: Path) -> None:
     assert rows and {(r["finish_reason"], r["truncated"], r["unreadable"]) for r in rows} == {("stop", "False", "")}
 
 
+def compare_truncation(s: Surfaces, tmp: Path) -> None:
+    """Both sides of a comparison of the C1-only student, in the terminal, compare.md, compare.json and the
+    HTML banner (`ladder view --a --b` serves this same site: `ladder_view_truncation` reads it served)."""
+    result, said = compared(s, tmp)
+    warnings = [f"{STUDENT} on {name}, C1: {CUT}" for name in ("release", TEACHER)]
+    assert all(f"warning: {w}" in said for w in warnings), said
+    md = (tmp / "c" / "compare.md").read_text()
+    assert all(f"- **Warning:** {w}\n" in md for w in warnings)
+    assert result["warnings"] == warnings and overview(tmp / "c" / "html")["warnings"] == warnings
+
+
+def ladder_view_truncation(s: Surfaces, tmp: Path) -> None:
+    """`ladder view --a --b` serves the site `ladder compare --html` writes (one `write_compare`): the page it
+    serves warns as the files do."""
+    assert served_compare(s, tmp)["warnings"] == [f"{STUDENT} on {name}, C1: {CUT}" for name in ("release", TEACHER)]
+
+
 # ------------------------------------------------------------------ provenance
 
 
@@ -360,6 +381,18 @@ def export_results_outcome(s: Surfaces, tmp: Path) -> None:
         assert [row["outcome"] for row in csv.DictReader(f)] == [NOT_DETERMINED] * 4
 
 
+def compare_outcome(s: Surfaces, tmp: Path) -> None:
+    """A family the C1-only student failed on both sets has no five-way label (no C2, C3 or Stage 0 to read),
+    never Capability-gap: Table 34 in compare.json and compare.md; the HTML's problems "Not determined"."""
+    result, _ = compared(s, tmp)
+    assert [(r["a"], r["b"], r["strict"], r["fraction"]) for r in result["five_way"]["rows"]] == [
+        (NOT_CLASSIFIED, NOT_CLASSIFIED, 4, 4)]
+    assert f"| {NOT_CLASSIFIED} | {NOT_CLASSIFIED} | 4 | 4 |" in (tmp / "c" / "compare.md").read_text()
+    html = overview(tmp / "c" / "html")
+    assert [side["labels"]["outcome"] for f in html["families"] for side in f["sides"]] == [NOT_DETERMINED] * 8
+    assert [side["labels"]["gap"] for f in html["families"] for side in f["sides"]] == [NOT_CLASSIFIED] * 8
+
+
 CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("prim report", "selection"): prim_report_selection,
     ("prim score", "selection"): prim_score_selection,
@@ -383,6 +416,8 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,
     ("export-results", "truncation"): export_results_truncation,
+    ("compare", "truncation"): compare_truncation,
+    ("ladder view --a --b", "truncation"): ladder_view_truncation,
     ("runs", "provenance"): runs_provenance,
     ("ladder report", "provenance"): ladder_report_provenance,
     ("html", "provenance"): html_provenance,
@@ -392,6 +427,7 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("ladder report", "outcome"): ladder_report_outcome,
     ("html", "outcome"): html_outcome,
     ("export-results", "outcome"): export_results_outcome,
+    ("compare", "outcome"): compare_outcome,
 }
 
 
@@ -401,9 +437,6 @@ def test_every_surface_reads_the_rule(surface: str, rule: str, surfaces: Surface
 
 
 # ------------------------------------------------------------------ a bare teacher name
-
-TEACHER = "openai/teacher"
-
 
 def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surfaces: Surfaces, tmp_path: Path) -> None:
     """One pool compiled by one teacher at the default and at --granularity fine: `--source TEACHER` is two
