@@ -30,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from oracleladder import SyncExperiment
 from oracleladder.experiment import Choice, ExperimentError
@@ -58,6 +60,7 @@ from tests.helpers.surfaces import (
     refused_naming_runs,
     served_compare,
 )
+from tests.viewer.browser import errors, open_page
 
 LABELS = [f"{STUDENT}@max_tokens={LOW}", f"{STUDENT}@max_tokens={HIGH}"]
 CUT = f"4 of 4 answers cut off at --max-tokens {LOW}; 4 unreadable (4 cut off)"
@@ -429,3 +432,13 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
 @pytest.mark.parametrize(("surface", "rule"), list(CELLS))
 def test_every_surface_reads_the_rule(surface: str, rule: str, surfaces: Surfaces, tmp_path: Path) -> None:
     CELLS[(surface, rule)](surfaces, tmp_path)
+
+
+def test_the_compare_page_lists_its_cut_off_warnings_first(browser, surfaces: Surfaces, tmp_path: Path) -> None:
+    """The compare overview in headless Chromium: the banner lists compare.md's warnings, above its tables."""
+    result, _ = compared(surfaces, tmp_path)
+    open_page(browser, (tmp_path / "c" / "html" / "index.html").as_uri())
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.ID, "family-list"))
+    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#cut-off-banner li")] == result["warnings"]
+    main = browser.find_element(By.ID, "main").get_attribute("innerHTML")
+    assert main.index("cut-off-banner") < main.index('id="tables"') and not errors(browser)
