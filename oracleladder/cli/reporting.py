@@ -205,8 +205,7 @@ def compare(
     assert b is not None
     compared = _write_compare(store, CompareInput(a=a, b=b, student=student, use_corrections=use_corrections,
                                                   allow_mixed_graders=allow_mixed_graders, choice=picked), out, html)
-    warning = _compare.prompt_warning(compared)
-    if warning:
+    for warning in filter(None, [_compare.prompt_warning(compared), *compared["warnings"]]):
         say(f"warning: {warning}")
     console.print(f"compared {a} and {b} for {student}: {out}/compare.md"
                   + (f" (HTML: {out / 'html' / 'index.html'})" if html else ""), highlight=False, markup=False)

@@ -21,7 +21,7 @@ from ..ladder import Domain, Settings
 from ..ladder.outcomes import FamilyResults, Outcome, parent_outcome, results_from_rollouts
 from ..report.primitive import PrimitiveVsRoadmap, primitive_table, write_primitive_vs_roadmap
 from ..report.spent import Spent
-from ..report.tables import truncation
+from ..report.tables import cut_off_warnings, truncation
 from ..schemas import Family, Rollout, one_roadmap_set, parse_roadmap_set, teacher_prompts, to_released
 from ..schemas.conditions import C1
 from ..schemas.jsonl import InputError, did_you_mean, write_jsonl
@@ -411,6 +411,10 @@ class Reader:
                                   is_atomic=lambda gold: atomicity_problem(gold) is None, k=k)
         result["settings"] = {a: picked_a.describe(), b: picked_b.describe()}
         result["teacher_prompts"] = {a: teacher_prompts(families_a), b: teacher_prompts(families_b)}
+        runs = {r.id: r for r in await self.store.runs()}
+        result["warnings"] = [w for name, p in ((a, picked_a), (b, picked_b)) for w in cut_off_warnings(
+            f"{student} on {name}", None if p.imported else await fmt.format_audit(self.store, p.rollouts, p.failed),
+            _panels.stored_truncation(runs[i].config for i in p.run_ids if i in runs) if p.imported else None)]
         return result, (families_a, families_b), (results_a, results_b), (picked_a, picked_b)
 
     async def compare(self, given: CompareInput) -> dict:

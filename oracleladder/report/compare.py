@@ -16,14 +16,14 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
-from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
+from ..ladder.outcomes import FamilyResults, Gap, milestone_test
 from ..schemas.conditions import C2, C3
 from ..schemas.models import Family, Milestone
 from ..schemas.types import MilestoneType
 from .markdown import num, pct, table
-from .palette import n_families
+from .palette import NOT_CLASSIFIED, n_families
 from .stats import Transitions, transition_matrix
-from .tables import NOT_RUN, Frozen
+from .tables import NOT_RUN, Frozen, gap_label
 
 T = TypeVar("T")
 
@@ -118,6 +118,8 @@ class Comparison(Frozen):
     five_way: FiveWay
     settings: dict[str, str] = {}  # per roadmap set, the settings of the student's results on it
     teacher_prompts: dict[str, list[str]] = {}  # per roadmap set, the teacher prompts it was compiled with
+    # the student's answers cut off or unreadable on each set, as `tables.cut_off_warnings` says them
+    warnings: list[str] = []
 
 
 def prompt_warning(c: Comparison | dict) -> str | None:
@@ -193,11 +195,13 @@ def agreement(ra: list[FamilyResults], rb: list[FamilyResults]) -> Agreements:
 
 
 def five_way(ra: list[FamilyResults], rb: list[FamilyResults]) -> FiveWay:
-    """Table 34: five-way labels (tau = 1) under the strict and the fraction milestone test."""
-    labels = [g.value for g in Gap]
-    tests = {}
-    for mode in ("strict", "fraction"):
-        tm = transition_matrix([classify(x, 1, mode) for x in ra], [classify(y, 1, mode) for y in rb], labels=labels)
+    """Table 34: five-way labels (tau = 1) under the strict and the fraction milestone test; "Not
+    classified" where a family's label cannot be known (`gap_label`: a rung or Stage 0 it reads was not run)."""
+    tests, by_mode = {}, {mode: ([gap_label(x, 1, mode) for x in ra], [gap_label(y, 1, mode) for y in rb])
+                          for mode in ("strict", "fraction")}
+    labels = [g.value for g in Gap] + ([NOT_CLASSIFIED] if any(NOT_CLASSIFIED in la + lb for la, lb in by_mode.values()) else [])
+    for mode, (la, lb) in by_mode.items():
+        tm = transition_matrix(la, lb, labels=labels)
         tests[mode] = FiveWayTest(transitions=tm, same=tm.same, n=tm.n,
                                   pass_a=sum(milestone_test(x.stage0, mode) for x in ra),
                                   pass_b=sum(milestone_test(y.stage0, mode) for y in rb))
@@ -254,6 +258,8 @@ def _title(c: Comparison, name_a: str, name_b: str, student: str | None) -> list
     warning = prompt_warning(c)
     if warning:
         L += [f"**Warning:** {warning}.", ""]
+    if c.warnings:
+        L += [f"- **Warning:** {w}" for w in c.warnings] + [""]
     if c.dropped.a_only or c.dropped.b_only:
         L += [f"Left out: {n_families(len(c.dropped.a_only))} only in {name_a} (or without results), "
               f"{len(c.dropped.b_only)} only in {name_b}.", ""]

@@ -27,7 +27,7 @@ from ..prim import palette as prim_palette
 from ..prim.analysis import PrimReport
 from ..prim.problems import SOLVED, UNKNOWN
 from ..report.palette import FIGURES, FLAGGED, NOT_CLASSIFIED, colors
-from ..report.tables import StudentReport, known_gap
+from ..report.tables import StudentReport, gap_label
 from ..schemas.conditions import LADDER
 from ..schemas.models import Family, Milestone, Rollout
 from ..schemas.rubric import RubricLabel
@@ -84,7 +84,6 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
         return {"gap": NOT_PROBED, "gap_fraction": NOT_PROBED, "outcome": NOT_PROBED,
                 "rule": "no graded attempt on this family: it is in none of this student's counts"}
     out = known_outcome(f, tau)
-    gap, gap_fr = known_gap(f, tau, "strict"), known_gap(f, tau, "fraction")
     tested = {m: sum(r) for m, r in f.stage0.items() if r}
     ms = (f"milestone test: {sum(1 for c in tested.values() if c)} of {len(tested)} tested milestones solved "
           f"at least once (strict: {'pass' if milestone_test(f.stage0, 'strict') else 'fail'}, "
@@ -94,7 +93,7 @@ def _rule(f: FamilyResults | None, tau: int) -> dict:
                       for c in LADDER.rungs if f.ladder.get(c.name))
     help_ = (f"smallest help that solves the parent (tau = {tau}): {out.value}"
              if out else "parent outcome: a C1-C3 run it depends on is missing")
-    return {"gap": gap.value if gap else NOT_CLASSIFIED, "gap_fraction": gap_fr.value if gap_fr else NOT_CLASSIFIED,
+    return {"gap": gap_label(f, tau, "strict"), "gap_fraction": gap_label(f, tau, "fraction"),
             "outcome": outcome_label(f, tau),
             "rule": f"{ms}; {help_} ({rungs or 'no ladder rung run'})"}
 
@@ -268,7 +267,7 @@ def write_compare_site(out_dir: str | Path, result: dict, compare_md: str, names
                                 for r, (_, counted, _) in zip(roadmaps, sides)]})
     overview = {"compare": {"names": list(names), "student": student, "k": result["k"], "n": result["n"],
                             "unrecovered": Outcome.UNRECOVERED.value},
-                "families": index, **_shared([student], compare_md)}
+                "families": index, **_shared([student], compare_md), "warnings": result["warnings"]}
     _script(out / "data" / "overview.js", "ladderOverview", overview)
     return out / "index.html"
 

@@ -21,8 +21,12 @@ its cells read it and write only under their own tmp_path, through the readers b
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
+import re
 import shutil
+import signal
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +37,12 @@ from typer.testing import CliRunner
 from oracleladder import Experiment
 from oracleladder.cli import app
 from oracleladder.experiment import BenchmarkResult, Choice, Endpoint, ProbeResult
+from oracleladder.schemas import Family, Provenance
 from oracleladder.store import RunRecord, Store
 from oracleladder.testing import LoopbackServer
+from tests.helpers.terminal import ladder
 
-STUDENT, JUDGE = "openai/student", "openai/judge"
+STUDENT, JUDGE, TEACHER = "openai/student", "openai/judge", "openai/teacher"
 LOW, HIGH = 128, 384  # the two budgets
 FAMILIES = ("f8a3e468-191f-474b-9353-04d5d1e32347", "de4b7c19-3f71-44b8-8ee3-7cfeb7bd18f6",
             "5cf6d4d9-ba10-4d66-96f4-ca128db67e84", "85b872e8-a6f6-477b-a4dd-5d36a24ef93a")
@@ -110,8 +116,12 @@ def cli(*args: str, code: int = 0) -> str:
 
 
 def overview(site: Path) -> dict:
-    text = (site / "data" / "overview.js").read_text(encoding="utf-8")
-    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+    return overview_of((site / "data" / "overview.js").read_text(encoding="utf-8"))
+
+
+def overview_of(script: str) -> dict:
+    """The overview a site's data/overview.js carries."""
+    return json.loads(script[script.index("(") + 1:script.rindex(")")])
 
 
 def prim_report(s: Surfaces, out: Path, *pick: str, code: int = 0) -> str:
@@ -198,3 +208,50 @@ def c1_only(s: Surfaces, tmp: Path, *html: str) -> dict:
     cli("report", "--student", STUDENT, "--max-tokens", str(LOW), *html, "--out", str(tmp / "r"), "--store",
         str(s.store))
     return json.loads((tmp / "r" / "report.json").read_text())["students"][STUDENT]
+
+
+def second_set(s: Surfaces, tmp: Path) -> Path:
+    """A copy of the store with the four families compiled again by TEACHER and the C1-only probe at the lower
+    budget on that set too (C1 reads no roadmap: its answers come from the cache, all cut off): two roadmap
+    sets a comparison of the C1-only student reads."""
+    store = tmp / "two_sets.sqlite"
+    shutil.copy(s.store, store)
+
+    async def compile_and_probe() -> None:
+        async with Store.open(store) as st:
+            for f in s.families.values():
+                await st.put_family(Family.model_validate(f).model_copy(update={"provenance": Provenance(
+                    source=TEACHER, teacher_prompt="toolkit")}))
+        async with LoopbackServer(script=script(s.families), cut_at_budget=True) as server:
+            async with Experiment(store) as ex:
+                await ex.probe(Endpoint(STUDENT, base_urls=[server.openai_base_url]), source=TEACHER, k=1,
+                               conditions=["C1"], stage0=False, max_tokens=LOW)
+    asyncio.run(compile_and_probe())
+    return store
+
+
+def served_compare(s: Surfaces, tmp: Path) -> dict:
+    """The overview `ladder view --a release --b TEACHER` serves of the C1-only student (`second_set`), fetched
+    over HTTP from the child process, which Ctrl-C then stops."""
+    proc = ladder("view", "--a", "release", "--b", TEACHER, "--student", STUDENT, "--max-tokens", str(LOW), "--port",
+                  "0", "--store", str(second_set(s, tmp)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        port = re.search(r"serving http://127\.0\.0\.1:(\d+)/", line)
+        assert port, line
+        conn = http.client.HTTPConnection("127.0.0.1", int(port[1]), timeout=60)
+        conn.request("GET", "/data/overview.js")
+        response = conn.getresponse()
+        assert response.status == 200, response.status
+        return overview_of(response.read().decode())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
+def compared(s: Surfaces, tmp: Path) -> tuple[dict, str]:
+    """`ladder compare --html` of the C1-only student on the release's set and TEACHER's (`second_set`) into
+    tmp/c: compare.json, and what the command said."""
+    said = cli("compare", "--a", "release", "--b", TEACHER, "--student", STUDENT, "--max-tokens", str(LOW), "--html",
+               "--out", str(tmp / "c"), "--store", str(second_set(s, tmp)))
+    return json.loads((tmp / "c" / "compare.json").read_text()), " ".join(said.split())

@@ -2,7 +2,7 @@
 read the same way by each surface, on the one constructed store of tests/helpers/surfaces.py (two budgets,
 answers cut off at the lower, a C1-only run, a cached rerun).
 
-A cell per (surface, rule); those of the surfaces that read through the rule already (compare, the
+A cell per (surface, rule); those of the surfaces that read through the rule already (compare's selection, the
 audits, panels export's selection) guard it, the others failed before it:
 
 - selection: a surface never pools the runs at --max-tokens 128 and 384; it refuses naming both and the
@@ -13,41 +13,42 @@ audits, panels export's selection) guard it, the others failed before it:
 - truncation: a surface that shows a rate says how many of its answers were cut off and why an answer
   had nothing to grade, in `Truncation.said`'s words (an imported panel's report as its records said);
 - outcome vocabulary: a family the C1-only run failed is "Not determined" (no C2 or C3 to read), never
-  Unrecovered, in the summary, the DataFrames, report.json, report.md, the HTML and the exported table.
+  Unrecovered, in the summary, the DataFrames, report.json, report.md, the HTML and the exported table;
+  compare's Table 34 labels it "Not classified" (no five-way label to know), never Capability-gap.
 
-Plus: a bare teacher name that names two granularities is refused, naming both, by probe, report,
-export and compare; a set probed before and after a recompile under another teacher prompt version is two
-groups, never pooled, each with the C1 answers its probe asked (the second took them from the cache)."""
+`ladder view` serves the site `ladder compare --html` and `ladder report --html` write (the same
+writers): its cell reads the served compare page; the HTML cells cover the
+report's. `ladder compare` shows no cost, so it has no provenance cell (its --run picks through the report's
+selection). The sets' own rules (a bare teacher name, a recompile): test_surface_sets.py."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
-import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
-from oracleladder import Experiment, SyncExperiment
-from oracleladder.experiment import Choice, Endpoint, ExperimentError, ProbeEstimate
+from oracleladder import SyncExperiment
+from oracleladder.experiment import Choice, ExperimentError
 from oracleladder.ladder.outcomes import NOT_DETERMINED
-from oracleladder.schemas import Family, Provenance
-from oracleladder.store import Store
-from oracleladder.testing import LoopbackServer
+from oracleladder.report.palette import NOT_CLASSIFIED
 from tests.helpers.surfaces import (
     BENCHMARK,
-    FAMILIES,
     HIGH,
     JUDGE,
     LOW,
     STUDENT,
+    TEACHER,
     Surfaces,
     built,
     c1_only,
     cli,
+    compared,
     discovery_at_both,
     exported,
     imported,
@@ -57,8 +58,9 @@ from tests.helpers.surfaces import (
     paying_run,
     prim_report,
     refused_naming_runs,
-    script,
+    served_compare,
 )
+from tests.viewer.browser import errors, open_page
 
 LABELS = [f"{STUDENT}@max_tokens={LOW}", f"{STUDENT}@max_tokens={HIGH}"]
 CUT = f"4 of 4 answers cut off at --max-tokens {LOW}; 4 unreadable (4 cut off)"
@@ -278,6 +280,23 @@ def export_results_truncation(s: Surfaces, tmp: Path) -> None:
     assert rows and {(r["finish_reason"], r["truncated"], r["unreadable"]) for r in rows} == {("stop", "False", "")}
 
 
+def compare_truncation(s: Surfaces, tmp: Path) -> None:
+    """Both sides of a comparison of the C1-only student, in the terminal, compare.md, compare.json and the
+    HTML banner (`ladder view --a --b` serves this same site: `ladder_view_truncation` reads it served)."""
+    result, said = compared(s, tmp)
+    warnings = [f"{STUDENT} on {name}, C1: {CUT}" for name in ("release", TEACHER)]
+    assert all(f"warning: {w}" in said for w in warnings), said
+    md = (tmp / "c" / "compare.md").read_text()
+    assert all(f"- **Warning:** {w}\n" in md for w in warnings)
+    assert result["warnings"] == warnings and overview(tmp / "c" / "html")["warnings"] == warnings
+
+
+def ladder_view_truncation(s: Surfaces, tmp: Path) -> None:
+    """`ladder view --a --b` serves the site `ladder compare --html` writes (one `write_compare`): the page it
+    serves warns as the files do."""
+    assert served_compare(s, tmp)["warnings"] == [f"{STUDENT} on {name}, C1: {CUT}" for name in ("release", TEACHER)]
+
+
 # ------------------------------------------------------------------ provenance
 
 
@@ -360,6 +379,18 @@ def export_results_outcome(s: Surfaces, tmp: Path) -> None:
         assert [row["outcome"] for row in csv.DictReader(f)] == [NOT_DETERMINED] * 4
 
 
+def compare_outcome(s: Surfaces, tmp: Path) -> None:
+    """A family the C1-only student failed on both sets has no five-way label (no C2, C3 or Stage 0 to read),
+    never Capability-gap: Table 34 in compare.json and compare.md; the HTML's problems "Not determined"."""
+    result, _ = compared(s, tmp)
+    assert [(r["a"], r["b"], r["strict"], r["fraction"]) for r in result["five_way"]["rows"]] == [
+        (NOT_CLASSIFIED, NOT_CLASSIFIED, 4, 4)]
+    assert f"| {NOT_CLASSIFIED} | {NOT_CLASSIFIED} | 4 | 4 |" in (tmp / "c" / "compare.md").read_text()
+    html = overview(tmp / "c" / "html")
+    assert [side["labels"]["outcome"] for f in html["families"] for side in f["sides"]] == [NOT_DETERMINED] * 8
+    assert [side["labels"]["gap"] for f in html["families"] for side in f["sides"]] == [NOT_CLASSIFIED] * 8
+
+
 CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("prim report", "selection"): prim_report_selection,
     ("prim score", "selection"): prim_score_selection,
@@ -383,6 +414,8 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("benchmark", "truncation"): benchmark_truncation,
     ("python api", "truncation"): python_api_truncation,
     ("export-results", "truncation"): export_results_truncation,
+    ("compare", "truncation"): compare_truncation,
+    ("ladder view --a --b", "truncation"): ladder_view_truncation,
     ("runs", "provenance"): runs_provenance,
     ("ladder report", "provenance"): ladder_report_provenance,
     ("html", "provenance"): html_provenance,
@@ -392,6 +425,7 @@ CELLS: dict[tuple[str, str], Callable[[Surfaces, Path], None]] = {
     ("ladder report", "outcome"): ladder_report_outcome,
     ("html", "outcome"): html_outcome,
     ("export-results", "outcome"): export_results_outcome,
+    ("compare", "outcome"): compare_outcome,
 }
 
 
@@ -400,99 +434,11 @@ def test_every_surface_reads_the_rule(surface: str, rule: str, surfaces: Surface
     CELLS[(surface, rule)](surfaces, tmp_path)
 
 
-# ------------------------------------------------------------------ a bare teacher name
-
-TEACHER = "openai/teacher"
-
-
-def test_a_bare_teacher_name_of_two_granularities_is_refused_naming_both(surfaces: Surfaces, tmp_path: Path) -> None:
-    """One pool compiled by one teacher at the default and at --granularity fine: `--source TEACHER` is two
-    sets, refused (exit 2) by probe, report, export and compare, each naming TEACHER@default and TEACHER@fine;
-    TEACHER@fine reads the one."""
-    store = tmp_path / "two.sqlite"
-    shutil.copy(surfaces.store, store)
-
-    async def compile_twice() -> None:
-        async with Store.open(store) as s:
-            for granularity in ("default", "fine"):
-                for pid in FAMILIES:
-                    f = Family.model_validate(surfaces.families[pid])
-                    await s.put_family(f.model_copy(update={"provenance": Provenance(
-                        source=TEACHER, granularity=granularity, teacher_prompt="toolkit")}))
-    asyncio.run(compile_twice())
-    named = f"'{TEACHER}' names 2 roadmap sets, {TEACHER}@default, {TEACHER}@fine, which are never pooled"
-    at = ["--store", str(store)]
-    for args in (["probe", "--student", STUDENT, "--source", TEACHER, "--dry-run", "--base-url", "http://127.0.0.1:9/v1"],
-                 ["report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r")],
-                 ["export", "--out", str(tmp_path / "out.jsonl"), "--teacher", TEACHER],
-                 ["compare", "--a", TEACHER, "--b", "release", "--student", STUDENT, "--out", str(tmp_path / "c")]):
-        said = cli(*args, *at, code=2)
-        assert named in " ".join(said.split()), (args, said)
-    cli("export", "--out", str(tmp_path / "fine.jsonl"), "--teacher", f"{TEACHER}@fine", *at)
-    assert len((tmp_path / "fine.jsonl").read_text().splitlines()) == 4
-
-
-def test_a_set_compiled_again_under_another_teacher_prompt_is_never_pooled(surfaces: Surfaces, tmp_path: Path) -> None:
-    """One pool compiled by one teacher under two versions of its teacher prompt, the student probed on the
-    set after each: two groups, which the report refuses to pool in one line naming both and the option that
-    picks one; --run picks the first, whose C2 answers are one per family (pooled, they were two). C1 reads
-    no roadmap: the second probe asked the same C1 calls and took the first's answers from the cache, and
-    they are the second group's answers too (its outcomes determined), while they stay the first run's."""
-    store = tmp_path / "recompiled.sqlite"
-    shutil.copy(surfaces.store, store)
-
-    async def compile_and_probe() -> list[str]:
-        runs = []
-        async with LoopbackServer(script=script(surfaces.families), cut_at_budget=True) as server:
-            student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
-            for version in ("v1", "v2"):
-                async with Store.open(store) as s:
-                    for pid in FAMILIES:
-                        f = Family.model_validate(surfaces.families[pid])
-                        milestones = [m.model_copy(update={"prompt": f"{m.prompt} ({version})", "description":
-                                                           f"{m.description or m.prompt} ({version})"})
-                                      for m in f.milestones]
-                        await s.put_family(f.model_copy(update={"milestones": milestones, "provenance": Provenance(
-                            source=TEACHER, teacher_prompt="toolkit", prompt_hash=version)}))
-                async with Experiment(store) as ex:
-                    probed = await ex.probe(student, source=TEACHER, k=1, conditions=["C1", "C2"], stage0=False,
-                                            max_tokens=HIGH)
-                    runs.append(probed.run_id)
-        return runs
-    first, second = asyncio.run(compile_and_probe())
-    said = " ".join(cli("report", "--student", STUDENT, "--source", TEACHER, "--out", str(tmp_path / "r"),
-                        "--store", str(store), code=2).split())
-    assert f"has results on '{TEACHER}' at 2 settings, which a report never pools" in said
-    assert "teacher_prompts=toolkit (v1) (K = 1" in said and "teacher_prompts=toolkit (v2) (K = 1" in said
-    assert f"pick one with --run {first} or --run {second}" in said
-    with SyncExperiment(store) as ex:
-        report = ex.report([STUDENT], source=TEACHER, choice=Choice(run=first))
-        assert report.settings[STUDENT].endswith("teacher_prompts = toolkit (v1)")
-        c2 = [f.ladder["C2_descriptions"] for f in report.results[STUDENT]]
-        after = ex.report([STUDENT], source=TEACHER, choice=Choice(run=second))
-    assert len(c2) == 4 and all(len(answers) == 1 for answers in c2)
-    assert after.settings[STUDENT].endswith("teacher_prompts = toolkit (v2)")
-    assert [(len(f.ladder["C1_direct"]), len(f.ladder["C2_descriptions"])) for f in after.results[STUDENT]] == [(1, 1)] * 4
-    assert {r.run_id for r in after.picked[STUDENT].rollouts if r.target == "C1_direct"} == {first}
-    assert after.summary(STUDENT)["outcome_undetermined"] == 0
-
-
-# ------------------------------------------------------------------ PRIM's probe: the student's own primitive
-
-def test_a_prim_probe_shows_no_primitive_the_student_wrote_at_another_budget(surfaces: Surfaces,
-                                                                          tmp_path: Path) -> None:
-    """Execution under the student's own primitive (self) shows what its Discovery wrote at the probe's
-    settings: the first two primitives written whole at 384 are shown at 384, and none at 128 (there every
-    Discovery answer was cut off)."""
-    store = tmp_path / "self.sqlite"
-    shutil.copy(surfaces.store, store)
-
-    async def probe() -> tuple[ProbeEstimate, ProbeEstimate]:
-        async with LoopbackServer(script=script(surfaces.families), cut_at_budget=True) as server:
-            student = Endpoint(STUDENT, base_urls=[server.openai_base_url])
-            async with Experiment(store) as ex:
-                await ex.prim_probe(student, dimensions=("discovery",), max_tokens=HIGH, limit=2)
-                return tuple([await ex.prim_probe(student, dimensions=("execution",), sources=("self",),
-                                                  max_tokens=budget, dry_run=True) for budget in (HIGH, LOW)])
-    high, low = asyncio.run(probe())
-    assert (high.jobs, low.jobs) == (2, 0)
+def test_the_compare_page_lists_its_cut_off_warnings_first(browser, surfaces: Surfaces, tmp_path: Path) -> None:
+    """The compare overview in headless Chromium: the banner lists compare.md's warnings, above its tables."""
+    result, _ = compared(surfaces, tmp_path)
+    open_page(browser, (tmp_path / "c" / "html" / "index.html").as_uri())
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.ID, "family-list"))
+    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#cut-off-banner li")] == result["warnings"]
+    main = browser.find_element(By.ID, "main").get_attribute("innerHTML")
+    assert main.index("cut-off-banner") < main.index('id="tables"') and not errors(browser)

@@ -22,7 +22,19 @@ One module per table family: `base`, `containment`, `contrasts`, `student`, `pai
 
 from __future__ import annotations
 
-from .base import ANY_PROBE, BUCKETS, N_RESAMPLES, NOT_RUN, SEED, STAGE0, TAUS, Frozen, known_gap, primitive_ran
+from .base import (
+           ANY_PROBE,
+           BUCKETS,
+           N_RESAMPLES,
+           NOT_RUN,
+           SEED,
+           STAGE0,
+           TAUS,
+           Frozen,
+           gap_label,
+           known_gap,
+           primitive_ran,
+)
 from .checks import LeakResidual, ReviewRow, leak_residual, review_row
 from .containment import Against, Containment, Rates, Share, SolvedAlone, Versus
 from .contrasts import Contrast, QFamily, adjust_planned, contrasts, q_family
@@ -65,7 +77,7 @@ from .whole import Meta, ReportInput, ReportTables, report_tables
 __all__ = ["adjust_planned", "Against", "ANY_PROBE", "bootstrap_shares", "BUCKETS", "budget_change", "BudgetChange",
            "Change", "change", "CHANGE_KEYS", "condition_counts", "ConditionCount", "cut_off_warnings", "Containment", "Contrast",
            "contrasts", "Count", "family_rows", "FamilyRow", "fingerprint_passing", "FormatAudit",
-           "FormatRow", "Frozen", "known_gap", "leak_residual", "leak_rule", "LeakDrop", "LeakResidual",
+           "FormatRow", "Frozen", "gap_label", "known_gap", "leak_residual", "leak_rule", "LeakDrop", "LeakResidual",
            "LeakRule", "Meta", "milestone_types", "MilestoneTypes", "Missing", "missing_verdicts",
            "N_RESAMPLES", "NOT_RUN", "Ordering", "Pair", "pair", "primitive_ran", "q_family", "QFamily",
            "RankRow", "ranks", "Rates", "recovery_by_tau", "replication_column", "ReplicationColumn", "report_tables", "ReportInput", "ReportTables", "review_row",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...ladder.outcomes import FamilyResults, Gap, Outcome, classify, known_outcome, parent_outcome
 from ...schemas.conditions import C2P
+from ..palette import NOT_CLASSIFIED
 
 SEED = 42
 N_RESAMPLES = 1000
@@ -53,6 +54,11 @@ def known_gap(f: FamilyResults, tau: int = 1, mode: str = "strict") -> Gap | Non
     if out is None or not stage0_ran(f):
         return None
     return classify(f, tau, mode)
+
+
+def gap_label(f: FamilyResults, tau: int = 1, mode: str = "strict") -> str:
+    """The five-way label as every table prints it (`known_gap`): its name, or "Not classified"."""
+    return g.value if (g := known_gap(f, tau, mode)) else NOT_CLASSIFIED
 
 
 def share_of(k: int, n: int) -> float | None:

@@ -27,6 +27,7 @@ from .base import (
     any_probe,
     by_pid,
     common_pids,
+    gap_label,
     known_gap,
     primitive_ran,
     stage0_ran,
@@ -95,8 +96,7 @@ def _gap_transitions(a: list[FamilyResults], b: list[FamilyResults], tau: int) -
     """Five-way label transitions; None when either student has no Stage 0 verdicts at all."""
     if not any(stage0_ran(f) for f in a) or not any(stage0_ran(f) for f in b):
         return None
-    la = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in a]
-    lb = [(g.value if (g := known_gap(f, tau)) else NOT_CLASSIFIED) for f in b]
+    la, lb = [gap_label(f, tau) for f in a], [gap_label(f, tau) for f in b]
     ran = primitive_ran(a) or primitive_ran(b)
     labels = [g.value for g in ladder_gaps(ran)] + ([NOT_CLASSIFIED] if NOT_CLASSIFIED in la + lb else [])
     return transition_matrix(la, lb, labels=labels)

@@ -369,6 +369,13 @@ function problemCell(f) {
   return el("td", { class: "problem" }, d);
 }
 
+// The overview's warnings of answers cut off or unreadable (the report's, a comparison's, PRIM's), under
+// ``title``; nothing when there are none.
+function cutOffBanner(title) {
+  return (OV.warnings || []).length ? el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
+    el("strong", { text: title }), el("ul", {}, OV.warnings.map((w) => el("li", { text: w })))) : null;
+}
+
 function renderOverview() {
   if (OV.compare) return renderCompareOverview();
   if (OV.prim) return renderPrimOverview();
@@ -378,9 +385,7 @@ function renderOverview() {
   const main = document.getElementById("main");
   fill(main,
     el("h1", { text: "Diagnosis report" }),
-    (OV.warnings || []).length ? el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
-      el("strong", { text: "Answers cut off at the token budget: the charts partly measure the budget, not the student." }),
-      el("ul", {}, OV.warnings.map((w) => el("li", { text: w })))) : null,
+    cutOffBanner("Answers cut off at the token budget: the charts partly measure the budget, not the student."),
     el("h2", { text: "Provenance" }), provenance(),
     el("h2", { text: "Charts (click a segment to list its families)" }),
     taxonomyView(),
@@ -601,6 +606,7 @@ function renderCompareOverview() {
   const gaps = OV.gaps.concat([OV.not_classified]);
   const outcomes = OV.outcomes.concat([OV.not_determined]);
   fill(document.getElementById("main"),
+    cutOffBanner("Answers cut off or unreadable: the tables partly measure the budget, not the student."),
     Object.assign(el("section", { id: "tables" }), { innerHTML: OV.tables_html }),
     el("h2", { id: "families", text: "Problems" }),
     el("p", { class: "muted", text: `Labels at tau = 1 (solved: at least 1 of ${OV.compare.k} correct), as in the tables; `
@@ -737,9 +743,7 @@ function renderPrimOverview() {
     el("p", { text: `${r.problems} problems with a gold primitive; judge ${r.judge}; a primitive is correct at `
       + `Score >= ${r.tau}; a problem passes a dimension with at least ${r.threshold} of its samples right; `
       + `${r.missing_scores} primitive scores missing (left out, never 0).` + (r.settings ? ` At: ${r.settings}.` : "") }),
-    ...(OV.warnings.length ? [el("div", { class: "banner", role: "alert", id: "cut-off-banner" },
-      el("strong", { text: "Answers cut off or unreadable: the dimensions partly measure the budget, not the student." }),
-      el("ul", {}, OV.warnings.map((w) => el("li", { text: w }))))] : []),
+    cutOffBanner("Answers cut off or unreadable: the dimensions partly measure the budget, not the student."),
     el("h2", { text: "Figures" }),
     el("div", { class: "panels" },
       countBar("figure2", "Figure 2: problems by Discovery (D) and Generation (G)", r.figure2, "no problem with both"),
