@@ -109,18 +109,14 @@ class AnthropicProvider:
         self._refusals = Refusals(self.name, messages_body, SAMPLING)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        while True:  # at most once more per refusable parameter: each is learned once
-            body = self._refusals.body(request)
-            t0 = time.perf_counter()
-            try:
-                raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
-                data = json.loads(raw.http_response.content)
-                break
-            except (anthropic.APIError, ValueError) as e:
-                if isinstance(e, anthropic.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
-                    continue
-                raise sdk_error(anthropic, e, self.name) from None
-        return answer(messages_result(data, time.perf_counter() - t0), self.name)
+        data, latency = await self._refusals.send_sdk(request, anthropic, self._send)
+        return answer(messages_result(data, latency), self.name)
+
+    async def _send(self, body: dict[str, Any]) -> tuple[Any, float]:
+        """The reply's JSON and its seconds."""
+        t0 = time.perf_counter()
+        raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
+        return json.loads(raw.http_response.content), time.perf_counter() - t0
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -49,24 +49,20 @@ class OpenAIProvider:
         self._headers: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        while True:  # at most once more per refusable parameter: each is learned once
-            body = self._refusals.body(request)
-            # the SDK takes the fields it has no keyword for through extra_body: the same wire
-            kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
-            extra = {k: v for k, v in body.items() if k not in self._sdk_params}
-            t0 = time.perf_counter()
-            try:
-                raw = await self._client.chat.completions.with_raw_response.create(
-                    **kwargs, extra_body=extra or None, **self._headers)  # None: the SDK's default, none
-                status = raw.http_response.status_code
-                data = json.loads(raw.http_response.content)
-            except (openai.APIError, ValueError) as e:
-                if isinstance(e, openai.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
-                    continue
-                raise sdk_error(openai, e, self.name) from None
-            if status >= 400:
-                raise classify_status(status, f"{self.name} HTTP {status}")
-            return answer(chat_result(data, time.perf_counter() - t0), self.name)
+        status, data, latency = await self._refusals.send_sdk(request, openai, self._send)
+        if status >= 400:
+            raise classify_status(status, f"{self.name} HTTP {status}")
+        return answer(chat_result(data, latency), self.name)
+
+    async def _send(self, body: dict[str, Any]) -> tuple[int, Any, float]:
+        """The reply's HTTP status, its JSON and its seconds."""
+        # the SDK takes the fields it has no keyword for through extra_body: the same wire
+        kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
+        extra = {k: v for k, v in body.items() if k not in self._sdk_params}
+        t0 = time.perf_counter()
+        raw = await self._client.chat.completions.with_raw_response.create(
+            **kwargs, extra_body=extra or None, **self._headers)  # None: the SDK's default, none
+        return raw.http_response.status_code, json.loads(raw.http_response.content), time.perf_counter() - t0
 
     async def aclose(self) -> None:
         await self._client.close()
