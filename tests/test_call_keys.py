@@ -29,8 +29,7 @@ import pytest
 
 from oracleladder.audit.judge import judge_messages
 from oracleladder.clients import ChatRequest, ChatResult, Client, StructuredOutputError
-from oracleladder.clients.anthropic_api import AnthropicBatchAPI
-from oracleladder.clients.openai_api import OpenAIBatchAPI
+from oracleladder.clients.providers import make_batch_api
 from oracleladder.domains.code import CodeDomain
 from oracleladder.domains.math import MathDomain
 from oracleladder.domains.math.plan import TeacherPlan
@@ -171,9 +170,9 @@ async def call_keys(families: list[Family]) -> dict[str, str]:
     student = Client(Recorder(), model="s", name="openai/s")
     job = MathDomain().plan_jobs(families[:1], ProbeConfig(student="openai/s", k=1), families)[0]
     request = job_request(student, job, temperature=1.0, max_tokens=4096)
-    entries = {"openai": OpenAIBatchAPI(api_key="k").entry(request.key(), request),
-               "anthropic": AnthropicBatchAPI(api_key="k").entry(request.key(),
-                                                                 request.model_copy(update={"provider": "anthropic"}))}
+    entries = {"openai": make_batch_api("openai", api_key="k").entry(request.key(), request),
+               "anthropic": make_batch_api("anthropic", api_key="k").entry(
+                   request.key(), request.model_copy(update={"provider": "anthropic"}))}
     for name, entry in entries.items():
         keys[f"batch {name}"] = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
     return keys

@@ -11,22 +11,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
+from . import batch_api
 from .base import ChatRequest, ChatResult
-from .batch_api import (
-    CLOCK_SKEW_S,
-    LIST_LAG_S,
-    WINDOW_S,
-    BatchStatus,
-    Outcome,
-    Row,
-    RowRefused,
-    create_error,
-    no_batch_api,
-    read_rows,
-)
 from .errors import MalformedResponse, ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
-from .registry import ProviderModes, ProviderSpec
+from .providers import connection_key, endpoint_of
+from .registry import Connection, ProviderModes, ProviderSpec
 from .structured import anthropic_reply, wire_body
 from .usage import token_count
 from .wire import Refusals, answer
@@ -102,39 +91,32 @@ class AnthropicProvider:
 
     name = "anthropic"
 
-    def __init__(
-        self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.endpoint = endpoint_of("anthropic", base_url)
-        key = resolve_key("anthropic", api_key, base_url, api_key_env)
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of("anthropic", connection.base_url)
+        key = connection_key("anthropic", connection)
         omit = {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
         self._headers: dict[str, Any] = {} if key else {"extra_headers": omit}  # keywords of every call
         kw: dict[str, Any] = {}
         if hasattr(anthropic, "DefaultAioHttpClient"):
-            kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=timeout)
+            kw["http_client"] = anthropic.DefaultAioHttpClient(timeout=connection.timeout)
         self._client = anthropic.AsyncAnthropic(
             api_key=key or "",  # "": no env lookup; no key: never sent (_headers)
-            base_url=base_url or ANTHROPIC_URL,  # not the SDK's ANTHROPIC_BASE_URL, nor its key there
-            timeout=timeout,
+            base_url=connection.base_url or ANTHROPIC_URL,  # not the SDK's ANTHROPIC_BASE_URL, nor its key there
+            timeout=connection.timeout,
             max_retries=0,
             **kw,
         )
         self._refusals = Refusals(self.name, messages_body, SAMPLING)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        while True:  # at most once more per refusable parameter: each is learned once
-            body = self._refusals.body(request)
-            t0 = time.perf_counter()
-            try:
-                raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
-                data = json.loads(raw.http_response.content)
-                break
-            except (anthropic.APIError, ValueError) as e:
-                if isinstance(e, anthropic.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
-                    continue
-                raise sdk_error(anthropic, e, self.name) from None
-        return answer(messages_result(data, time.perf_counter() - t0), self.name)
+        data, latency = await self._refusals.send_sdk(request, anthropic, self._send)
+        return answer(messages_result(data, latency), self.name)
+
+    async def _send(self, body: dict[str, Any]) -> tuple[Any, float]:
+        """The reply's JSON and its seconds."""
+        t0 = time.perf_counter()
+        raw = await self._client.messages.with_raw_response.create(**body, **self._headers)
+        return json.loads(raw.http_response.content), time.perf_counter() - t0
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -146,18 +128,17 @@ class AnthropicBatchAPI:
     name = "anthropic"
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
-    list_lag = LIST_LAG_S
-    window = WINDOW_S
+    list_lag = batch_api.LIST_LAG_S
+    window = batch_api.WINDOW_S
 
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.endpoint = endpoint_of("anthropic", base_url)
-        self._where = base_url or "the anthropic API"
-        key = resolve_key("anthropic", api_key, base_url, api_key_env)
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of("anthropic", connection.base_url)
+        self._where = connection.base_url or "the anthropic API"
+        key = connection_key("anthropic", connection)
         # no key: none sent, on every request (results() sets headers of its own)
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
-        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=base_url or ANTHROPIC_URL,
-                                                timeout=timeout, max_retries=3,
+        self._client = anthropic.AsyncAnthropic(api_key=key or "", base_url=connection.base_url or ANTHROPIC_URL,
+                                                timeout=connection.timeout, max_retries=3,
                                                 # the stub says str; the client's header layers drop an Omit()
                                                 default_headers=omit)  # type: ignore[arg-type]
         self.refusals = Refusals(self.name, messages_body, SAMPLING)
@@ -173,13 +154,13 @@ class AnthropicBatchAPI:
             await self._client.messages.batches.list(limit=1)
         except anthropic.APIError as e:
             error = sdk_error(anthropic, e, self.name)
-            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+            raise (batch_api.no_batch_api(self._where, error) if error.status == 404 else error) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         try:  # Message Batches take no metadata: ``find`` knows the batch by its size and time
             b = await self._once.messages.batches.create(requests=entries)  # type: ignore[arg-type]
         except anthropic.APIError as e:
-            raise create_error(sdk_error(anthropic, e, self.name)) from None
+            raise batch_api.create_error(sdk_error(anthropic, e, self.name)) from None
         return b.id
 
     async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
@@ -189,7 +170,7 @@ class AnthropicBatchAPI:
         found: dict[str, float] = {}  # id -> seconds from the intent
         try:
             async for b in self._client.messages.batches.list(limit=100):
-                if b.created_at < at - timedelta(seconds=CLOCK_SKEW_S):
+                if b.created_at < at - timedelta(seconds=batch_api.CLOCK_SKEW_S):
                     break
                 c = b.request_counts
                 if c.processing + c.succeeded + c.errored + c.canceled + c.expired == requests and b.id not in known:
@@ -198,24 +179,24 @@ class AnthropicBatchAPI:
             raise sdk_error(anthropic, e, self.name) from None
         return min(found, key=found.__getitem__, default=None)
 
-    async def status(self, batch_id: str) -> BatchStatus:
+    async def status(self, batch_id: str) -> batch_api.BatchStatus:
         try:
             b = await self._client.messages.batches.retrieve(batch_id)
         except anthropic.APIError as e:
             raise sdk_error(anthropic, e, self.name) from None
         c = b.request_counts
-        return BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired)
+        return batch_api.BatchStatus(b.processing_status, c.succeeded, c.errored + c.canceled + c.expired)
 
-    async def results(self, batch_id: str) -> AsyncIterator[Row]:
+    async def results(self, batch_id: str) -> AsyncIterator[batch_api.Row]:
         try:  # the file as written: the SDK's reader stops at the first line it cannot read
             raw = await self._client.messages.batches.with_raw_response.results(batch_id)
             text = (await raw.read()).decode("utf-8", errors="replace")
         except anthropic.APIError as e:
             raise sdk_error(anthropic, e, self.name) from None
-        for row in read_rows(text, lambda line: self._outcome(line["result"]), f"anthropic batch {batch_id} results"):
+        for row in batch_api.read_rows(text, lambda line: self._outcome(line["result"]), f"anthropic batch {batch_id} results"):
             yield row
 
-    def _outcome(self, result: dict[str, Any]) -> Outcome:
+    def _outcome(self, result: dict[str, Any]) -> batch_api.Outcome:
         kind = result.get("type")
         if kind == "succeeded":
             try:
@@ -226,7 +207,7 @@ class AnthropicBatchAPI:
             error = (result.get("error") or {}).get("error") or {}
             status = _STATUS.get(error.get("type", ""), 500)
             message = f"anthropic batch row {error.get('type')}: {error.get('message', '')}"
-            return RowRefused(message, error) if status == 400 else classify_status(status, message)
+            return batch_api.RowRefused(message, error) if status == 400 else classify_status(status, message)
         return ServerError(f"anthropic batch row: {kind}")
 
     async def cancel(self, batch_id: str) -> None:
@@ -248,6 +229,6 @@ MODES = ProviderModes("ANTHROPIC", {
     "tools": ("TOOLS", "a forced tool_use whose input_schema is the schema"),
     "md_json": ("JSON", "the schema in the system prompt, the JSON in the reply's text"),
 }, anthropic_reply)
-WIRE = ProviderSpec("anthropic", lambda c: AnthropicProvider(**c.server()), MODES,
+WIRE = ProviderSpec("anthropic", AnthropicProvider, MODES,
                     key_env=("ANTHROPIC_API_KEY",), base_url=ANTHROPIC_URL, call_path="/v1/messages",
-                    batch=lambda c: AnthropicBatchAPI(**c.server()), not_found=not_found)
+                    batch=AnthropicBatchAPI, not_found=not_found)

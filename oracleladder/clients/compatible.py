@@ -24,7 +24,8 @@ from .errors import (
     parse_retry_after,
     scrub,
 )
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .providers import connection_key, endpoint_of
+from .registry import Connection
 from .structured import wire_body
 from .usage import token_count
 from .wire import Refusals, answer
@@ -88,23 +89,14 @@ def chat_result(data: Any, latency: float) -> ChatResult:
 class OpenAIRawProvider:
     """OpenAI chat-completions over a bare ``aiohttp`` session: the lowest-overhead transport."""
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        name: str = "openai",
-        connection_limit: int = 0,
-    ) -> None:
+    def __init__(self, connection: Connection, *, name: str = "openai", connection_limit: int = 0) -> None:
         self.name = name
-        self.base_url = (base_url or OPENAI_URL).rstrip("/")
-        self.endpoint = endpoint_of("openai", base_url)
+        self.base_url = (connection.base_url or OPENAI_URL).rstrip("/")
+        self.endpoint = endpoint_of("openai", connection.base_url)
         self._url = self.base_url + "/chat/completions"
-        key = resolve_key("openai", api_key, base_url, api_key_env)
+        key = connection_key("openai", connection)
         self._headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
-        self._timeout = timeout
+        self._timeout = connection.timeout
         self._limit = connection_limit
         self._session: Any = None
         self._refusals = Refusals(name, chat_body, REFUSABLE)

@@ -36,8 +36,8 @@ from .errors import (
     genai_error,
 )
 from .openai_api import MODES as OPENAI_MODES
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
-from .registry import ProviderModes, ProviderSpec
+from .providers import connection_key, endpoint_of
+from .registry import Connection, ProviderModes, ProviderSpec
 from .structured import wire_body
 from .usage import token_count
 from .wire import Refusals, answer
@@ -116,13 +116,12 @@ def _name(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
-def sdk_client(name: str, *, api_key: str | None, api_key_env: str | None, base_url: str | None,
-               timeout: float, api_version: str | None = None) -> genai.Client:
-    """The SDK's client for ``base_url`` (its retries off), with no key sent when there is none;
-    ``api_version``: the API version it asks (None: the SDK's, v1)."""
-    key = resolve_key("google", api_key, base_url, api_key_env)
-    options: dict[str, Any] = {"base_url": base_url or GOOGLE_URL,
-                               "timeout": int(timeout * 1000)}  # milliseconds
+def sdk_client(name: str, connection: Connection, api_version: str | None = None) -> genai.Client:
+    """The SDK's client for the connection's server (its retries off), with no key sent when there is
+    none; ``api_version``: the API version it asks (None: the SDK's, v1)."""
+    key = connection_key("google", connection)
+    options: dict[str, Any] = {"base_url": connection.base_url or GOOGLE_URL,
+                               "timeout": int(connection.timeout * 1000)}  # milliseconds
     if api_version is not None:
         options["api_version"] = api_version
     if not key:  # the SDK takes a missing key from GEMINI_API_KEY itself: it gets a placeholder, sent empty
@@ -144,11 +143,9 @@ class GoogleProvider:
 
     name = "google"
 
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.endpoint = endpoint_of("google", base_url)
-        self._client = sdk_client(self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
-                                  timeout=timeout)
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of("google", connection.base_url)
+        self._client = sdk_client(self.name, connection)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         args = generate_args(request)
@@ -177,13 +174,11 @@ class GoogleBatchAPI:
     list_lag = LIST_LAG_S
     window = BATCH_WINDOW_S
 
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.endpoint = endpoint_of("google", base_url)
-        self._where = base_url or "the google API"
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of("google", connection.base_url)
+        self._where = connection.base_url or "the google API"
         # Google serves its batch API at v1beta (https://ai.google.dev/api/batch-api), the SDK asks v1
-        self._client = sdk_client(self.name, api_key=api_key, api_key_env=api_key_env, base_url=base_url,
-                                  timeout=timeout, api_version="v1beta")
+        self._client = sdk_client(self.name, connection, api_version="v1beta")
         self.refusals = Refusals(self.name, generate_args, set())  # Gemini refuses no parameter one can drop
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
@@ -274,5 +269,5 @@ def not_found(error: BaseException, where: str) -> str:
 MODES = ProviderModes("OPENAI", {m: OPENAI_MODES.modes[m] for m in ("json_schema", "md_json")},
                       OPENAI_MODES.reply)
 # GEMINI_API_KEY, else GOOGLE_API_KEY (Google's SDK reads both)
-WIRE = ProviderSpec("google", lambda c: GoogleProvider(**c.server()), MODES,
-                    key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url=GOOGLE_URL, batch=lambda c: GoogleBatchAPI(**c.server()), not_found=not_found)
+WIRE = ProviderSpec("google", GoogleProvider, MODES,
+                    key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url=GOOGLE_URL, batch=GoogleBatchAPI, not_found=not_found)

@@ -12,22 +12,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
+from . import batch_api
 from .base import ChatRequest, ChatResult
-from .batch_api import (
-    CLOCK_SKEW_S,
-    LIST_LAG_S,
-    WINDOW_S,
-    BatchStatus,
-    Outcome,
-    Row,
-    RowRefused,
-    create_error,
-    no_batch_api,
-    read_rows,
-)
 from .compatible import OPENAI_URL, REFUSABLE, OpenAIRawProvider, chat_body, chat_result, not_found
 from .errors import ProviderError, ServerError, classify_status, sdk_error
-from .providers import DEFAULT_TIMEOUT_S, endpoint_of, resolve_key
+from .providers import connection_key, endpoint_of
 from .registry import Connection, ProviderModes, ProviderSpec
 from .structured import openai_reply
 from .wire import Refusals, answer
@@ -43,49 +32,37 @@ INTENT_KEY = "oracleladder_intent"  # the batch metadata naming the intent it wa
 class OpenAIProvider:
     """OpenAI or any OpenAI-compatible server, through the official ``AsyncOpenAI`` SDK on aiohttp."""
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        name: str = "openai",
-    ) -> None:
+    def __init__(self, connection: Connection, *, name: str = "openai") -> None:
         self.name = name
-        self.base_url = base_url
-        self.endpoint = endpoint_of("openai", base_url)
-        key = resolve_key("openai", api_key, base_url, api_key_env)
+        self.base_url = connection.base_url
+        self.endpoint = endpoint_of("openai", connection.base_url)
+        key = connection_key("openai", connection)
         self._client = openai.AsyncOpenAI(
             api_key=key or "no-key",  # no key: a placeholder the SDK insists on, never sent (_headers)
-            base_url=base_url or OPENAI_URL,  # not the SDK's OPENAI_BASE_URL, nor its key there
-            timeout=timeout,
+            base_url=connection.base_url or OPENAI_URL,  # not the SDK's OPENAI_BASE_URL, nor its key there
+            timeout=connection.timeout,
             max_retries=0,
-            http_client=openai.DefaultAioHttpClient(timeout=timeout),
+            http_client=openai.DefaultAioHttpClient(timeout=connection.timeout),
         )
         self._refusals = Refusals(name, chat_body, REFUSABLE)
         self._sdk_params = set(inspect.signature(self._client.chat.completions.create).parameters)
         self._headers: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        while True:  # at most once more per refusable parameter: each is learned once
-            body = self._refusals.body(request)
-            # the SDK takes the fields it has no keyword for through extra_body: the same wire
-            kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
-            extra = {k: v for k, v in body.items() if k not in self._sdk_params}
-            t0 = time.perf_counter()
-            try:
-                raw = await self._client.chat.completions.with_raw_response.create(
-                    **kwargs, extra_body=extra or None, **self._headers)  # None: the SDK's default, none
-                status = raw.http_response.status_code
-                data = json.loads(raw.http_response.content)
-            except (openai.APIError, ValueError) as e:
-                if isinstance(e, openai.APIStatusError) and self._refusals.learn(request.model, body, e.status_code, e.body):
-                    continue
-                raise sdk_error(openai, e, self.name) from None
-            if status >= 400:
-                raise classify_status(status, f"{self.name} HTTP {status}")
-            return answer(chat_result(data, time.perf_counter() - t0), self.name)
+        status, data, latency = await self._refusals.send_sdk(request, openai, self._send)
+        if status >= 400:
+            raise classify_status(status, f"{self.name} HTTP {status}")
+        return answer(chat_result(data, latency), self.name)
+
+    async def _send(self, body: dict[str, Any]) -> tuple[int, Any, float]:
+        """The reply's HTTP status, its JSON and its seconds."""
+        # the SDK takes the fields it has no keyword for through extra_body: the same wire
+        kwargs = {k: v for k, v in body.items() if k in self._sdk_params}
+        extra = {k: v for k, v in body.items() if k not in self._sdk_params}
+        t0 = time.perf_counter()
+        raw = await self._client.chat.completions.with_raw_response.create(
+            **kwargs, extra_body=extra or None, **self._headers)  # None: the SDK's default, none
+        return raw.http_response.status_code, json.loads(raw.http_response.content), time.perf_counter() - t0
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -97,18 +74,17 @@ class OpenAIBatchAPI:
     name = "openai"
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
-    list_lag = LIST_LAG_S
-    window = WINDOW_S  # the completion_window it asks
+    list_lag = batch_api.LIST_LAG_S
+    window = batch_api.WINDOW_S  # the completion_window it asks
 
-    def __init__(self, *, api_key: str | None = None, api_key_env: str | None = None, base_url: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.endpoint = endpoint_of("openai", base_url)
-        self._where = base_url or "the openai API"
-        key = resolve_key("openai", api_key, base_url, api_key_env)
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of("openai", connection.base_url)
+        self._where = connection.base_url or "the openai API"
+        key = connection_key("openai", connection)
         # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
         # No key: a placeholder the SDK insists on, never sent.
-        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=base_url or OPENAI_URL,
-                                          timeout=timeout, max_retries=3)
+        self._client = openai.AsyncOpenAI(api_key=key or "no-key", base_url=connection.base_url or OPENAI_URL,
+                                          timeout=connection.timeout, max_retries=3)
         self._h: dict[str, Any] = {} if key else {"extra_headers": {"Authorization": openai.Omit()}}
         self.refusals = Refusals(self.name, chat_body, REFUSABLE)
         self._once = self._client.with_options(max_retries=0)
@@ -122,7 +98,7 @@ class OpenAIBatchAPI:
             await self._client.batches.list(limit=1, **self._h)
         except openai.APIError as e:
             error = sdk_error(openai, e, self.name)
-            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+            raise (batch_api.no_batch_api(self._where, error) if error.status == 404 else error) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
@@ -134,12 +110,12 @@ class OpenAIBatchAPI:
             b = await self._once.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
                                                 completion_window="24h", metadata={INTENT_KEY: intent}, **self._h)
         except openai.APIError as e:
-            raise create_error(sdk_error(openai, e, self.name)) from None
+            raise batch_api.create_error(sdk_error(openai, e, self.name)) from None
         return b.id
 
     async def find(self, intent: str, requests: int, at: datetime, known: set[str]) -> str | None:
         """The batch whose metadata names ``intent`` (listed newest first: read back to ``at``)."""
-        since = (at - timedelta(seconds=CLOCK_SKEW_S)).timestamp()
+        since = (at - timedelta(seconds=batch_api.CLOCK_SKEW_S)).timestamp()
         try:
             async for b in self._client.batches.list(limit=100, **self._h):
                 if b.created_at < since:
@@ -150,15 +126,15 @@ class OpenAIBatchAPI:
             raise sdk_error(openai, e, self.name) from None
         return None
 
-    async def status(self, batch_id: str) -> BatchStatus:
+    async def status(self, batch_id: str) -> batch_api.BatchStatus:
         try:
             b = await self._client.batches.retrieve(batch_id, **self._h)
         except openai.APIError as e:
             raise sdk_error(openai, e, self.name) from None
         c = b.request_counts
-        return BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0)
+        return batch_api.BatchStatus(b.status, c.completed if c else 0, c.failed if c else 0)
 
-    async def results(self, batch_id: str) -> AsyncIterator[Row]:
+    async def results(self, batch_id: str) -> AsyncIterator[batch_api.Row]:
         try:
             b = await self._client.batches.retrieve(batch_id, **self._h)
             files = [f for f in (b.output_file_id, b.error_file_id) if f]
@@ -166,10 +142,10 @@ class OpenAIBatchAPI:
         except openai.APIError as e:
             raise sdk_error(openai, e, self.name) from None
         for f, text in texts:
-            for row in read_rows(text, self._outcome, f"openai batch {batch_id} file {f}"):
+            for row in batch_api.read_rows(text, self._outcome, f"openai batch {batch_id} file {f}"):
                 yield row
 
-    def _outcome(self, line: dict[str, Any]) -> Outcome:
+    def _outcome(self, line: dict[str, Any]) -> batch_api.Outcome:
         response, error = line.get("response"), line.get("error")
         if response is None:  # not run: expired, cancelled
             code = (error or {}).get("code", "no response")
@@ -178,7 +154,7 @@ class OpenAIBatchAPI:
         if status != 200:
             message = (body.get("error") or {}).get("message", "") if isinstance(body, dict) else ""
             if status == 400:
-                return RowRefused(f"openai batch row HTTP 400: {message}", body)
+                return batch_api.RowRefused(f"openai batch row HTTP 400: {message}", body)
             return classify_status(status, f"openai batch row HTTP {status}: {message}")
         try:
             return answer(chat_result(body, 0.0), self.name)
@@ -198,7 +174,7 @@ class OpenAIBatchAPI:
 def _provider(connection: Connection) -> OpenAIRawProvider | OpenAIProvider:
     """The SDK at OpenAI itself; bare aiohttp at a server of one's own (transport "auto")."""
     raw = connection.transport == "aiohttp" or (connection.transport == "auto" and connection.base_url is not None)
-    return (OpenAIRawProvider if raw else OpenAIProvider)(**connection.server())
+    return (OpenAIRawProvider if raw else OpenAIProvider)(connection)
 
 
 # How a structured answer is asked for on OpenAI's wire, strongest first ("auto" starts at the first
@@ -213,4 +189,4 @@ MODES = ProviderModes("OPENAI", {
 PROMPT_MODES = ProviderModes("OPENAI", {"md_json": MODES.modes["md_json"]}, openai_reply)
 WIRE = ProviderSpec("openai", _provider, MODES, key_env=("OPENAI_API_KEY",), base_url=OPENAI_URL,
                     base_url_env="OPENAI_BASE_URL", call_path="/chat/completions",
-                    batch=lambda c: OpenAIBatchAPI(**c.server()), not_found=not_found)
+                    batch=OpenAIBatchAPI, not_found=not_found)

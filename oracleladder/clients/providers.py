@@ -115,6 +115,11 @@ def resolve_key(provider: str, api_key: str | None, base_url: str | None, api_ke
     return key
 
 
+def connection_key(provider: str, connection: Connection) -> str | None:
+    """The key a wire made of ``connection`` sends (``resolve_key``)."""
+    return resolve_key(provider, connection.api_key, connection.base_url, connection.api_key_env)
+
+
 def key_env_for(provider: str, base_url: str | None, api_key_env: str | None) -> str | None:
     """The variable this endpoint's key comes from: the one named, else the provider's own for its
     own host, else none."""

@@ -60,11 +60,6 @@ class Connection:
     function: Callable[..., Any] | None = None
     model: str | None = None
 
-    def server(self) -> dict[str, Any]:
-        """The keywords of a wire that asks a server: its key, its URL, its timeout."""
-        return {"api_key": self.api_key, "api_key_env": self.api_key_env, "base_url": self.base_url,
-                "timeout": self.timeout}
-
 
 @dataclass(frozen=True)
 class ProviderSpec:

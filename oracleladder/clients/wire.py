@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from .base import ChatRequest, ChatResult
-from .errors import EmptyCompletion
+from .errors import EmptyCompletion, sdk_error
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,19 @@ class Refusals:
             log.warning("%s/%s refuses %s=%r (HTTP 400); its requests go without it from now on: %s",
                         self.provider, model, param, _get(body, param), instead)
         return True  # the next body lacks every refused parameter, so this ends
+
+    async def send_sdk(self, request: ChatRequest, sdk: Any, send: Callable[[dict[str, Any]], Awaitable[T]]) -> T:
+        """What ``send`` answers to ``request``'s body through the SDK module ``sdk``: re-sent without
+        each parameter the model refuses (``learn``); any other SDK error, or a reply that is not
+        JSON, as a ProviderError (``errors.sdk_error``)."""
+        while True:  # at most once more per refusable parameter: each is learned once
+            body = self.body(request)
+            try:
+                return await send(body)
+            except (sdk.APIError, ValueError) as e:
+                if isinstance(e, sdk.APIStatusError) and self.learn(request.model, body, e.status_code, e.body):
+                    continue
+                raise sdk_error(sdk, e, self.provider) from None
 
     def learn_request(self, request: ChatRequest, error: Any) -> bool:
         """``learn`` from a 400 refusing ``request`` as first built (a batch row's)."""
