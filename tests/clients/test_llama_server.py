@@ -243,8 +243,11 @@ def test_a_killed_llama_server_ends_the_probe_with_exit_3_and_a_restarted_one_co
     answered = server.chat_statuses().count(200)
     assert result.exit_code == 3, result.output
     assert 3 <= answered < jobs
-    assert asyncio.run(_rollouts(str(sample_store))) == answered  # every answer that came back is kept
-    left = jobs - answered
+    # Every answer that came back is kept. The server logs a 200 as it starts the response, so with one
+    # call in flight the kill may cut off the body of the last one it logged: that answer never came back.
+    kept = asyncio.run(_rollouts(str(sample_store)))
+    assert answered - 1 <= kept <= answered
+    left = jobs - kept
     assert f"{left} jobs failed (no answer; rerun the same command to ask them again)" in result.stderr
     assert "done_with_failures; rerun the same command to resume" in result.stderr
     assert "Traceback" not in result.output
