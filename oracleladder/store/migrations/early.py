@@ -1,6 +1,30 @@
 """Migration steps v1 to v12 (``schema.MIGRATIONS``): SQL only, each step a tuple of statements.
 Never edit a released step: append a new one (``late``)."""
 
+# Columns that several steps' tables restate as v1 wrote them (SQLite cannot alter a primary key, so a
+# step makes a table again): one text each, so each step's SQL stays the one released.
+# A rollout's job (v1, v2, v7) and a failed job's (v4): the sample asked, its call and its run
+_JOB = """            pid        TEXT NOT NULL,
+            target     TEXT NOT NULL,
+            k          INTEGER NOT NULL,
+            call_key   TEXT NOT NULL,
+            run_id     TEXT NOT NULL,
+"""
+# a rollout's verdict (v1, v2, v7)
+_VERDICT = """            label      TEXT NOT NULL,
+            reason     TEXT NOT NULL,
+            extracted  TEXT,
+            created_at TEXT NOT NULL,
+"""
+# a call's usage and end (v1, v11, v12)
+_USAGE = """            tokens_in     INTEGER NOT NULL DEFAULT 0,
+            tokens_out    INTEGER NOT NULL DEFAULT 0,
+            latency_s     REAL NOT NULL DEFAULT 0,
+            finish_reason TEXT,
+            error         TEXT,
+            run_id        TEXT,
+"""
+
 STEPS: tuple[tuple[str, ...], ...] = (
     # v1: the initial schema.
     (
@@ -10,20 +34,14 @@ STEPS: tuple[tuple[str, ...], ...] = (
             value TEXT NOT NULL
         )
         """,
-        """
+        f"""
         CREATE TABLE IF NOT EXISTS calls (
             key           TEXT PRIMARY KEY,
             provider      TEXT NOT NULL,
             model         TEXT NOT NULL,
             request       TEXT NOT NULL,
             response      TEXT,
-            tokens_in     INTEGER NOT NULL DEFAULT 0,
-            tokens_out    INTEGER NOT NULL DEFAULT 0,
-            latency_s     REAL NOT NULL DEFAULT 0,
-            finish_reason TEXT,
-            error         TEXT,
-            run_id        TEXT,
-            created_at    TEXT NOT NULL
+{_USAGE}            created_at    TEXT NOT NULL
         )
         """,
         "CREATE INDEX IF NOT EXISTS calls_run ON calls(run_id)",
@@ -72,20 +90,11 @@ STEPS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (pid, source, granularity)
         )
         """,
-        """
+        f"""
         CREATE TABLE IF NOT EXISTS rollouts (
             student    TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            call_key   TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            response   TEXT NOT NULL,
-            label      TEXT NOT NULL,
-            reason     TEXT NOT NULL,
-            extracted  TEXT,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (student, pid, target, k, call_key)
+{_JOB}            response   TEXT NOT NULL,
+{_VERDICT}            PRIMARY KEY (student, pid, target, k, call_key)
         )
         """,
         "CREATE INDEX IF NOT EXISTS rollouts_run ON rollouts(run_id)",
@@ -107,21 +116,12 @@ STEPS: tuple[tuple[str, ...], ...] = (
     # v2: rollouts know which roadmap set (family source) they probed, so one student probed on
     # two teachers' roadmaps of the same problems keeps both (SQLite cannot alter a primary key).
     (
-        """
+        f"""
         CREATE TABLE rollouts_v2 (
             student    TEXT NOT NULL,
             source     TEXT NOT NULL DEFAULT 'release',
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            call_key   TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            response   TEXT NOT NULL,
-            label      TEXT NOT NULL,
-            reason     TEXT NOT NULL,
-            extracted  TEXT,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (student, source, pid, target, k, call_key)
+{_JOB}            response   TEXT NOT NULL,
+{_VERDICT}            PRIMARY KEY (student, source, pid, target, k, call_key)
         )
         """,
         """
@@ -142,16 +142,11 @@ STEPS: tuple[tuple[str, ...], ...] = (
     # v4: a probe job whose call failed for good (permanent 4xx, retries spent) is recorded as
     # failed with its reason, never as an answer; a later rollout of the same job supersedes it.
     (
-        """
+        f"""
         CREATE TABLE IF NOT EXISTS failed_jobs (
             student    TEXT NOT NULL,
             source     TEXT NOT NULL,
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            call_key   TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            reason     TEXT NOT NULL,
+{_JOB}            reason     TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (student, source, pid, target, k)
         )
@@ -189,21 +184,12 @@ STEPS: tuple[tuple[str, ...], ...] = (
     # (the readers join), and kept only where it differs (or its call is not in this store). Long
     # requests and responses written from now on are zstd-compressed BLOBs (store/sqlite.py).
     (
-        """
+        f"""
         CREATE TABLE rollouts_v7 (
             student    TEXT NOT NULL,
             source     TEXT NOT NULL DEFAULT 'release',
-            pid        TEXT NOT NULL,
-            target     TEXT NOT NULL,
-            k          INTEGER NOT NULL,
-            call_key   TEXT NOT NULL,
-            run_id     TEXT NOT NULL,
-            response   BLOB,
-            label      TEXT NOT NULL,
-            reason     TEXT NOT NULL,
-            extracted  TEXT,
-            created_at TEXT NOT NULL,
-            status     TEXT NOT NULL DEFAULT 'graded',
+{_JOB}            response   BLOB,
+{_VERDICT}            status     TEXT NOT NULL DEFAULT 'graded',
             PRIMARY KEY (student, source, pid, target, k, call_key)
         )
         """,
@@ -301,7 +287,7 @@ STEPS: tuple[tuple[str, ...], ...] = (
         INSERT OR IGNORE INTO requests (digest, body)
         SELECT ladder_request_digest(request), ladder_request_body(request) FROM calls ORDER BY rowid
         """,
-        """
+        f"""
         CREATE TABLE calls_v9 (
             key           TEXT PRIMARY KEY,
             provider      TEXT NOT NULL,
@@ -309,13 +295,7 @@ STEPS: tuple[tuple[str, ...], ...] = (
             request_id    INTEGER NOT NULL REFERENCES requests(id),
             k             INTEGER NOT NULL DEFAULT 0,
             response      BLOB,
-            tokens_in     INTEGER NOT NULL DEFAULT 0,
-            tokens_out    INTEGER NOT NULL DEFAULT 0,
-            latency_s     REAL NOT NULL DEFAULT 0,
-            finish_reason TEXT,
-            error         TEXT,
-            run_id        TEXT,
-            created_at    TEXT NOT NULL
+{_USAGE}            created_at    TEXT NOT NULL
         )
         """,
         """
@@ -337,20 +317,14 @@ STEPS: tuple[tuple[str, ...], ...] = (
     # ``rollouts_named`` reads rollouts with their strings (and ``seq``, their insertion order).
     (
         "CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
-        """
+        f"""
         CREATE TABLE calls_v12 (
             key           BLOB NOT NULL UNIQUE,
             provider      TEXT NOT NULL,
             model         TEXT NOT NULL,
             request_id    INTEGER NOT NULL REFERENCES requests(id),
             k             INTEGER NOT NULL DEFAULT 0,
-            tokens_in     INTEGER NOT NULL DEFAULT 0,
-            tokens_out    INTEGER NOT NULL DEFAULT 0,
-            latency_s     REAL NOT NULL DEFAULT 0,
-            finish_reason TEXT,
-            error         TEXT,
-            run_id        TEXT,
-            created_at    TEXT NOT NULL,
+{_USAGE}            created_at    TEXT NOT NULL,
             response      BLOB
         )
         """,
