@@ -122,18 +122,15 @@ class AnthropicProvider:
         await self._client.close()
 
 
-class AnthropicBatchAPI:
+class AnthropicBatchAPI(batch_api.BatchWire):
     """Anthropic's Message Batches (``messages.batches``; custom_id ``^[a-zA-Z0-9_-]{1,64}$``)."""
 
     name = "anthropic"
     max_requests = 100_000
     max_bytes = 256 * 1024 * 1024
-    list_lag = batch_api.LIST_LAG_S
-    window = batch_api.WINDOW_S
 
     def __init__(self, connection: Connection) -> None:
-        self.endpoint = endpoint_of("anthropic", connection.base_url)
-        self._where = connection.base_url or "the anthropic API"
+        super().__init__(connection)
         key = connection_key("anthropic", connection)
         # no key: none sent, on every request (results() sets headers of its own)
         omit = {} if key else {"Authorization": anthropic.Omit(), "X-Api-Key": anthropic.Omit()}
@@ -153,8 +150,7 @@ class AnthropicBatchAPI:
         try:
             await self._client.messages.batches.list(limit=1)
         except anthropic.APIError as e:
-            error = sdk_error(anthropic, e, self.name)
-            raise (batch_api.no_batch_api(self._where, error) if error.status == 404 else error) from None
+            raise self.unavailable(sdk_error(anthropic, e, self.name)) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         try:  # Message Batches take no metadata: ``find`` knows the batch by its size and time

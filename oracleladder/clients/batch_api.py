@@ -20,6 +20,8 @@ from .errors import (
     ProviderError,
     TransientError,
 )
+from .providers import endpoint_of
+from .registry import Connection
 from .wire import Refusals
 
 LIST_LAG_S = 60.0  # how long after a lost create reply a batch the provider made may still be missing from its list
@@ -90,11 +92,6 @@ class RowRefused(BadRequestError):
         self.error = error
 
 
-def no_batch_api(where: str, error: ProviderError) -> ConfigurationError:
-    return ConfigurationError(Arg("batch", True), f": {where} has no batch API ({' '.join(str(error).split())[:120]}); "
-                              "run without ", Arg("batch", True))
-
-
 class BatchAPI(Protocol):
     """One provider's batch API."""
 
@@ -133,3 +130,24 @@ class BatchAPI(Protocol):
     async def cancel(self, batch_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+class BatchWire:
+    """What each wire's batch API class (a ``BatchAPI``) takes from here: ``list_lag`` and ``window``
+    unless it declares its own (it declares ``name``, its provider's, and its limits), the endpoint its
+    call keys name, and a ``check``'s 404 said as a server without a batch API."""
+
+    name: str
+    list_lag = LIST_LAG_S
+    window = WINDOW_S
+
+    def __init__(self, connection: Connection) -> None:
+        self.endpoint = endpoint_of(self.name, connection.base_url)
+        self._where = connection.base_url or f"the {self.name} API"
+
+    def unavailable(self, error: ProviderError) -> ProviderError:
+        """A failed ``check``'s error: at an HTTP 404, that this server has no batch API."""
+        if error.status != 404:
+            return error
+        return ConfigurationError(Arg("batch", True), f": {self._where} has no batch API "
+                                  f"({' '.join(str(error).split())[:120]}); run without ", Arg("batch", True))

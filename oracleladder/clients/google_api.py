@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from .._lazy import lazy_module
 from .base import ChatRequest, ChatResult
-from .batch_api import LIST_LAG_S, BatchStatus, Outcome, Row, create_error, no_batch_api
+from .batch_api import BatchStatus, BatchWire, Outcome, Row, create_error
 from .errors import (
     BadRequestError,
     ConfigurationError,
@@ -164,19 +164,17 @@ class GoogleProvider:
         await self._client.aio.aclose()
 
 
-class GoogleBatchAPI:
+class GoogleBatchAPI(BatchWire):
     """Gemini's batch mode (``batches``): a batch of inlined requests, each with its custom_id in its
     metadata, and its display name the intent (``find``); its responses inlined in the batch."""
 
     name = "google"
     max_requests = 100_000
     max_bytes = 20 * 1024 * 1024  # Gemini's limit on a batch of inlined requests
-    list_lag = LIST_LAG_S
     window = BATCH_WINDOW_S
 
     def __init__(self, connection: Connection) -> None:
-        self.endpoint = endpoint_of("google", connection.base_url)
-        self._where = connection.base_url or "the google API"
+        super().__init__(connection)
         # Google serves its batch API at v1beta (https://ai.google.dev/api/batch-api), the SDK asks v1
         self._client = sdk_client(self.name, connection, api_version="v1beta")
         self.refusals = Refusals(self.name, generate_args, set())  # Gemini refuses no parameter one can drop
@@ -188,8 +186,7 @@ class GoogleBatchAPI:
         try:
             await self._client.aio.batches.list(config={"page_size": 1})
         except (genai.errors.APIError, httpx2.HTTPError, ValueError) as e:
-            error = genai_error(genai.errors, e, self.name)
-            raise (no_batch_api(self._where, error) if error.status == 404 else error) from None
+            raise self.unavailable(genai_error(genai.errors, e, self.name)) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         # each entry an InlinedRequest's fields (`entry`: generate_args' body), checked by the SDK (ValidationError)

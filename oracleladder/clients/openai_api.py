@@ -68,18 +68,16 @@ class OpenAIProvider:
         await self._client.close()
 
 
-class OpenAIBatchAPI:
-    """OpenAI's Batch API (JSONL file with purpose "batch", ``/v1/batches``, 24 h window)."""
+class OpenAIBatchAPI(batch_api.BatchWire):
+    """OpenAI's Batch API (JSONL file with purpose "batch", ``/v1/batches``, 24 h window: the
+    completion_window it asks)."""
 
     name = "openai"
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
-    list_lag = batch_api.LIST_LAG_S
-    window = batch_api.WINDOW_S  # the completion_window it asks
 
     def __init__(self, connection: Connection) -> None:
-        self.endpoint = endpoint_of("openai", connection.base_url)
-        self._where = connection.base_url or "the openai API"
+        super().__init__(connection)
         key = connection_key("openai", connection)
         # the SDK retries polls and reads; a batch is created once (a retried create could pay twice).
         # No key: a placeholder the SDK insists on, never sent.
@@ -97,8 +95,7 @@ class OpenAIBatchAPI:
         try:
             await self._client.batches.list(limit=1, **self._h)
         except openai.APIError as e:
-            error = sdk_error(openai, e, self.name)
-            raise (batch_api.no_batch_api(self._where, error) if error.status == 404 else error) from None
+            raise self.unavailable(sdk_error(openai, e, self.name)) from None
 
     async def submit(self, entries: list[dict[str, Any]], intent: str) -> str:
         data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
