@@ -15,16 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...ladder.contract import Attempt, Checked
-from ...prompts import load
-from ...schemas import AnswerSchema, Family, FamilyReport, Milestone, MilestoneType
+from ...schemas import AnswerSchema, Family, Milestone, MilestoneType
 from ...store import Store
-from ...validators import check_family_in
 from ...validators.family import CHECK_INTEGRATE
 from .plan import PlannedMilestone, problem_of, student_prompt
-from .primitive_compile import FamilyPartDomain, render_primitive_errors
-from .prompts import description, roadmap_text
-
-PROMPTS = ("teacher_integrate", "teacher_integrate_user")
+from .primitive_compile import FamilyPartDomain, part_messages
 
 
 class IntegratePlan(PlannedMilestone):
@@ -35,13 +30,9 @@ class IntegratePlan(PlannedMilestone):
 
 
 def integrate_messages(family: Family) -> tuple[list[dict[str, str]], str]:
-    """The first-attempt messages for ``family`` and the prompt version (hash of both templates)."""
-    roadmap = [m for _, m in family.tested(keep_leaking=True)]
-    user = load("teacher_integrate_user").render(
-        problem=problem_of(family), answer=family.parent_answer,
-        roadmap=roadmap_text([description(m) for m in roadmap], [m.answer for m in roadmap]))
-    version = "-".join(load(n).version for n in PROMPTS)
-    return [{"role": "system", "content": load("teacher_integrate").text}, {"role": "user", "content": user}], version
+    """The first-attempt messages for ``family`` and the prompt version."""
+    return part_messages("teacher_integrate", problem_of(family), family,
+                         [m for _, m in family.tested(keep_leaking=True)])
 
 
 class IntegrateDomain(FamilyPartDomain[IntegratePlan]):
@@ -49,22 +40,17 @@ class IntegrateDomain(FamilyPartDomain[IntegratePlan]):
 
     response_model = IntegratePlan
     check_stage = "checking the INTEGRATE step"
+    checks = (CHECK_INTEGRATE,)
+    retry = "teacher_integrate_retry"
 
     def teacher_messages(self, problem: Family) -> tuple[list[dict[str, str]], str]:
         return integrate_messages(problem)
 
     async def check(self, reply: IntegratePlan, problem: Family, attempt: Attempt) -> Checked[Family]:
         step = reply.model_copy(update={"type": MilestoneType.INTEGRATE})
-        candidate = problem.model_copy(update={"integrate": Milestone(
+        return await self.checked(problem.model_copy(update={"integrate": Milestone(
             prompt=student_prompt(problem_of(problem), step), answer=step.canonical_answer.strip(),
-            type=MilestoneType.INTEGRATE, answer_schema=step.answer_schema, description=step.description.strip())})
-        report = await check_family_in(self.worker_pool(), candidate, parse_prose=False)
-        # the family's own checks run too; only the step's are this attempt's
-        return Checked(candidate, FamilyReport(pid=problem.pid,
-                                               checks=[c for c in report.checks if c.check == CHECK_INTEGRATE]))
-
-    def reask(self, checked: Checked[Family]) -> str:
-        return load("teacher_integrate_retry").render(errors=render_primitive_errors(checked.errors))
+            type=MilestoneType.INTEGRATE, answer_schema=step.answer_schema, description=step.description.strip())}))
 
     def stored_plan(self, reply: IntegratePlan, version: str) -> Any:
         return reply.model_dump(mode="json", exclude={"type"})
