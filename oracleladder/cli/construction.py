@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from .._lazy import lazy_module
+from ..construction import reanchor as _reanchor
 from ..construction.funnel import into_report
 from ..construction.screen import INCOMPLETE, KEPT, MILESTONE_UNSOLVED, SOLVED_DIRECTLY, STRUCTURAL
 from ..experiment import ScreenResult
@@ -34,11 +34,6 @@ from .common import (
 )
 from .display import bar, print_failed_jobs
 from .options import with_config
-
-if TYPE_CHECKING:
-    from ..construction import reanchor as _reanchor
-else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --help`
-    _reanchor = lazy_module("oracleladder.construction.reanchor")
 
 
 @calling(cluster=True)

@@ -38,8 +38,9 @@ from .selecting import with_choice
 
 if TYPE_CHECKING:
     from ..report import compare as _compare
-else:  # SciPy behind it: loaded by the command that uses it, not by `ladder --help`
+else:  # its tables' models take ~10 ms to build: loaded by the command that uses it, not by `ladder --help`
     _compare = lazy_module("oracleladder.report.compare")
+
 
 def _write_report(store: Path, student: list[str], out: Path, config: ReportConfig, html: bool,
                   picked: Choice) -> Report:

@@ -10,14 +10,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
-from scipy.stats import kendalltau
 
+from .._lazy import lazy_module
 from ..ladder.outcomes import FamilyResults, Gap, classify, milestone_test
 from ..schemas import LADDER
 from ..store import ScreenVerdict
 from .screen import KEPT
+
+if TYPE_CHECKING:
+    import scipy.stats
+else:  # loaded with the first tau, not by `ladder --help` (which imports this module)
+    scipy = lazy_module("scipy")
 
 
 class ReanchorTable(BaseModel):
@@ -34,7 +40,7 @@ class ReanchorTable(BaseModel):
 def _tau(x: list[int], y: list[int]) -> float | None:
     if len(x) < 2:
         return None
-    value = float(kendalltau(x, y).statistic)
+    value = float(scipy.stats.kendalltau(x, y).statistic)
     return None if math.isnan(value) else value
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_module
 from ..audit import format as fmt, roadmap
+from ..construction import reanchor as _reanchor
 from ..construction.funnel import Funnel, after_raw_screen, fate, final_set, funnel as build_funnel
 from ..construction.screen import RAW
 from ..domains import get_domain
@@ -40,12 +41,10 @@ from .selection import Choice, Picked, groups, matches, pick
 _SET = Arg("set_name", flag="--set")  # the screened set a command reads
 
 if TYPE_CHECKING:
-    from ..construction import reanchor as _reanchor
     from ..report import compare as _compare, report as _report
     from ..report.tables import FormatAudit
     from ..viewer import site as _site
-else:  # loaded when a command first needs them (SciPy, matplotlib, markdown-it)
-    _reanchor = lazy_module("oracleladder.construction.reanchor")
+else:  # loaded when a command first needs them (the comparison's models, matplotlib, markdown-it)
     _compare = lazy_module("oracleladder.report.compare")
     _report = lazy_module("oracleladder.report.report")
     _site = lazy_module("oracleladder.viewer.site")
