@@ -153,6 +153,10 @@ def with_judging(command: Callable[..., None]) -> Callable[..., None]:
     return with_group(command, "judging", JUDGING, lambda given: Judging(given["max_tokens"], Calling.of(given)))
 
 
+# the judge of `answers` and `benchmark-answers`
+AnswerJudgeOpt = Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")]
+
+
 @with_judging
 def score(
     judge: Annotated[str, typer.Option("--judge", help="The judge's provider/model; the endpoint options are the judge's.")],
@@ -176,7 +180,7 @@ app.command()(score)
 
 @with_judging
 def answers(
-    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    judge: AnswerJudgeOpt,
     student: Annotated[str, typer.Option("--student", help="The student whose rejected Generation and Execution answers to judge.")],
     source: SourceOpt = "release",
     *,
@@ -196,7 +200,7 @@ app.command()(answers)
 @app.command("benchmark-answers")
 @with_judging
 def benchmark_answers(
-    judge: Annotated[str, typer.Option("--judge", help="The answer judge's provider/model; the endpoint options are the judge's.")],
+    judge: AnswerJudgeOpt,
     student: Annotated[str, typer.Option("--student", help="The student of the plain benchmark probe (`ladder benchmark`).")],
     name: Annotated[str, typer.Option("--name", help="The benchmark's name (`ladder benchmark --name`).")],
     *,
