@@ -43,6 +43,7 @@ from ..experiment.configs import (
     InDomain,
     OnDuplicate,
     OnSet,
+    PrimAuditConfig,
     PrimReportConfig,
     Sampling,
     StageConfig,
@@ -339,5 +340,8 @@ ThresholdOpt = option_of(Thresholded, "threshold")
 CorrectionsOpt = option_of(Corrected, "use_corrections")
 TauOpt = option_of(PrimReportConfig, "tau")
 PrimThresholdOpt = option_of(PrimReportConfig, "threshold")
+PrimSampleOpt = option_of(PrimAuditConfig, "n")
+PrimRoutesOpt = option_of(PrimAuditConfig, "routes")
+PrimSeedOpt = option_of(PrimAuditConfig, "seed")
 OnDuplicateOpt = Annotated[OnDuplicate, typer.Option(
     "--on-duplicate", help="A pid repeated in the input file: an error naming both lines, or keep its first or last record.")]

@@ -13,7 +13,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from ..experiment import Choice, Endpoint, Experiment, PrimAnswersResult, PrimScoreResult, ProbeEstimate
-from ..experiment.configs import PrimConfig, PrimReportConfig
+from ..experiment.configs import PrimAuditConfig, PrimConfig, PrimReportConfig
 from ..prim import audit as prim_audit
 from ..prim.analysis import PrimReport
 from ..prim.scoring import TAU
@@ -25,6 +25,9 @@ from .common import (
     Calling,
     MaxTokensOpt,
     Options,
+    PrimRoutesOpt,
+    PrimSampleOpt,
+    PrimSeedOpt,
     PrimThresholdOpt,
     ProbedOpt,
     RunPick,
@@ -296,9 +299,9 @@ def audit(
     student: Annotated[str | None, typer.Option("--student", help="Whose primitives they scored.")] = None,
     sheet: Annotated[Path | None, typer.Option("--sheet", help="CSV to write: the judge-blind sheet (its key beside it, SHEET.key.json).")] = None,
     read: Annotated[Path | None, typer.Option("--read", help="A filled-in sheet: print the agreement and Cohen's kappa.")] = None,
-    n: Annotated[int, typer.Option("--n", min=2, help="Scores to sample, half judged correct and half incorrect.")] = 40,
-    routes: Annotated[bool, typer.Option("--routes", help="The alternative-route audit: sample only primitives the judge scored incorrect, for a person to label alternative (a different but valid route the single gold misses) or none.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the sheet's order.")] = 0,
+    n: PrimSampleOpt = 40,
+    routes: PrimRoutesOpt = False,
+    seed: PrimSeedOpt = 0,
     tau: TauOpt = TAU,
     source: SourceOpt = "release",
     store: StoreOpt = DEFAULT_STORE,
@@ -318,8 +321,9 @@ def audit(
     if not (judge and student and sheet):
         fail("ladder prim audit needs --judge, --student and --sheet (or --read SHEET)")
     existing(store)
-    cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, source=source, n=n, seed=seed,
-                                                           tau=tau, choice=Choice(run=run), routes=routes), reading=True)
+    sample = PrimAuditConfig(source=source, n=n, routes=routes, seed=seed, tau=tau)
+    cases = run_experiment(store, lambda ex: ex.prim_audit(judge, student, sheet, sample, choice=Choice(run=run)),
+                           reading=True)
     labels = " or ".join(prim_audit.LABELS["routes" if routes else "judge"])
     say(f"wrote {cases} cases to {sheet} (key: {key_path(sheet)}); label each {labels}, "
         f"then run `ladder prim audit --read {sheet}`")

@@ -1,6 +1,6 @@
 """The stages' options, each declared once with its default and help: `ProbeConfig`, `CompileConfig`,
-`ScreenConfig`, `JudgeConfig`, `ReviewConfig`, `PrimConfig`, `PrimReportConfig`, `ReportConfig`; and what a
-comparison of two roadmap sets reads, `CompareInput`. The Python API takes one
+`ScreenConfig`, `JudgeConfig`, `ReviewConfig`, `PrimConfig`, `PrimReportConfig`, `PrimAuditConfig`,
+`ReportConfig`; and what a comparison of two roadmap sets reads, `CompareInput`. The Python API takes one
 (``ex.probe(student, ProbeConfig(k=4))``) or the same fields as keywords (``ex.probe(student, k=4)``);
 the CLI makes each command's options from these fields (`Flag`: how the CLI spells one), and
 ``--config FILE`` (TOML) gives them from a file. Fields several stages share (the token budget, the
@@ -77,6 +77,9 @@ class StageConfig(BaseModel):
 MaxTokens = Annotated[int, Flag("--max-tokens"), Field(ge=1, description=(
     "Token budget of each answer (a reasoning model's reasoning counts in it)."))]
 K = Annotated[int, Flag("--k"), Field(ge=1, description="Attempts per milestone and per condition.")]
+Seed = Annotated[int, Flag("--seed"), Field(description="Seed of the sample and of the sheet's order.")]  # an audit's
+Tau = Annotated[float, Flag("--tau"), Field(ge=0.0, le=1.0, description=(  # PRIM's
+    "A primitive is correct at Score >= tau."))]
 
 
 class Budgeted(StageConfig):
@@ -290,7 +293,7 @@ class JudgeConfig(OnSet, Budgeted):
     n: Annotated[int, Flag("--n"), Field(ge=1, description=(
         "Graded rollouts to sample, stratified by the verifier's verdict (accepted, or its rejection "
         "reason)."))] = 40
-    seed: Annotated[int, Flag("--seed"), Field(description="Seed of the sample and of the sheet's order.")] = 0
+    seed: Seed = 0
 
 
 class ReviewConfig(Thresholded, OnSet, Budgeted):
@@ -343,8 +346,7 @@ class ReportConfig(InDomain, Corrected, Thresholded, OnSet):
 class PrimReportConfig(OnSet):
     """A PRIM report of a student (`Experiment.prim_report`; `prim_across` reads its tau and threshold)."""
 
-    tau: Annotated[float, Flag("--tau"), Field(ge=0.0, le=1.0, description=(
-        "A primitive is correct at Score >= tau."))] = TAU
+    tau: Tau = TAU
     threshold: Annotated[int, Flag("--threshold"), Field(ge=1, description=(
         "A problem passes a dimension with at least this many of its K samples right."))] = 1
     rescue_source: Annotated[str, Flag("--rescue-source"), Field(description=(
@@ -355,6 +357,18 @@ class PrimReportConfig(OnSet):
     answer_judge: Annotated[str | None, Flag("--answer-judge"), Field(description=(
         "Also count an answer right where this answer judge (`ladder prim answers`) reads it correct; the report "
         "says so."))] = None
+
+
+class PrimAuditConfig(OnSet):
+    """The sample of a judge's PRIM scores on its audit sheet (`Experiment.prim_audit`)."""
+
+    n: Annotated[int, Flag("--n"), Field(ge=2, description=(
+        "Scores to sample, half judged correct and half incorrect."))] = 40
+    routes: Annotated[bool, Flag("--routes"), Field(description=(
+        "The alternative-route audit: sample only primitives the judge scored incorrect, for a person to label "
+        "alternative (a different but valid route the single gold misses) or none."))] = False
+    seed: Seed = 0
+    tau: Tau = TAU
 
 
 @dataclass(frozen=True, kw_only=True)

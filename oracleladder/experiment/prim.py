@@ -41,7 +41,7 @@ from ..schemas.prim import PrimPrimitive
 from ..schemas.types import GradeStatus
 from ..store import FailedJob, PrimScore
 from ..validators.primitive import check_leak as check_primitive_leak
-from .configs import PrimConfig, PrimReportConfig, configured
+from .configs import PrimAuditConfig, PrimConfig, PrimReportConfig, configured
 from .endpoint import CONCURRENCY, JUDGE_CONCURRENCY, TEACHER_CONCURRENCY, Endpoint, as_endpoint
 from .errors import Arg, ExperimentError
 from .prim_benchmark import AnswerJudging, Rejected
@@ -346,13 +346,15 @@ class PrimStages(AnswerJudging):
         return await self._judge_answers(judge, "prim-answers", {"source": source, "student_settings": settings},
                                          Rejected(student, todo, families, corrected), max_tokens)
 
-    async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str], *, source: str = "release",
-                         n: int = 40, seed: int = 0, tau: float = TAU, choice: Choice = Choice(),
-                         routes: bool = False) -> int:
+    async def prim_audit(self, judge: str, student: str, sheet: str | os.PathLike[str],
+                         config: PrimAuditConfig | None = None, *, choice: Choice = Choice(), **options: Any) -> int:
         """The judge's audit sheet (`prim.audit`): a seeded sample of ``n`` of the judge's scores of
         ``student``'s primitives made at one setting (``choice``, by its run: `_judged_rollouts`), half judged
         correct (with ``routes``, the alternative-route audit: all judged incorrect), blind to the judge, with
-        its key beside it; never overwritten. Returns the number of cases."""
+        its key beside it; never overwritten. Returns the number of cases. The sample: the `PrimAuditConfig`
+        given as ``config`` or as keywords."""
+        c = configured(PrimAuditConfig, config, options)
+        source, tau, routes = c.source, c.tau, c.routes
         path = Path(sheet)
         if path.exists():  # it may hold a person's labels
             raise ExperimentError(f"{path} exists; a sheet is never overwritten: give another ", Arg("sheet"))
@@ -361,7 +363,7 @@ class PrimStages(AnswerJudging):
         made = {r.call_key: r for r in picked}
         scores = [s for s in await self.store.prim_scores(student=student, judge=judge, source=prim_source(source))
                   if s.pid in families and s.rollout_call in made]
-        sample = audit.draw(scores, n, seed, tau, routes=routes)
+        sample = audit.draw(scores, c.n, c.seed, tau, routes=routes)
         if not sample:
             raise ExperimentError(f"{self.store.path} holds no scores by judge '{judge}' of student '{student}' on "
                                   f"'{source}': run `ladder prim score` first")
@@ -369,7 +371,7 @@ class PrimStages(AnswerJudging):
         golds = {p.pid: p for p in await self.store.primitives(provenance="gold")}
         return audit.write_sheet(path, sample, problems={pid: problem_text(f) for pid, f in families.items()},
                                  solutions=await self.store.solutions(), golds=golds, written=written,
-                                 meta={"judge": judge, "student": student, "source": source, "seed": seed}, tau=tau,
+                                 meta={"judge": judge, "student": student, "source": source, "seed": c.seed}, tau=tau,
                                  routes=routes)
 
     async def prim_across(self, students: Sequence[str], judge: str, config: PrimReportConfig | None = None, *,

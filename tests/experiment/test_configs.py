@@ -1,6 +1,6 @@
 """The stage configs (issue 44, item 1): each option declared once, with its default and help, in
 `experiment.configs`; the Python API takes a config or the same fields as keywords; a bad one names the
-argument as each surface spells it; no stage takes more than 8 parameters."""
+argument as each surface spells it; no stage, nor any method of the API, takes more than 8 parameters."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from oracleladder.experiment.configs import (
     Budgeted,
     CompileConfig,
     Flag,
+    PrimAuditConfig,
     PrimConfig,
     ProbeConfig,
     ReportConfig,
@@ -96,6 +97,13 @@ def test_the_readers_of_a_report_take_tau_and_the_corrections_from_its_config(co
         assert (option.help, option.default) == (field.description, field.default), (command, name)
 
 
+def test_prim_audit_takes_its_sample_s_options_from_its_config() -> None:
+    params = {p.opts[0]: p for p in typer.main.get_command(app).commands["prim"].commands["audit"].params}
+    for name, field in PrimAuditConfig.model_fields.items():
+        option = params[flag_of(PrimAuditConfig, name).decls]
+        assert (option.help, option.default) == (field.description, field.default), name
+
+
 def test_no_stage_takes_more_than_eight_parameters() -> None:
     """A stage: a method that records a run (`run.calling`, `run.recorded`), or a probe's; and the
     reports, which take a typed input (`ReportConfig`, `PrimReportConfig`, `CompareInput`)."""
@@ -106,3 +114,10 @@ def test_no_stage_takes_more_than_eight_parameters() -> None:
     stages |= {name: getattr(Experiment, name) for name in (
         "report", "prim_report", "prim_across", "compare", "write_compare")}
     assert {name: n for name, f in stages.items() if (n := len(inspect.signature(f).parameters)) > 8} == {}
+
+
+def test_no_method_of_the_api_takes_more_than_eight_parameters() -> None:
+    """Every public method of `Experiment`, the stages' and the readers' (`prim_audit`: its sample is a
+    `PrimAuditConfig`)."""
+    methods = {name: f for name, f in inspect.getmembers(Experiment, inspect.isfunction) if not name.startswith("_")}
+    assert {name: n for name, f in methods.items() if (n := len(inspect.signature(f).parameters)) > 8} == {}
