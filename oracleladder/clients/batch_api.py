@@ -1,6 +1,6 @@
-"""What a provider's batch API answers to (``BatchAPI``), for the batch scheduler (``batch``) and
-the wires that have one (``openai_api``, ``anthropic_api``): a batch's status, a row's outcome, and
-the errors of a create and of a row."""
+"""What a provider's batch API answers to (``BatchAPI``) and the part each wire's shares (``BatchWire``),
+for the batch scheduler (``batch``) and the wires that have one (``openai_api``, ``anthropic_api``,
+``google_api``): a batch's status, a row's outcome, and the errors of a create and of a row."""
 
 from __future__ import annotations
 
