@@ -30,7 +30,12 @@ def jobs_in_flight(client_slots: int, requested: int | None = None) -> int:
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
-    """Keep the collector off every object alive now, until the block ends."""
+    """Keep the collector off every object alive now, until the block ends. A heap that the process
+    froze already (the test session does, after collecting: tests/conftest.py) is left as it is: the
+    thaw at the end would undo that freeze too (``gc.unfreeze`` thaws everything)."""
+    if gc.get_freeze_count():
+        yield
+        return
     gc.collect()  # what is already garbage goes now, not into the frozen set
     gc.freeze()
     try:

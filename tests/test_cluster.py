@@ -12,16 +12,14 @@ import sys
 import threading
 from pathlib import Path
 
-import pytest
-
 from oracleladder import Endpoint, Experiment
 from oracleladder.cluster import Cluster
 from oracleladder.experiment import ProbeResult
 from oracleladder.testing import LoopbackServer
 from tests.experiment.readme import answer
-from tests.helpers import REPO, rows
+from tests.helpers import REPO, needs, rows
 
-pytest.importorskip("ray", reason="Ray not installed: pip install 'oracleladder[ray]'")
+pytestmark = needs("ray", "Ray not installed: pip install 'oracleladder[ray]'")
 
 STUDENT = "openai/scripted"
 CONCURRENCY = 4  # each worker's calls in flight

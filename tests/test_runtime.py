@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
@@ -10,7 +11,16 @@ from oracleladder.compiler.workers import compile_all
 from oracleladder.runtime import frozen_heap
 
 
-def test_frozen_heap_freezes_for_the_block_only():
+@pytest.fixture
+def thawed() -> Iterator[None]:
+    """The session's heap, frozen after collection (tests/conftest.py), thawed for the test and frozen
+    again after it: a test of what frozen_heap freezes starts from a heap nobody froze."""
+    gc.unfreeze()
+    yield
+    gc.freeze()
+
+
+def test_frozen_heap_freezes_for_the_block_only(thawed: None):
     before = gc.get_freeze_count()
     with frozen_heap():
         assert gc.get_freeze_count() > before
@@ -20,7 +30,7 @@ def test_frozen_heap_freezes_for_the_block_only():
     assert gc.get_freeze_count() == 0
 
 
-async def test_compile_all_runs_frozen_and_thaws():
+async def test_compile_all_runs_frozen_and_thaws(thawed: None):
     counts: list[int] = []
 
     async def compile_one(problem: int) -> int:
@@ -32,3 +42,13 @@ async def test_compile_all_runs_frozen_and_thaws():
     out = await compile_all([1, 2, 3], compile_one, lambda p, e: -p, concurrency=2)
     assert out == [1, -2, 3]
     assert all(c > 0 for c in counts) and gc.get_freeze_count() == 0
+
+
+def test_a_heap_frozen_already_stays_frozen(thawed: None):
+    """A run inside a process that froze its heap itself (the test session does) leaves that freeze:
+    thawing at the end of the run would have thawed the process's objects too."""
+    gc.freeze()
+    before = gc.get_freeze_count()
+    with frozen_heap():
+        assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() == before

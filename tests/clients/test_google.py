@@ -6,11 +6,10 @@ and price, a safety refusal and the HTTP errors mapped, and the key sent to Goog
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 
 import pytest
-from google import genai
-from google.genai import types
 
 from oracleladder.clients import (
     AuthenticationError,
@@ -64,7 +63,10 @@ async def test_a_structured_call_sends_the_schema_once_as_instructor_s_genai_mod
         async with make_client(MODEL, base_url=srv.google_base_url, cache=MemoryCache()) as client:
             plan = await client.structured(client.request("Plan it.", temperature=0.0, max_tokens=512), TeacherPlan)
             again = await client.structured(client.request("Plan it.", temperature=0.0, max_tokens=512), TeacherPlan)
-        # what GENAI_STRUCTURED_OUTPUTS hands the SDK: the pydantic model as response_schema, the JSON mime type
+        # what GENAI_STRUCTURED_OUTPUTS hands the SDK: the pydantic model as response_schema, the JSON mime type;
+        # the SDK imported here, not at the top: a second of CPU each pytest-xdist worker's collection paid
+        genai = importlib.import_module("google.genai")
+        types = genai.types
         sdk = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=srv.google_base_url))
         await sdk.aio.models.generate_content(
             model="gemini-2.5-flash", contents=[{"role": "user", "parts": [{"text": "Plan it."}]}],

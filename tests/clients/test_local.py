@@ -8,13 +8,11 @@ import json
 import pytest
 from pydantic import BaseModel
 
-pytestmark = pytest.mark.local
-pytest.importorskip(
-    "llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'"
-)
+from oracleladder.clients.base import ChatRequest
+from oracleladder.clients.local import LocalProvider, derive_seed, find_gguf, without_amx_kernels
+from tests.helpers import needs
 
-from oracleladder.clients.base import ChatRequest  # noqa: E402
-from oracleladder.clients.local import LocalProvider, derive_seed, find_gguf, without_amx_kernels  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 
 class Person(BaseModel):

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.local
-pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
+from oracleladder.clients import ChatRequest
+from oracleladder.clients.errors import BadRequestError
+from oracleladder.clients.local import GRAMMAR_FIELD, LocalProvider, boxed_grammar, boxed_max_tokens
+from oracleladder.domains.math.prompts import messages
+from tests.helpers import needs
 
-from oracleladder.clients import ChatRequest  # noqa: E402
-from oracleladder.clients.errors import BadRequestError  # noqa: E402
-from oracleladder.clients.local import GRAMMAR_FIELD, LocalProvider, boxed_grammar, boxed_max_tokens  # noqa: E402
-from oracleladder.domains.math.prompts import messages  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 
 @pytest.fixture

@@ -14,17 +14,14 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-pytestmark = pytest.mark.local
-pytest.importorskip(
-    "llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'"
-)
+from oracleladder.cli import app
+from oracleladder.clients import parse_model
+from oracleladder.store import Store
+from tests.helpers import needs
 
-from typer.testing import CliRunner  # noqa: E402
-
-from oracleladder.cli import app  # noqa: E402
-from oracleladder.clients import parse_model  # noqa: E402
-from oracleladder.store import Store  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 # three short released problems (short prompts keep the teacher prompt well inside the 2048-token context)
 PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "f8a3e468-191f-474b-9353-04d5d1e32347",

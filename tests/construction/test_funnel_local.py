@@ -8,14 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-pytestmark = pytest.mark.local
-pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
+from oracleladder.cli import app
+from oracleladder.clients import parse_model
+from tests.helpers import needs
 
-from typer.testing import CliRunner  # noqa: E402
-
-from oracleladder.cli import app  # noqa: E402
-from oracleladder.clients import parse_model  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "f8a3e468-191f-474b-9353-04d5d1e32347",
         "55e89ebf-3f20-4c95-bc8d-d7db30987784"]

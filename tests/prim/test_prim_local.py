@@ -13,15 +13,14 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-pytestmark = pytest.mark.local
-pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'")
+from oracleladder.cli import app
+from oracleladder.store import Store
+from oracleladder.testing import LoopbackServer
+from tests.helpers import needs
 
-from typer.testing import CliRunner  # noqa: E402
-
-from oracleladder.cli import app  # noqa: E402
-from oracleladder.store import Store  # noqa: E402
-from oracleladder.testing import LoopbackServer  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 PID = "f8a3e468-191f-474b-9353-04d5d1e32347"
 

@@ -13,18 +13,15 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-pytestmark = pytest.mark.local
-pytest.importorskip(
-    "llama_cpp", reason="llama-cpp-python not installed: pip install 'oracleladder[local]'"
-)
+from oracleladder.cli import app
+from oracleladder.clients import parse_model
+from oracleladder.domains.math.primitive import family_primitive
+from oracleladder.store import Store
+from tests.helpers import needs
 
-from typer.testing import CliRunner  # noqa: E402
-
-from oracleladder.cli import app  # noqa: E402
-from oracleladder.clients import parse_model  # noqa: E402
-from oracleladder.domains.math.primitive import family_primitive  # noqa: E402
-from oracleladder.store import Store  # noqa: E402
+pytestmark = [pytest.mark.local, needs("llama_cpp", "llama-cpp-python not installed: pip install 'oracleladder[local]'")]
 
 # three short released families, each with a KEY_MOVE milestone (the fallback's source)
 PIDS = ["3665e4ec-17a1-4813-ac78-59a216ef7d70", "55e89ebf-3f20-4c95-bc8d-d7db30987784",
