@@ -26,6 +26,8 @@ from oracleladder.testing.llama_server import LlamaServer
 from oracleladder.workers import WorkerPool, shared_pool
 from tests.helpers.integration import is_integration
 
+pytest_plugins = ["tests.helpers.schedule"]  # the order the test files start in on two workers
+
 RELEASE_DATA = Path(__file__).resolve().parent / "data"
 
 

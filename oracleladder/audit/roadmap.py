@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import NamedTuple
 
 from ..report.markdown import by_length, num, share, solved_alone as solved_alone_md, table
 from ..report.tables import Against, Containment, Rates, Share, SolvedAlone, Versus
@@ -50,13 +51,31 @@ def _squash(s: str) -> str:
     return _SPACE.sub("", normalize(s))
 
 
-def contains(text: str, gold: str) -> bool:
-    """Whether ``text`` holds ``gold``: as a number of its value, or verbatim after normalization."""
+class _Text(NamedTuple):
+    """A text read once for the golds looked for in it: the numbers it writes and its squashed form
+    (the control matches every gold against every family's attempts)."""
+
+    numbers: set[Fraction]
+    squashed: str
+
+
+def _read(text: str) -> _Text:
+    return _Text(numbers(text), _squash(text))
+
+
+def _finder(gold: str) -> Callable[[_Text], bool]:
+    """Whether a text holds ``gold``: as a number of its value, or verbatim after normalization (the
+    gold read once for the texts it is looked for in)."""
     value = number(gold)
     if value is not None:
-        return value in numbers(text)
+        return lambda text: value in text.numbers
     g = _squash(gold)
-    return bool(g) and g in _squash(text)
+    return lambda text: bool(g) and g in text.squashed
+
+
+def contains(text: str, gold: str) -> bool:
+    """Whether ``text`` holds ``gold`` (``_finder``)."""
+    return _finder(gold)(_read(text))
 
 
 def _rate(hits: int, pairs: int) -> Share:
@@ -70,13 +89,13 @@ def _ratio(own: Share, control: Share) -> float | None:
 Keep = Callable[[str, int, str], bool]  # whether a pair's milestone counts: by pid, index and gold
 
 
-def _own(fams: Sequence[Family], attempts: dict[str, list[str]], keep: Keep) -> Share:
+def _own(fams: Sequence[Family], attempts: dict[str, list[_Text]], keep: Keep) -> Share:
     """Own hits and pairs of the tested milestones ``keep`` keeps against their family's attempts."""
     hits = pairs = 0
     for f in fams:
         for i, m in f.tested():
             if keep(f.pid, i, m.answer):
-                hits += sum(contains(a, m.answer) for a in attempts[f.pid])
+                hits += sum(map(_finder(m.answer), attempts[f.pid]))
                 pairs += len(attempts[f.pid])
     return _rate(hits, pairs)
 
@@ -89,7 +108,7 @@ def _length_key(limit: int | None) -> str:
     return "all" if limit is None else f"<={limit}"
 
 
-def solved_alone(fams: Sequence[Family], attempts: dict[str, list[str]],
+def solved_alone(fams: Sequence[Family], attempts: dict[str, list[_Text]],
                  rollouts: Sequence[Rollout]) -> SolvedAlone | None:
     """Table 36: own rates of the milestones the student solves alone (>= 1 accepted of its graded Stage 0
     rollouts) and of those it does not; None without graded Stage 0 rollouts on these families."""
@@ -112,10 +131,10 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
     rate to that set's on the families both have, at each length. Families without a C1 attempt take
     no part; every stored C1 attempt counts, graded or not (containment reads the text, not the
     verdict)."""
-    attempts: dict[str, list[str]] = {}
+    attempts: dict[str, list[_Text]] = {}
     for r in rollouts:
         if r.target == C1.name:
-            attempts.setdefault(r.pid, []).append(r.response)
+            attempts.setdefault(r.pid, []).append(_read(r.response))
     fams = [f for f in families if f.pid in attempts]
     # each tested milestone's gold, and whether the problem statement leaves it novel
     golds = {f.pid: [(m.answer, not contains(f.parent_prompt, m.answer)) for _, m in f.tested()] for f in fams}
@@ -123,8 +142,9 @@ def roadmap_match(families: Sequence[Family], rollouts: Sequence[Rollout],
     for f in fams:
         for g, novel in golds[f.pid]:
             kinds = ("own", "novel_own") if novel else ("own",)
+            found = _finder(g)
             for other in fams:
-                hits = sum(contains(a, g) for a in attempts[other.pid])
+                hits = sum(map(found, attempts[other.pid]))
                 for kind in kinds:
                     key = kind if other.pid == f.pid else kind.replace("own", "control")
                     counts[key][0] += hits

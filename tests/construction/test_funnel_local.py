@@ -1,6 +1,6 @@
 """The whole construction on the embedded model (issue 13): `local` as teacher and anchor on three real
 problems (as anchor on their released roadmaps too, since the small teacher may compile none). Whatever the small model writes, the pipeline finishes and every problem's fate is stored
-with its reason. Bounded for 2 cores like test_compile_local (256 teacher tokens, K=1, 64 anchor tokens)."""
+with its reason. Bounded for 2 cores like tests/compiler/test_local.py (64 teacher tokens, K=1, 32 anchor tokens)."""
 from __future__ import annotations
 
 import csv
@@ -32,14 +32,14 @@ def test_local_teacher_and_anchor_build_a_set_with_every_fate_stored(release_dat
                 writer.writerow([r["pid"], r["parent_prompt"].split("Problem:\n", 1)[1].strip(), r["parent_answer"]])
     store = str(tmp_path / "local.sqlite")
     runner = CliRunner()
-    compiled = runner.invoke(app, ["compile", str(pool), "--teacher", "local", "--store", store, "--max-tokens", "256",
+    compiled = runner.invoke(app, ["compile", str(pool), "--teacher", "local", "--store", store, "--max-tokens", "64",
                                    "--max-attempts", "2", "--concurrency", "3", "--json"])
     source = "/".join(parse_model("local"))
     n_compiled = json.loads(compiled.stdout)["compiled"]
     assert compiled.exit_code == (0 if n_compiled else 1), compiled.output  # a compile of nothing fails
     if n_compiled:
         screened = runner.invoke(app, ["screen", "--anchor", "local", "--source", source, "--k", "1",
-                                       "--max-tokens", "64", "--set", "local", "--store", store])
+                                       "--max-tokens", "32", "--set", "local", "--store", store])
         assert screened.exit_code == 0, screened.output
         where = ["--set", "local"]
     else:  # the small teacher compiled nothing: the funnel still tells every problem's fate
@@ -55,7 +55,7 @@ def test_local_teacher_and_anchor_build_a_set_with_every_fate_stored(release_dat
     released = tmp_path / "released.jsonl"
     released.write_text("".join(json.dumps(r) + "\n" for r in records if r["pid"] in PIDS))
     assert runner.invoke(app, ["import", str(released), "--store", store]).exit_code == 0
-    screened = runner.invoke(app, ["screen", "--anchor", "local", "--k", "1", "--max-tokens", "64", "--set", "re",
+    screened = runner.invoke(app, ["screen", "--anchor", "local", "--k", "1", "--max-tokens", "32", "--set", "re",
                                    "--json", "--store", store])
     assert screened.exit_code == 0, screened.output
     funnel = json.loads(runner.invoke(app, ["funnel", "--set", "re", "--json", "--store", store]).stdout)

@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from oracleladder.cli import app
 from oracleladder.clients.base import ChatRequest, ChatResult
-from oracleladder.schemas import LADDER, Family, Verdict
+from oracleladder.schemas import LADDER, Family, Verdict, to_released
+from oracleladder.schemas.jsonl import write_jsonl
 from oracleladder.schemas.models import Rollout
 from oracleladder.schemas.types import GradeStatus, Label
 from oracleladder.store import Store
 from oracleladder.store.sqlite import FailedJob
 from oracleladder.verify import verify_inprocess
 
+A, B = "openai/student-a", "openai/student-b"  # the synthetic students of most tests
 WRONG = r"Let me think. $x^2 + 1 = 0$ has no real root, so the answer is \boxed{987654321}."
 
 
@@ -112,3 +118,29 @@ def fill_released(path: Path, families: list[Family], responses: list[dict]) -> 
     """The released responses (responses_sample.jsonl: a real model's answers, their tails) as rollouts of
     their model, graded by the real verifier, truncated ones with the finish reason `length`."""
     asyncio.run(_fill_released(path, families, responses))
+
+
+def import_families(tmp: Path, families: list[Family]) -> Path:
+    """A store, tmp / "s.sqlite", holding ``families`` (`ladder import` of their released form)."""
+    path, store = tmp / "families.jsonl", tmp / "s.sqlite"
+    write_jsonl(path, (to_released(f) for f in families))
+    result = CliRunner().invoke(app, ["import", str(path), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def store_attempts(store: Path, student: str, pid: str, source: str = "release") -> dict[tuple[str, int], str]:
+    """(target, k) -> what the page must say of it, read from the store's tables directly."""
+    con = sqlite3.connect(store)
+    try:
+        rows = con.execute("SELECT r.target, r.k, r.label, r.status, c.finish_reason FROM rollouts_named r "
+                           "JOIN calls c ON c.key = r.call_key WHERE r.student = ? AND r.pid = ? AND r.source = ?",
+                           (student, pid, source)).fetchall()
+        failed = con.execute("SELECT target, k FROM failed_jobs WHERE student = ? AND pid = ? AND source = ?",
+                             (student, pid, source)).fetchall()
+    finally:
+        con.close()
+    out = {(t, k): "call failed" for t, k in failed}
+    for t, k, label, status, finish in rows:
+        out[(t, k)] = ("UNGRADED" if status == "ungraded" else label) + (" truncated" if finish == "length" else "")
+    return out

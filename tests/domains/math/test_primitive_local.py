@@ -4,7 +4,9 @@ stored primitive or stored failed attempts with their reasons, never a crash; a 
 and its control then finishes on all three (the families the small teacher left without a primitive
 take the documented KEY_MOVE fallback, asked for explicitly), every rollout stored.
 
-Bounded for 2 cores: 256 tokens per teacher answer, 2 attempts, K = 1 and 64 tokens per student answer."""
+Bounded for 2 cores: 64 tokens per teacher answer (128 once a cut-off reply is asked again), 2 attempts,
+K = 1 and 32 tokens per student answer. The teacher's short replies fail the primitive's checks and a
+long one is cut off, at this budget as at 256 (where the cut-off reply alone took 768 tokens)."""
 
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def test_local_primitives_only_then_a_primitive_probe(release_data: Path, tmp_pa
     runner = CliRunner()
     assert runner.invoke(app, ["import", str(tmp_path / "three.jsonl"), "--store", str(store)]).exit_code == 0
 
-    args = ["compile", "--primitives-only", "--teacher", "local", "--store", str(store), "--max-tokens", "256",
+    args = ["compile", "--primitives-only", "--teacher", "local", "--store", str(store), "--max-tokens", "64",
             "--max-attempts", "2", "--concurrency", "3", "--json"]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
@@ -59,7 +61,7 @@ def test_local_primitives_only_then_a_primitive_probe(release_data: Path, tmp_pa
 
     provider, model = parse_model("local")
     teacher = f"{provider}/{model}"
-    probe = runner.invoke(app, ["probe", "--student", "local", "--store", str(store), "--k", "1", "--max-tokens", "64",
+    probe = runner.invoke(app, ["probe", "--student", "local", "--store", str(store), "--k", "1", "--max-tokens", "32",
                                 "--no-stage0", "--conditions", "C2-primitive", "--conditions", "C2-primitive-random",
                                 "--primitive-fallback", "--json"])
     assert probe.exit_code == 0, probe.output
