@@ -358,6 +358,8 @@ async def run(a: argparse.Namespace) -> int:
         (f"{ungraded} answers ungraded", ungraded == 0),
         (f"the pool's grades of the stored answers differ from the probe's on {changed} of {len(graded_twice)}",
          changed == 0),
+        (f"a CPU measure of the pairs is not a cost: pool {pair['pool_ms']} ms, one process {pair['cold_ms']} ms",
+         min(pair["pool_ms"] + pair["cold_ms"]) > 0 or not to_send),
     ) if not ok]
     misses = [name for name, ok in (
         (f"wall {figures['wall_over_ideal']}x the larger ideal (target {TARGET_WALL}x)", wall <= TARGET_WALL * ideal),
