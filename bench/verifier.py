@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 import sympy  # noqa: E402
 from math_verify import parse, verify  # noqa: E402
 
+from oracleladder.runtime import frozen_heap  # noqa: E402
 from oracleladder.schemas.types import GradeStatus  # noqa: E402
 from oracleladder.verify import grade_all, verify_inprocess  # noqa: E402
 from oracleladder.workers import WorkerPool  # noqa: E402
@@ -114,7 +115,8 @@ def grading_cpu(items: Sequence[dict[str, str]], graders: Sequence[str], rounds:
 def cold_cpu(items: Sequence[dict[str, str]], grader: str) -> float:
     """CPU per verdict (s) of ``grader`` on ``items`` in a fresh process, as a run in one process
     grades them: its imports done and one answer graded (a pool's worker starts so too), the
-    parser's tables and every cache empty, each item once."""
+    parser's tables and every cache empty, the collector off the imported libraries (as a run's is,
+    and a worker's), each item once."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump([{k: item[k] for k in ("response", "gold", "problem")} for item in items], f)
         f.flush()
@@ -128,10 +130,11 @@ def _cold_main(path: str, grader: str) -> None:
     run = _runner(grader)
     run({"response": "\\boxed{0}", "gold": "1", "problem": ""})
     items = json.loads(Path(path).read_text())
-    t0 = time.process_time()
-    for item in items:
-        run(item)
-    print((time.process_time() - t0) / max(1, len(items)))
+    with frozen_heap():
+        t0 = time.process_time()
+        for item in items:
+            run(item)
+        print((time.process_time() - t0) / max(1, len(items)))
 
 
 def workers_cpu() -> float:
@@ -140,11 +143,36 @@ def workers_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def warm(pool: WorkerPool) -> None:
+    """Every worker of ``pool`` up and one answer graded in each: the answers have distinct golds, so
+    the pool's affinity (the gold) gives one to each worker (answers to one gold would all go to one)."""
+    grade_all(pool, [{"response": "\\boxed{0}", "gold": str(i + 1)} for i in range(pool.size)])
+
+
+def _cpu_s(pid: int) -> float:
+    """A live process's CPU seconds (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pool_cpu(items: Sequence[dict[str, str]], grader: str) -> float:
+    """CPU per verdict (s) of a fresh worker pool on every core grading ``items`` (distinct, each sent
+    once), its workers' start-up taken off exactly: up and one answer graded each (as `cold_cpu`'s
+    process), the CPU they had then is subtracted from all they used by their end (a replacement's
+    start-up counts: the pool pays it)."""
+    cpu0 = workers_cpu()
+    with WorkerPool(timeout_s=5.0) as pool:
+        warm(pool)
+        started = sum(_cpu_s(pid) for pid in pool.pids())
+        grade_all(pool, [{**item, "grader": grader} for item in items])
+    return (workers_cpu() - cpu0 - started) / max(1, len(items))
+
+
 def pool_startup_cpu(workers: int) -> float:
     """The workers' CPU for a pool that grades nothing but one answer each (their imports)."""
     t0 = workers_cpu()
     with WorkerPool(workers=workers) as pool:
-        grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # distinct: each sent
+        warm(pool)
     return workers_cpu() - t0
 
 
@@ -158,7 +186,7 @@ def pool_rates(items: Sequence[dict[str, str]], graders: Sequence[str]) -> dict[
     for grader in graders:
         cpu0 = workers_cpu()
         with WorkerPool(workers=workers, timeout_s=5.0) as pool:
-            grade_all(pool, [{"response": f"\\boxed{{{i}}}", "gold": "1"} for i in range(workers)])  # all up
+            warm(pool)
             t0 = time.perf_counter()
             verdicts = grade_all(pool, [{**item, "grader": grader} for item in items])
             wall = time.perf_counter() - t0

@@ -20,7 +20,7 @@ from oracleladder.verify import GradingFailed
 from oracleladder.workers import TaskRaised, TaskTimedOut, WorkerDied, WorkerPool, WorkersUnavailable, register_task
 
 TASKS = """
-    import os, time
+    import gc, os, time
 
     def echo(**kwargs):
         return {"pid": os.getpid(), **kwargs}
@@ -33,6 +33,9 @@ TASKS = """
 
     def die(code):
         os._exit(code)
+
+    def frozen():
+        return os.getpid(), gc.get_freeze_count()
 
     def spin(seconds):
         end = time.process_time() + seconds
@@ -48,7 +51,7 @@ def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "pool_tasks.py").write_text(textwrap.dedent(TASKS))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
     monkeypatch.setattr(pool_module, "_tasks", {})  # nor the grader's: these workers start in no time
-    for name in ("echo", "fail", "hang", "die", "spin"):
+    for name in ("echo", "fail", "hang", "die", "spin", "frozen"):
         register_task(name, f"pool_tasks:{name}")
     return tmp_path
 
@@ -132,6 +135,13 @@ def test_calls_with_one_affinity_go_to_one_worker(tasks: Path) -> None:
     pids = {key: {o["pid"] for o in out if o["key"] == key} for key in "abc"}
     assert all(len(p) == 1 for p in pids.values()) and pids["a"] != pids["b"]  # "a" and "b" by turns
     assert [o["i"] for o in out] == [item["i"] for item in items]
+
+
+def test_a_workers_collector_stays_off_what_it_imported_and_the_pool_says_its_workers(tasks: Path) -> None:
+    # a full collection that walks SymPy's objects again costs a verdict's CPU (docs/benchmarks.md)
+    with WorkerPool(workers=2) as pool:
+        pid, frozen = pool.call("frozen", {})
+        assert frozen > 1000 and pid in pool.pids() and len(set(pool.pids())) == 2
 
 
 def test_a_failure_crosses_processes_as_itself() -> None:

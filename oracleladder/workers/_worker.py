@@ -11,6 +11,7 @@ quietly when its parent goes: EOF on the socket, a broken pipe, or a new parent 
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -63,6 +64,10 @@ def main() -> None:
             tasks[name] = load(target)
         except Exception:  # noqa: BLE001 - said when the task is called
             pass
+    # the collector stays off the imported libraries (SymPy's hundreds of thousands of objects), as
+    # a run's does (runtime.frozen_heap): each full collection walked them all again
+    gc.collect()
+    gc.freeze()
     try:
         conn.send((READY, sorted(tasks)))
         while True:

@@ -332,6 +332,10 @@ class WorkerPool:
             except WorkersUnavailable as e:  # a replacement could not start: no call may wait forever
                 _fail((c for c in calls if not c.future.done()), e)
 
+    def pids(self) -> list[int]:
+        """Its workers' process ids as they are now (to read what they cost: bench/scale.py)."""
+        return [slot.worker.proc.pid for slot in self._slots]
+
     def _longest(self) -> int:
         return max(len(s.queue) for s in self._slots)
 
