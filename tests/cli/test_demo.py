@@ -4,6 +4,7 @@ summary; and a grammar, which the demo uses, stated wherever a report was made w
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import re
 import subprocess
@@ -192,3 +193,25 @@ def test_the_seed_measurement_at_a_smaller_k_reads_only_that_many_attempts(tmp_p
     smaller = bench(1)
     assert "offset 0: 0 calls, 5 from the cache" in smaller
     assert re.search(r"^  solved m0 \d/1 m1 \d/1 C1 \d/1 C2 \d/1 C3 \d/1$", smaller, re.MULTILINE), smaller
+
+
+@pytest.mark.local
+@pytest.mark.timeout(600)
+def test_the_demo_reports_a_store_that_holds_an_earlier_settings_answers(tmp_path: Path) -> None:
+    # a demo.sqlite made by an earlier version (temperature 0.7) holds answers at another setting; the
+    # demo reads its own setting's answers, so it still reports rather than stopping at two groups
+    pytest.importorskip("llama_cpp", reason="the demo's local model needs the [local] extra (llama-cpp-python)")
+    store = tmp_path / "demo.sqlite"
+
+    async def earlier() -> None:
+        async with Experiment(store) as ex:
+            await ex.import_families(Path(str(demo.DEMO_FAMILIES)), source=demo.SOURCE)
+            await ex.probe(demo.student(), k=1, conditions=demo.CONDITIONS, max_tokens=8, temperature=0.7,
+                           source=demo.SOURCE, limit=1)
+
+    asyncio.run(earlier())
+    result = CliRunner().invoke(app, ["demo", "--store", str(store), "--out", str(tmp_path / "out"), "--families", "1",
+                                      "--k", "1", "--max-tokens", "8"])
+    assert result.exit_code == 0, result.output
+    local = json.loads((tmp_path / "out" / "report.json").read_text())["students"]["local"]
+    assert sum(local["outcomes"].values()) == 1 and local["k"] == 1
