@@ -139,12 +139,13 @@ def test_the_demo_finds_what_held_at_every_seed_offset(tmp_path: Path, monkeypat
     assert result.exit_code == 0, result.output
     local = json.loads((out / "report.json").read_text())["students"]["local"]
     print("\n" + result.output)
-    # what held at every one of the 10 seed offsets measured (docs/demo.md), so on any install: a Direct
-    # family, and an Unrecovered one with a composition gap (both its milestones solved alone); the third
-    # outcome (Roadmap- or Answers-Needed) held at 9 of 10, so it is not asserted
+    # what held at every one of the 20 seed offsets measured (docs/demo.md), so on any install: a Direct
+    # family, an Unrecovered one, a family in a ladder gap other than Capability-gap, 4 milestones of 8
+    # solved alone; a third outcome (Roadmap- or Answers-Needed) held at 19 of 20, so it is not asserted
     assert local["outcomes"]["Direct"] >= 1 and local["outcomes"]["Unrecovered"] >= 1, local["outcomes"]
-    assert local["taxonomy"]["Composition-gap"] >= 1, local["taxonomy"]
-    assert local["stage0"]["milestones_solved"] >= 2
+    ladder_gaps = ("Roadmap-gap", "Milestone-execution-gap", "Composition-gap", "Missing-milestone-gap")
+    assert sum(local["taxonomy"][gap] for gap in ladder_gaps) >= 1, local["taxonomy"]
+    assert local["stage0"]["milestones_solved"] >= 4
     assert local["format"]["cut_off"] == [] and local["missing"]["failed_total"] == 0
     assert GRAMMAR_SAID in (out / "report.md").read_text()
     assert "What the report found" in result.output and "Example, a " in result.output
