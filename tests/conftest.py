@@ -5,8 +5,10 @@ llama-cpp-python's server, the embedded model and headless Chromium."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import functools
 import gc
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,12 +42,22 @@ def release_data() -> Path:
 
 @pytest.fixture(scope="session")
 def imported_sample(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> Path:
-    """A store holding the released sample families (`ladder import`), made once per session: a test
-    writes to its own copy (`sample_store`)."""
-    store = tmp_path_factory.mktemp("sample") / "s.sqlite"
-    result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"), "--store", str(store)])
-    assert result.exit_code == 0, result.output
-    assert not store.with_name("s.sqlite-wal").exists(), "the store was left open"  # a copy of the file is all of it
+    """A store holding the released sample families (`ladder import`), made once per test run: under
+    pytest-xdist in the folder the workers' temporary folders share, by the first worker that asks while
+    the others wait on a lock (the import takes ~5 s of CPU); a test writes to its own copy (`sample_store`)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp is this run's folder/popen-gwN
+        shared = shared.parent
+    store = shared / "sample.sqlite"
+    with open(shared / "sample.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+        if not store.exists():
+            made = shared / "importing.sqlite"  # renamed once whole: a failed import leaves no store to reuse
+            result = CliRunner().invoke(app, ["import", str(release_data / "families_sample.jsonl"),
+                                              "--store", str(made)])
+            assert result.exit_code == 0, result.output
+            assert not made.with_name("importing.sqlite-wal").exists(), "the store was left open"  # the file is all of it
+            made.rename(store)
     return store
 
 

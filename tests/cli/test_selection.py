@@ -26,12 +26,26 @@ S = "openai/s"  # a student whose answer depends on its request's body: on the l
 F = "fake/s"  # one that only answers
 
 
-def test_two_budgets_of_one_student(tmp_path: Path, release_data: Path) -> None:
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory, release_data: Path) -> tuple[list[Family], Path]:
+    """The two families and a store holding them (`ladder import`), made once: each test copies the store."""
+    folder = tmp_path_factory.mktemp("two")
     fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
-    answers = {f.parent_prompt.strip()[-80:]: f.parent_answer for f in fams}
-    families, store, runner = tmp_path / "f.jsonl", str(tmp_path / "s.sqlite"), CliRunner()
-    write_jsonl(families, (to_released(f) for f in fams))
-    assert runner.invoke(app, ["import", str(families), "--store", store]).exit_code == 0
+    write_jsonl(folder / "f.jsonl", (to_released(f) for f in fams))
+    imported = CliRunner().invoke(app, ["import", str(folder / "f.jsonl"), "--store", str(folder / "s.sqlite")])
+    assert imported.exit_code == 0, imported.output
+    assert not (folder / "s.sqlite-wal").exists(), "the store was left open"  # the file is all of it
+    return fams, folder / "s.sqlite"
+
+
+def _copy(two: tuple[list[Family], Path], to: Path) -> str:
+    """A store of this test's own holding the two families."""
+    return str(shutil.copy(two[1], to))
+
+
+def test_two_budgets_of_one_student(tmp_path: Path, two: tuple[list[Family], Path]) -> None:
+    answers = {f.parent_prompt.strip()[-80:]: f.parent_answer for f in two[0]}
+    store, runner = _copy(two, tmp_path / "s.sqlite"), CliRunner()
 
     def student(messages: list[dict], body: dict) -> str:  # right only with the larger budget
         gold = next(a for tail, a in answers.items() if tail in messages[-1]["content"])
@@ -65,13 +79,9 @@ def test_two_budgets_of_one_student(tmp_path: Path, release_data: Path) -> None:
                                                                      f"{S}@max_tokens=512": 2}
 
 
-def test_panels_export_then_import(tmp_path: Path, release_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store, fresh, runner = str(tmp_path / "s.sqlite"), str(tmp_path / "fresh.sqlite"), CliRunner()
-    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
-    families = tmp_path / "f.jsonl"
-    write_jsonl(families, (to_released(f) for f in fams))
-    for path in (store, fresh):
-        assert runner.invoke(app, ["import", str(families), "--store", path]).exit_code == 0
+def test_panels_export_then_import(tmp_path: Path, two: tuple[list[Family], Path],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    store, fresh, runner = _copy(two, tmp_path / "s.sqlite"), _copy(two, tmp_path / "fresh.sqlite"), CliRunner()
     fake.script(monkeypatch, tmp_path, {"answer": r"\boxed{3}"})
     probed = runner.invoke(app, ["probe", "--student", F, "--k", "2", "--store", store])
     assert probed.exit_code == 0, probed.output
@@ -98,12 +108,9 @@ def _recorded(store: str) -> list[tuple[str, dict]]:
         return [(i, json.loads(c)["prompts"]) for i, c in con.execute("SELECT id, config FROM runs ORDER BY rowid")]
 
 
-def test_two_prompt_versions_of_one_student(tmp_path: Path, release_data: Path,
+def test_two_prompt_versions_of_one_student(tmp_path: Path, two: tuple[list[Family], Path],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    fams = [f for f in read_jsonl(release_data / "families_sample.jsonl", Family) if f.pid[:8] in PIDS]
-    families, store, runner = tmp_path / "f.jsonl", str(tmp_path / "s.sqlite"), CliRunner()
-    write_jsonl(families, (to_released(f) for f in fams))
-    assert runner.invoke(app, ["import", str(families), "--store", store]).exit_code == 0
+    store, runner = _copy(two, tmp_path / "s.sqlite"), CliRunner()
     v1 = {n: prompts.load(n).version for n in ("c1_direct", "c2_descriptions", "student_system")}
     # the templates as prompts/ reads them, c1_direct changed: its version is another
     changed = tmp_path / "prompts"

@@ -20,7 +20,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oracleladder.ladder.outcomes import FamilyResults
+from oracleladder.report.markdown import report_md
 from oracleladder.report.report import ReportInput, write_report
 from oracleladder.report.tables import report_tables
 
@@ -39,6 +42,14 @@ C = [fam("p1", FF, [T, T], FF, m0=[T, T]), fam("p2", FF, [T, T], FF, m0=FF),
      fam("p3", FF, FF, [T, F], m0=[T, F], m1=FF), fam("p4", FF, FF, [T, F], m0=[T, T])]
 
 
+@pytest.fixture(scope="module")
+def abc_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of A, B and C as `write_report` writes it (its plots too), once for the tests that read it."""
+    out = tmp_path_factory.mktemp("abc")
+    write_report(ReportInput(students={"A": A, "B": B, "C": C}), out)
+    return out
+
+
 def test_table13_has_every_pair_of_three_students() -> None:
     r = report_tables(ReportInput(students={"A": A, "B": B, "C": C}))
     assert [(p.a, p.b) for p in r.pairs] == [("A", "B"), ("A", "C"), ("B", "C")]
@@ -50,12 +61,11 @@ def test_table13_has_every_pair_of_three_students() -> None:
     assert (ab.mcnemar_any_probe.only_a, ab.mcnemar_any_probe.only_b) == (4, 0)
 
 
-def test_table12_ranks_and_counts(tmp_path: Path) -> None:
+def test_table12_ranks_and_counts(abc_report: Path) -> None:
     r = report_tables(ReportInput(students={"A": A, "B": B, "C": C}))
     assert {s: (x.any_probe.point, x.any_probe.lo, x.any_probe.hi) for s, x in r.ranks.items()} == {
         "A": (1, 1, 1), "B": (3, 3, 3), "C": (1, 1, 1)}
-    write_report(ReportInput(students={"A": A, "B": B, "C": C}), tmp_path)
-    md = (tmp_path / "report.md").read_text()
+    md = (abc_report / "report.md").read_text()
     for row in ("| A | 4 | 4.0 [4, 4] | 4.0 [4, 4] | 1 [1, 1] |", "| B | 4 | 0.0 [0, 0] | 0.0 [0, 0] | 3 [3, 3] |",
                 "| C | 4 | 0.0 [0, 0] | 4.0 [4, 4] | 1 [1, 1] |"):
         assert row in md, row
@@ -64,10 +74,10 @@ def test_table12_ranks_and_counts(tmp_path: Path) -> None:
         assert row in md, row
 
 
-def test_table38_and_table18_against_a_base(tmp_path: Path) -> None:
-    res = write_report(ReportInput(students={"A": A, "B": B, "C": C}, base="B"), tmp_path)
+def test_table38_and_table18_against_a_base() -> None:
+    tables = report_tables(ReportInput(students={"A": A, "B": B, "C": C}, base="B"))  # what report.json holds
+    res, md = tables.model_dump(), report_md(tables)
     assert res["meta"]["base"] == "B"
-    md = (tmp_path / "report.md").read_text()
     # B -> A: every Unrecovered family of B is Direct for A (read from the stored pair A, B, turned round)
     a_part = md.split("## Outcome transitions B -> A (Table 38, 4 common families)")[1].split("## ")[0]
     assert "| Unrecovered | 4 | 0 | 0 | 0 | 4 |" in a_part and "| Column total | 4 | 0 | 0 | 0 | 4 |" in a_part
@@ -90,18 +100,17 @@ def test_table38_and_table18_against_a_base(tmp_path: Path) -> None:
     assert "## Outcome transitions A -> C" not in md  # transitions read from the base only
 
 
-def test_one_student_says_what_the_pairwise_tables_need(tmp_path: Path) -> None:
-    res = write_report(ReportInput(students={"A": A}), tmp_path)
+def test_one_student_says_what_the_pairwise_tables_need() -> None:
+    tables = report_tables(ReportInput(students={"A": A}))
+    res, md = tables.model_dump(), report_md(tables)
     assert res["pairs"] == [] and res["ranks"] == {} and res["changes"] == {}
-    md = (tmp_path / "report.md").read_text()
     assert "Tables 13, 18 and 38 (pairwise ordering, change against a base, transitions) need two or more " \
            "students." in md
     assert "Any-probe rank: needs two or more students with common families." in md
 
 
-def test_report_json_carries_each_family(tmp_path: Path) -> None:
-    write_report(ReportInput(students={"A": A, "B": B, "C": C}), tmp_path)
-    rows = {r["pid"]: r for r in json.loads((tmp_path / "report.json").read_text())["students"]["C"]["families"]}
+def test_report_json_carries_each_family(abc_report: Path) -> None:
+    rows = {r["pid"]: r for r in json.loads((abc_report / "report.json").read_text())["students"]["C"]["families"]}
     assert rows["p3"] == {
         "pid": "p3", "outcome": "Answers-Needed", "outcome_known": "Answers-Needed",
         "milestone_test_strict": False, "milestone_test_fraction": True,

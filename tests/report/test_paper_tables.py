@@ -19,12 +19,12 @@ Unrecovered (p3), Answers-Needed -> Answers-Needed (p4): 2 of 4 the same."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from oracleladder.ladder.outcomes import FamilyResults
+from oracleladder.report.markdown import report_md
 from oracleladder.report.plots import accuracy_figure, change_figure, specificity_figure, trajectory_figure
 from oracleladder.report.report import ReportInput, write_report
 from oracleladder.report.tables import Contrast, QFamily, adjust_planned, q_family, report_tables
@@ -58,44 +58,44 @@ K, M, CO, I = MilestoneType.KEY_MOVE, MilestoneType.MODEL, MilestoneType.COMPUTE
 FAMILIES = [family("p1", K, M, I), family("p2", K), family("p3", CO, K), family("p4", M)]
 
 
-def test_table14_fingerprint_of_the_passing_families(tmp_path: Path) -> None:
+def test_table14_fingerprint_of_the_passing_families() -> None:
     t = report_tables(ReportInput(students={"C": C})).students["C"]
     assert t.fingerprint_passing == {"Direct": 0, "Roadmap-Needed": 1, "Answers-Needed": 1, "Unrecovered": 0}
-    write_report(ReportInput(students={"C": C, "N": [fam("p1", FF, FF, FF)]}), tmp_path)
-    md = (tmp_path / "report.md").read_text()
+    r = report_tables(ReportInput(students={"C": C, "N": [fam("p1", FF, FF, FF)]}))
+    md = report_md(r)
     assert "| C | 60.0% | 2 | 0/2/2/0 | 0/1/1/0 |" in md
     assert "| N | not run | not run | 0/0/0/1 | not run |" in md  # no Stage 0: never a zero
-    assert json.loads((tmp_path / "report.json").read_text())["students"]["N"]["fingerprint_passing"] is None
+    assert r.model_dump()["students"]["N"]["fingerprint_passing"] is None  # report.json's form
 
 
-def test_table28_recovery_per_condition_over_tau(tmp_path: Path) -> None:
-    t = report_tables(ReportInput(students={"C": C})).students["C"]
+def test_table28_recovery_per_condition_over_tau() -> None:
+    r = report_tables(ReportInput(students={"C": C}))
+    t = r.students["C"]
     # C2: p1, p2 2 of 2 -> 2 at tau 1 and 2, none above; C3: p3, p4 1 of 2 -> 2 at tau 1 only; C1: none
     assert t.recovery_by_tau["C2_descriptions"] == {"1": 2, "2": 2, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C3_gold_answers"] == {"1": 2, "2": 0, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C1_direct"] == {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0}
     assert t.recovery_by_tau["C2_random"] is None
-    write_report(ReportInput(students={"C": C}), tmp_path)
-    md = (tmp_path / "report.md").read_text().split("(Table 28)")[1]
+    md = report_md(r).split("(Table 28)")[1]
     assert "| C2 | 2 | 2 | 0 | 0 | 0 |" in md and "| C2-random | not run | not run |" in md
 
 
-def test_benjamini_hochberg_over_the_planned_contrasts(tmp_path: Path) -> None:
+def test_benjamini_hochberg_over_the_planned_contrasts() -> None:
     # ten families: C2 solves each, C1, C2-random and C2-generic none, C3 and C3-mismatched each. So C2 against
     # C1, random and generic: 10 discordant of 10, p = 2 / 2**10 = 0.001953125 each; C3 against mismatched:
     # none discordant, p = 1. BH over the four: the three smallest q = 0.001953125 * 4 / 3, the last 1 * 4 / 4.
     conds = {"C1_direct": FF, "C2_descriptions": [T, T], "C2_random": FF, "C2_generic": FF,
              "C3_gold_answers": [T, T], "C3_mismatched": [T, T]}
     fams = [FamilyResults(f"p{i}", {}, dict(conds)) for i in range(10)]
-    rows = report_tables(ReportInput(students={"S": fams})).students["S"].contrasts
+    r = report_tables(ReportInput(students={"S": fams}))
+    rows = r.students["S"].contrasts
     q = {c.contrast: c.p_bh for c in rows}
     assert [c.p_value for c in rows[:4]] == [0.001953125] * 3 + [1.0]
     assert q["C2 vs C1"] == q["C2 vs C2-random"] == q["C2 vs C2-generic"] == 0.001953125 * 4 / 3
     assert q["C3 vs C3-mismatched"] == 1.0
     assert q["C2-primitive vs C2-primitive-random"] is None  # not run: in no adjustment
     assert q["C3 vs C1"] is None  # not planned
-    write_report(ReportInput(students={"S": fams}), tmp_path)
-    md = (tmp_path / "report.md").read_text()
+    md = report_md(r)
     assert "| S | 0.0026 | 0.0026 | 0.0026 | 1 | not run |" in md
     assert "(q) over the 4 planned tests of 1 student together" in md
 
@@ -122,7 +122,7 @@ def test_benjamini_hochberg_over_the_papers_24_planned_tests() -> None:
     assert q["DeepSeek-V3.1"][3] == pytest.approx(0.701)
 
 
-def test_benjamini_hochberg_over_the_planned_tests_of_two_students(tmp_path: Path) -> None:
+def test_benjamini_hochberg_over_the_planned_tests_of_two_students() -> None:
     # A: the ten families above, p = 0.001953125 (C2 contrasts, each) and 1 (C3). B: six families that C2 and C3
     # solve and C1, C2-random, C2-generic and C3-mismatched do not: 6 discordant of 6, p = 2 / 2**6 = 0.03125 for
     # all four. One family of 8: sorted 3 x 0.001953125, 4 x 0.03125, 1; q of A's C2 contrasts 0.001953125 * 8 / 3,
@@ -137,15 +137,14 @@ def test_benjamini_hochberg_over_the_planned_tests_of_two_students(tmp_path: Pat
     assert q["A"][:4] == pytest.approx([0.001953125 * 8 / 3] * 3 + [1.0]) and q["A"][4] is None
     assert q["B"][:4] == pytest.approx([0.03125 * 8 / 7] * 4) and q["B"][4] is None
     assert r.meta.bh_family == QFamily(tests=8, students=2)
-    res = write_report(ReportInput(students=students), tmp_path)
-    assert res["meta"]["bh_family"] == {"tests": 8, "students": 2}
-    md = (tmp_path / "report.md").read_text()
+    assert r.model_dump()["meta"]["bh_family"] == {"tests": 8, "students": 2}  # report.json's form
+    md = report_md(r)
     assert "Benjamini-Hochberg adjusted p (q) over the 8 planned tests of 2 students together" in md
     assert "| A | 0.00521 | 0.00521 | 0.00521 | 1 | not run |" in md
     assert "| B | 0.0357 | 0.0357 | 0.0357 | 0.0357 | not run |" in md
 
 
-def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None:
+def test_tables7_8_48_milestone_types_and_answer_schemas() -> None:
     r = report_tables(ReportInput(students={"C": C}, families=FAMILIES))
     m = r.milestone_types
     assert (m.families, m.milestones, m.answers) == (4, 6, 7)
@@ -155,28 +154,27 @@ def test_tables7_8_48_milestone_types_and_answer_schemas(tmp_path: Path) -> None
     assert by["Roadmap-Needed"].n == 2 and by["Answers-Needed"].n == 2 and by["Direct"].n == 0
     assert {t: c for t, c in by["Roadmap-Needed"].with_type.items() if c} == {"KEY_MOVE": 2, "MODEL": 1}
     assert {t: c for t, c in by["Answers-Needed"].with_type.items() if c} == {"KEY_MOVE": 1, "MODEL": 1, "COMPUTE": 1}
-    write_report(ReportInput(students={"C": C}, families=FAMILIES), tmp_path)
-    md = (tmp_path / "report.md").read_text()
+    md = report_md(r)
     assert "| KEY_MOVE | 3 | 50.0% |" in md and "| MODEL | 2 | 33.3% |" in md and "| COMPUTE | 1 | 16.7% |" in md
     assert "| Roadmap-Needed | 2 | 100% | 50% | 0% |" in md and "| Answers-Needed | 2 | 50% | 50% | 50% |" in md
     assert "| Direct | 0 | — |" in md
     assert "Table 48 (answer schemas): none of the set's 7 milestones states its answer schema" in md
 
     with_schemas = [family("p1", K, M, I, schemas=(AnswerSchema.NUMBER, AnswerSchema.EXPR)), *FAMILIES[1:]]
-    m = report_tables(ReportInput(students={"C": C}, families=with_schemas)).milestone_types
+    r = report_tables(ReportInput(students={"C": C}, families=with_schemas))
+    m = r.milestone_types
     assert {a: c for a, c in m.schemas.items() if c} == {"NUMBER": 1, "EXPR": 1} and m.schema_unknown == 5
-    write_report(ReportInput(students={"C": C}, families=with_schemas), tmp_path)
-    md = (tmp_path / "report.md").read_text()
+    md = report_md(r)
     assert "| NUMBER | 1 | 14.3% |" in md and "| not stated | 5 | 71.4% |" in md
-    write_report(ReportInput(students={"C": C}), tmp_path)  # no families: one line, no zeros
-    assert "Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones" in \
-        (tmp_path / "report.md").read_text()
+    no_families = report_md(report_tables(ReportInput(students={"C": C})))  # one line, no zeros
+    assert "Tables 7, 8 and 48 (milestone types and answer schemas) read a roadmap set's milestones" in no_families
 
 
-def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
+def test_tables15_22_one_student_at_two_budgets() -> None:
     cols = {"S@max_tokens=256": C, "S@max_tokens=512": D}
     budgets = {"S": (("S@max_tokens=256", 256), ("S@max_tokens=512", 512))}
-    b = report_tables(ReportInput(students=cols, budgets=budgets)).budgets["S"]
+    r = report_tables(ReportInput(students=cols, budgets=budgets))
+    b = r.budgets["S"]
     assert (b.n_common, b.max_tokens) == (4, (256, 512))
     assert b.outcomes_low == {"Direct": 0, "Roadmap-Needed": 2, "Answers-Needed": 2, "Any probe": 4}
     assert b.outcomes_high == {"Direct": 1, "Roadmap-Needed": 1, "Answers-Needed": 1, "Any probe": 3}
@@ -186,19 +184,18 @@ def test_tables15_22_one_student_at_two_budgets(tmp_path: Path) -> None:
     assert {a: {c: n for c, n in row.items() if n} for a, row in m.counts.items() if any(row.values())} == {
         "Roadmap-Needed": {"Direct": 1, "Roadmap-Needed": 1}, "Answers-Needed": {"Answers-Needed": 1, "Unrecovered": 1}}
     assert (m.n, m.same) == (4, 2)
-    written = write_report(ReportInput(students=cols, budgets=budgets), tmp_path)
-    assert written["budgets"]["S"]["transitions"]["counts"]["Answers-Needed"]["Unrecovered"] == 1
-    md = (tmp_path / "report.md").read_text()
+    assert r.model_dump()["budgets"]["S"]["transitions"]["counts"]["Answers-Needed"]["Unrecovered"] == 1
+    md = report_md(r)
     assert "| S | 4 | 0 | 2 | 2 | 4 | 1 | 1 | 1 | 3 |" in md and "| S | 2 | 4 | 2 | 0 | 1 |" in md
     assert "Outcome transitions of S from max_tokens 256 (rows) to 512 (columns):" in md
     assert "| 256 \\ 512 | Direct | Roadmap-Needed | Answers-Needed | Unrecovered | Row total |" in md
     assert "| Roadmap-Needed | 1 | 1 | 0 | 0 | 2 |" in md and "| Answers-Needed | 0 | 0 | 1 | 1 | 2 |" in md
     assert "| Column total | 1 | 1 | 1 | 1 | 4 |" in md and "Same outcome: 2 of 4." in md
-    write_report(ReportInput(students=cols), tmp_path)
-    assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in (tmp_path / "report.md").read_text()
+    assert "Tables 15 and 22 (Stage 0 and outcomes at two budgets) need a student" in \
+        report_md(report_tables(ReportInput(students=cols)))
 
 
-def test_table_42_at_two_budgets_side_by_side(tmp_path: Path) -> None:
+def test_table_42_at_two_budgets_side_by_side() -> None:
     # S at 4096 (L): p1-p3 Unrecovered with m0 solved alone (the composition gap), p4 Direct. At 16384 (H): p1 and
     # p4 in the gap, p2 and p3 Direct. The review (of L) labels p1 a verifier error, p2 and p3 clean; each budget
     # reads the same labels. L: 3 labeled, 1 flagged (33.3%), gap 3 of 4 (75.0%) -> 2 (50.0%); H: gap 2 of 4 (50.0%)
@@ -212,11 +209,11 @@ def test_table_42_at_two_budgets_side_by_side(tmp_path: Path) -> None:
               "p2": RubricLabel(category="Decomposition_Incomplete", verifier_error=False, format_error=False,
                                 evidence=""),
               "p3": RubricLabel(category="Genuine_Composition", verifier_error=False, format_error=False, evidence="")}
-    write_report(ReportInput(students={"L": low, "H": high}, budgets={"S": (("L", 4096), ("H", 16384))}, reviews={"L": labels, "H": labels}), tmp_path)
-    md = (tmp_path / "report.md").read_text().split("(Table 42)")[1]
+    md = report_md(report_tables(ReportInput(students={"L": low, "H": high}, budgets={"S": (("L", 4096), ("H", 16384))},
+                                             reviews={"L": labels, "H": labels}))).split("(Table 42)")[1]
     assert "| S | 4096 / 16384 | 3 | 1 | 33.3% | 75.0% | 50.0% | 50.0% | 25.0% | 1 |" in md
-    write_report(ReportInput(students={"L": low, "H": high}, reviews={"L": labels}), tmp_path / "one")  # a review at one budget only
-    assert "At two budgets" not in (tmp_path / "one" / "report.md").read_text()
+    one = report_md(report_tables(ReportInput(students={"L": low, "H": high}, reviews={"L": labels})))  # a review at one budget only
+    assert "At two budgets" not in one
 
 
 def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
@@ -242,8 +239,7 @@ def test_figures_3_5_6_7_from_the_tables(tmp_path: Path) -> None:
     assert not (tmp_path / "one" / "change.png").exists() and (tmp_path / "one" / "accuracy.png").exists()
 
 
-def test_a_set_without_milestones_says_so_in_one_line(tmp_path: Path) -> None:
+def test_a_set_without_milestones_says_so_in_one_line() -> None:
     bare = [Family(pid="p1", parent_prompt="problem", parent_answer="1", milestones=[])]
-    write_report(ReportInput(students={"C": C[:1]}, families=bare), tmp_path)
     assert ("Tables 7, 8 and 48 (milestone types and answer schemas): the set (1 family) has no milestone."
-            in (tmp_path / "report.md").read_text())
+            in report_md(report_tables(ReportInput(students={"C": C[:1]}, families=bare))))
