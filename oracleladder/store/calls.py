@@ -36,11 +36,13 @@ class CallRecord(BaseModel):
 def request_parts(request: ChatRequest) -> tuple[bytes, str | bytes, int]:
     """A request as stored: the digest and (packed) body of the request shared by its K calls,
     and this call's ``k``."""
-    return _shared(request.model_dump_json(exclude={"k"}), request.k)
+    return *_shared(request.model_dump_json(exclude={"k"})), request.k
 
 
-def _shared(body: str, k: int) -> tuple[bytes, str | bytes, int]:
-    return hashlib.sha256(body.encode()).digest(), pack(body), k
+@functools.lru_cache(maxsize=64)  # the K calls of a prompt, asked together, pack their one body once
+def _shared(body: str) -> tuple[bytes, str | bytes]:
+    """A request body's digest and its packed text."""
+    return hashlib.sha256(body.encode()).digest(), pack(body)
 
 
 @functools.lru_cache(maxsize=1)  # the migration asks for the three parts of one row in turn
@@ -48,7 +50,7 @@ def _stored_parts(request: str | bytes) -> tuple[bytes, str | bytes, int]:
     """The parts of a request as schema v8 and earlier stored it (whole, as JSON)."""
     data = json.loads(unpack(request))
     k = int(data.pop("k", 0))
-    return _shared(json.dumps(data, separators=(",", ":"), ensure_ascii=False), k)
+    return *_shared(json.dumps(data, separators=(",", ":"), ensure_ascii=False)), k
 
 
 def stored_request_digest(request: str | bytes) -> bytes:

@@ -11,12 +11,9 @@ from typing import Any
 from ..schemas.models import Rollout, Verdict
 from ..schemas.types import GradeStatus, Label
 from .core import Core
-from .rows import name_id, now, pack, pack_key, unpack, unpack_key, where
+from .rows import name_id, now, pack_key, unpack, unpack_key, where
 
 _PUT_NAMES = "INSERT INTO names (name) VALUES (?), (?), (?), (?), (?) ON CONFLICT(name) DO NOTHING"
-# the response is left NULL when it is the one its call stored (the readers take the call's):
-# the same bytes, or else the same text (the call's may be packed at another zstd level, or not
-# at all; the bytes first, so that a rollout of a call of this store is not unpacked)
 # a rollout of the same key (a cached rerun asked the same call) keeps the run that paid for it: the new
 # verdict replaces the old, the rerun is recorded in run_reuse (before the upsert, while the old run is known)
 _KEY = f"""student_ref = {name_id("?1")} AND source_ref = {name_id("?2")} AND pid_ref = {name_id("?3")}
@@ -26,17 +23,17 @@ INSERT OR IGNORE INTO run_reuse (run_ref, student_ref, source_ref, pid_ref, targ
 SELECT {name_id("?7")}, student_ref, source_ref, pid_ref, target_ref, k, call_key FROM rollouts
 WHERE {_KEY} AND run_ref != {name_id("?7")}
 """
-# the response is left NULL when it is the one its call stored (the readers take the call's):
-# the same bytes, or else the same text (the call's may be packed at another zstd level, or not
-# at all; the bytes first, so that a rollout of a call of this store is not unpacked)
+# the response is left NULL when it is the one its call stored (the readers take the call's): the
+# same text, the call's unpacked (it may be packed at another zstd level, or not at all); it is packed
+# only when it is stored (a rollout's answer is its call's: packing it again cost 3x the unpacking)
 _PUT = f"""
 INSERT INTO rollouts
     (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
      created_at, response)
 VALUES ({name_id("?1")}, {name_id("?2")}, {name_id("?3")}, {name_id("?4")}, ?5, ?6, {name_id("?7")}, ?9, ?10, ?11,
         ?12, ?13,
-        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND (response = ?8 OR ladder_text(response) = ?14))
-             THEN NULL ELSE ?8 END)
+        CASE WHEN EXISTS (SELECT 1 FROM calls WHERE key = ?6 AND ladder_text(response) = ?8)
+             THEN NULL ELSE ladder_pack(?8) END)
 ON CONFLICT (student_ref, source_ref, pid_ref, target_ref, k, call_key) DO UPDATE SET
     label = excluded.label, reason = excluded.reason, extracted = excluded.extracted, status = excluded.status,
     response = excluded.response
@@ -75,8 +72,8 @@ class RolloutsTable(Core):
         recorded as having reused it (`reuses`)."""
         v = rollout.verdict
         names = (rollout.student, rollout.source, rollout.pid, rollout.target, rollout.run_id)
-        params = (*names[:4], rollout.k, pack_key(rollout.call_key), rollout.run_id, pack(rollout.response),
-                  Label(v.label).value, v.reason, v.extracted, GradeStatus(v.status).value, now(), rollout.response)
+        params = (*names[:4], rollout.k, pack_key(rollout.call_key), rollout.run_id, rollout.response,
+                  Label(v.label).value, v.reason, v.extracted, GradeStatus(v.status).value, now())
         await self._submit_all((_PUT_NAMES, _PUT_REUSE, _PUT), (names, params[:7], params), wait)
 
     async def rollouts(self, student: str | None = None, run_id: str | None = None, *,

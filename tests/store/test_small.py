@@ -76,6 +76,33 @@ async def test_a_response_is_stored_once_and_compressed(tmp_path: Path, release_
     assert rows(path, "SELECT COUNT(*) FROM rollouts WHERE response IS NOT NULL") == [(1,)]
 
 
+async def test_a_text_is_packed_once(tmp_path: Path, release_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run packs (zstd, the largest part of its store writes' CPU): each call's answer once, the
+    request body its K calls share once, and a rollout's answer not again where it is its call's."""
+    packed: list[bytes] = []
+    compress = zstandard.compress
+
+    def counted(data: bytes, level: int = 3) -> bytes:
+        packed.append(data)
+        return compress(data, level)
+
+    monkeypatch.setattr(zstandard, "compress", counted)
+    long = _long_text(release_data)
+    other = long.replace("\\boxed", "\\fbox")  # a long answer that is not its call's
+    calls = [_request(0, "Packed once: " + long).model_copy(update={"k": k}) for k in range(4)]  # a prompt's K calls
+    async with Store.open(tmp_path / "s.sqlite") as store:
+        for call in calls:
+            await store.put_call(call, ChatResult(text=long, tokens_in=900, tokens_out=800))
+        assert len(packed) == 1 + 4  # the body, then each call's answer
+        await store.put_rollout(_rollout(calls[0], long))
+        assert len(packed) == 5  # its call's answer: not packed again
+        await store.put_rollout(_rollout(calls[1], other, pid="p2"))
+        assert packed[5:] == [other.encode()]  # an answer of its own is stored, packed
+        assert [r.response for r in await store.rollouts()] == [long, other]
+    stored = rows(tmp_path / "s.sqlite", "SELECT pid, response FROM rollouts_named ORDER BY seq")
+    assert stored[0] == ("p1", None) and zstandard.decompress(stored[1][1]).decode() == other
+
+
 def _v5_store(path: Path, long: str) -> None:
     """A store as schema v5 wrote it: every response in its call and again in its rollout."""
     con = sqlite3.connect(path)
