@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleladder.clients import ChatRequest, make_client  # noqa: E402
+from oracleladder.clients import ChatRequest, ChatResult, Usage, make_client  # noqa: E402
 from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.processes import remote_stats, spawn  # noqa: E402
 
@@ -64,16 +64,28 @@ async def raw_baseline(port: int, n: int, conc: int) -> float:
 
 
 
-async def client_run(port: int, n: int, conc: int, transport: str, tag: str, cache) -> tuple[float, float, object]:
-    c = make_client("openai/bench-model", base_url=f"http://127.0.0.1:{port}/v1", transport=transport,
-                    concurrency=conc, cache=cache)
-    reqs = requests_for(n, tag)
+async def client_run(port: int, reqs: list[ChatRequest], conc: int, transport: str, cache: Store | None,
+                     in_flight: int | None = None) -> tuple[float, float, list[ChatResult], Usage]:
+    """``reqs`` through one Client of the server on ``port`` (caching in ``cache``), all at once or
+    ``in_flight`` at a time: the wall, this process's CPU over it, the results and the client's usage
+    (bench/scale.py measures the Client alone with it, as its probe asks: two calls a slot)."""
+    c = make_client(f"{reqs[0].provider}/{reqs[0].model}", base_url=f"http://127.0.0.1:{port}/v1",
+                    transport=transport, concurrency=conc, cache=cache)
+    room = asyncio.Semaphore(in_flight or len(reqs))
+
+    async def one(r: ChatRequest) -> ChatResult:
+        async with room:
+            return await c.complete(r)
+
     c0, t0 = cpu(), time.perf_counter()
-    res = await asyncio.gather(*(c.complete(r) for r in reqs))
+    res = await asyncio.gather(*(one(r) for r in reqs))
     dt, dcpu = time.perf_counter() - t0, cpu() - c0
-    assert len(res) == n and all(r.text.startswith("echo:") for r in res)
     await c.aclose()
-    return dt, dcpu, c.usage
+    return dt, dcpu, res, c.usage
+
+
+def echoed(results: list[ChatResult], n: int) -> None:
+    assert len(results) == n and all(r.text.startswith("echo:") for r in results)
 
 
 async def main_async(a) -> int:
@@ -94,13 +106,15 @@ async def main_async(a) -> int:
             store = await Store.open(os.path.join(tmp, "bench.sqlite"))
             remote_stats(port, reset=True)
             tag = f"t-{transport}"
-            dt, dcpu, usage = await client_run(port, n, conc, transport, tag, store)
+            dt, dcpu, res, usage = await client_run(port, requests_for(n, tag), conc, transport, store)
+            echoed(res, n)
             s = remote_stats(port)
             print(f"  Client transport={transport:<8} wall {dt:6.2f}s  {dt / ideal:5.2f}x ideal  "
                   f"client CPU {dcpu:5.2f}s ({dcpu / n * 1000:.2f} ms/call)  server requests {s['total']}  "
                   "cache: SQLite Store (temp file)")
             remote_stats(port, reset=True)
-            dt2, dcpu2, usage2 = await client_run(port, n, conc, transport, tag, store)
+            dt2, dcpu2, res, usage2 = await client_run(port, requests_for(n, tag), conc, transport, store)
+            echoed(res, n)
             s2 = remote_stats(port)
             print(f"    cached rerun                 wall {dt2:6.3f}s  {n / dt2:8.0f} items/s  "
                   f"server requests {s2['total']}  cache hits {usage2.cache_hits}/{usage2.calls}")
