@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestration import client_run  # noqa: E402 - bench/orchestration.py
-from verifier import GRADERS, _cpu_s, cold_cpu, grading_cpu, pool_cpu, warm  # noqa: E402 - bench/verifier.py
+from verifier import GRADERS, cold_cpu, grading_cpu, pool_cpu, process_cpu_s, warm  # noqa: E402 - bench/verifier.py
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
 from oracleladder.clients import ChatRequest  # noqa: E402
@@ -207,11 +207,11 @@ class ProbeCpu:
 
     def _now(self) -> tuple[float, ...]:
         return (time.perf_counter(), cpu_s(resource.RUSAGE_SELF), cpu_s(resource.RUSAGE_CHILDREN),
-                _cpu_s(self.server), *cores_s())
+                process_cpu_s(self.server), *cores_s())
 
     def end(self, workers: list[int]) -> dict[str, float]:
         wall, run, ended, server, busy, idle, steal = (b - a for a, b in zip(self.start, self._now()))
-        workers_s = ended + sum(_cpu_s(p) for p in workers)
+        workers_s = ended + sum(process_cpu_s(p) for p in workers)
         return {"over_s": wall, "run_s": run, "server_s": server, "workers_s": workers_s, "cores_busy_s": busy,
                 "cores_idle_s": idle, "cores_stolen_s": steal, "others_s": busy - run - server - workers_s}
 
@@ -224,11 +224,9 @@ async def client_alone(port: int, requests: list[ChatRequest], concurrency: int)
         store = await Store.open(Path(tmp) / "client.sqlite")
         try:
             with frozen_heap():
-                _, cpu, results, _ = await client_run(port, requests, concurrency, "auto", store,
-                                                      jobs_in_flight(concurrency))
+                _, cpu, _, _ = await client_run(port, requests, concurrency, "auto", store, jobs_in_flight(concurrency))
         finally:
             await store.close()
-    assert len(results) == len(requests)
     return cpu / max(1, len(requests))
 
 

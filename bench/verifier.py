@@ -149,7 +149,7 @@ def warm(pool: WorkerPool) -> None:
     grade_all(pool, [{"response": "\\boxed{0}", "gold": str(i + 1)} for i in range(pool.size)])
 
 
-def _cpu_s(pid: int) -> float:
+def process_cpu_s(pid: int) -> float:
     """A live process's CPU seconds (user and system), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -163,7 +163,7 @@ def pool_cpu(items: Sequence[dict[str, str]], grader: str) -> float:
     cpu0 = workers_cpu()
     with WorkerPool(timeout_s=5.0) as pool:
         warm(pool)
-        started = sum(_cpu_s(pid) for pid in pool.pids())
+        started = sum(process_cpu_s(pid) for pid in pool.pids())
         grade_all(pool, [{**item, "grader": grader} for item in items])
     return (workers_cpu() - cpu0 - started) / max(1, len(items))
 
