@@ -25,7 +25,7 @@ WHERE {_KEY} AND run_ref != {name_id("?7")}
 """
 # the response is left NULL when it is the one its call stored (the readers take the call's): the
 # same text, the call's unpacked (it may be packed at another zstd level, or not at all); it is packed
-# only when it is stored (a rollout's answer is its call's: packing it again cost 3x the unpacking)
+# only when it is stored (it is its call's as a rule, and packing a 10K answer costs 4-6x unpacking one)
 _PUT = f"""
 INSERT INTO rollouts
     (student_ref, source_ref, pid_ref, target_ref, k, call_key, run_ref, label, reason, extracted, status,
