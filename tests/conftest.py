@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
+import typer.testing
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from typer.testing import CliRunner
@@ -66,6 +68,19 @@ def sample_store(tmp_path: Path, imported_sample: Path) -> Path:
     """A fresh store, tmp_path / "s.sqlite", holding the released sample families: a copy of the
     session's `ladder import` of them (0.2 s of CPU each time it is imported again)."""
     return Path(shutil.copy(imported_sample, tmp_path / "s.sqlite"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_built_once() -> Iterator[None]:
+    """`ladder`'s click command built once per session, not at every CliRunner invoke: typer's
+    CliRunner builds it again from every command function's signature each time (46 ms of CPU; the
+    fast lane's in-process runs of the CLI spent about 10 s of CPU on it). The app's commands are
+    registered at import, so each build is the same; click keeps nothing of one invoke for the next.
+    typer's name for its builder is private: monkeypatch fails loudly where a release renames it."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(typer.testing, "_get_command", functools.cache(typer.main.get_command))
+    yield
+    patch.undo()
 
 
 @pytest.fixture
