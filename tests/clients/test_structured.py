@@ -6,11 +6,10 @@ typed error that carries what a caller needs to ask again."""
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 
-import instructor
 import pytest
-from instructor.processing.response import handle_response_model
 from pydantic import BaseModel, Field
 
 from oracleladder.clients import ChatRequest, ConfigurationError, MemoryCache, StructuredOutputError, make_client
@@ -36,8 +35,13 @@ CASES = [("openai", "json_schema", "JSON_SCHEMA"), ("openai", "json_object", "JS
 
 def instructors(provider: str, mode: str, messages: list[dict], **params: object) -> dict:
     """The body instructor's handler builds for ``mode`` (as JSON reads it back)."""
-    _, body = handle_response_model(Distance, mode=instructor.Mode[mode], provider=instructor.Provider[provider.upper()],
-                                    messages=copy.deepcopy(messages), **params)
+    # instructor imported here, not at the top: it loads both SDKs' types, two seconds of CPU that each
+    # pytest-xdist worker's collection paid, where only this file's loopback tests use it
+    instructor = importlib.import_module("instructor")
+    response = importlib.import_module("instructor.processing.response")
+    _, body = response.handle_response_model(Distance, mode=instructor.Mode[mode],
+                                             provider=instructor.Provider[provider.upper()],
+                                             messages=copy.deepcopy(messages), **params)
     return json.loads(json.dumps(body))
 
 

@@ -5,11 +5,11 @@ families of tests/data/families_sample.jsonl (the release's, CC BY 4.0, credited
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from datetime import date
 from pathlib import Path
 
-import mlcroissant as mlc
 from typer.testing import CliRunner
 
 from oracleladder import Experiment
@@ -21,6 +21,8 @@ CC_BY = "https://creativecommons.org/licenses/by/4.0/"
 
 
 def _records(meta: Path) -> list[dict]:
+    # mlcroissant (rdflib, networkx: a quarter second) imported here: each pytest-xdist worker collects this module
+    mlc = importlib.import_module("mlcroissant")
     dataset = mlc.Dataset(jsonld=meta)  # raises mlcroissant's ValidationError on an invalid document
     assert not dataset.metadata.issues.errors
     return list(dataset.records(RECORD_SET))

@@ -4,20 +4,22 @@ displayed (a short HTML table, not kilobytes) and `report.to_pandas().head()`.""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
-
-import nbformat
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
+from typing import TYPE_CHECKING
 
 from oracleladder.testing import LoopbackServer
 from tests.experiment.readme import answer, readme_blocks
 from tests.helpers import REPO
 
+if TYPE_CHECKING:
+    from jupyter_client.manager import AsyncKernelManager
+
 KERNEL = "oracleladder-test"
+# nbformat, nbclient and jupyter_client are imported by the test that runs, not at the top: each pytest-xdist
+# worker collects this module, and the fast lane, which leaves this test out, paid their import in both
 
 
 def _kernel_manager(kernel_dirs: Path) -> AsyncKernelManager:
@@ -29,10 +31,13 @@ def _kernel_manager(kernel_dirs: Path) -> AsyncKernelManager:
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": KERNEL, "language": "python", "env": {"PYTHONPATH": str(REPO)}}))
-    return AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernel_dirs)]))
+    kernelspec, manager = (importlib.import_module(f"jupyter_client.{m}") for m in ("kernelspec", "manager"))
+    return manager.AsyncKernelManager(kernel_name=KERNEL,
+                                      kernel_spec_manager=kernelspec.KernelSpecManager(kernel_dirs=[str(kernel_dirs)]))
 
 
 async def test_readme_example_in_a_notebook(tmp_path: Path, families_file: Path) -> None:  # noqa: F811
+    nbformat, nbclient = importlib.import_module("nbformat"), importlib.import_module("nbclient")
     first, _ = readme_blocks()
     (tmp_path / "families.jsonl").write_text(families_file.read_text())
     async with LoopbackServer(script=answer) as srv:
@@ -42,7 +47,7 @@ async def test_readme_example_in_a_notebook(tmp_path: Path, families_file: Path)
             nbformat.v4.new_code_cell("report"),
             nbformat.v4.new_code_cell("frame = report.to_pandas()\nframe.head()"),
         ])
-        client = NotebookClient(nb, km=_kernel_manager(tmp_path / "kernels"), timeout=300,
+        client = nbclient.NotebookClient(nb, km=_kernel_manager(tmp_path / "kernels"), timeout=300,
                                 resources={"metadata": {"path": str(tmp_path)}})  # the kernel's working folder
         await client.async_execute()
     nbformat.validate(nb)

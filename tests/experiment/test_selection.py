@@ -7,6 +7,7 @@ added the way the store files one: every rollout again, under the new run, with 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -111,10 +112,22 @@ async def test_the_first_k_samples_are_read_with_k(tmp_path: Path) -> None:
             await ex.report([S], choice=Choice(max_tokens=1024))
 
 
-async def test_the_html_report_shows_each_setting_as_its_own_student(tmp_path: Path) -> None:
-    async with Experiment(two_budgets(tmp_path)) as ex:
-        await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), tmp_path / "out", html=True)
-    overview = (tmp_path / "out" / "html" / "data" / "overview.js").read_text()
+@pytest.fixture(scope="module")
+def by_run_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the two budgets side by side (by run), with its HTML, written once for the tests
+    that read it (its six figures: a second of CPU each time): the folder it is written in."""
+    folder = tmp_path_factory.mktemp("by_run")
+
+    async def write() -> None:
+        async with Experiment(two_budgets(folder)) as ex:  # reads the store: no grading, no pool
+            await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), folder / "out", html=True)
+
+    asyncio.run(write())
+    return folder / "out"
+
+
+def test_the_html_report_shows_each_setting_as_its_own_student(by_run_site: Path) -> None:
+    overview = (by_run_site / "html" / "data" / "overview.js").read_text()
     data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
     students = data["provenance"]["students"]
     assert {s: (x["settings"], x["max_tokens"]) for s, x in students.items()} == {
@@ -132,16 +145,14 @@ async def test_order_names_each_column_once(tmp_path: Path) -> None:
     assert written["meta"]["order"] == [b, a] and (tmp_path / "out" / "trajectory.png").exists()
 
 
-async def test_the_html_report_has_each_figure_and_new_table_with_its_settings(tmp_path: Path) -> None:
-    async with Experiment(two_budgets(tmp_path)) as ex:
-        await ex.write_report(await ex.report([S], choice=Choice(by_run=True)), tmp_path / "out", html=True)
-    site = tmp_path / "out" / "html"
+def test_the_html_report_has_each_figure_and_new_table_with_its_settings(by_run_site: Path) -> None:
+    site = by_run_site / "html"
     overview = (site / "data" / "overview.js").read_text()
     data = json.loads(overview[overview.index("(") + 1:overview.rindex(")")])
     assert [f["file"] for f in data["figures"]] == [f"figures/{n}.png" for n in (
         "taxonomy", "fingerprint", "specificity", "accuracy", "change", "trajectory")]  # two columns: all six
     for f in data["figures"]:
-        assert (site / f["file"]).read_bytes() == (tmp_path / "out" / Path(f["file"]).name).read_bytes()
+        assert (site / f["file"]).read_bytes() == (by_run_site / Path(f["file"]).name).read_bytes()
     tables = data["tables_html"]
     at = (f"At: {S}@max_tokens=256: K = 2, max_tokens = 256, temperature = 1.0, grader = strict, prompts = unknown; "
           f"{S}@max_tokens=512: K = 2, max_tokens = 512, temperature = 1.0, grader = strict, prompts = unknown.")

@@ -57,17 +57,24 @@ def _compare(store: Path, out: Path, *extra: str):  # type: ignore[no-untyped-de
 
 
 @pytest.fixture(scope="module")
-def compare_site(tmp_path_factory, release_data: Path) -> tuple[Path, Path, dict, list[Family], list[Family]]:
+def probed_on_both(tmp_path_factory, release_data: Path) -> tuple[Path, list[Family], list[Family]]:
     """Ten released problems under two roadmap sets, the same student probed on both (right more often under
     the released roadmaps), every answer graded by the real verifier; one failed job and one ungraded
-    rollout on each set."""
+    rollout on each set: the store and the two sets."""
     tmp = tmp_path_factory.mktemp("compare")
     released = list(read_jsonl(release_data / "families_sample.jsonl", Family))[:10]
     store = _import(tmp, released)
     teacher = asyncio.run(_put_teacher_set(store, released))
     fill(store, released, {A: 0.6}, k=2, grade=True)
     fill(store, teacher, {A: 0.3}, k=2, grade=True, source=TEACHER)
-    out = tmp / "compare"
+    return store, released, teacher
+
+
+@pytest.fixture(scope="module")
+def compare_site(probed_on_both) -> tuple[Path, Path, dict, list[Family], list[Family]]:
+    """`probed_on_both`'s store, the folder of `ladder compare --html` over it, its compare.json and the two sets."""
+    store, released, teacher = probed_on_both
+    out = store.parent / "compare"
     result = _compare(store, out, "--html")
     assert result.exit_code == 0, result.output
     assert (out / "html" / "index.html").is_file()
@@ -169,7 +176,7 @@ def test_ladder_view_serves_a_comparison(browser, compare_site) -> None:
         assert proc.wait(timeout=30) == 0
 
 
-def test_a_comparison_in_ladder_view_takes_one_student(compare_site) -> None:
+def test_a_comparison_in_ladder_view_takes_one_student(probed_on_both) -> None:
     result = CliRunner().invoke(app, ["view", "--student", A, "--student", B, "--a", "release", "--b", TEACHER,
-                                      "--store", str(compare_site[0])])
+                                      "--store", str(probed_on_both[0])])
     assert result.exit_code == 2 and "a comparison takes --a, --b and one --student" in result.output

@@ -48,15 +48,22 @@ def _report(store: Path, out: Path, students: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, release_data: Path) -> tuple[Path, Path, dict]:
+def probed(tmp_path_factory, release_data: Path) -> Path:
     """Twelve released families probed by two students, every answer graded by the real verifier; one
-    failed job, one ungraded rollout and some truncated answers per student."""
+    failed job, one ungraded rollout and some truncated answers per student: the store."""
     tmp = tmp_path_factory.mktemp("viewer")
     families = list(read_jsonl(release_data / "families_sample.jsonl", Family))[:12]
     store = _import(tmp, families)
     odd = next(f.pid for f in families if reference_answer_problem(f) is None)  # a family the report keeps
     fill(store, families, {A: 0.55, B: 0.3}, k=2, grade=True, odd=odd)
-    return store, tmp / "report", _report(store, tmp / "report", [A, B])
+    return store
+
+
+@pytest.fixture(scope="module")
+def site(probed: Path) -> tuple[Path, Path, dict]:
+    """The store of `probed`, the folder of its two students' report with its HTML, and its report.json."""
+    out = probed.parent / "report"
+    return probed, out, _report(probed, out, [A, B])
 
 
 def _segments(d, chart: str) -> dict[tuple[str, str], int]:
@@ -278,8 +285,8 @@ def test_released_answers_render_with_their_latex_and_no_console_error(browser, 
         assert _errors(browser) == [], pid
 
 
-def test_html_of_a_code_report_is_refused_in_one_line(site) -> None:
-    result = CliRunner().invoke(app, ["report", "--student", A, "--store", str(site[0]), "--domain", "code", "--html"])
+def test_html_of_a_code_report_is_refused_in_one_line(probed: Path) -> None:
+    result = CliRunner().invoke(app, ["report", "--student", A, "--store", str(probed), "--domain", "code", "--html"])
     assert result.exit_code == 2
     assert "--html shows math roadmap sets" in result.output and "Traceback" not in result.output
 
