@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from oracleladder.sandbox import isolation, isolation_level, run, runner
+from oracleladder.sandbox import isolation, isolation_level, run, runner, uids
 from tests.helpers import REPO
 
 pytestmark = pytest.mark.timeout(60)
@@ -129,7 +129,18 @@ def _processes_with(token: str) -> int:
     return n
 
 
-def test_setsid_escape_is_cleaned_up():
+@pytest.fixture(params=["setpriv", "user="])
+def killer(request, monkeypatch):
+    """Kill a run's leftovers by setpriv and kill(1), and by subprocess's `user=` where they are missing."""
+    if request.param == "user=":
+        monkeypatch.setattr(uids, "_SETPRIV", None)
+    elif not uids._SETPRIV or not uids._KILL:
+        pytest.skip("setpriv or kill(1) not installed here")
+
+
+def test_setsid_escape_is_cleaned_up(mode, killer):
+    # under bwrap and unshare the escapee dies with its pid namespace too; with no namespace
+    # (the "none" level) only the kill as the run's uid ends it
     token = f"61.{os.getpid()}{time.monotonic_ns() % 10**6}"  # names this run's escapee only
     code = (
         "import os\n"
