@@ -14,7 +14,6 @@ in an environment built from scratch (PATH, LANG, HOME=tmpdir).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -45,52 +44,56 @@ NOFILE_LIMIT = 256
 # --------------------------------------------------------------------------- launcher
 
 _LAUNCHER = r"""
-import ctypes, json, os, resource, sys
-a = json.loads(sys.argv[1])
+import ctypes, os, resource, sys
+# plain strings in command()'s order: json (re, enum) would cost every run 6 ms of imports here
+cpu, mem, fsize, nofile, nproc = map(int, sys.argv[1:6])
+uid = int(sys.argv[6]) if sys.argv[6] else None
+cwd, python, main, strict, own_mounts = sys.argv[7:12]
 libc = ctypes.CDLL(None, use_errno=True)
 def die(what):
     sys.stderr.write("sandbox launcher: %s: %s\n" % (what, os.strerror(ctypes.get_errno()))); os._exit(125)
 def mount(src, dst, fstype, flags, data):
     if libc.mount(src.encode(), dst.encode(), fstype and fstype.encode(), flags, data and data.encode()) != 0:
         die("mount %s on %s" % (src, dst))
-if a["mounts"] is not None:
-    # own mount namespace (unshare level): empty tmpfs over each listed dir, then the run's dir
-    # bound back in place through an fd opened before it was covered
-    keep = os.open(a["cwd"], os.O_PATH | os.O_DIRECTORY)
-    for d, mode in a["mounts"]:
+if own_mounts:
+    # own mount namespace (unshare level): empty tmpfs over each listed dir ("MODE:DIR"), then the
+    # run's dir bound back in place through an fd opened before it was covered
+    keep = os.open(cwd, os.O_PATH | os.O_DIRECTORY)
+    for mode, d in (m.split(":", 1) for m in sys.argv[12:]):
         os.makedirs(d, exist_ok=True)  # may lie inside a dir hidden just before
         mount("tmpfs", d, "tmpfs", 2 | 4, "mode=" + mode)  # MS_NOSUID | MS_NODEV
-    os.makedirs(a["cwd"], exist_ok=True)
-    mount("/proc/self/fd/%d" % keep, a["cwd"], None, 4096, None)  # MS_BIND
+    os.makedirs(cwd, exist_ok=True)
+    mount("/proc/self/fd/%d" % keep, cwd, None, 4096, None)  # MS_BIND
     os.close(keep)
 def lim(r, v):
     try:
         resource.setrlimit(r, (v, v))
     except (ValueError, OSError) as e:
-        if a["strict"]:
+        if strict:
             sys.stderr.write("sandbox launcher: setrlimit failed: %r\n" % (e,)); os._exit(125)
 try:
-    resource.setrlimit(resource.RLIMIT_CPU, (a["cpu"], a["cpu"] + 1))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 except (ValueError, OSError):
-    lim(resource.RLIMIT_CPU, a["cpu"])
-lim(resource.RLIMIT_AS, a["mem"])
-lim(resource.RLIMIT_FSIZE, a["fsize"])
+    lim(resource.RLIMIT_CPU, cpu)
+lim(resource.RLIMIT_AS, mem)
+lim(resource.RLIMIT_FSIZE, fsize)
 lim(resource.RLIMIT_CORE, 0)
-lim(resource.RLIMIT_NOFILE, a["nofile"])
-lim(resource.RLIMIT_NPROC, a["nproc"])
-if a["uid"] is not None:
+lim(resource.RLIMIT_NOFILE, nofile)
+lim(resource.RLIMIT_NPROC, nproc)
+if uid is not None:
     try:
         os.setgroups([])
-        os.setgid(a["gid"])
-        os.setuid(a["uid"])
+        os.setgid(uid)  # the run's group is its uid
+        os.setuid(uid)
     except OSError as e:
         sys.stderr.write("sandbox launcher: cannot drop privileges: %r\n" % (e,)); os._exit(125)
     if os.getuid() == 0 or os.geteuid() == 0:
         os._exit(125)
 if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: no setuid binary regains privileges
     die("prctl(PR_SET_NO_NEW_PRIVS)")
-os.chdir(a["cwd"])
-os.execve(a["python"], [a["python"], "-I", "-S", "-B", a["main"]], a["env"])
+os.chdir(cwd)
+os.environ.pop("PWD", None)  # bwrap sets it: the program's environment is command()'s alone, as the launcher's
+os.execv(python, [python, "-I", "-S", "-B", main])
 """
 
 NO_SOCKET_PREAMBLE = r"""
@@ -229,13 +232,12 @@ def command(isolation: str, tmpdir: str, main: str, *, uid: int | None = None, c
     mounts = None
     if isolation == ISOLATION_UNSHARE:
         mounts = [(p, "0755") for p in hidden_paths(tmpdir)] + [(p, "1777") for p in _private_paths()]
-    largs = {
-        "cpu": cpu, "mem": int(memory_mb) * 1024 * 1024, "fsize": FSIZE_LIMIT,
-        "nofile": NOFILE_LIMIT, "nproc": int(nproc), "uid": uid, "gid": uid,
-        "cwd": tmpdir, "python": PYTHON, "main": main, "env": env,
-        "strict": IS_ROOT, "mounts": mounts,
-    }
-    inner = [PYTHON, "-I", "-S", "-B", "-c", _LAUNCHER, json.dumps(largs)]
+    largs = [
+        str(cpu), str(int(memory_mb) * 1024 * 1024), str(FSIZE_LIMIT), str(NOFILE_LIMIT), str(int(nproc)),
+        "" if uid is None else str(uid), tmpdir, PYTHON, main, "1" if IS_ROOT else "", "" if mounts is None else "1",
+        *(f"{mode}:{d}" for d, mode in mounts or ()),
+    ]
+    inner = [PYTHON, "-I", "-S", "-B", "-c", _LAUNCHER, *largs]
     if isolation == ISOLATION_BWRAP:
         return _bwrap_prefix(tmpdir) + inner, env
     if isolation == ISOLATION_UNSHARE:

@@ -166,6 +166,8 @@ def test_secrets_not_inherited(mode, monkeypatch):
     assert "sk-test-secret" not in r.stdout and "sk-ant" not in r.stdout
     assert "API_KEY" not in r.stdout
     assert r.isolation == mode
+    # exactly the environment the sandbox builds: nothing of the host's, nor bwrap's PWD
+    assert r.stdout.splitlines()[1] == str(["HOME", "LANG", "LC_ALL", "PATH", "PYTHONIOENCODING", "TMPDIR"])
 
 
 def test_loopback_tcp_refused(mode):
