@@ -27,8 +27,9 @@ from oracleladder.store import Store  # noqa: E402
 from oracleladder.testing.processes import remote_stats, spawn  # noqa: E402
 
 
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
+def cpu(who: int = resource.RUSAGE_SELF) -> float:
+    """CPU seconds (user and system) of this process, or of its ended children (RUSAGE_CHILDREN)."""
+    r = resource.getrusage(who)
     return r.ru_utime + r.ru_stime
 
 

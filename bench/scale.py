@@ -68,7 +68,7 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestration import client_run  # noqa: E402 - bench/orchestration.py
+from orchestration import client_run, cpu as rusage_cpu  # noqa: E402 - bench/orchestration.py
 from verifier import GRADERS, cold_cpu, grading_cpu, pool_cpu, process_cpu_s, warm  # noqa: E402 - bench/verifier.py
 
 from oracleladder import Endpoint, Experiment  # noqa: E402
@@ -191,11 +191,6 @@ def cores_s() -> tuple[float, float, float]:
     return (user + nice + system + irq + softirq) / tick, (idle + iowait) / tick, steal / tick
 
 
-def cpu_s(who: int) -> float:
-    r = resource.getrusage(who)
-    return r.ru_utime + r.ru_stime
-
-
 class ProbeCpu:
     """The CPU each of the probe's processes used over it: this one (every thread), the stand-in
     server and the pool's workers (started in the probe: those alive at its end, and those it ended,
@@ -206,7 +201,7 @@ class ProbeCpu:
         self.start = self._now()
 
     def _now(self) -> tuple[float, ...]:
-        return (time.perf_counter(), cpu_s(resource.RUSAGE_SELF), cpu_s(resource.RUSAGE_CHILDREN),
+        return (time.perf_counter(), rusage_cpu(resource.RUSAGE_SELF), rusage_cpu(resource.RUSAGE_CHILDREN),
                 process_cpu_s(self.server), *cores_s())
 
     def end(self, workers: list[int]) -> dict[str, float]:
